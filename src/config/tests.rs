@@ -1,0 +1,202 @@
+use super::*;
+use serde_json::json;
+
+fn env(k: &str) -> Option<String> {
+    match k {
+        "HOME_DIR" => Some("/home/u".into()),
+        "TOKEN" => Some("s3cret".into()),
+        _ => None,
+    }
+}
+
+fn parse(text: &str) -> McpConfig {
+    McpConfig::parse(text, ".mcp.json", &env)
+}
+
+fn entry(cfg: &McpConfig, name: &str) -> Result<ServerConfig, EntryError> {
+    cfg.servers[name].clone()
+}
+
+#[test]
+fn stdio_entry_with_env_object_and_list() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "a": {"command": "node", "args": ["srv.js", "--root=${HOME_DIR}"], "env": {"K": "${TOKEN}"}, "cwd": "${HOME_DIR}/p"},
+            "b": {"type": "stdio", "command": "x", "env": ["A=1", "B=two=2"]}
+        }}"#,
+    );
+    assert_eq!(cfg.error, None);
+    let a = entry(&cfg, "a").unwrap();
+    assert_eq!(
+        a.transport,
+        TransportConfig::Stdio {
+            command: "node".into(),
+            args: vec!["srv.js".into(), "--root=/home/u".into()],
+            env: vec![("K".into(), "s3cret".into())],
+            cwd: Some("/home/u/p".into()),
+        }
+    );
+    assert_eq!(a.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+    assert_eq!(a.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+    let b = entry(&cfg, "b").unwrap();
+    match b.transport {
+        TransportConfig::Stdio { env, .. } => assert_eq!(
+            env,
+            vec![("A".into(), "1".into()), ("B".into(), "two=2".into())]
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn http_types_and_inference() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "h": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "s": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+            "sh": {"type": "streamable-http", "url": "http://127.0.0.1:1/mcp", "toolTimeoutSec": 2.5, "startupTimeoutSec": 5}
+        }}"#,
+    );
+    assert_eq!(
+        entry(&cfg, "h").unwrap().transport,
+        TransportConfig::Http {
+            url: "https://x/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer s3cret".into())]
+        }
+    );
+    assert_eq!(entry(&cfg, "s").unwrap().transport.kind(), "sse");
+    let sh = entry(&cfg, "sh").unwrap();
+    assert_eq!(sh.transport.kind(), "http");
+    assert_eq!(sh.tool_timeout, Duration::from_millis(2500));
+    assert_eq!(sh.startup_timeout, Duration::from_secs(5));
+}
+
+#[test]
+fn bad_entries_fail_alone_with_reasons() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "ok": {"command": "x"},
+            "none": {"args": []},
+            "both": {"command": "x", "url": "http://h"},
+            "weird": {"type": "carrier-pigeon", "url": "http://h"},
+            "argsbad": {"command": "x", "args": "one two"},
+            "unset": {"command": "x", "env": {"K": "${NOPE}"}},
+            "defaulted": {"command": "${NOPE:-fallback}"},
+            "notobj": 7,
+            "envbad": {"command": "x", "env": ["novalue"]},
+            "dis": {"command": "x", "disabled": true},
+            "timeout": {"command": "x", "toolTimeoutSec": "soon"}
+        }}"#,
+    );
+    assert!(cfg.error.is_none());
+    let msg = |n: &str| entry(&cfg, n).unwrap_err().message;
+    assert!(entry(&cfg, "ok").is_ok());
+    assert_eq!(
+        msg("none"),
+        "server \"none\": has neither \"command\" (a local server) nor \"url\" (a remote server)"
+    );
+    assert!(msg("both").contains("both \"command\" and \"url\""), "{}", msg("both"));
+    assert_eq!(
+        msg("weird"),
+        "server \"weird\": unknown type \"carrier-pigeon\"; use \"stdio\", \"http\" or \"sse\""
+    );
+    assert_eq!(
+        msg("argsbad"),
+        "server \"argsbad\": \"args\" must be a list of strings, not a string"
+    );
+    assert_eq!(
+        msg("unset"),
+        "server \"unset\": env.K: environment variable ${NOPE} is not set; set it, or write ${NOPE:-default} in .mcp.json"
+    );
+    match entry(&cfg, "defaulted").unwrap().transport {
+        TransportConfig::Stdio { command, .. } => assert_eq!(command, "fallback"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(msg("notobj"), "server \"notobj\": the entry must be a JSON object");
+    assert!(msg("envbad").contains("NAME=value"));
+    assert!(entry(&cfg, "dis").unwrap().disabled);
+    assert_eq!(
+        msg("timeout"),
+        "server \"timeout\": \"toolTimeoutSec\" must be a number of seconds, not a string"
+    );
+    assert_eq!(cfg.enabled().count(), 2);
+}
+
+#[test]
+fn invalid_json_names_file_line_and_column() {
+    let cfg = McpConfig::parse("{\n  \"mcpServers\": {\n    \"a\": {,}\n}", "/p/.mcp.json", &env);
+    assert!(cfg.servers.is_empty());
+    let err = cfg.error.unwrap();
+    match &err {
+        ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (3, 11)),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().starts_with("/p/.mcp.json:3:11: invalid JSON: "), "{err}");
+}
+
+#[test]
+fn wrong_top_level_shape() {
+    let cfg = parse(r#"{"mcpServers": []}"#);
+    assert_eq!(
+        cfg.error.unwrap().to_string(),
+        ".mcp.json: \"mcpServers\" must be an object of servers by name, not a list. Fix the file; until then no MCP servers are started."
+    );
+    assert!(parse("[1]").error.is_some());
+    assert!(parse("").error.is_none());
+}
+
+#[test]
+fn missing_file_is_empty_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = McpConfig::load_project(dir.path());
+    assert!(cfg.error.is_none());
+    assert!(cfg.servers.is_empty());
+}
+
+#[test]
+fn expansion_rules() {
+    assert_eq!(expand("a${TOKEN}b$c", &env).unwrap(), "as3cretb$c");
+    assert_eq!(expand("${NOPE:-}", &env).unwrap(), "");
+    assert_eq!(
+        expand("${OPEN", &env),
+        Err(ExpandError::Unterminated("${OPEN".into()))
+    );
+    assert_eq!(expand("${}", &env), Err(ExpandError::Empty("${}".into())));
+}
+
+#[test]
+fn save_refuses_invalid_and_keeps_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    std::fs::write(&path, "{\"mcpServers\": {}}\n").unwrap();
+    let err = save_mcp_json(&path, "{\"mcpServers\": {").unwrap_err();
+    assert!(err.to_string().starts_with("not saved: "), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mcpServers\": {}}\n");
+    save_mcp_json(&path, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}").unwrap();
+    assert!(McpConfig::load_file(&path).servers.contains_key("a"));
+    // no temp files left behind
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from(".mcp.json")]);
+}
+
+#[test]
+fn document_edits_keep_unknown_keys_and_order() {
+    let text = r#"{"$schema": "x", "mcpServers": {"b": {"command": "b", "note": "mine"}, "a": {"url": "http://a"}}, "extra": [1]}"#;
+    let mut doc = McpDocument::parse(text, ".mcp.json").unwrap();
+    assert!(doc.set_disabled("b", true));
+    doc.set_server("c", json!({"command": "c"}));
+    assert!(doc.remove_server("a"));
+    let out: Value = serde_json::from_str(&doc.to_text()).unwrap();
+    assert_eq!(
+        out,
+        json!({"$schema": "x", "mcpServers": {"b": {"command": "b", "note": "mine", "disabled": true}, "c": {"command": "c"}}, "extra": [1]})
+    );
+    let keys: Vec<_> = out.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, vec!["$schema", "mcpServers", "extra"]);
+}
+
+#[test]
+fn target_quotes_args_and_hides_env() {
+    let cfg = parse(r#"{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg name"], "env": {"SECRET": "x"}}}}"#);
+    assert_eq!(entry(&cfg, "a").unwrap().transport.target(), "npx -y 'pkg name'");
+}

@@ -1,0 +1,7 @@
+//! harness9: an agent harness whose tools come from MCP servers.
+//!
+//! Layers, top to bottom (see DESIGN.md): [`config`] reads `.mcp.json`; [`mcp`] holds the
+//! transports, the client of one server and the manager of all servers; [`tools`] is the
+//! registry every front end and the engine use.
+
+pub mod config;

@@ -1,0 +1,133 @@
+"""A real MCP server built on the official MCP Python SDK (mcp 2.x), for tests.
+
+Run with the venv made by scripts/setup.sh:
+
+    .deps/py/bin/python tests/servers/py_server.py [stdio|streamable-http|sse] [--port N]
+
+stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
+/mcp, SSE at /sse with messages posted to /messages/).
+
+Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+import warnings
+import zlib
+from typing import Literal
+
+import anyio
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+
+# ctx.info / sampling are marked deprecated for the 2026-07-28 protocol; they
+# still work on the handshake versions, which is what these tests exercise.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", message=".*deprecated as of 2026-07-28.*")
+
+server = MCPServer("h9-py-server", version="1.0.0", log_level="WARNING")
+
+
+def tiny_png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (255, 0, 0)) -> bytes:
+    """Build a valid, uncompressed-colour PNG of one solid colour."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    row = b"\x00" + bytes(rgb) * width  # filter byte 0 + pixels
+    pixels = zlib.compress(row * height)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+class Weather(BaseModel):
+    city: str
+    temperature: float
+    conditions: str
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+@server.tool(description="Return the given text unchanged.")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Add two integers (structured output).", structured_output=True)
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@server.tool(description="Current weather for a city (structured output).")
+def weather(city: str) -> Weather:
+    return Weather(city=city, temperature=21.5, conditions="sunny")
+
+
+@server.tool(description="Return a tiny 2x2 red PNG image.")
+def image() -> Image:
+    return Image(data=tiny_png(), format="png")
+
+
+@server.tool(description="Count to N, reporting progress each step (0.05 s per step).")
+async def slow_count(steps: int, ctx: Context) -> str:
+    for i in range(1, steps + 1):
+        await anyio.sleep(0.05)
+        await ctx.report_progress(i, steps, f"step {i}/{steps}")
+    return f"counted {steps}"
+
+
+@server.tool(description="Always fails with an error.")
+def boom() -> str:
+    raise RuntimeError("boom: this tool always fails")
+
+
+@server.tool(description="Send an info log message to the client, then return 'done'.")
+async def notify_and_ask(ctx: Context) -> str:
+    await ctx.info("notify_and_ask: hello from the python server")
+    return "done"
+
+
+@server.tool(
+    description=(
+        "Make a server-to-client request (kind 'elicit' = elicitation/create, "
+        "'sample' = sampling/createMessage) and return what the client answered "
+        "or the error text it got."
+    )
+)
+async def ask_client(ctx: Context, kind: Literal["elicit", "sample"] = "elicit") -> str:
+    try:
+        if kind == "sample":
+            from mcp_types import SamplingMessage, TextContent
+
+            result = await ctx.session.create_message(
+                messages=[SamplingMessage(role="user", content=TextContent(type="text", text="Say hi"))],
+                max_tokens=16,
+                related_request_id=ctx.request_id,
+            )
+            return f"sampled: {result.model_dump_json(by_alias=True, exclude_none=True)}"
+        outcome = await ctx.elicit("What is the answer?", Answer)
+        return f"elicited: {outcome.action}"
+    except Exception as exc:  # noqa: BLE001 - the error text is the point
+        return f"error: {exc}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("transport", nargs="?", default="stdio", choices=["stdio", "streamable-http", "sse"])
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run(args.transport, host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
