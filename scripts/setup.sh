@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs into ignored folders under .deps/:
-#   .deps/node  - real MCP servers from npm (server-everything)
-#   .deps/py    - a Python venv with the official MCP Python SDK
-# Idempotent: each part writes a stamp file keyed on the requested versions,
-# and is skipped when the stamp matches and the installed files are present.
+#   .deps/node  - real MCP servers from npm (@modelcontextprotocol/server-everything)
+#   .deps/py    - a Python venv with the official MCP Python SDK (mcp)
+#
+# Idempotent and fast when already done: each part writes a stamp file keyed on
+# the requested versions (and the lock files), and is skipped while the stamp
+# matches and the installed entry points are present.
+#
+# Versions: bump the pins below. The transitive dependencies are locked in
+# scripts/deps/ (npm package-lock.json without registry URLs, pip constraints);
+# when a pin no longer matches its lock file, the lock is regenerated there, so
+# commit the updated scripts/deps/ together with the new pin.
+#
+# Env: PYTHON (default python3) picks the interpreter for the venv.
 set -euo pipefail
 
-# ---- pinned versions (bump here; the stamps make the next run reinstall) ----
-EVERYTHING_VERSION="2026.8.31" # npm @modelcontextprotocol/server-everything
-MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK)
+# ---- pinned versions --------------------------------------------------------
+EVERYTHING_VERSION="2026.8.31" # npm  @modelcontextprotocol/server-everything
+MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK; FastMCP is mcp.server.mcpserver.MCPServer)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$ROOT/.deps"
+LOCKS="$ROOT/scripts/deps"
 NODE_DIR="$DEPS/node"
 PY_DIR="$DEPS/py"
 EVERYTHING_BIN="$NODE_DIR/node_modules/.bin/mcp-server-everything"
+PY_SERVER="$ROOT/tests/servers/py_server.py"
+NODE_LOCK="$LOCKS/package-lock.json"
+PY_LOCK="$LOCKS/py-constraints.txt"
 PYTHON="${PYTHON:-python3}"
 
 log() { echo "setup: $*" >&2; }
@@ -23,11 +36,11 @@ die() {
     exit 1
 }
 
-# ---------------------------------------------------------------- apt ----
+# ---- system packages --------------------------------------------------------
 APT_UPDATED=0
-# need_apt PKG...: make sure the Debian packages are installed. As root the
+# need_apt PKG...: make sure these Debian packages are installed. As root the
 # missing ones are installed (apt-get update runs at most once per run);
-# otherwise the script says what to install and fails.
+# otherwise say what to install and fail.
 need_apt() {
     local missing=() pkg
     for pkg in "$@"; do
@@ -37,9 +50,9 @@ need_apt() {
     done
     [ "${#missing[@]}" -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
-        die "missing system packages: ${missing[*]} (run: sudo apt-get install -y ${missing[*]})"
+        die "missing system packages: ${missing[*]} -- install them with: sudo apt-get install -y ${missing[*]}"
     fi
-    command -v apt-get >/dev/null || die "missing system packages ${missing[*]} and no apt-get here"
+    command -v apt-get >/dev/null || die "missing system packages (${missing[*]}) and no apt-get on this machine"
     if [ "$APT_UPDATED" -eq 0 ]; then
         log "apt-get update"
         DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
@@ -49,93 +62,137 @@ need_apt() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# stamp_ok FILE CONTENT: true when FILE exists and holds exactly CONTENT.
+# ---- helpers ----------------------------------------------------------------
+# stamp_ok FILE CONTENT: FILE exists and holds exactly CONTENT.
 stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
-# probe_stdio CMD...: send an MCP initialize request on stdin, expect a JSON-RPC
-# answer with id 1 on stdout within a few seconds.
+file_sum() { if [ -f "$1" ]; then sha256sum "$1" | cut -c1-16; else echo none; fi; }
+
+# probe_stdio CMD...: start CMD, send an MCP initialize request on its stdin and
+# wait (15 s at most) for the JSON-RPC answer with id 1 on its stdout.
 probe_stdio() {
     local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"harness9-setup","version":"0"}}}'
-    local out
-    # keep stdin open a moment so the server has time to answer before EOF.
-    out="$( { echo "$init"; sleep 3; } | timeout 20 "$@" 2>/dev/null | head -n 1 || true)"
-    case "$out" in
-    *'"id":1'*'"result"'* | *'"result"'*'"id":1'*) return 0 ;;
-    *)
-        echo "setup: no initialize answer from: $* (got: ${out:0:300})" >&2
-        return 1
-        ;;
-    esac
+    local line ok=1 n
+    coproc PROBE { exec timeout 20 "$@" 2>/dev/null; }
+    local pid=$PROBE_PID
+    echo "$init" >&"${PROBE[1]}"
+    for n in 1 2 3 4 5; do
+        IFS= read -r -t 15 line <&"${PROBE[0]}" || break
+        case "$line" in
+        *'"id":1'*'"result"'* | *'"result"'*'"id":1'*)
+            ok=0
+            break
+            ;;
+        esac
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if [ "$ok" -ne 0 ]; then
+        log "no initialize answer from: $* (last line: ${line:0:300})"
+    fi
+    return "$ok"
 }
 
-# --------------------------------------------------------------- node ----
+# ---- node -------------------------------------------------------------------
 setup_node() {
+    command -v node >/dev/null || die "node is not installed (need Node >= 18 with npm)"
     local stamp="$NODE_DIR/.h9-stamp"
-    local want="server-everything=$EVERYTHING_VERSION node=$(node --version 2>/dev/null || echo none)"
+    local want
+    want="server-everything=$EVERYTHING_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
     if stamp_ok "$stamp" "$want" && [ -x "$EVERYTHING_BIN" ]; then
-        log "node deps up to date ($want)"
+        log "node deps up to date (server-everything $EVERYTHING_VERSION)"
         return 0
     fi
-    command -v node >/dev/null || die "node is not installed (need Node >= 18)"
     command -v npm >/dev/null || die "npm is not installed"
     log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into .deps/node"
     mkdir -p "$NODE_DIR"
     rm -f "$stamp"
-    # A fixed manifest so npm installs exactly these versions.
     cat >"$NODE_DIR/package.json" <<EOF
 {
   "name": "harness9-test-deps",
   "private": true,
-  "description": "MCP servers used by the harness9 tests (installed by scripts/setup.sh)",
+  "description": "MCP servers used by the harness9 tests (written by scripts/setup.sh)",
   "dependencies": {
     "@modelcontextprotocol/server-everything": "$EVERYTHING_VERSION"
   }
 }
 EOF
-    npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-update-notifier \
-        --save-exact --omit-lockfile-registry-resolved --loglevel=error >&2
+    local npm_flags=(--prefix "$NODE_DIR" --no-audit --no-fund --no-update-notifier
+        --omit-lockfile-registry-resolved --loglevel=error)
+    local locked_version=""
+    if [ -f "$NODE_LOCK" ]; then
+        locked_version="$(node -e '
+            const l = require(process.argv[1]);
+            const d = ((l.packages || {})[""] || {}).dependencies || {};
+            process.stdout.write(d["@modelcontextprotocol/server-everything"] || "");
+        ' "$NODE_LOCK" 2>/dev/null || true)"
+    fi
+    if [ "$locked_version" = "$EVERYTHING_VERSION" ]; then
+        cp "$NODE_LOCK" "$NODE_DIR/package-lock.json"
+        npm ci "${npm_flags[@]}" >&2
+    else
+        log "scripts/deps/package-lock.json is missing or for another version: resolving afresh"
+        rm -f "$NODE_DIR/package-lock.json"
+        npm install "${npm_flags[@]}" --save-exact >&2
+        mkdir -p "$LOCKS"
+        cp "$NODE_DIR/package-lock.json" "$NODE_LOCK"
+        log "wrote scripts/deps/package-lock.json (commit it)"
+        want="server-everything=$EVERYTHING_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
+    fi
     [ -x "$EVERYTHING_BIN" ] || die "expected $EVERYTHING_BIN after npm install"
     log "checking that server-everything answers initialize on stdio"
-    probe_stdio "$EVERYTHING_BIN" stdio || die "server-everything did not start on stdio"
+    probe_stdio "$EVERYTHING_BIN" stdio || die "server-everything did not answer on stdio"
     echo "$want" >"$stamp"
 }
 
-# ------------------------------------------------------------- python ----
+# ---- python -----------------------------------------------------------------
 setup_python() {
-    local stamp="$PY_DIR/.h9-stamp"
     local pyver
     pyver="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" ||
-        die "$PYTHON is not a working Python 3"
-    local want="mcp=$MCP_PY_VERSION python=$pyver"
+        die "'$PYTHON' is not a working Python 3 (set PYTHON=/path/to/python3)"
+    local stamp="$PY_DIR/.h9-stamp"
+    local want="mcp=$MCP_PY_VERSION python=$pyver lock=$(file_sum "$PY_LOCK")"
     if stamp_ok "$stamp" "$want" && [ -x "$PY_DIR/bin/python" ]; then
-        log "python venv up to date ($want)"
+        log "python venv up to date (mcp $MCP_PY_VERSION, python $pyver)"
         return 0
     fi
-    # python3 -m venv needs ensurepip, which Debian ships in python3-venv.
+    # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv.
     if ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
         need_apt python3-venv
     fi
     log "creating venv .deps/py (python $pyver) with mcp==$MCP_PY_VERSION"
-    rm -rf "$PY_DIR"
     mkdir -p "$DEPS"
+    rm -rf "$PY_DIR"
     if ! "$PYTHON" -m venv "$PY_DIR" >&2; then
-        # The module may import but still fail (e.g. a versioned -venv package).
         rm -rf "$PY_DIR"
         need_apt python3-venv "python${pyver}-venv"
-        "$PYTHON" -m venv "$PY_DIR" >&2 || die "python3 -m venv failed"
+        "$PYTHON" -m venv "$PY_DIR" >&2 || die "'$PYTHON -m venv' failed"
     fi
-    "$PY_DIR/bin/python" -m pip install --quiet --disable-pip-version-check \
-        "mcp==$MCP_PY_VERSION" >&2
-    "$PY_DIR/bin/python" -c 'import mcp.server.mcpserver' ||
-        die "mcp $MCP_PY_VERSION installed but mcp.server.mcpserver is missing"
-    log "checking that tests/servers/py_server.py answers initialize on stdio"
-    probe_stdio "$PY_DIR/bin/python" "$ROOT/tests/servers/py_server.py" stdio ||
-        die "tests/servers/py_server.py did not start on stdio"
+    local pip=("$PY_DIR/bin/python" -m pip --disable-pip-version-check --no-input)
+    if [ -f "$PY_LOCK" ] && grep -qx "mcp==$MCP_PY_VERSION" "$PY_LOCK"; then
+        "${pip[@]}" install --quiet "mcp==$MCP_PY_VERSION" -c "$PY_LOCK" >&2
+    else
+        log "scripts/deps/py-constraints.txt is missing or for another mcp: resolving afresh"
+        "${pip[@]}" install --quiet "mcp==$MCP_PY_VERSION" >&2
+        mkdir -p "$LOCKS"
+        {
+            echo "# pip constraints for .deps/py, written by scripts/setup.sh (pip freeze)"
+            "${pip[@]}" freeze --exclude-editable
+        } >"$PY_LOCK"
+        log "wrote scripts/deps/py-constraints.txt (commit it)"
+        want="mcp=$MCP_PY_VERSION python=$pyver lock=$(file_sum "$PY_LOCK")"
+    fi
+    "$PY_DIR/bin/python" -c 'from mcp.server.mcpserver import MCPServer' ||
+        die "mcp $MCP_PY_VERSION is installed but has no mcp.server.mcpserver.MCPServer"
+    if [ -f "$PY_SERVER" ]; then
+        log "checking that tests/servers/py_server.py answers initialize on stdio"
+        probe_stdio "$PY_DIR/bin/python" "$PY_SERVER" stdio || die "tests/servers/py_server.py did not answer on stdio"
+    fi
     echo "$want" >"$stamp"
 }
 
-# --------------------------------------------------------------- main ----
+# ---- main -------------------------------------------------------------------
 mkdir -p "$DEPS"
 setup_node
 setup_python
-log "done (server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION)"
+log "ready: server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION"

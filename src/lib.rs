@@ -4,4 +4,9 @@
 //! transports, the client of one server and the manager of all servers; [`tools`] is the
 //! registry every front end and the engine use.
 
+pub mod approval;
 pub mod config;
+pub mod mcp;
+pub mod serve;
+pub mod shell_env;
+pub mod tools;

@@ -3,7 +3,9 @@
 /// A reference that cannot be expanded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
-    #[error("environment variable ${{{0}}} is not set; set it, or write ${{{0}:-default}} in .mcp.json")]
+    #[error(
+        "environment variable ${{{0}}} is not set; set it, or write ${{{0}:-default}} in .mcp.json"
+    )]
     Unset(String),
     #[error("unterminated \"${{\" in \"{0}\"; close it with \"}}\"")]
     Unterminated(String),

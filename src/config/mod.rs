@@ -10,7 +10,7 @@ mod expand;
 mod save;
 
 pub use expand::{expand, ExpandError};
-pub use save::{save_mcp_json, validate_document, McpDocument, SaveError};
+pub use save::{save_mcp_json, validate_document, write_atomically, McpDocument, SaveError};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -117,8 +117,13 @@ impl ServerConfig {
     /// What an approval is bound to: the transport, command, args and url as written.
     pub fn fingerprint_source(&self) -> String {
         let pick = |k: &str| self.raw.get(k).cloned().unwrap_or(Value::Null);
-        serde_json::json!([self.transport.kind(), pick("command"), pick("args"), pick("url")])
-            .to_string()
+        serde_json::json!([
+            self.transport.kind(),
+            pick("command"),
+            pick("args"),
+            pick("url")
+        ])
+        .to_string()
     }
 }
 

@@ -72,7 +72,7 @@ pub fn save_mcp_json(path: &Path, text: &str) -> Result<(), SaveError> {
 }
 
 /// Temp file in the same folder, fsync, rename over the target.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -142,7 +142,11 @@ impl McpDocument {
 
     /// Sets or clears `disabled` on an entry, keeping all its other keys.
     pub fn set_disabled(&mut self, name: &str, disabled: bool) -> bool {
-        match self.servers_mut().get_mut(name).and_then(Value::as_object_mut) {
+        match self
+            .servers_mut()
+            .get_mut(name)
+            .and_then(Value::as_object_mut)
+        {
             Some(entry) => {
                 if disabled {
                     entry.insert("disabled".into(), Value::Bool(true));

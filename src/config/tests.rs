@@ -95,7 +95,11 @@ fn bad_entries_fail_alone_with_reasons() {
         msg("none"),
         "server \"none\": has neither \"command\" (a local server) nor \"url\" (a remote server)"
     );
-    assert!(msg("both").contains("both \"command\" and \"url\""), "{}", msg("both"));
+    assert!(
+        msg("both").contains("both \"command\" and \"url\""),
+        "{}",
+        msg("both")
+    );
     assert_eq!(
         msg("weird"),
         "server \"weird\": unknown type \"carrier-pigeon\"; use \"stdio\", \"http\" or \"sse\""
@@ -112,7 +116,10 @@ fn bad_entries_fail_alone_with_reasons() {
         TransportConfig::Stdio { command, .. } => assert_eq!(command, "fallback"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(msg("notobj"), "server \"notobj\": the entry must be a JSON object");
+    assert_eq!(
+        msg("notobj"),
+        "server \"notobj\": the entry must be a JSON object"
+    );
     assert!(msg("envbad").contains("NAME=value"));
     assert!(entry(&cfg, "dis").unwrap().disabled);
     assert_eq!(
@@ -124,14 +131,22 @@ fn bad_entries_fail_alone_with_reasons() {
 
 #[test]
 fn invalid_json_names_file_line_and_column() {
-    let cfg = McpConfig::parse("{\n  \"mcpServers\": {\n    \"a\": {,}\n}", "/p/.mcp.json", &env);
+    let cfg = McpConfig::parse(
+        "{\n  \"mcpServers\": {\n    \"a\": {,}\n}",
+        "/p/.mcp.json",
+        &env,
+    );
     assert!(cfg.servers.is_empty());
     let err = cfg.error.unwrap();
     match &err {
         ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (3, 11)),
         other => panic!("{other:?}"),
     }
-    assert!(err.to_string().starts_with("/p/.mcp.json:3:11: invalid JSON: "), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("/p/.mcp.json:3:11: invalid JSON: "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -171,11 +186,17 @@ fn save_refuses_invalid_and_keeps_file() {
     std::fs::write(&path, "{\"mcpServers\": {}}\n").unwrap();
     let err = save_mcp_json(&path, "{\"mcpServers\": {").unwrap_err();
     assert!(err.to_string().starts_with("not saved: "), "{err}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"mcpServers\": {}}\n");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"mcpServers\": {}}\n"
+    );
     save_mcp_json(&path, "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}").unwrap();
     assert!(McpConfig::load_file(&path).servers.contains_key("a"));
     // no temp files left behind
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from(".mcp.json")]);
 }
 
@@ -197,6 +218,11 @@ fn document_edits_keep_unknown_keys_and_order() {
 
 #[test]
 fn target_quotes_args_and_hides_env() {
-    let cfg = parse(r#"{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg name"], "env": {"SECRET": "x"}}}}"#);
-    assert_eq!(entry(&cfg, "a").unwrap().transport.target(), "npx -y 'pkg name'");
+    let cfg = parse(
+        r#"{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg name"], "env": {"SECRET": "x"}}}}"#,
+    );
+    assert_eq!(
+        entry(&cfg, "a").unwrap().transport.target(),
+        "npx -y 'pkg name'"
+    );
 }

@@ -23,6 +23,8 @@ import anyio
 from pydantic import BaseModel
 
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
 # ctx.info / sampling are marked deprecated for the 2026-07-28 protocol; they
 # still work on the handshake versions, which is what these tests exercise.
@@ -83,8 +85,18 @@ async def slow_count(steps: int, ctx: Context) -> str:
     return f"counted {steps}"
 
 
-@server.tool(description="Always fails with an error.")
-def boom() -> str:
+@server.tool(
+    description=(
+        "Always fails. kind 'crash' (default) raises a plain exception, so the client "
+        "gets isError with a generic text; 'tool_error' raises ToolError, whose message "
+        "reaches the client; 'protocol_error' answers with a JSON-RPC error instead."
+    )
+)
+def boom(kind: Literal["crash", "tool_error", "protocol_error"] = "crash") -> str:
+    if kind == "tool_error":
+        raise ToolError("boom: this tool always fails")
+    if kind == "protocol_error":
+        raise MCPError(-32000, "boom: protocol error")
     raise RuntimeError("boom: this tool always fails")
 
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole check: install the test dependencies, then fmt, clippy and tests.
+# The integration tests find the real MCP servers through these variables
+# (absolute paths); with CI set they fail, rather than skip, when one is missing:
+#   H9_EVERYTHING_BIN  @modelcontextprotocol/server-everything's bin (start: "$H9_EVERYTHING_BIN" stdio)
+#   H9_PYTHON          the venv's python with the mcp SDK
+#   H9_PY_SERVER       tests/servers/py_server.py (start: "$H9_PYTHON" "$H9_PY_SERVER" stdio)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/setup.sh
+
+export H9_EVERYTHING_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-server-everything"
+export H9_PYTHON="$ROOT/.deps/py/bin/python"
+export H9_PY_SERVER="$ROOT/tests/servers/py_server.py"
+
+echo "test: cargo fmt --check" >&2
+cargo fmt --check
+echo "test: cargo clippy --all-targets -- -D warnings" >&2
+cargo clippy --all-targets -- -D warnings
+echo "test: cargo test" >&2
+cargo test

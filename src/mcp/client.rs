@@ -1,0 +1,548 @@
+//! One connected MCP server: handshake, request/response correlation, timeouts and
+//! cancellation, progress, server requests and notifications, tool listing and calls.
+//!
+//! Invariants: a request is registered in the pending map before it is written; one reader
+//! task owns the receiving half, and when it ends every pending request fails at once with
+//! the reason (exit status and stderr tail on stdio). No lock is held across an `.await`.
+//! Every request goes out through [`Inner::encode_request`], the one place that can add
+//! per-request metadata when a second protocol era is spoken.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::jsonrpc::{self, Inbound as Msg, Kind, RpcError};
+use super::log::{LogSource, ServerLog};
+use super::transport::{Connection, Inbound, TransportSender};
+use super::types::{
+    CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
+
+/// Most pages `tools/list` may take before we call the server broken.
+pub const MAX_TOOL_PAGES: usize = 10_000;
+
+/// What a caller gets when a request does not produce a result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    /// The server is gone; the text says why.
+    #[error("{0}")]
+    Closed(String),
+    #[error("the server did not answer {method} within {}; it was cancelled. Raise \"{field}\" in .mcp.json if the server needs longer", fmt_duration(*timeout))]
+    Timeout {
+        method: String,
+        timeout: Duration,
+        field: &'static str,
+    },
+    #[error("the server answered {method} with error {}: {}", error.code, error.message)]
+    Rpc {
+        method: String,
+        error: Box<RpcError>,
+    },
+    #[error("the server sent an invalid answer to {method}: {detail}")]
+    Invalid { method: String, detail: String },
+    #[error("the server speaks MCP protocol version {0}, which harness9 does not support (it supports {supported}); update the server or harness9", supported = SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
+    UnsupportedVersion(String),
+    #[error(
+        "the server repeated the tools/list cursor {0:?}; it is misbehaving (listing stopped)"
+    )]
+    RepeatedCursor(String),
+    #[error("the request was cancelled")]
+    Cancelled,
+}
+
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 && s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else if s >= 1.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// Something the server told us outside of a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent {
+    /// `notifications/tools/list_changed`: list the tools again.
+    ToolsChanged,
+    /// The connection ended; the text says why.
+    Closed(String),
+}
+
+/// Per-request options.
+#[derive(Debug, Default, Clone)]
+pub struct RequestOptions {
+    pub timeout: Option<Duration>,
+    /// The `.mcp.json` field a timeout message should name.
+    pub timeout_field: Option<&'static str>,
+    /// Receives `notifications/progress` for this request.
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+type Reply = Result<Box<RawValue>, ReplyError>;
+
+enum ReplyError {
+    Rpc(RpcError),
+    Closed(String),
+}
+
+struct Inner {
+    sender: Arc<dyn TransportSender>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
+    next_id: AtomicU64,
+    closed: Mutex<Option<String>>,
+    events: broadcast::Sender<ClientEvent>,
+    log: Arc<ServerLog>,
+    name: String,
+}
+
+/// A live connection to one server, after a successful handshake.
+pub struct Client {
+    inner: Arc<Inner>,
+    init: InitializeResult,
+}
+
+impl Client {
+    /// Runs the `initialize` handshake over `conn`. `name` labels logs. No timeout here:
+    /// the caller bounds the whole start-up (initialize must not be cancelled).
+    pub async fn connect(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+    ) -> Result<Client, ClientError> {
+        let inner = Arc::new(Inner {
+            sender: conn.sender,
+            pending: Mutex::default(),
+            progress: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: Mutex::new(None),
+            events: broadcast::channel(64).0,
+            log,
+            name: name.to_string(),
+        });
+        let reader_inner = inner.clone();
+        let mut receiver = conn.receiver;
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Inbound::Message(bytes) => reader_inner.dispatch(&bytes),
+                    Inbound::Closed(reason) => {
+                        reader_inner.close_all(reason);
+                        break;
+                    }
+                }
+            }
+        });
+
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let raw = match inner
+            .request("initialize", Some(params), RequestOptions::default(), false)
+            .await
+        {
+            Ok(raw) => raw,
+            Err(e) => {
+                inner.sender.close().await;
+                return Err(initialize_error(e));
+            }
+        };
+        let init: InitializeResult = match serde_json::from_str(raw.get()) {
+            Ok(i) => i,
+            Err(e) => {
+                inner.sender.close().await;
+                return Err(ClientError::Invalid {
+                    method: "initialize".into(),
+                    detail: e.to_string(),
+                });
+            }
+        };
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+            inner.sender.close().await;
+            return Err(ClientError::UnsupportedVersion(init.protocol_version));
+        }
+        inner.notify("notifications/initialized", None)?;
+        Ok(Client { inner, init })
+    }
+
+    pub fn protocol_version(&self) -> &str {
+        &self.init.protocol_version
+    }
+
+    pub fn server_info(&self) -> &super::types::Implementation {
+        &self.init.server_info
+    }
+
+    pub fn instructions(&self) -> Option<&str> {
+        self.init.instructions.as_deref()
+    }
+
+    pub fn capabilities(&self) -> &Map<String, Value> {
+        &self.init.capabilities
+    }
+
+    /// Events from the server; a receiver that lags skips ahead.
+    pub fn events(&self) -> broadcast::Receiver<ClientEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// `Some(reason)` once the connection has ended.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.inner.closed.lock().expect("closed lock").clone()
+    }
+
+    /// Sends one request and waits for its result (raw JSON). Dropping the future cancels
+    /// the request (the server gets `notifications/cancelled`).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
+        self.inner.request(method, params, opts, true).await
+    }
+
+    /// Every tool, following `nextCursor` to the end. A server that did not declare the
+    /// `tools` capability has none.
+    pub async fn list_tools(&self, timeout: Option<Duration>) -> Result<Vec<ToolDef>, ClientError> {
+        if !self.init.capabilities.contains_key("tools") {
+            return Ok(Vec::new());
+        }
+        let mut tools = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+            let opts = RequestOptions {
+                timeout,
+                timeout_field: Some(crate::config::STARTUP_TIMEOUT_FIELD),
+                progress: None,
+            };
+            let raw = self.request("tools/list", params, opts).await?;
+            let page: ListToolsPage =
+                serde_json::from_str(raw.get()).map_err(|e| ClientError::Invalid {
+                    method: "tools/list".into(),
+                    detail: e.to_string(),
+                })?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(c) if !seen.insert(c.clone()) => return Err(ClientError::RepeatedCursor(c)),
+                Some(c) => cursor = Some(c),
+            }
+        }
+        Err(ClientError::Invalid {
+            method: "tools/list".into(),
+            detail: format!("more than {MAX_TOOL_PAGES} pages"),
+        })
+    }
+
+    /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
+    /// an `Err` means the call itself did not complete.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let mut params = Map::with_capacity(2);
+        params.insert("name".into(), Value::String(name.to_string()));
+        if let Some(a) = arguments {
+            params.insert("arguments".into(), a);
+        }
+        let raw = self
+            .request("tools/call", Some(Value::Object(params)), opts)
+            .await?;
+        serde_json::from_str(raw.get()).map_err(|e| ClientError::Invalid {
+            method: "tools/call".into(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Ends the connection (for stdio, the full shutdown of the child).
+    pub async fn close(&self) {
+        self.inner.sender.close().await;
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if self.closed_reason().is_none() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(self.inner.sender.close());
+            }
+        }
+    }
+}
+
+fn initialize_error(e: ClientError) -> ClientError {
+    match e {
+        ClientError::Rpc { method, mut error } => {
+            if let Some(supported) = error.data.as_ref().and_then(|d| d.get("supported")) {
+                error.message = format!(
+                    "{} (the server supports {supported}; harness9 supports {})",
+                    error.message,
+                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                );
+            }
+            ClientError::Rpc { method, error }
+        }
+        other => other,
+    }
+}
+
+/// Removes a request's bookkeeping when its future ends early (timeout or drop), and tells
+/// the server to stop working on it.
+struct PendingGuard<'a> {
+    inner: &'a Inner,
+    id: u64,
+    armed: bool,
+    cancellable: bool,
+    reason: &'static str,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_pending = self
+            .inner
+            .pending
+            .lock()
+            .expect("pending lock")
+            .remove(&self.id)
+            .is_some();
+        self.inner
+            .progress
+            .lock()
+            .expect("progress lock")
+            .remove(&self.id);
+        if was_pending && self.cancellable {
+            let params = json!({"requestId": self.id, "reason": self.reason});
+            let _ = self.inner.notify("notifications/cancelled", Some(params));
+        }
+    }
+}
+
+impl Inner {
+    fn encode_request(&self, id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
+        jsonrpc::encode_request(id, method, params)
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
+        self.sender
+            .send(jsonrpc::encode_notification(method, params.as_ref()))
+            .map_err(|_| self.closed_error())
+    }
+
+    fn closed_error(&self) -> ClientError {
+        ClientError::Closed(
+            self.closed
+                .lock()
+                .expect("closed lock")
+                .clone()
+                .unwrap_or_else(|| "the connection to the server is closed".into()),
+        )
+    }
+
+    async fn request(
+        &self,
+        method: &str,
+        mut params: Option<Value>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let closed = self.closed.lock().expect("closed lock");
+            if let Some(reason) = closed.as_ref() {
+                return Err(ClientError::Closed(reason.clone()));
+            }
+            self.pending.lock().expect("pending lock").insert(id, tx);
+        }
+        let mut guard = PendingGuard {
+            inner: self,
+            id,
+            armed: true,
+            cancellable,
+            reason: "cancelled by the user",
+        };
+        let had_progress = opts.progress.is_some();
+        if let Some(p) = opts.progress {
+            let obj = params.get_or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(map) = obj {
+                let meta = map
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert("progressToken".into(), json!(id));
+                }
+            }
+            self.progress.lock().expect("progress lock").insert(id, p);
+        }
+        let bytes = self.encode_request(id, method, params.as_ref());
+        if self.sender.send(bytes).is_err() {
+            return Err(self.closed_error());
+        }
+        let reply = match opts.timeout {
+            Some(t) => match tokio::time::timeout(t, rx).await {
+                Ok(r) => r,
+                Err(_) => {
+                    guard.reason = "timed out";
+                    return Err(ClientError::Timeout {
+                        method: method.to_string(),
+                        timeout: t,
+                        field: opts
+                            .timeout_field
+                            .unwrap_or(crate::config::TOOL_TIMEOUT_FIELD),
+                    });
+                }
+            },
+            None => rx.await,
+        };
+        guard.armed = false;
+        if had_progress {
+            self.progress.lock().expect("progress lock").remove(&id);
+        }
+        match reply {
+            Ok(Ok(raw)) => Ok(raw),
+            Ok(Err(ReplyError::Rpc(error))) => Err(ClientError::Rpc {
+                method: method.to_string(),
+                error: Box::new(error),
+            }),
+            Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    /// Handles one inbound message (or batch) on the reader task.
+    fn dispatch(&self, bytes: &[u8]) {
+        let result = jsonrpc::for_each_message(bytes, |msg: Msg<'_>| match msg.kind() {
+            Kind::Response { id, outcome } => {
+                let waiter = jsonrpc::parse_id(id)
+                    .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
+                match waiter {
+                    Some(tx) => {
+                        let _ = tx.send(match outcome {
+                            Ok(raw) => Ok(raw.to_owned()),
+                            Err(e) => Err(ReplyError::Rpc(e)),
+                        });
+                    }
+                    None => {
+                        tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting")
+                    }
+                }
+            }
+            Kind::Request { id, method, .. } => {
+                let outcome = match method.as_str() {
+                    "ping" => Ok(json!({})),
+                    other => Err(RpcError {
+                        code: jsonrpc::METHOD_NOT_FOUND,
+                        message: format!("harness9 does not support \"{other}\""),
+                        data: None,
+                    }),
+                };
+                let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
+            }
+            Kind::Notification { method, params } => self.on_notification(&method, params),
+            Kind::Invalid => self.note_garbage("a JSON-RPC message with neither method nor result"),
+        });
+        if let Err(e) = result {
+            let preview = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+            self.note_garbage(&format!("not valid JSON-RPC ({e}): {preview}"));
+        }
+    }
+
+    fn note_garbage(&self, what: &str) {
+        tracing::warn!(server = %self.name, "skipped {what}");
+        self.log
+            .push(LogSource::Host, "warning", &format!("skipped {what}"));
+    }
+
+    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
+        let params: Value = params
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        match method {
+            "notifications/progress" => {
+                let Some(token) = params.get("progressToken").and_then(|t| {
+                    t.as_u64()
+                        .or_else(|| t.as_str().and_then(|s| s.parse().ok()))
+                }) else {
+                    return;
+                };
+                let Ok(progress) = serde_json::from_value::<Progress>(params) else {
+                    return;
+                };
+                let sink = self
+                    .progress
+                    .lock()
+                    .expect("progress lock")
+                    .get(&token)
+                    .cloned();
+                if let Some(sink) = sink {
+                    let _ = sink.send(progress);
+                }
+            }
+            "notifications/tools/list_changed" => {
+                let _ = self.events.send(ClientEvent::ToolsChanged);
+            }
+            "notifications/message" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or("info")
+                    .to_string();
+                let text = match params.get("data") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                let text = match params.get("logger").and_then(Value::as_str) {
+                    Some(l) => format!("[{l}] {text}"),
+                    None => text,
+                };
+                match level.as_str() {
+                    "debug" => tracing::debug!(server = %self.name, "{text}"),
+                    "info" | "notice" => tracing::info!(server = %self.name, "{text}"),
+                    "warning" => tracing::warn!(server = %self.name, "{text}"),
+                    _ => tracing::error!(server = %self.name, "{text}"),
+                }
+                self.log.push(LogSource::Server, &level, &text);
+            }
+            other => tracing::debug!(server = %self.name, "ignored notification {other}"),
+        }
+    }
+
+    /// The connection ended: fail every waiting request at once.
+    fn close_all(&self, reason: String) {
+        tracing::info!(server = %self.name, "connection closed: {reason}");
+        let waiters: Vec<_> = {
+            let mut closed = self.closed.lock().expect("closed lock");
+            *closed = Some(reason.clone());
+            self.pending
+                .lock()
+                .expect("pending lock")
+                .drain()
+                .map(|(_, tx)| tx)
+                .collect()
+        };
+        for tx in waiters {
+            let _ = tx.send(Err(ReplyError::Closed(reason.clone())));
+        }
+        self.progress.lock().expect("progress lock").clear();
+        let _ = self.events.send(ClientEvent::Closed(reason));
+    }
+}

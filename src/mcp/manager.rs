@@ -1,0 +1,721 @@
+//! All the servers of one project: concurrent fail-soft start, per-server status, restart,
+//! stop, reload of a changed configuration and a shutdown that leaves no child behind.
+//!
+//! Invariants: every server starts in its own task with its own start-up timeout, so one
+//! server never blocks or fails another. Status goes out on a `watch` channel holding the
+//! latest snapshot: any number of subscribers, none can block the manager, a slow one only
+//! misses intermediate states. Each start has a generation number; a task whose generation
+//! is stale (the server was restarted or stopped meanwhile) changes nothing.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+
+use super::client::{fmt_duration, Client, ClientEvent};
+use super::log::{LogSource, ServerLog};
+use super::transport::stdio::{self, StdioSpec};
+use super::transport::{Connection, TransportSender};
+use crate::approval::ApprovalStore;
+use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
+use crate::tools::ToolRegistry;
+
+/// What a starting server is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartPhase {
+    Spawning,
+    Initializing,
+    ListingTools,
+}
+
+impl StartPhase {
+    pub fn label(self) -> &'static str {
+        match self {
+            StartPhase::Spawning => "spawning",
+            StartPhase::Initializing => "initializing",
+            StartPhase::ListingTools => "listing tools",
+        }
+    }
+}
+
+/// The state of one server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ServerState {
+    Starting {
+        phase: StartPhase,
+    },
+    #[serde(rename_all = "camelCase")]
+    Connected {
+        tools: usize,
+        protocol_version: String,
+        server_name: String,
+        server_version: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Failed {
+        reason: String,
+        stderr_tail: String,
+    },
+    Disabled,
+    AwaitingApproval,
+    Stopped,
+}
+
+impl ServerState {
+    /// The status word used in `--json` output and the UI.
+    pub fn word(&self) -> &'static str {
+        match self {
+            ServerState::Starting { .. } => "starting",
+            ServerState::Connected { .. } => "connected",
+            ServerState::Failed { .. } => "failed",
+            ServerState::Disabled => "disabled",
+            ServerState::AwaitingApproval => "awaiting-approval",
+            ServerState::Stopped => "stopped",
+        }
+    }
+
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, ServerState::Starting { .. })
+    }
+}
+
+/// One server as the front ends show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    pub name: String,
+    /// `stdio`, `http` or `sse` (empty when the entry is too broken to tell).
+    pub transport: String,
+    /// Command line or URL; env and header values are never included.
+    pub target: String,
+    #[serde(flatten)]
+    pub state: ServerState,
+}
+
+/// Everything the front ends need to draw the MCP status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusSnapshot {
+    pub servers: Vec<ServerStatus>,
+    /// Set when `.mcp.json` cannot be used as a whole.
+    pub config_error: Option<String>,
+}
+
+/// Whether unapproved project servers may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalPolicy {
+    /// Only servers approved in the store start; others wait for [`Manager::approve`].
+    Ask,
+    /// Everything starts, nothing is recorded (`--yes`).
+    AllowAll,
+}
+
+struct Slot {
+    entry: Result<ServerConfig, EntryError>,
+    state: ServerState,
+    log: Arc<ServerLog>,
+    client: Option<Arc<Client>>,
+    /// The transport of a start in progress, so a stop can end it.
+    starting: Option<Arc<dyn TransportSender>>,
+    task: Option<AbortHandle>,
+    generation: u64,
+    approved_for_run: bool,
+}
+
+struct Inner {
+    project: PathBuf,
+    registry: Arc<ToolRegistry>,
+    approvals: ApprovalStore,
+    policy: ApprovalPolicy,
+    path_for_children: Option<OsString>,
+    slots: Mutex<BTreeMap<String, Slot>>,
+    config_error: Mutex<Option<String>>,
+    status: watch::Sender<Arc<StatusSnapshot>>,
+}
+
+/// Cheap to clone; all clones drive the same servers.
+#[derive(Clone)]
+pub struct Manager {
+    inner: Arc<Inner>,
+}
+
+/// Options for [`Manager::new`].
+pub struct ManagerOptions {
+    pub approvals: ApprovalStore,
+    pub policy: ApprovalPolicy,
+    /// PATH for children whose entry sets none (see [`crate::shell_env`]).
+    pub path_for_children: Option<OsString>,
+}
+
+impl Manager {
+    pub fn new(project: &Path, registry: Arc<ToolRegistry>, opts: ManagerOptions) -> Manager {
+        Manager {
+            inner: Arc::new(Inner {
+                project: project.to_path_buf(),
+                registry,
+                approvals: opts.approvals,
+                policy: opts.policy,
+                path_for_children: opts.path_for_children,
+                slots: Mutex::default(),
+                config_error: Mutex::default(),
+                status: watch::channel(Arc::new(StatusSnapshot::default())).0,
+            }),
+        }
+    }
+
+    pub fn project(&self) -> &Path {
+        &self.inner.project
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.inner.registry
+    }
+
+    /// Latest status; `changed()` wakes on every update.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<StatusSnapshot>> {
+        self.inner.status.subscribe()
+    }
+
+    pub fn snapshot(&self) -> Arc<StatusSnapshot> {
+        self.inner.status.borrow().clone()
+    }
+
+    /// Recent output of one server.
+    pub fn log(&self, server: &str) -> Option<Arc<ServerLog>> {
+        self.lock().get(server).map(|s| s.log.clone())
+    }
+
+    /// The live client of a connected server.
+    pub fn client(&self, server: &str) -> Option<Arc<Client>> {
+        self.lock().get(server).and_then(|s| s.client.clone())
+    }
+
+    /// Takes a configuration: starts new and changed servers, stops removed and changed
+    /// ones, leaves unchanged ones running. A configuration that cannot be read keeps the
+    /// current servers and shows the error.
+    pub async fn reload(&self, config: &McpConfig) {
+        if let Some(err) = &config.error {
+            *self.inner.config_error.lock().expect("config lock") = Some(err.to_string());
+            self.publish();
+            return;
+        }
+        *self.inner.config_error.lock().expect("config lock") = None;
+        let mut to_stop = Vec::new();
+        let mut to_start = Vec::new();
+        {
+            let mut slots = self.lock();
+            let gone: Vec<String> = slots
+                .keys()
+                .filter(|k| !config.servers.contains_key(*k))
+                .cloned()
+                .collect();
+            for name in gone {
+                if let Some(slot) = slots.remove(&name) {
+                    to_stop.push((name, slot.generation, slot));
+                }
+            }
+            for (name, entry) in &config.servers {
+                match slots.get_mut(name) {
+                    Some(slot) if same_entry(&slot.entry, entry) => {}
+                    Some(slot) => {
+                        let old = std::mem::replace(slot, new_slot(entry.clone()));
+                        slot.log = old.log.clone();
+                        slot.generation = old.generation + 1;
+                        slot.approved_for_run = old.approved_for_run
+                            && matches!((&old.entry, entry), (Ok(a), Ok(b)) if a.fingerprint_source() == b.fingerprint_source());
+                        to_stop.push((name.clone(), old.generation, old));
+                        to_start.push(name.clone());
+                    }
+                    None => {
+                        slots.insert(name.clone(), new_slot(entry.clone()));
+                        to_start.push(name.clone());
+                    }
+                }
+            }
+        }
+        let stops = to_stop.into_iter().map(|(name, _, slot)| {
+            let registry = self.inner.registry.clone();
+            async move {
+                end_slot(slot).await;
+                registry.remove_server(&name);
+            }
+        });
+        futures::future::join_all(stops).await;
+        for name in to_start {
+            self.start(&name);
+        }
+        self.publish();
+    }
+
+    /// Starts (or restarts) one server if its entry is valid, enabled and approved;
+    /// otherwise sets the state that says why not.
+    fn start(&self, name: &str) {
+        let mut slots = self.lock();
+        let Some(slot) = slots.get_mut(name) else {
+            return;
+        };
+        let cfg = match &slot.entry {
+            Err(e) => {
+                slot.state = ServerState::Failed {
+                    reason: e.message.clone(),
+                    stderr_tail: String::new(),
+                };
+                return;
+            }
+            Ok(cfg) => cfg.clone(),
+        };
+        if cfg.disabled {
+            slot.state = ServerState::Disabled;
+            return;
+        }
+        let approved = slot.approved_for_run
+            || self.inner.policy == ApprovalPolicy::AllowAll
+            || self.inner.approvals.is_approved(&self.inner.project, &cfg);
+        if !approved {
+            slot.state = ServerState::AwaitingApproval;
+            return;
+        }
+        slot.generation += 1;
+        slot.state = ServerState::Starting {
+            phase: StartPhase::Spawning,
+        };
+        let gen = slot.generation;
+        let log = slot.log.clone();
+        let this = self.clone();
+        let name = name.to_string();
+        let task = tokio::spawn(async move { this.run_server(name, cfg, log, gen).await });
+        slot.task = Some(task.abort_handle());
+    }
+
+    /// Servers waiting for the user's approval, with what they would run.
+    pub fn awaiting_approval(&self) -> Vec<ServerConfig> {
+        self.lock()
+            .values()
+            .filter(|s| s.state == ServerState::AwaitingApproval)
+            .filter_map(|s| s.entry.as_ref().ok().cloned())
+            .collect()
+    }
+
+    /// Approves servers; `remember` records it in the store for later runs. Starts them.
+    pub fn approve(&self, names: &[String], remember: bool) -> std::io::Result<()> {
+        let configs: Vec<ServerConfig> = {
+            let mut slots = self.lock();
+            names
+                .iter()
+                .filter_map(|n| {
+                    let slot = slots.get_mut(n)?;
+                    slot.approved_for_run = true;
+                    slot.entry.as_ref().ok().cloned()
+                })
+                .collect()
+        };
+        if remember {
+            let refs: Vec<&ServerConfig> = configs.iter().collect();
+            self.inner.approvals.approve(&self.inner.project, &refs)?;
+        }
+        for n in names {
+            self.start(n);
+        }
+        self.publish();
+        Ok(())
+    }
+
+    /// Stops one server and starts it again.
+    pub async fn restart(&self, name: &str) {
+        self.stop(name).await;
+        self.start(name);
+        self.publish();
+    }
+
+    /// Stops one server; it stays stopped until restarted or reloaded with a changed entry.
+    pub async fn stop(&self, name: &str) {
+        let old = {
+            let mut slots = self.lock();
+            let Some(slot) = slots.get_mut(name) else {
+                return;
+            };
+            slot.generation += 1;
+            slot.state = ServerState::Stopped;
+            take_running(slot)
+        };
+        self.inner.registry.remove_server(name);
+        self.publish();
+        old.end().await;
+    }
+
+    /// Stops every server and waits until no child process is left.
+    pub async fn shutdown(&self) {
+        let all: Vec<Running> = {
+            let mut slots = self.lock();
+            slots
+                .values_mut()
+                .map(|slot| {
+                    slot.generation += 1;
+                    slot.state = ServerState::Stopped;
+                    take_running(slot)
+                })
+                .collect()
+        };
+        let names: Vec<String> = self.lock().keys().cloned().collect();
+        for n in &names {
+            self.inner.registry.remove_server(n);
+        }
+        self.publish();
+        futures::future::join_all(all.into_iter().map(Running::end)).await;
+    }
+
+    /// Waits until no server is starting (or the timeout passes).
+    pub async fn wait_settled(&self, timeout: Duration) {
+        let mut rx = self.subscribe();
+        let _ = tokio::time::timeout(
+            timeout,
+            rx.wait_for(|s| s.servers.iter().all(|s| s.state.is_settled())),
+        )
+        .await;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Slot>> {
+        self.inner.slots.lock().expect("manager lock")
+    }
+
+    /// Sets a server's state if `gen` is still current; returns false when stale.
+    fn set_state(&self, name: &str, gen: u64, state: ServerState) -> bool {
+        let current = {
+            let mut slots = self.lock();
+            match slots.get_mut(name) {
+                Some(slot) if slot.generation == gen => {
+                    slot.state = state;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if current {
+            self.publish();
+        }
+        current
+    }
+
+    fn publish(&self) {
+        let snapshot = {
+            let slots = self.lock();
+            StatusSnapshot {
+                servers: slots
+                    .iter()
+                    .map(|(name, slot)| ServerStatus {
+                        name: name.clone(),
+                        transport: match &slot.entry {
+                            Ok(c) => c.transport.kind().to_string(),
+                            Err(e) => e.transport.unwrap_or("").to_string(),
+                        },
+                        target: match &slot.entry {
+                            Ok(c) => c.transport.target(),
+                            Err(_) => String::new(),
+                        },
+                        state: slot.state.clone(),
+                    })
+                    .collect(),
+                config_error: self.inner.config_error.lock().expect("config lock").clone(),
+            }
+        };
+        self.inner.status.send_if_modified(|old| {
+            if **old == snapshot {
+                false
+            } else {
+                *old = Arc::new(snapshot);
+                true
+            }
+        });
+    }
+
+    async fn run_server(&self, name: String, cfg: ServerConfig, log: Arc<ServerLog>, gen: u64) {
+        let outcome = self.connect(&name, &cfg, log.clone(), gen).await;
+        let client = match outcome {
+            Ok(c) => c,
+            Err(reason) => {
+                let tail = log.stderr_tail();
+                log.push(
+                    LogSource::Host,
+                    "error",
+                    &format!("failed to start: {reason}"),
+                );
+                self.set_state(
+                    &name,
+                    gen,
+                    ServerState::Failed {
+                        reason,
+                        stderr_tail: tail,
+                    },
+                );
+                return;
+            }
+        };
+        self.watch_events(&name, &cfg, client, gen).await;
+    }
+
+    /// Spawn, handshake and first listing, all within the start-up timeout.
+    async fn connect(
+        &self,
+        name: &str,
+        cfg: &ServerConfig,
+        log: Arc<ServerLog>,
+        gen: u64,
+    ) -> Result<Arc<Client>, String> {
+        let conn = self.open_transport(cfg, log.clone())?;
+        let sender = conn.sender.clone();
+        let current = {
+            let mut slots = self.lock();
+            match slots.get_mut(name) {
+                Some(slot) if slot.generation == gen => {
+                    slot.starting = Some(sender.clone());
+                    true
+                }
+                _ => false,
+            }
+        };
+        if !current {
+            sender.close().await;
+            return Err("stopped".into());
+        }
+        let phase = Arc::new(Mutex::new(StartPhase::Initializing));
+        self.set_state(
+            name,
+            gen,
+            ServerState::Starting {
+                phase: StartPhase::Initializing,
+            },
+        );
+        let steps = async {
+            let client = Arc::new(
+                Client::connect(conn, name, log)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
+            *phase.lock().expect("phase lock") = StartPhase::ListingTools;
+            self.set_state(
+                name,
+                gen,
+                ServerState::Starting {
+                    phase: StartPhase::ListingTools,
+                },
+            );
+            let tools = client.list_tools(None).await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((client, tools))
+        };
+        let result = tokio::time::timeout(cfg.startup_timeout, steps).await;
+        let (client, tools) = match result {
+            Ok(Ok(done)) => done,
+            Ok(Err(e)) => {
+                sender.close().await;
+                return Err(e);
+            }
+            Err(_) => {
+                sender.close().await;
+                let phase = *phase.lock().expect("phase lock");
+                return Err(format!(
+                    "did not finish starting within {} (stuck {}); raise \"{}\" in .mcp.json if the server needs longer",
+                    fmt_duration(cfg.startup_timeout),
+                    phase.label(),
+                    crate::config::STARTUP_TIMEOUT_FIELD
+                ));
+            }
+        };
+        let count = tools.len();
+        let current = {
+            let mut slots = self.lock();
+            match slots.get_mut(name) {
+                Some(slot) if slot.generation == gen => {
+                    slot.starting = None;
+                    slot.client = Some(client.clone());
+                    true
+                }
+                _ => false,
+            }
+        };
+        if !current {
+            client.close().await;
+            return Err("stopped".into());
+        }
+        self.inner
+            .registry
+            .set_server_tools(name, client.clone(), tools, cfg.tool_timeout);
+        self.set_state(name, gen, connected_state(&client, count));
+        Ok(client)
+    }
+
+    fn open_transport(
+        &self,
+        cfg: &ServerConfig,
+        log: Arc<ServerLog>,
+    ) -> Result<Connection, String> {
+        match &cfg.transport {
+            TransportConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let cwd = cwd.as_ref().map(|c| {
+                    if c.is_relative() {
+                        self.inner.project.join(c)
+                    } else {
+                        c.clone()
+                    }
+                });
+                let spec = StdioSpec {
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.or_else(|| Some(self.inner.project.clone())),
+                    path: self.inner.path_for_children.clone(),
+                };
+                stdio::spawn(&spec, log).map_err(|e| e.to_string())
+            }
+            TransportConfig::Http { .. } | TransportConfig::Sse { .. } => Err(
+                "remote servers (http, sse) are not supported by this version of harness9 yet"
+                    .into(),
+            ),
+        }
+    }
+
+    /// After connecting: re-list on `list_changed`, report the server leaving.
+    async fn watch_events(&self, name: &str, cfg: &ServerConfig, client: Arc<Client>, gen: u64) {
+        let mut events = client.events();
+        if let Some(reason) = client.closed_reason() {
+            self.on_closed(name, gen, reason);
+            return;
+        }
+        loop {
+            match events.recv().await {
+                Ok(ClientEvent::ToolsChanged) => {
+                    match client.list_tools(Some(cfg.startup_timeout)).await {
+                        Ok(tools) => {
+                            if !self.is_current(name, gen) {
+                                return;
+                            }
+                            let count = tools.len();
+                            self.inner.registry.set_server_tools(
+                                name,
+                                client.clone(),
+                                tools,
+                                cfg.tool_timeout,
+                            );
+                            self.set_state(name, gen, connected_state(&client, count));
+                        }
+                        Err(e) => {
+                            if let Some(log) = self.log(name) {
+                                log.push(
+                                    LogSource::Host,
+                                    "warning",
+                                    &format!("re-listing tools failed: {e}"),
+                                );
+                            }
+                        }
+                    }
+                }
+                Ok(ClientEvent::Closed(reason)) => {
+                    self.on_closed(name, gen, reason);
+                    return;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    fn is_current(&self, name: &str, gen: u64) -> bool {
+        self.lock().get(name).is_some_and(|s| s.generation == gen)
+    }
+
+    fn on_closed(&self, name: &str, gen: u64, reason: String) {
+        if !self.is_current(name, gen) {
+            return;
+        }
+        self.inner.registry.remove_server(name);
+        let tail = self.log(name).map(|l| l.stderr_tail()).unwrap_or_default();
+        {
+            let mut slots = self.lock();
+            if let Some(slot) = slots.get_mut(name) {
+                slot.client = None;
+            }
+        }
+        self.set_state(
+            name,
+            gen,
+            ServerState::Failed {
+                reason,
+                stderr_tail: tail,
+            },
+        );
+    }
+}
+
+fn connected_state(client: &Client, tools: usize) -> ServerState {
+    ServerState::Connected {
+        tools,
+        protocol_version: client.protocol_version().to_string(),
+        server_name: client.server_info().name.clone(),
+        server_version: client.server_info().version.clone(),
+    }
+}
+
+fn new_slot(entry: Result<ServerConfig, EntryError>) -> Slot {
+    Slot {
+        entry,
+        state: ServerState::Stopped,
+        log: Arc::new(ServerLog::default()),
+        client: None,
+        starting: None,
+        task: None,
+        generation: 0,
+        approved_for_run: false,
+    }
+}
+
+fn same_entry(a: &Result<ServerConfig, EntryError>, b: &Result<ServerConfig, EntryError>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// What must be ended to stop a server.
+struct Running {
+    task: Option<AbortHandle>,
+    client: Option<Arc<Client>>,
+    starting: Option<Arc<dyn TransportSender>>,
+}
+
+impl Running {
+    async fn end(self) {
+        if let Some(t) = self.task {
+            t.abort();
+        }
+        if let Some(c) = self.client {
+            c.close().await;
+        }
+        if let Some(s) = self.starting {
+            s.close().await;
+        }
+    }
+}
+
+fn take_running(slot: &mut Slot) -> Running {
+    Running {
+        task: slot.task.take(),
+        client: slot.client.take(),
+        starting: slot.starting.take(),
+    }
+}
+
+async fn end_slot(mut slot: Slot) {
+    take_running(&mut slot).end().await;
+}

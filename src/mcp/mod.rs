@@ -1,0 +1,16 @@
+//! The MCP client side: transports, the client of one server, and the manager of all the
+//! servers of a project.
+
+pub mod client;
+pub mod jsonrpc;
+pub mod log;
+pub mod transport;
+pub mod types;
+
+pub use client::{Client, ClientError, ClientEvent, RequestOptions};
+pub use log::{LogLine, LogSource, ServerLog};
+pub use types::{CallToolResult, Content, Progress, ToolDef};
+pub mod manager;
+pub use manager::{
+    ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot,
+};

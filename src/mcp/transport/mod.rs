@@ -1,0 +1,43 @@
+//! Transports move serialized JSON-RPC messages and know nothing of MCP methods.
+//!
+//! A connection is split in two halves: a [`TransportSender`] shared by every caller, and a
+//! [`TransportReceiver`] owned by the client's single reader task. A receiver yields
+//! [`Inbound::Closed`] exactly once, with the reason the peer went away.
+
+pub mod memory;
+pub mod stdio;
+
+use futures::future::BoxFuture;
+
+/// Why a transport could not deliver a message.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    #[error("the connection to the server is closed")]
+    Closed,
+}
+
+/// What the receiving half yields.
+#[derive(Debug)]
+pub enum Inbound {
+    /// One complete message (one line on stdio, one event or body on HTTP).
+    Message(Vec<u8>),
+    /// The peer is gone; the text says why (exit status, stderr tail, ...).
+    Closed(String),
+}
+
+pub trait TransportSender: Send + Sync + 'static {
+    /// Queues one message; never waits for the peer to read it.
+    fn send(&self, message: Vec<u8>) -> Result<(), TransportError>;
+    /// Ends the connection (for stdio: the whole shutdown sequence of the child).
+    fn close(&self) -> BoxFuture<'static, ()>;
+}
+
+pub trait TransportReceiver: Send + 'static {
+    fn recv(&mut self) -> BoxFuture<'_, Inbound>;
+}
+
+/// Both halves of a fresh connection.
+pub struct Connection {
+    pub sender: std::sync::Arc<dyn TransportSender>,
+    pub receiver: Box<dyn TransportReceiver>,
+}

@@ -1,0 +1,84 @@
+//! PATH for servers when harness9 was not started from a terminal (a desktop launcher gives
+//! a minimal PATH, so `npx` and `uvx` are not found). The login shell is asked once, with a
+//! time bound; its PATH comes first, then entries of our own PATH it lacks.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long the login shell may take to print its PATH.
+pub const LOGIN_SHELL_TIMEOUT: Duration = Duration::from_secs(3);
+
+const MARK: &str = "__HARNESS9_PATH__";
+
+/// True when none of stdin, stdout and stderr is a terminal.
+pub fn outside_terminal() -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(0) == 0 && libc::isatty(1) == 0 && libc::isatty(2) == 0 }
+}
+
+/// The merged PATH, computed once. `None` when the shell could not tell.
+pub fn login_path() -> Option<OsString> {
+    static PATH: OnceLock<Option<OsString>> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        let found = ask_shell(&shell)?;
+        let mut parts: Vec<std::path::PathBuf> = std::env::split_paths(&found).collect();
+        if let Some(own) = std::env::var_os("PATH") {
+            for p in std::env::split_paths(&own) {
+                if !parts.contains(&p) {
+                    parts.push(p);
+                }
+            }
+        }
+        std::env::join_paths(parts).ok()
+    })
+    .clone()
+}
+
+fn ask_shell(shell: &str) -> Option<OsString> {
+    let script = format!("printf '{MARK}%s{MARK}' \"$PATH\"");
+    let flags: &[&str] = if shell.ends_with("fish") {
+        &["-l", "-c"]
+    } else {
+        &["-l", "-i", "-c"]
+    };
+    let mut child = Command::new(shell)
+        .args(flags)
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut out = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < LOGIN_SHELL_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                tracing::warn!(
+                    "the login shell {shell} did not print PATH within {LOGIN_SHELL_TIMEOUT:?}"
+                );
+                return None;
+            }
+        }
+    }
+    let text = reader.join().ok()?;
+    let start = text.find(MARK)? + MARK.len();
+    let end = start + text[start..].find(MARK)?;
+    let path = &text[start..end];
+    (!path.is_empty()).then(|| OsString::from(path))
+}

@@ -1,0 +1,285 @@
+//! The tool registry: one [`Tool`] trait for built-in and MCP tools. The engine and the
+//! front ends see only this; [`McpTool`] adapts one tool of one server and dispatches by the
+//! raw `(server, tool)` pair, never by splitting the model-facing name.
+
+pub mod naming;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::mcp::{CallToolResult, Client, ClientError, Progress, RequestOptions, ToolDef};
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ToolSource {
+    Builtin,
+    Mcp { server: String, tool: String },
+}
+
+/// What the model and the UI are told about a tool.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// The model-facing name (`mcp__server__tool` for MCP tools).
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// The server's `readOnlyHint` (an untrusted hint).
+    pub read_only: bool,
+    pub source: ToolSource,
+}
+
+/// Extra inputs of one call.
+#[derive(Debug, Default, Clone)]
+pub struct CallContext {
+    /// Overrides the tool's own timeout.
+    pub timeout: Option<Duration>,
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+/// Why a call produced no result. Shown to the model as an error result by the engine.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    /// Runs the tool. Dropping the future cancels the call.
+    fn call(
+        &self,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult, ToolError>>;
+}
+
+/// One tool of one MCP server.
+pub struct McpTool {
+    spec: ToolSpec,
+    tool: String,
+    client: Arc<Client>,
+    timeout: Duration,
+}
+
+impl McpTool {
+    pub fn definition_name(&self) -> &str {
+        &self.tool
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call(
+        &self,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, Result<CallToolResult, ToolError>> {
+        let opts = RequestOptions {
+            timeout: Some(ctx.timeout.unwrap_or(self.timeout)),
+            timeout_field: Some(crate::config::TOOL_TIMEOUT_FIELD),
+            progress: ctx.progress,
+        };
+        let args = match arguments {
+            Value::Null => None,
+            a => Some(a),
+        };
+        async move { Ok(self.client.call_tool(&self.tool, args, opts).await?) }.boxed()
+    }
+}
+
+struct ServerTools {
+    client: Arc<Client>,
+    defs: Vec<ToolDef>,
+    timeout: Duration,
+}
+
+#[derive(Default)]
+struct State {
+    builtins: Vec<Arc<dyn Tool>>,
+    servers: BTreeMap<String, ServerTools>,
+    /// Every tool in order: built-ins first, then servers by name, tools in server order.
+    ordered: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+    by_server: HashMap<String, Vec<usize>>,
+}
+
+/// All tools the engine may call. Cheap to read, rebuilt on every change.
+pub struct ToolRegistry {
+    state: RwLock<State>,
+    generation: watch::Sender<u64>,
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        ToolRegistry {
+            state: RwLock::default(),
+            generation: watch::channel(0).0,
+        }
+    }
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register_builtin(&self, tool: Arc<dyn Tool>) {
+        self.update(|s| s.builtins.push(tool));
+    }
+
+    /// Replaces the tools of one server.
+    pub fn set_server_tools(
+        &self,
+        server: &str,
+        client: Arc<Client>,
+        defs: Vec<ToolDef>,
+        timeout: Duration,
+    ) {
+        self.update(|s| {
+            s.servers.insert(
+                server.to_string(),
+                ServerTools {
+                    client,
+                    defs,
+                    timeout,
+                },
+            );
+        });
+    }
+
+    /// Removes the tools of one server (it stopped or failed).
+    pub fn remove_server(&self, server: &str) {
+        let present = self
+            .state
+            .read()
+            .expect("registry lock")
+            .servers
+            .contains_key(server);
+        if present {
+            self.update(|s| {
+                s.servers.remove(server);
+            });
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let s = self.state.read().expect("registry lock");
+        s.by_name.get(name).map(|i| s.ordered[*i].clone())
+    }
+
+    /// The tool a server lists under its raw name.
+    pub fn get_mcp(&self, server: &str, tool: &str) -> Option<Arc<dyn Tool>> {
+        let s = self.state.read().expect("registry lock");
+        s.by_server
+            .get(server)?
+            .iter()
+            .map(|i| &s.ordered[*i])
+            .find(|t| matches!(&t.spec().source, ToolSource::Mcp { tool: raw, .. } if raw == tool))
+            .cloned()
+    }
+
+    pub fn list(&self) -> Vec<Arc<dyn Tool>> {
+        self.state.read().expect("registry lock").ordered.clone()
+    }
+
+    pub fn server_tools(&self, server: &str) -> Vec<Arc<dyn Tool>> {
+        let s = self.state.read().expect("registry lock");
+        s.by_server
+            .get(server)
+            .map(|ix| ix.iter().map(|i| s.ordered[*i].clone()).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.state.read().expect("registry lock").ordered.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ticks on every change.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut State)) {
+        {
+            let mut s = self.state.write().expect("registry lock");
+            f(&mut s);
+            rebuild(&mut s);
+        }
+        self.generation.send_modify(|g| *g += 1);
+    }
+}
+
+fn rebuild(s: &mut State) {
+    let mut ordered: Vec<Arc<dyn Tool>> = s.builtins.clone();
+    let reserved: HashSet<String> = s.builtins.iter().map(|t| t.spec().name.clone()).collect();
+    let pairs: Vec<(String, String)> = s
+        .servers
+        .iter()
+        .flat_map(|(srv, st)| st.defs.iter().map(move |d| (srv.clone(), d.name.clone())))
+        .collect();
+    let names = naming::assign_names(&pairs, &reserved);
+    let mut by_server: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut k = 0;
+    for (server, st) in &s.servers {
+        for def in &st.defs {
+            let name = names[k].clone();
+            k += 1;
+            let plain = format!(
+                "{}{}__{}",
+                naming::MCP_PREFIX,
+                naming::clean(server),
+                naming::clean(&def.name)
+            );
+            if reserved.contains(&plain) {
+                tracing::warn!(
+                    "MCP tool {server}/{} is named like a built-in tool; it is exposed as {name}",
+                    def.name
+                );
+            }
+            by_server
+                .entry(server.clone())
+                .or_default()
+                .push(ordered.len());
+            ordered.push(Arc::new(McpTool {
+                spec: ToolSpec {
+                    name,
+                    description: def.description.clone().unwrap_or_default(),
+                    input_schema: def.input_schema.clone(),
+                    read_only: def.read_only_hint(),
+                    source: ToolSource::Mcp {
+                        server: server.clone(),
+                        tool: def.name.clone(),
+                    },
+                },
+                tool: def.name.clone(),
+                client: st.client.clone(),
+                timeout: st.timeout,
+            }));
+        }
+    }
+    let mut by_name = HashMap::with_capacity(ordered.len());
+    for (i, t) in ordered.iter().enumerate() {
+        by_name.entry(t.spec().name.clone()).or_insert(i);
+    }
+    s.ordered = ordered;
+    s.by_name = by_name;
+    s.by_server = by_server;
+}
