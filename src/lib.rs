@@ -6,7 +6,10 @@
 
 pub mod approval;
 pub mod config;
+pub mod harness;
 pub mod mcp;
 pub mod serve;
 pub mod shell_env;
 pub mod tools;
+pub use harness::{Harness, HarnessOptions};
+pub mod bench;

@@ -1,1 +1,111 @@
-fn main() {}
+//! The `harness9` terminal binary: a thin command-line front end over the core library.
+
+mod cli;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "harness9",
+    version,
+    about = "An agent harness whose tools come from MCP servers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Inspect and use the MCP servers of a project.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Args, Clone)]
+pub struct ProjectArgs {
+    /// Project folder holding .mcp.json (default: the current folder).
+    #[arg(long, global = true, default_value = ".")]
+    project: PathBuf,
+    /// Approve the project's servers for this run without asking.
+    #[arg(long, global = true)]
+    yes: bool,
+    /// Print JSON instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// Connect to every server and show its status.
+    List {
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// List the tools of every server (or of one).
+    Tools {
+        /// Only this server.
+        server: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Call one tool and print its result.
+    Call {
+        server: String,
+        tool: String,
+        /// Arguments as a JSON object.
+        args: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Run harness9 as an MCP server on stdio with built-in tools confined to the project.
+    Serve {
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Benchmark the MCP client against a stdio server: `bench mcp -- CMD ARGS...`.
+    Mcp {
+        /// Comma-separated scenarios (default: all).
+        #[arg(long)]
+        scenarios: Option<String>,
+        /// Fewer calls and repetitions (smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    cli::init_tracing();
+    let code = match cli.command {
+        Command::Mcp(McpCommand::List { project }) => cli::run_async(cli::list(project)),
+        Command::Mcp(McpCommand::Tools { server, project }) => {
+            cli::run_async(cli::tools(project, server))
+        }
+        Command::Mcp(McpCommand::Call {
+            server,
+            tool,
+            args,
+            project,
+        }) => cli::run_async(cli::call(project, server, tool, args)),
+        Command::Mcp(McpCommand::Serve { project }) => cli::run_async(cli::serve(project)),
+        Command::Bench(BenchCommand::Mcp {
+            scenarios,
+            quick,
+            command,
+        }) => harness9::bench::run(scenarios.as_deref(), quick, &command),
+    };
+    std::process::exit(code);
+}

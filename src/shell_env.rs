@@ -82,3 +82,22 @@ fn ask_shell(shell: &str) -> Option<OsString> {
     let path = &text[start..end];
     (!path.is_empty()).then(|| OsString::from(path))
 }
+
+/// Name by which `.mcp.json` can run harness9's own built-in server (`harness9 mcp serve`).
+pub const SELF_COMMAND: &str = "harness9";
+
+/// `harness9` in a server's command means the `harness9` binary installed beside the
+/// running program, when there is one, so the example project works from a fresh build
+/// without installing anything on PATH. Any other command is returned unchanged.
+pub fn resolve_command(command: &str) -> String {
+    if command != SELF_COMMAND {
+        return command.to_string();
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            let sibling = exe.with_file_name(SELF_COMMAND);
+            sibling.is_file().then(|| sibling.display().to_string())
+        })
+        .unwrap_or_else(|| command.to_string())
+}

@@ -570,7 +570,7 @@ impl Manager {
                     }
                 });
                 let spec = StdioSpec {
-                    command: command.clone(),
+                    command: crate::shell_env::resolve_command(command),
                     args: args.clone(),
                     env: env.clone(),
                     cwd: cwd.or_else(|| Some(self.inner.project.clone())),

@@ -1,0 +1,640 @@
+//! `harness9 bench mcp`: times the MCP client core against any stdio MCP server.
+//!
+//! Owns the scenarios and the output format of `bench-contract.md`: one JSON object per
+//! line on stdout (a meta line, then exactly one line per requested scenario, `ok:false`
+//! with the reason when a scenario fails), and a human-readable table on stderr. Every
+//! scenario spawns its own servers through the library's stdio transport and talks to them
+//! through the library's [`Client`], on a tokio current-thread runtime, so the figures are
+//! those of the code the app runs. Every echo answer is checked for equality with what was
+//! sent; a wrong answer fails the scenario.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{json, Map, Value};
+
+use crate::mcp::transport::stdio::{spawn, StdioSpec};
+use crate::mcp::{Client, Content, RequestOptions, ServerLog};
+
+/// Schema tag of every output line.
+pub const SCHEMA: &str = "mcp-bench/1";
+
+/// Every scenario, in the order they run by default.
+pub const SCENARIOS: [&str; 6] = [
+    "handshake",
+    "seq_latency",
+    "throughput",
+    "big_list",
+    "big_result",
+    "fanout_start",
+];
+
+/// Fresh servers started (and timed) by `handshake`.
+const HANDSHAKE_REPS: usize = 20;
+/// Untimed calls before `seq_latency` starts timing.
+const SEQ_WARMUP: usize = 200;
+/// Timed sequential calls.
+const SEQ_CALLS: usize = 2_000;
+/// Untimed calls before `throughput` starts timing.
+const THROUGHPUT_WARMUP: usize = 1_000;
+/// Timed pipelined calls.
+const THROUGHPUT_CALLS: usize = 20_000;
+/// Most calls `throughput` keeps in flight.
+const THROUGHPUT_IN_FLIGHT: usize = 64;
+/// Size of the echo text of `seq_latency` and `throughput`.
+const SMALL_TEXT_BYTES: usize = 64;
+/// Tools the server is asked to list in `big_list`.
+const BIG_LIST_TOOLS: usize = 10_000;
+/// Timed `tools/list` calls of `big_list`.
+const BIG_LIST_CALLS: usize = 5;
+/// Size of the echo text of `big_result`.
+const BIG_RESULT_BYTES: usize = 4 * 1024 * 1024;
+/// Untimed and timed calls of `big_result`.
+const BIG_RESULT_WARMUP: usize = 1;
+const BIG_RESULT_CALLS: usize = 3;
+/// Servers started at once by `fanout_start`, and the delay each puts before its answer.
+const FANOUT_SERVERS: usize = 20;
+const FANOUT_INIT_DELAY_MS: u64 = 300;
+/// `--quick` divides call counts by this...
+const QUICK_CALL_DIVISOR: usize = 10;
+/// ...and handshake repetitions by this.
+const QUICK_HANDSHAKE_DIVISOR: usize = 4;
+/// A scenario still running after this long fails instead of hanging the benchmark.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Environment variable asking the server for N synthetic tools.
+const ENV_TOOLS: &str = "REFSERVER_TOOLS";
+/// Environment variable asking the server to delay its `initialize` answer.
+const ENV_INIT_DELAY: &str = "REFSERVER_INIT_DELAY_MS";
+
+/// Runs the benchmark and prints the JSON lines to stdout; returns the process exit code
+/// (0 when every requested scenario ran, even if some failed with ok:false; 2 for bad
+/// arguments such as an unknown scenario name).
+pub fn run(scenarios: Option<&str>, quick: bool, command: &[String]) -> i32 {
+    let selected = match parse_scenarios(scenarios) {
+        Ok(s) => s,
+        Err(message) => {
+            eprintln!("harness9 bench mcp: {message}");
+            return 2;
+        }
+    };
+    if command.is_empty() || command[0].is_empty() {
+        eprintln!("harness9 bench mcp: give the server command after `--`, e.g. `harness9 bench mcp -- mcp-fixture`");
+        return 2;
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("harness9 bench mcp: cannot start the tokio runtime: {e}");
+            return 1;
+        }
+    };
+    let bench = Bench {
+        command: command.to_vec(),
+        sizes: Sizes::new(quick),
+    };
+    emit(&json!({
+        "schema": SCHEMA,
+        "client": "harness9",
+        "scenario": "meta",
+        "sdk": "harness9",
+        "sdk_version": env!("CARGO_PKG_VERSION"),
+        "runtime": "rust, tokio current_thread",
+    }));
+    let mut rows = Vec::with_capacity(selected.len());
+    for name in selected {
+        eprintln!("bench: running {name}...");
+        let outcome = runtime.block_on(async {
+            match tokio::time::timeout(SCENARIO_TIMEOUT, bench.scenario(name)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(format!(
+                    "did not finish within {} s",
+                    SCENARIO_TIMEOUT.as_secs()
+                )),
+            }
+        });
+        emit(&outcome_line(name, &outcome));
+        rows.push((name, outcome));
+    }
+    drop(runtime);
+    eprint!("{}", table(&rows));
+    0
+}
+
+fn parse_scenarios(list: Option<&str>) -> Result<Vec<&'static str>, String> {
+    let Some(list) = list else {
+        return Ok(SCENARIOS.to_vec());
+    };
+    let mut selected = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some(name) = SCENARIOS.iter().find(|s| **s == item) else {
+            return Err(format!(
+                "unknown scenario \"{item}\"; choose from {}",
+                SCENARIOS.join(", ")
+            ));
+        };
+        if !selected.contains(name) {
+            selected.push(*name);
+        }
+    }
+    if selected.is_empty() {
+        return Err(format!(
+            "--scenarios is empty; choose from {}",
+            SCENARIOS.join(", ")
+        ));
+    }
+    Ok(selected)
+}
+
+/// Repetitions and call counts, full or `--quick`.
+struct Sizes {
+    handshake: usize,
+    seq_warmup: usize,
+    seq_calls: usize,
+    throughput_warmup: usize,
+    throughput_calls: usize,
+}
+
+impl Sizes {
+    fn new(quick: bool) -> Sizes {
+        let (calls, reps) = if quick {
+            (QUICK_CALL_DIVISOR, QUICK_HANDSHAKE_DIVISOR)
+        } else {
+            (1, 1)
+        };
+        Sizes {
+            handshake: HANDSHAKE_REPS / reps,
+            seq_warmup: SEQ_WARMUP / calls,
+            seq_calls: SEQ_CALLS / calls,
+            throughput_warmup: THROUGHPUT_WARMUP / calls,
+            throughput_calls: THROUGHPUT_CALLS / calls,
+        }
+    }
+}
+
+/// A scenario's figures: the fields after `"ok":true`, in output order.
+type Figures = Map<String, Value>;
+
+struct Bench {
+    command: Vec<String>,
+    sizes: Sizes,
+}
+
+impl Bench {
+    async fn scenario(&self, name: &str) -> Result<Figures, String> {
+        match name {
+            "handshake" => self.handshake().await,
+            "seq_latency" => self.seq_latency().await,
+            "throughput" => self.throughput().await,
+            "big_list" => self.big_list().await,
+            "big_result" => self.big_result().await,
+            "fanout_start" => self.fanout_start().await,
+            other => Err(format!("unknown scenario {other}")),
+        }
+    }
+
+    /// Spawns the server and runs the handshake.
+    async fn connect(&self, env: &[(&str, String)]) -> Result<Client, String> {
+        let spec = StdioSpec {
+            command: self.command[0].clone(),
+            args: self.command[1..].to_vec(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            cwd: None,
+            path: None,
+        };
+        let log = Arc::new(ServerLog::default());
+        let conn = spawn(&spec, log.clone()).map_err(|e| e.to_string())?;
+        Client::connect(conn, "bench", log)
+            .await
+            .map_err(|e| format!("initialize failed: {e}"))
+    }
+
+    async fn handshake(&self) -> Result<Figures, String> {
+        let mut times = Vec::with_capacity(self.sizes.handshake);
+        for _ in 0..self.sizes.handshake {
+            let start = Instant::now();
+            let client = self.connect(&[]).await?;
+            let listed = client.list_tools(None).await;
+            let elapsed = start.elapsed();
+            client.close().await;
+            listed.map_err(|e| format!("tools/list failed: {e}"))?;
+            times.push(elapsed);
+        }
+        let ms = to_millis(&times);
+        let stats = Stats::of(&ms);
+        Ok(figures([
+            ("unit", json!("ms")),
+            ("value", num3(stats.median)),
+            ("median", num3(stats.median)),
+            ("p90", num3(stats.percentile(90))),
+            ("n", json!(ms.len())),
+        ]))
+    }
+
+    async fn seq_latency(&self) -> Result<Figures, String> {
+        let client = self.connect(&[]).await?;
+        let result = self.seq_latency_on(&client).await;
+        client.close().await;
+        result
+    }
+
+    async fn seq_latency_on(&self, client: &Client) -> Result<Figures, String> {
+        let (warmup, calls) = (self.sizes.seq_warmup, self.sizes.seq_calls);
+        let mut times = Vec::with_capacity(calls);
+        for i in 0..warmup + calls {
+            let text = small_text(i);
+            let args = echo_args(&text);
+            let start = Instant::now();
+            checked_echo(client, args, &text).await?;
+            let elapsed = start.elapsed();
+            if i >= warmup {
+                times.push(elapsed);
+            }
+        }
+        let us: Vec<f64> = times.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+        let stats = Stats::of(&us);
+        Ok(figures([
+            ("unit", json!("us")),
+            ("value", num3(stats.median)),
+            ("median", num3(stats.median)),
+            ("p99", num3(stats.percentile(99))),
+            ("mean", num3(stats.mean)),
+            ("n", json!(us.len())),
+        ]))
+    }
+
+    async fn throughput(&self) -> Result<Figures, String> {
+        let client = self.connect(&[]).await?;
+        let result = self.throughput_on(&client).await;
+        client.close().await;
+        result
+    }
+
+    async fn throughput_on(&self, client: &Client) -> Result<Figures, String> {
+        let (warmup, calls) = (self.sizes.throughput_warmup, self.sizes.throughput_calls);
+        pipelined_echoes(client, 0..warmup).await?;
+        let start = Instant::now();
+        pipelined_echoes(client, warmup..warmup + calls).await?;
+        let secs = start.elapsed().as_secs_f64();
+        let rate = calls as f64 / secs;
+        Ok(figures([
+            ("unit", json!("calls/s")),
+            ("value", num1(rate)),
+            ("n", json!(calls)),
+            ("in_flight", json!(THROUGHPUT_IN_FLIGHT)),
+            ("elapsed_ms", num3(secs * 1e3)),
+        ]))
+    }
+
+    async fn big_list(&self) -> Result<Figures, String> {
+        let client = self
+            .connect(&[(ENV_TOOLS, BIG_LIST_TOOLS.to_string())])
+            .await?;
+        let result = big_list_on(&client).await;
+        client.close().await;
+        result
+    }
+
+    async fn big_result(&self) -> Result<Figures, String> {
+        let client = self.connect(&[]).await?;
+        let result = big_result_on(&client).await;
+        client.close().await;
+        result
+    }
+
+    async fn fanout_start(&self) -> Result<Figures, String> {
+        let env = [(ENV_INIT_DELAY, FANOUT_INIT_DELAY_MS.to_string())];
+        let start = Instant::now();
+        let started = futures::future::join_all((0..FANOUT_SERVERS).map(|_| async {
+            let client = self.connect(&env).await?;
+            match client.list_tools(None).await {
+                Ok(tools) => Ok((client, tools.len())),
+                Err(e) => {
+                    client.close().await;
+                    Err(format!("tools/list failed: {e}"))
+                }
+            }
+        }))
+        .await;
+        let elapsed = start.elapsed();
+        let mut clients = Vec::with_capacity(started.len());
+        let mut first_error = None;
+        for outcome in started {
+            match outcome {
+                Ok((client, _)) => clients.push(client),
+                Err(e) => first_error = first_error.or(Some(e)),
+            }
+        }
+        futures::future::join_all(clients.iter().map(Client::close)).await;
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        Ok(figures([
+            ("unit", json!("ms")),
+            ("value", num3(elapsed.as_secs_f64() * 1e3)),
+            ("n", json!(FANOUT_SERVERS)),
+            ("init_delay_ms", json!(FANOUT_INIT_DELAY_MS)),
+        ]))
+    }
+}
+
+async fn big_list_on(client: &Client) -> Result<Figures, String> {
+    let mut times = Vec::with_capacity(BIG_LIST_CALLS);
+    let mut listed = 0;
+    for _ in 0..BIG_LIST_CALLS {
+        let start = Instant::now();
+        let tools = client
+            .list_tools(None)
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        times.push(start.elapsed());
+        listed = tools.len();
+        if listed < BIG_LIST_TOOLS {
+            return Err(format!(
+                "the server listed {listed} tools, fewer than the {BIG_LIST_TOOLS} asked for with {ENV_TOOLS}"
+            ));
+        }
+        drop(tools);
+    }
+    let ms = to_millis(&times);
+    let stats = Stats::of(&ms);
+    Ok(figures([
+        ("unit", json!("ms")),
+        ("value", num3(stats.median)),
+        ("median", num3(stats.median)),
+        ("n", json!(ms.len())),
+        ("tools", json!(listed)),
+    ]))
+}
+
+async fn big_result_on(client: &Client) -> Result<Figures, String> {
+    let text = big_text(BIG_RESULT_BYTES);
+    let mut times = Vec::with_capacity(BIG_RESULT_CALLS);
+    for i in 0..BIG_RESULT_WARMUP + BIG_RESULT_CALLS {
+        let args = echo_args(&text);
+        let start = Instant::now();
+        checked_echo(client, args, &text).await?;
+        let elapsed = start.elapsed();
+        if i >= BIG_RESULT_WARMUP {
+            times.push(elapsed);
+        }
+    }
+    let ms = to_millis(&times);
+    let stats = Stats::of(&ms);
+    Ok(figures([
+        ("unit", json!("ms")),
+        ("value", num3(stats.median)),
+        ("median", num3(stats.median)),
+        ("n", json!(ms.len())),
+        ("bytes", json!(BIG_RESULT_BYTES)),
+    ]))
+}
+
+/// Echo calls numbered `range`, at most [`THROUGHPUT_IN_FLIGHT`] at a time, all checked.
+async fn pipelined_echoes(client: &Client, range: std::ops::Range<usize>) -> Result<(), String> {
+    futures::stream::iter(range)
+        .map(|i| async move {
+            let text = small_text(i);
+            checked_echo(client, echo_args(&text), &text).await
+        })
+        .buffer_unordered(THROUGHPUT_IN_FLIGHT)
+        .try_for_each(|()| futures::future::ready(Ok(())))
+        .await
+}
+
+fn echo_args(text: &str) -> Value {
+    json!({ "text": text })
+}
+
+/// One `tools/call echo`, failing unless the answer is exactly one text block equal to
+/// `expected`.
+async fn checked_echo(client: &Client, args: Value, expected: &str) -> Result<(), String> {
+    let result = client
+        .call_tool("echo", Some(args), RequestOptions::default())
+        .await
+        .map_err(|e| format!("tools/call echo failed: {e}"))?;
+    if result.is_error {
+        return Err(format!(
+            "tools/call echo returned a tool error: {}",
+            preview(&result.to_text())
+        ));
+    }
+    match result.content.as_slice() {
+        [Content::Text { text }] if text == expected => Ok(()),
+        [Content::Text { text }] => Err(format!(
+            "echo answered different text ({} bytes, expected {}): {}",
+            text.len(),
+            expected.len(),
+            preview(text)
+        )),
+        other => Err(format!(
+            "echo answered {} content blocks instead of one text block",
+            other.len()
+        )),
+    }
+}
+
+fn preview(text: &str) -> String {
+    let mut end = text.len().min(80);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+/// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails.
+fn small_text(i: usize) -> String {
+    let mut text = format!("echo {i:012} ");
+    let pattern = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut k = 0;
+    while text.len() < SMALL_TEXT_BYTES {
+        text.push(pattern[k % pattern.len()] as char);
+        k += 1;
+    }
+    text.truncate(SMALL_TEXT_BYTES);
+    text
+}
+
+/// `bytes` bytes of printable ASCII that needs no JSON escaping.
+fn big_text(bytes: usize) -> String {
+    let line = b"The quick brown fox jumps over the lazy dog 0123456789. ";
+    let text: Vec<u8> = line.iter().copied().cycle().take(bytes).collect();
+    String::from_utf8(text).expect("ASCII")
+}
+
+/// Median, mean and nearest-rank percentiles of one sample.
+struct Stats {
+    sorted: Vec<f64>,
+    median: f64,
+    mean: f64,
+}
+
+impl Stats {
+    fn of(values: &[f64]) -> Stats {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = match n {
+            0 => f64::NAN,
+            _ if n % 2 == 1 => sorted[n / 2],
+            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        };
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        Stats {
+            sorted,
+            median,
+            mean,
+        }
+    }
+
+    /// Nearest rank: `sorted[ceil(q·n) − 1]`, with `q = percent / 100` computed exactly.
+    fn percentile(&self, percent: usize) -> f64 {
+        let n = self.sorted.len();
+        if n == 0 {
+            return f64::NAN;
+        }
+        let rank = (percent * n).div_ceil(100).max(1);
+        self.sorted[rank.min(n) - 1]
+    }
+}
+
+fn to_millis(times: &[Duration]) -> Vec<f64> {
+    times.iter().map(|d| d.as_secs_f64() * 1e3).collect()
+}
+
+fn round_to(x: f64, places: i32) -> Value {
+    let scale = 10f64.powi(places);
+    json!((x * scale).round() / scale)
+}
+
+fn num3(x: f64) -> Value {
+    round_to(x, 3)
+}
+
+fn num1(x: f64) -> Value {
+    round_to(x, 1)
+}
+
+fn figures<const N: usize>(fields: [(&str, Value); N]) -> Figures {
+    fields
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// The JSON line of one scenario.
+fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
+    let mut line = Map::new();
+    line.insert("schema".into(), json!(SCHEMA));
+    line.insert("client".into(), json!("harness9"));
+    line.insert("scenario".into(), json!(name));
+    match outcome {
+        Ok(fields) => {
+            line.insert("ok".into(), json!(true));
+            for (k, v) in fields {
+                line.insert(k.clone(), v.clone());
+            }
+        }
+        Err(error) => {
+            line.insert("ok".into(), json!(false));
+            line.insert("error".into(), json!(error));
+        }
+    }
+    Value::Object(line)
+}
+
+/// Prints one line to stdout and flushes, so a reader sees each scenario as it ends.
+fn emit(line: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// The human-readable summary for stderr.
+fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
+    let mut text = format!(
+        "\n{:<14} {:>14} {:<8} details\n",
+        "scenario", "value", "unit"
+    );
+    for (name, outcome) in rows {
+        match outcome {
+            Ok(fields) => {
+                let value = fields
+                    .get("value")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(f64::NAN);
+                let unit = fields.get("unit").and_then(Value::as_str).unwrap_or("");
+                let details: Vec<String> = fields
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "unit" | "value"))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                text.push_str(&format!(
+                    "{name:<14} {value:>14.3} {unit:<8} {}\n",
+                    details.join(" ")
+                ));
+            }
+            Err(error) => {
+                let first = error.lines().next().unwrap_or("");
+                text.push_str(&format!("{name:<14} {:>14} {:<8} {first}\n", "FAILED", ""));
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_nearest_rank() {
+        let s = Stats::of(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!(s.median, 2.5);
+        assert_eq!(s.percentile(90), 4.0);
+        assert_eq!(s.percentile(50), 2.0);
+        let values: Vec<f64> = (1..=2000).map(f64::from).collect();
+        let s = Stats::of(&values);
+        assert_eq!(s.percentile(99), 1980.0);
+        assert_eq!(s.median, 1000.5);
+        let s = Stats::of(&[7.0, 5.0, 6.0]);
+        assert_eq!((s.median, s.percentile(90)), (6.0, 7.0));
+    }
+
+    #[test]
+    fn scenario_list() {
+        assert_eq!(parse_scenarios(None).unwrap(), SCENARIOS.to_vec());
+        assert_eq!(
+            parse_scenarios(Some("big_list, handshake,big_list")).unwrap(),
+            vec!["big_list", "handshake"]
+        );
+        assert!(parse_scenarios(Some("handshake,nope")).is_err());
+        assert!(parse_scenarios(Some(" , ")).is_err());
+    }
+
+    #[test]
+    fn texts() {
+        assert_eq!(small_text(7).len(), SMALL_TEXT_BYTES);
+        assert_ne!(small_text(7), small_text(8));
+        let big = big_text(BIG_RESULT_BYTES);
+        assert_eq!(big.len(), BIG_RESULT_BYTES);
+        assert!(big.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
+    }
+
+    #[test]
+    fn failure_line() {
+        let line = outcome_line("big_result", &Err("boom".into()));
+        assert_eq!(
+            line.to_string(),
+            r#"{"schema":"mcp-bench/1","client":"harness9","scenario":"big_result","ok":false,"error":"boom"}"#
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! `harness9 mcp …` commands: each opens the project through the [`Harness`] façade, asks
+//! for approval when needed, and prints a table or JSON. Exit codes: 0 success, 1 the
+//! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
+
+use std::future::Future;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use harness9::mcp::{ApprovalPolicy, ServerState, ServerStatus};
+use harness9::tools::{CallContext, ToolSource};
+use harness9::{Harness, HarnessOptions};
+use serde_json::{json, Value};
+
+use crate::ProjectArgs;
+
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+/// `HARNESS9_LOG` sets the log filter (default: errors only), logs go to stderr.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HARNESS9_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+pub fn run_async<F: Future<Output = i32>>(f: F) -> i32 {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(f)
+}
+
+/// Opens the project and starts its servers (or only `only`); `None` when `.mcp.json`
+/// cannot be read (the error is already printed).
+async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i32> {
+    if !args.project.is_dir() {
+        eprintln!(
+            "harness9: project folder \"{}\" does not exist",
+            args.project.display()
+        );
+        return Err(EXIT_USAGE);
+    }
+    let harness = Harness::open(
+        &args.project,
+        HarnessOptions {
+            policy: if args.yes {
+                ApprovalPolicy::AllowAll
+            } else {
+                ApprovalPolicy::Ask
+            },
+            ..HarnessOptions::default()
+        },
+    );
+    let config = harness.start(only).await;
+    if let Some(err) = &config.error {
+        eprintln!("harness9: {err}");
+        return Err(EXIT_USAGE);
+    }
+    ask_approval(&harness);
+    let longest = config
+        .enabled()
+        .map(|s| s.startup_timeout)
+        .max()
+        .unwrap_or_default();
+    harness
+        .manager()
+        .wait_settled(longest + Duration::from_secs(5))
+        .await;
+    Ok(harness)
+}
+
+/// On a terminal, lists what unapproved servers would run and asks.
+fn ask_approval(harness: &Harness) {
+    let waiting = harness.manager().awaiting_approval();
+    if waiting.is_empty() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return;
+    }
+    let mut err = std::io::stderr();
+    let _ = writeln!(
+        err,
+        "This project's .mcp.json wants to start {} server(s) that you have not approved:",
+        waiting.len()
+    );
+    for s in &waiting {
+        let _ = writeln!(
+            err,
+            "  {:<16} {}: {}",
+            s.name,
+            s.transport.kind(),
+            s.transport.target()
+        );
+    }
+    let _ = write!(
+        err,
+        "Start them? [y]es for this run / [a]lways for this project / [N]o: "
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    let names: Vec<String> = waiting.iter().map(|s| s.name.clone()).collect();
+    let result = match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => harness.manager().approve(&names, false),
+        "a" | "always" => harness.manager().approve(&names, true),
+        _ => Ok(()),
+    };
+    if let Err(e) = result {
+        eprintln!("harness9: could not record the approval: {e}");
+    }
+}
+
+fn status_json(s: &ServerStatus) -> Value {
+    let (tools, error, protocol, server_name, server_version, tail) = match &s.state {
+        ServerState::Connected {
+            tools,
+            protocol_version,
+            server_name,
+            server_version,
+        } => (
+            *tools,
+            None,
+            Some(protocol_version.clone()),
+            Some(server_name.clone()),
+            Some(server_version.clone()),
+            None,
+        ),
+        ServerState::Failed {
+            reason,
+            stderr_tail,
+        } => (
+            0,
+            Some(reason.clone()),
+            None,
+            None,
+            None,
+            Some(stderr_tail.clone()),
+        ),
+        ServerState::AwaitingApproval => (
+            0,
+            Some("awaiting approval: run with --yes, or approve when asked on a terminal".into()),
+            None,
+            None,
+            None,
+            None,
+        ),
+        _ => (0, None, None, None, None, None),
+    };
+    json!({
+        "name": s.name,
+        "transport": s.transport,
+        "target": s.target,
+        "status": s.state.word(),
+        "tools": tools,
+        "error": error,
+        "protocolVersion": protocol,
+        "serverName": server_name,
+        "serverVersion": server_version,
+        "stderrTail": tail,
+    })
+}
+
+fn status_mark(state: &ServerState) -> &'static str {
+    match state {
+        ServerState::Connected { .. } => "●",
+        ServerState::Starting { .. } => "○",
+        ServerState::Failed { .. } => "✗",
+        ServerState::Disabled => "-",
+        ServerState::AwaitingApproval => "?",
+        ServerState::Stopped => "■",
+    }
+}
+
+pub async fn list(args: ProjectArgs) -> i32 {
+    let harness = match open(&args, None).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let snapshot = harness.manager().snapshot();
+    if args.json {
+        let rows: Vec<Value> = snapshot.servers.iter().map(status_json).collect();
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+    } else if snapshot.servers.is_empty() {
+        println!(
+            "No MCP servers configured in {}",
+            args.project.join(harness9::config::MCP_JSON).display()
+        );
+    } else {
+        println!(
+            "{:<20} {:<9} {:<20} {:>5}  ERROR",
+            "NAME", "TRANSPORT", "STATUS", "TOOLS"
+        );
+        for s in &snapshot.servers {
+            let row = status_json(s);
+            let error = row["error"].as_str().unwrap_or("");
+            let first = error.lines().next().unwrap_or("");
+            println!(
+                "{:<20} {:<9} {} {:<18} {:>5}  {}",
+                s.name,
+                s.transport,
+                status_mark(&s.state),
+                s.state.word(),
+                row["tools"],
+                first
+            );
+        }
+    }
+    harness.shutdown().await;
+    0
+}
+
+pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
+    let only = server.clone().map(|s| vec![s]);
+    let harness = match open(&args, only.as_deref()).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let snapshot = harness.manager().snapshot();
+    if let Some(name) = &server {
+        if !snapshot.servers.iter().any(|s| &s.name == name) {
+            let cfg = harness.load_config();
+            let known: Vec<&String> = cfg.servers.keys().collect();
+            eprintln!("harness9: no server named \"{name}\" in .mcp.json (servers: {known:?})");
+            harness.shutdown().await;
+            return EXIT_USAGE;
+        }
+    }
+    for s in &snapshot.servers {
+        if let ServerState::Failed { reason, .. } = &s.state {
+            eprintln!("harness9: server \"{}\" failed: {reason}", s.name);
+        } else if s.state == ServerState::AwaitingApproval {
+            eprintln!(
+                "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
+                s.name
+            );
+        }
+    }
+    let tools = harness.registry().list();
+    let rows: Vec<(String, String, String, &harness9::tools::ToolSpec)> = tools
+        .iter()
+        .filter_map(|t| match &t.spec().source {
+            ToolSource::Mcp { server, tool } => Some((
+                t.spec().name.clone(),
+                server.clone(),
+                tool.clone(),
+                t.spec(),
+            )),
+            ToolSource::Builtin => None,
+        })
+        .collect();
+    if args.json {
+        let out: Vec<Value> = rows
+            .iter()
+            .map(|(name, server, tool, spec)| {
+                json!({"name": name, "server": server, "tool": tool, "description": spec.description, "inputSchema": spec.input_schema})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+    } else {
+        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+        let raw_width = rows.iter().map(|r| r.2.len()).max().unwrap_or(4).max(4);
+        println!("{:<width$}  {:<raw_width$}  DESCRIPTION", "NAME", "TOOL");
+        for (name, _, tool, spec) in &rows {
+            let first = spec.description.lines().next().unwrap_or("");
+            println!("{name:<width$}  {tool:<raw_width$}  {first}");
+        }
+    }
+    harness.shutdown().await;
+    0
+}
+
+pub async fn call(
+    args: ProjectArgs,
+    server: String,
+    tool: String,
+    arguments: Option<String>,
+) -> i32 {
+    let arguments = match arguments.as_deref().map(serde_json::from_str::<Value>) {
+        None => json!({}),
+        Some(Ok(v @ Value::Object(_))) => v,
+        Some(Ok(_)) | Some(Err(_)) => {
+            eprintln!(
+                "harness9: ARGS_JSON must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'"
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let cfg = harness9::config::McpConfig::load_project(&args.project);
+    if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
+        let known: Vec<&String> = cfg.servers.keys().collect();
+        eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+        return EXIT_USAGE;
+    }
+    let only = [server.clone()];
+    let harness = match open(&args, Some(&only)).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<harness9::mcp::Progress>();
+    let printer = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let msg = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+            eprintln!("progress {}{total}{msg}", p.progress);
+        }
+    });
+    let ctx = CallContext {
+        timeout: None,
+        progress: Some(tx),
+    };
+    let outcome = harness.call_tool(&server, &tool, arguments, ctx).await;
+    let _ = printer.await;
+    let code = match outcome {
+        Ok(result) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&result).expect("json"));
+            } else if result.is_error {
+                eprintln!("{}", result.to_text());
+            } else {
+                println!("{}", result.to_text());
+            }
+            if result.is_error {
+                EXIT_FAILED
+            } else {
+                0
+            }
+        }
+        Err(e @ harness9::harness::CallError::UnknownTool { .. }) => {
+            eprintln!("harness9: {e}");
+            EXIT_USAGE
+        }
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            EXIT_FAILED
+        }
+    };
+    harness.shutdown().await;
+    code
+}
+
+pub async fn serve(args: ProjectArgs) -> i32 {
+    match harness9::serve::serve(
+        args.project.clone(),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+    {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            EXIT_FAILED
+        }
+    }
+}

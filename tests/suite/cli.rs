@@ -1,0 +1,264 @@
+//! The `harness9` binary end to end: output shapes and exit codes.
+
+use serde_json::{json, Value};
+
+use super::{fixture_bin, Project};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn demo() -> Project {
+    let p = Project::new(&json!({"mcpServers": {
+        "demo": {"command": "harness9", "args": ["mcp", "serve", "--project", "."]},
+        "fx": {"command": fixture_bin()},
+        "dead": {"command": fixture_bin(), "args": ["--exit-at-once", "no token"]}
+    }}));
+    std::fs::write(p.path().join("hello.txt"), "first line\nsecond line\n").unwrap();
+    p
+}
+
+#[test]
+fn list_json_shape_and_exit_code() {
+    let p = demo();
+    let o = p.cli(&["mcp", "list", "--yes", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = |n: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let demo = row("demo");
+    assert_eq!(demo["status"], "connected");
+    assert_eq!(demo["transport"], "stdio");
+    assert_eq!(demo["tools"], 3);
+    assert_eq!(demo["error"], Value::Null);
+    assert_eq!(demo["protocolVersion"], "2025-11-25");
+    assert_eq!(demo["serverName"], "harness9");
+    let dead = row("dead");
+    assert_eq!(dead["status"], "failed");
+    assert_eq!(dead["tools"], 0);
+    assert!(
+        dead["error"].as_str().unwrap().contains("no token"),
+        "{dead}"
+    );
+}
+
+#[test]
+fn list_table_and_awaiting_approval_without_a_terminal() {
+    let p = demo();
+    let o = p.cli(&["mcp", "list"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(out.starts_with("NAME"), "{out}");
+    for name in ["demo", "fx", "dead"] {
+        let line = out.lines().find(|l| l.starts_with(name)).unwrap();
+        assert!(line.contains("awaiting-approval"), "{line}");
+    }
+    let o = p.cli(&["mcp", "list", "--json"]);
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["status"] == "awaiting-approval"));
+}
+
+#[test]
+fn invalid_json_exits_2_with_position() {
+    let p = Project::new(&json!({}));
+    std::fs::write(
+        p.path().join(".mcp.json"),
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n",
+    )
+    .unwrap();
+    let o = p.cli(&["mcp", "list", "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains(".mcp.json:3:26: invalid JSON: trailing comma"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_config_file_means_no_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(super::harness9_bin())
+        .args(["mcp", "list", "--json", "--project"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap(),
+        json!([])
+    );
+}
+
+#[test]
+fn tools_json_shape() {
+    let p = demo();
+    let o = p.cli(&["mcp", "tools", "demo", "--yes", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tools: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "mcp__demo__read_file",
+            "mcp__demo__list_dir",
+            "mcp__demo__search_text"
+        ]
+    );
+    let first = &tools[0];
+    assert_eq!(first["server"], "demo");
+    assert_eq!(first["tool"], "read_file");
+    assert!(first["description"].as_str().unwrap().len() > 10);
+    assert_eq!(first["inputSchema"]["type"], "object");
+    // Table form: qualified name, raw name, first line of the description.
+    let o = p.cli(&["mcp", "tools", "--yes"]);
+    let out = stdout(&o);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("mcp__fx__echo") && l.contains(" echo ")),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("server \"dead\" failed"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn call_prints_text_and_json() {
+    let p = demo();
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "demo",
+        "read_file",
+        r#"{"path": "hello.txt"}"#,
+        "--yes",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("first line"), "{}", stdout(&o));
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "fx",
+        "echo",
+        r#"{"text": "hi"}"#,
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap(),
+        json!({"content": [{"type": "text", "text": "hi"}]})
+    );
+}
+
+#[test]
+fn call_exit_codes() {
+    let p = demo();
+    // The tool reports an error: 1, message on stderr.
+    let o = p.cli(&["mcp", "call", "fx", "fail", "--yes"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).trim(), "this tool failed");
+    // Escaping the project folder is refused by the built-in server.
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "demo",
+        "read_file",
+        r#"{"path": "../../etc/passwd"}"#,
+        "--yes",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("outside the project folder"),
+        "{}",
+        stderr(&o)
+    );
+    // The server failed: 1.
+    let o = p.cli(&["mcp", "call", "dead", "echo", "--yes"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("server \"dead\" is not connected: the server exited with status 2"),
+        "{}",
+        stderr(&o)
+    );
+    // Bad arguments: 2.
+    let o = p.cli(&["mcp", "call", "fx", "echo", "[1, 2]", "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ARGS_JSON must be a JSON object"));
+    let o = p.cli(&["mcp", "call", "nope", "echo", "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no server named \"nope\""),
+        "{}",
+        stderr(&o)
+    );
+    let o = p.cli(&["mcp", "call", "fx", "nope", "--yes"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("server \"fx\" has no tool \"nope\" (it has: echo, "),
+        "{}",
+        stderr(&o)
+    );
+    // Not approved: 1 with a hint.
+    let o = p.cli(&["mcp", "call", "fx", "echo"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("awaiting your approval"),
+        "{}",
+        stderr(&o)
+    );
+    // Unknown subcommand: clap's usage error, 2.
+    assert_eq!(p.cli(&["mcp", "frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn call_shows_progress_on_stderr() {
+    let p = demo();
+    let o = p.cli(&["mcp", "call", "fx", "progress", r#"{"steps": 2}"#, "--yes"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o).trim(), "done");
+    assert!(
+        stderr(&o).contains("progress 1/2 step 1 of 2"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bundled_demo_project_connects() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    let data = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(super::harness9_bin())
+        .args(["mcp", "list", "--yes", "--json", "--project"])
+        .arg(&demo)
+        .env("HARNESS9_DATA_DIR", data.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(rows[0]["name"], "demo");
+    assert_eq!(rows[0]["status"], "connected", "{rows}");
+    assert_eq!(rows[0]["tools"], 3);
+}
