@@ -5,9 +5,10 @@
 setup:
 	bash scripts/setup.sh
 
-# Needs only cargo, not `setup`. Placeholder command: it will change as the CLI grows.
+# Opens harness9 on a project (default: the bundled example project).
+DIR ?= examples/demo
 run:
-	cargo run --release --bin harness9 -- mcp list --project examples/demo
+	cargo run --release --bin harness9 -- mcp list --project "$(DIR)"
 
 # setup + cargo fmt --check + clippy -D warnings + cargo test.
 test:

@@ -262,3 +262,101 @@ fn bundled_demo_project_connects() {
     assert_eq!(rows[0]["status"], "connected", "{rows}");
     assert_eq!(rows[0]["tools"], 3);
 }
+
+#[test]
+fn outside_a_terminal_servers_get_the_login_shells_path() {
+    let tools = tempfile::tempdir().unwrap();
+    let bin = tools.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let only_there = bin.join("h9-only-on-login-path");
+    std::fs::write(
+        &only_there,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", fixture_bin()),
+    )
+    .unwrap();
+    // A "login shell" that adds that folder to PATH, as a user's profile would.
+    let shell = tools.path().join("fake-login-shell");
+    std::fs::write(
+        &shell,
+        format!(
+            "#!/bin/sh\nfor last; do :; done\nPATH=\"{}:$PATH\" exec /bin/sh -c \"$last\"\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    for f in [&only_there, &shell] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": "h9-only-on-login-path"}}}));
+    let run = |shell: &std::path::Path| {
+        let o = std::process::Command::new(super::harness9_bin())
+            .args(["mcp", "list", "--yes", "--json", "--project"])
+            .arg(p.path())
+            .env("HARNESS9_DATA_DIR", p.data.path())
+            .env("SHELL", shell)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()[0].clone()
+    };
+    assert_eq!(run(&shell)["status"], "connected");
+    let without = run(std::path::Path::new("/bin/sh"));
+    assert_eq!(without["status"], "failed");
+    assert!(
+        without["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("command \"h9-only-on-login-path\" not found (PATH searched: "),
+        "{without}"
+    );
+}
+
+#[test]
+fn on_a_terminal_the_cli_asks_and_remembers() {
+    let p = Project::new(
+        &json!({"mcpServers": {"fx": {"command": fixture_bin(), "args": ["--pages", "2"]}}}),
+    );
+    // `script` gives the CLI a real terminal; "a" answers "always".
+    let cmd = format!(
+        "{} mcp list --project {}",
+        super::harness9_bin(),
+        p.path().display()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("HARNESS9_DATA_DIR", p.data.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"a\n").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(
+        out.contains("wants to start 1 server(s) that you have not approved"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "fx               stdio: {} --pages 2",
+            fixture_bin()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fx") && l.contains("connected")),
+        "{out}"
+    );
+    // Remembered: the next run needs neither a terminal nor --yes.
+    let o = p.cli(&["mcp", "list", "--json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()[0]["status"],
+        "connected"
+    );
+}
