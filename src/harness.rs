@@ -8,8 +8,13 @@ use serde_json::Value;
 
 use crate::approval::ApprovalStore;
 use crate::config::McpConfig;
-use crate::mcp::{ApprovalPolicy, CallToolResult, Manager, ManagerOptions, ServerState};
-use crate::tools::{CallContext, ToolError, ToolRegistry};
+use crate::inspect::{ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry};
+use crate::mcp::{
+    ApprovalPolicy, CallToolResult, LogLine, Manager, ManagerOptions, RestartPolicy, ServerState,
+    StatusSnapshot,
+};
+use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
+use crate::watch::{ConfigWatcher, WatchError};
 
 /// How a front end opens a project.
 #[derive(Debug, Clone)]
@@ -18,6 +23,8 @@ pub struct HarnessOptions {
     /// Take PATH for servers from the login shell (for programs started outside a terminal).
     pub login_shell_path: bool,
     pub approvals: ApprovalStore,
+    /// Restart crashed stdio servers with backoff (long-running front ends turn it on).
+    pub restart: Option<RestartPolicy>,
 }
 
 impl Default for HarnessOptions {
@@ -26,6 +33,7 @@ impl Default for HarnessOptions {
             policy: ApprovalPolicy::Ask,
             login_shell_path: crate::shell_env::outside_terminal(),
             approvals: ApprovalStore::default_location(),
+            restart: None,
         }
     }
 }
@@ -84,6 +92,7 @@ impl Harness {
                 path_for_children,
             },
         );
+        manager.set_restart_policy(opts.restart);
         Harness {
             project: project.to_path_buf(),
             manager,
@@ -169,4 +178,177 @@ impl Harness {
     pub async fn shutdown(&self) {
         self.manager.shutdown().await;
     }
+
+    // ---- what the desktop app (and other long-running front ends) need --------------
+
+    /// Latest status of every server; `changed()` wakes on every update.
+    pub fn subscribe_status(&self) -> tokio::sync::watch::Receiver<Arc<StatusSnapshot>> {
+        self.manager.subscribe()
+    }
+
+    pub fn status(&self) -> Arc<StatusSnapshot> {
+        self.manager.snapshot()
+    }
+
+    /// Reads `.mcp.json` again and applies it: only changed servers restart.
+    pub async fn reload(&self) -> McpConfig {
+        let config = self.load_config();
+        self.manager.reload(&config).await;
+        config
+    }
+
+    /// Watches `.mcp.json` and reloads on every change (see [`crate::watch`]).
+    pub fn watch_config(&self) -> Result<ConfigWatcher, WatchError> {
+        ConfigWatcher::start(self.manager.clone())
+    }
+
+    /// Every tool (or one server's), as the model and the UI see it.
+    pub fn tools(&self, server: Option<&str>) -> Vec<ToolSpec> {
+        let tools = match server {
+            Some(s) => self.registry().server_tools(s),
+            None => self.registry().list(),
+        };
+        tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// Ticks whenever the set of tools changes.
+    pub fn subscribe_tools(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.registry().subscribe()
+    }
+
+    /// The most recent `lines` lines of one server's output.
+    pub fn server_log(&self, server: &str, lines: usize) -> Option<Vec<LogLine>> {
+        self.manager.log(server).map(|l| l.tail(lines))
+    }
+
+    /// Live output of one server (after [`Harness::server_log`]'s lines).
+    pub fn follow_log(
+        &self,
+        server: &str,
+    ) -> Option<tokio::sync::broadcast::Receiver<LogLine>> {
+        self.manager.log(server).map(|l| l.subscribe())
+    }
+
+    /// One server's entry as written, secrets masked.
+    pub fn server_entry(&self, server: &str) -> Option<ServerEntry> {
+        ServerEntry::find(&self.load_config(), server)
+    }
+
+    /// Servers waiting for approval, with exactly what they would run.
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.manager
+            .awaiting_approval()
+            .iter()
+            .map(ApprovalRequest::of)
+            .collect()
+    }
+
+    /// Approves servers (recorded in the store when `remember`) and starts them.
+    pub fn approve(&self, servers: &[String], remember: bool) -> std::io::Result<()> {
+        self.manager.approve(servers, remember)
+    }
+
+    /// Stops one server and starts it again (also starts a stopped one).
+    pub async fn restart_server(&self, server: &str) {
+        self.manager.restart(server).await;
+    }
+
+    pub async fn stop_server(&self, server: &str) {
+        self.manager.stop(server).await;
+    }
+
+    /// Writes `disabled` for one server into `.mcp.json` (keeping every other key) and
+    /// applies it.
+    pub async fn set_server_disabled(
+        &self,
+        server: &str,
+        disabled: bool,
+    ) -> Result<(), ConfigSaveError> {
+        let current = self.config_text()?;
+        let edit = ConfigEdit::SetDisabled {
+            name: server.to_string(),
+            disabled,
+        };
+        let text = crate::inspect::apply_edit(&current.text, &edit)?;
+        self.save_config_text(&text, Some(&current.hash)).await?;
+        Ok(())
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.project.join(crate::config::MCP_JSON)
+    }
+
+    /// `.mcp.json` as it is on disk now.
+    pub fn config_text(&self) -> std::io::Result<ConfigText> {
+        ConfigText::read(&self.config_path())
+    }
+
+    /// Validates an edited text the way a save and a reload would read it.
+    pub fn check_config_text(text: &str) -> ConfigCheck {
+        ConfigCheck::of_text(text, &|k| std::env::var(k).ok())
+    }
+
+    /// Applies a form edit to an edited text (nothing is written).
+    pub fn edit_config_text(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
+        crate::inspect::apply_edit(text, edit)
+    }
+
+    /// Saves `.mcp.json` atomically and applies it (only changed servers restart).
+    /// Refuses invalid JSON, and a file that changed on disk since it was read with hash
+    /// `expected` (pass `None` to overwrite anyway).
+    pub async fn save_config_text(
+        &self,
+        text: &str,
+        expected: Option<&str>,
+    ) -> Result<ConfigText, ConfigSaveError> {
+        let path = self.config_path();
+        if let Some(expected) = expected {
+            let now = ConfigText::read(&path)?;
+            if now.hash != expected {
+                return Err(ConfigSaveError::ChangedOnDisk {
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        crate::config::save_mcp_json(&path, text)?;
+        self.reload().await;
+        Ok(ConfigText::read(&path)?)
+    }
+
+    /// Calls a tool and measures how long the call took.
+    pub async fn try_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<TimedResult, CallError> {
+        let started = std::time::Instant::now();
+        let result = self
+            .call_tool(server, tool, arguments, CallContext::default())
+            .await?;
+        Ok(TimedResult {
+            result,
+            duration: started.elapsed(),
+        })
+    }
+}
+
+/// A tool result and the call's wall-clock time.
+#[derive(Debug, Clone)]
+pub struct TimedResult {
+    pub result: CallToolResult,
+    pub duration: std::time::Duration,
+}
+
+/// Why `.mcp.json` was not saved. The file on disk is unchanged in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigSaveError {
+    #[error("{path} changed on disk since it was loaded; reload it, or save again to overwrite")]
+    ChangedOnDisk { path: String },
+    #[error(transparent)]
+    Save(#[from] crate::config::SaveError),
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    #[error("cannot read .mcp.json: {0}")]
+    Io(#[from] std::io::Error),
 }

@@ -13,3 +13,5 @@ pub mod shell_env;
 pub mod tools;
 pub use harness::{Harness, HarnessOptions};
 pub mod bench;
+pub mod inspect;
+pub mod watch;

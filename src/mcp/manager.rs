@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::sync::watch;
@@ -97,6 +97,60 @@ pub struct ServerStatus {
     pub target: String,
     #[serde(flatten)]
     pub state: ServerState,
+    /// Automatic restarts after crashes in a row (see [`RestartPolicy`]); absent when the
+    /// server has not crashed since it was last started by hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart: Option<RestartStatus>,
+}
+
+/// How a crashed stdio server is restarted (off unless [`Manager::set_restart_policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartPolicy {
+    /// Restarts after crashes in a row before giving up.
+    pub max_attempts: u32,
+    /// Wait before the first restart; doubled for each further attempt.
+    pub first_delay: Duration,
+    /// A server that stayed connected this long starts a fresh series of attempts.
+    pub stable_after: Duration,
+}
+
+/// Restarts of a crashed server before harness9 gives up.
+pub const DEFAULT_RESTART_ATTEMPTS: u32 = 3;
+
+/// Wait before the first automatic restart (then 2x, 4x, ...).
+pub const DEFAULT_RESTART_DELAY: Duration = Duration::from_secs(1);
+
+/// Uptime after which a crash counts as the first of a new series.
+pub const DEFAULT_RESTART_STABLE_AFTER: Duration = Duration::from_secs(60);
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_attempts: DEFAULT_RESTART_ATTEMPTS,
+            first_delay: DEFAULT_RESTART_DELAY,
+            stable_after: DEFAULT_RESTART_STABLE_AFTER,
+        }
+    }
+}
+
+impl RestartPolicy {
+    /// The wait before attempt `attempt` (1-based).
+    pub fn delay(&self, attempt: u32) -> Duration {
+        self.first_delay * 2u32.saturating_pow(attempt.saturating_sub(1).min(16))
+    }
+}
+
+/// Where a crashed server's automatic restarts stand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartStatus {
+    /// The latest attempt (1-based) in this series of crashes.
+    pub attempt: u32,
+    pub max_attempts: u32,
+    /// Set while waiting for the next attempt.
+    pub retry_in_ms: Option<u64>,
+    /// Every attempt was used; the server stays failed until restarted by hand.
+    pub gave_up: bool,
 }
 
 /// Everything the front ends need to draw the MCP status.
@@ -127,6 +181,9 @@ struct Slot {
     task: Option<AbortHandle>,
     generation: u64,
     approved_for_run: bool,
+    /// Automatic restarts in the current series of crashes.
+    restart: Option<RestartStatus>,
+    connected_at: Option<Instant>,
 }
 
 struct Inner {
@@ -138,6 +195,7 @@ struct Inner {
     slots: Mutex<BTreeMap<String, Slot>>,
     config_error: Mutex<Option<String>>,
     status: watch::Sender<Arc<StatusSnapshot>>,
+    restart_policy: Mutex<Option<RestartPolicy>>,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -166,6 +224,7 @@ impl Manager {
                 slots: Mutex::default(),
                 config_error: Mutex::default(),
                 status: watch::channel(Arc::new(StatusSnapshot::default())).0,
+                restart_policy: Mutex::default(),
             }),
         }
     }
@@ -176,6 +235,11 @@ impl Manager {
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.inner.registry
+    }
+
+    /// Restart crashed stdio servers with backoff (`None`, the default: leave them failed).
+    pub fn set_restart_policy(&self, policy: Option<RestartPolicy>) {
+        *self.inner.restart_policy.lock().expect("policy lock") = policy;
     }
 
     /// Latest status; `changed()` wakes on every update.
@@ -286,6 +350,9 @@ impl Manager {
         slot.state = ServerState::Starting {
             phase: StartPhase::Spawning,
         };
+        if let Some(r) = &mut slot.restart {
+            r.retry_in_ms = None;
+        }
         let gen = slot.generation;
         let log = slot.log.clone();
         let this = self.clone();
@@ -343,6 +410,7 @@ impl Manager {
             };
             slot.generation += 1;
             slot.state = ServerState::Stopped;
+            slot.restart = None;
             take_running(slot)
         };
         self.inner.registry.remove_server(name);
@@ -420,6 +488,7 @@ impl Manager {
                             Err(_) => String::new(),
                         },
                         state: slot.state.clone(),
+                        restart: slot.restart.clone(),
                     })
                     .collect(),
                 config_error: self.inner.config_error.lock().expect("config lock").clone(),
@@ -534,6 +603,7 @@ impl Manager {
                 Some(slot) if slot.generation == gen => {
                     slot.starting = None;
                     slot.client = Some(client.clone());
+                    slot.connected_at = Some(Instant::now());
                     true
                 }
                 _ => false,
@@ -590,6 +660,7 @@ impl Manager {
         let mut events = client.events();
         if let Some(reason) = client.closed_reason() {
             self.on_closed(name, gen, reason);
+            self.maybe_restart(name, cfg, gen);
             return;
         }
         loop {
@@ -622,6 +693,7 @@ impl Manager {
                 }
                 Ok(ClientEvent::Closed(reason)) => {
                     self.on_closed(name, gen, reason);
+                    self.maybe_restart(name, cfg, gen);
                     return;
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
@@ -657,6 +729,96 @@ impl Manager {
     }
 }
 
+impl Manager {
+    /// After a connected stdio server crashed (state already failed at `gen`): schedule a
+    /// restart with backoff, or record that the attempts are used up.
+    fn maybe_restart(&self, name: &str, cfg: &ServerConfig, gen: u64) {
+        let Some(policy) = *self.inner.restart_policy.lock().expect("policy lock") else {
+            return;
+        };
+        if !matches!(cfg.transport, TransportConfig::Stdio { .. }) {
+            return;
+        }
+        let decision = {
+            let mut slots = self.lock();
+            let Some(slot) = slots.get_mut(name).filter(|s| s.generation == gen) else {
+                return;
+            };
+            let stable = slot
+                .connected_at
+                .take()
+                .is_some_and(|t| t.elapsed() >= policy.stable_after);
+            let done = if stable {
+                0
+            } else {
+                slot.restart.as_ref().map_or(0, |r| r.attempt)
+            };
+            if done < policy.max_attempts {
+                let attempt = done + 1;
+                let delay = policy.delay(attempt);
+                slot.restart = Some(RestartStatus {
+                    attempt,
+                    max_attempts: policy.max_attempts,
+                    retry_in_ms: Some(delay.as_millis() as u64),
+                    gave_up: false,
+                });
+                Ok((attempt, delay))
+            } else {
+                slot.restart = Some(RestartStatus {
+                    attempt: done,
+                    max_attempts: policy.max_attempts,
+                    retry_in_ms: None,
+                    gave_up: true,
+                });
+                Err(done)
+            }
+        };
+        let log = self.log(name);
+        match decision {
+            Ok((attempt, delay)) => {
+                if let Some(log) = &log {
+                    log.push(
+                        LogSource::Host,
+                        "warning",
+                        &format!(
+                            "the server crashed; restarting in {} (attempt {attempt} of {})",
+                            fmt_duration(delay),
+                            policy.max_attempts
+                        ),
+                    );
+                }
+                let this = self.clone();
+                let who = name.to_string();
+                let task = tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    if this.is_current(&who, gen) {
+                        this.start(&who);
+                        this.publish();
+                    }
+                });
+                let mut slots = self.lock();
+                match slots.get_mut(name).filter(|s| s.generation == gen) {
+                    Some(slot) => slot.task = Some(task.abort_handle()),
+                    None => task.abort(),
+                }
+            }
+            Err(done) => {
+                if let Some(log) = &log {
+                    log.push(
+                        LogSource::Host,
+                        "error",
+                        &format!(
+                            "the server crashed {} times in a row; not restarting it again (use Restart)",
+                            done + 1
+                        ),
+                    );
+                }
+            }
+        }
+        self.publish();
+    }
+}
+
 fn connected_state(client: &Client, tools: usize) -> ServerState {
     ServerState::Connected {
         tools,
@@ -676,6 +838,8 @@ fn new_slot(entry: Result<ServerConfig, EntryError>) -> Slot {
         task: None,
         generation: 0,
         approved_for_run: false,
+        restart: None,
+        connected_at: None,
     }
 }
 

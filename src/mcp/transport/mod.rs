@@ -4,7 +4,10 @@
 //! [`TransportReceiver`] owned by the client's single reader task. A receiver yields
 //! [`Inbound::Closed`] exactly once, with the reason the peer went away.
 
+pub mod http;
 pub mod memory;
+pub mod sse;
+pub mod sse_parse;
 pub mod stdio;
 
 use futures::future::BoxFuture;

@@ -1,0 +1,94 @@
+//! What a running turn tells its front end. Plain data, serializable (the `exec --json`
+//! lines and the desktop bridge are these values as JSON: `{"type": "text_delta", ...}`,
+//! fields in camelCase).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::provider::Usage;
+
+/// One event of a turn, in order. Every `ToolCallStart` is followed by exactly one
+/// `ToolCallEnd` with the same `callId` (also when the call is denied or stopped), and the
+/// last event of a turn is always `TurnEnd`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Event {
+    TurnStart {
+        conversation_id: String,
+        provider: String,
+        model: String,
+    },
+    /// A model request goes out (`roundTrip` counts from 1).
+    ModelRequest { round_trip: usize, tools: usize },
+    /// The provider was busy or failing; the same request is sent again after `delayMs`.
+    Retry {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    TextDelta { text: String },
+    ToolCallStart {
+        call_id: String,
+        name: String,
+        arguments: Value,
+    },
+    /// The front end must answer with [`super::TurnControl::approve`].
+    ApprovalRequest {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        /// The server marks the tool read-only (an untrusted hint).
+        read_only: bool,
+    },
+    ToolCallProgress {
+        call_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    ToolCallEnd {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        status: CallStatus,
+        duration_ms: u64,
+        /// Why the call failed (absent on success).
+        error: Option<String>,
+        /// The result as the model sees it (text; images as placeholders).
+        output: String,
+        /// The whole output was saved and only its first page shown to the model.
+        spilled: Option<String>,
+    },
+    /// Something the user should know (tools disappeared, a settings problem).
+    Notice { message: String },
+    TurnEnd {
+        outcome: TurnOutcome,
+        round_trips: usize,
+        duration_ms: u64,
+        usage: Usage,
+    },
+}
+
+/// How one tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    Ok,
+    /// The tool ran and reported an error, or could not run.
+    Error,
+    TimedOut,
+    Denied,
+    Cancelled,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model gave its final answer.
+    Completed { answer: String },
+    /// The user stopped the turn.
+    Stopped,
+    /// The provider failed or the round-trip bound was reached.
+    Failed { error: String },
+}

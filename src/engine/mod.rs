@@ -1,0 +1,405 @@
+//! The agent engine: the loop that lets a model use the tools of the [`ToolRegistry`].
+//! MCP tools and built-in tools take the same path; the engine never knows which is which,
+//! except that MCP tools may be deferred behind tool search.
+//!
+//! # Driving it (CLI, TUI, desktop)
+//!
+//! ```text
+//! let engine = harness.engine(EngineOptions::default())?;   // NotConfigured → show the text
+//! let mut turn = engine.send("fix the build")?;             // one turn at a time
+//! let control = turn.control();                             // Stop button, approval card
+//! while let Some(event) = turn.next_event().await {
+//!     match event {
+//!         Event::TextDelta { text } => …,
+//!         Event::ApprovalRequest { call_id, .. } => control.approve(&call_id, Decision::AllowOnce),
+//!         Event::TurnEnd { outcome, .. } => …,              // always the last event
+//!         …
+//!     }
+//! }
+//! ```
+//!
+//! - [`Engine::send`] spawns the turn on the current tokio runtime and returns a
+//!   [`TurnHandle`]: an unbounded event receiver (the loop never waits for a slow front end)
+//!   and a cloneable [`TurnControl`] with `stop()` and `approve(call_id, decision)`.
+//! - Events ([`Event`], serializable, `{"type": "text_delta", …}`): `turn_start`,
+//!   `model_request`, `retry`, `text_delta`, `tool_call_start` (id, name, arguments),
+//!   `approval_request`, `tool_call_progress`, `tool_call_end` (status, duration, error,
+//!   output), `notice`, and `turn_end` (outcome: completed with the answer, stopped, or
+//!   failed with the error; round-trips, duration, token usage), always last.
+//! - [`Engine::messages`] is the history to render when a conversation is reopened.
+//!
+//! # The turn loop ([`turn`])
+//!
+//! Each round-trip sends the conversation and the tool definitions, streams the answer,
+//! and runs all tool calls of the answer concurrently, each under its timeout (the
+//! server's `toolTimeoutSec`, or [`EngineOptions::tool_timeout`]). A failure, timeout or
+//! denial becomes an error result the model sees. Stopping cancels in-flight calls
+//! (dropping an MCP call sends `notifications/cancelled`), answers them with "cancelled"
+//! results and keeps the conversation valid. At most `max_round_trips` model requests run
+//! per user message.
+//!
+//! Conversations are saved per project ([`store`]), tool permissions are checked per call
+//! ([`permissions`]), large tool sets are deferred behind tool search ([`toolset`],
+//! [`search`]) and long outputs are cut and paged ([`spill`]).
+
+pub mod event;
+pub mod message;
+pub mod permissions;
+pub mod provider;
+pub mod search;
+pub mod spill;
+pub mod store;
+pub mod toolset;
+mod turn;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+pub use event::{CallStatus, Event, TurnOutcome};
+pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
+pub use permissions::{Decision, PermissionOptions, ToolPermission};
+pub use provider::{
+    ChatRequest, LlmClient, ProviderError, ProviderInfo, ProviderOverrides, ProviderSettings,
+    SettingsError, StreamEvent, Usage,
+};
+pub use store::{ConversationSummary, StoreError};
+
+use crate::tools::ToolRegistry;
+use permissions::{PermissionStore, Permissions};
+use spill::Spill;
+use store::{ConversationFile, ConversationStore};
+use toolset::ToolSets;
+
+/// Most model requests one user message may cause.
+pub const DEFAULT_MAX_ROUND_TRIPS: usize = 25;
+
+/// Which conversation an engine continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConversationChoice {
+    /// A new saved conversation.
+    New,
+    /// The project's newest saved conversation, or a new one when there is none.
+    Latest,
+    /// A saved conversation by id.
+    Resume(String),
+    /// Not saved at all.
+    InMemory,
+}
+
+pub struct EngineOptions {
+    /// The model client; `None` resolves one from `provider_overrides`, the environment and
+    /// the settings file.
+    pub provider: Option<Arc<dyn LlmClient>>,
+    pub provider_overrides: ProviderOverrides,
+    /// `None`: [`default_system_prompt`].
+    pub system_prompt: Option<String>,
+    pub max_round_trips: usize,
+    /// Overrides every tool's own timeout (MCP tools otherwise use their server's).
+    pub tool_timeout: Option<Duration>,
+    pub permissions: PermissionOptions,
+    /// Where conversations, outputs and remembered permissions live.
+    pub data_dir: PathBuf,
+    pub conversation: ConversationChoice,
+    pub spill_limit_chars: usize,
+    pub defer_over_tools: usize,
+    /// `None`: the provider settings' value, or the default.
+    pub context_window: Option<u32>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            provider: None,
+            provider_overrides: ProviderOverrides::default(),
+            system_prompt: None,
+            max_round_trips: DEFAULT_MAX_ROUND_TRIPS,
+            tool_timeout: None,
+            permissions: PermissionOptions::default(),
+            data_dir: crate::approval::data_dir(),
+            conversation: ConversationChoice::New,
+            spill_limit_chars: spill::DEFAULT_SPILL_LIMIT_CHARS,
+            defer_over_tools: toolset::DEFAULT_DEFER_OVER_TOOLS,
+            context_window: None,
+        }
+    }
+}
+
+/// Why an engine could not start or take a message.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("a turn is already running; stop it or wait for it to end")]
+    Busy,
+}
+
+pub fn default_system_prompt(project: &Path) -> String {
+    format!(
+        "You are harness9, an agent working in the user's project folder {}. Use the available tools when they help. When a tool call fails, read the error: fix the arguments and try again, or explain what went wrong. Answer concisely.",
+        project.display()
+    )
+}
+
+/// The conversation and what the loop tracks about it.
+struct ConvState {
+    messages: Vec<Arc<Message>>,
+    /// Tools that tool search loaded (deferred mode).
+    loaded: BTreeSet<String>,
+    /// Tool names the model has called.
+    used: BTreeSet<String>,
+    /// Disappeared tools the model was already told about.
+    announced_missing: HashSet<String>,
+}
+
+struct Inner {
+    project: PathBuf,
+    provider: Arc<dyn LlmClient>,
+    system: Arc<str>,
+    max_round_trips: usize,
+    tool_timeout: Option<Duration>,
+    permissions: Mutex<Permissions>,
+    permission_store: PermissionStore,
+    tools: ToolSets,
+    spill: Spill,
+    file: Option<ConversationFile>,
+    conversation_id: String,
+    state: Mutex<ConvState>,
+    busy: AtomicBool,
+}
+
+/// One conversation with a model over the project's tools. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl Engine {
+    pub fn new(
+        project: &Path,
+        registry: Arc<ToolRegistry>,
+        opts: EngineOptions,
+    ) -> Result<Engine, EngineError> {
+        let (provider, window) = match opts.provider {
+            Some(p) => (p, provider::settings::DEFAULT_CONTEXT_WINDOW),
+            None => {
+                let s = ProviderSettings::resolve(&opts.provider_overrides)?;
+                (provider::connect(&s), s.context_window)
+            }
+        };
+        let window = opts.context_window.unwrap_or(window);
+        let store = ConversationStore::new(&opts.data_dir, project);
+        let (file, loaded) = match &opts.conversation {
+            ConversationChoice::InMemory => (None, store::Loaded::default()),
+            ConversationChoice::New => (Some(store.create()?), store::Loaded::default()),
+            ConversationChoice::Resume(id) => {
+                let (f, l) = store.open(id)?;
+                (Some(f), l)
+            }
+            ConversationChoice::Latest => match store.latest() {
+                Some(id) => {
+                    let (f, l) = store.open(&id)?;
+                    (Some(f), l)
+                }
+                None => (Some(store.create()?), store::Loaded::default()),
+            },
+        };
+        let conversation_id = file
+            .as_ref()
+            .map_or_else(|| "in-memory".to_string(), |f| f.id().to_string());
+        let used = loaded
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_uses().map(|(_, n, _)| n.to_string()))
+            .collect();
+        let permission_store = PermissionStore::in_dir(&opts.data_dir);
+        let remembered = permission_store.rules(project);
+        let spill_dir = opts
+            .data_dir
+            .join(spill::OUTPUTS_DIR)
+            .join(&conversation_id);
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                project: project.to_path_buf(),
+                provider,
+                system: opts
+                    .system_prompt
+                    .unwrap_or_else(|| default_system_prompt(project))
+                    .into(),
+                max_round_trips: opts.max_round_trips.max(1),
+                tool_timeout: opts.tool_timeout,
+                permissions: Mutex::new(Permissions::new(opts.permissions, remembered)),
+                permission_store,
+                tools: ToolSets::new(registry, opts.defer_over_tools, window),
+                spill: Spill::new(spill_dir, opts.spill_limit_chars),
+                file,
+                conversation_id,
+                state: Mutex::new(ConvState {
+                    messages: loaded.messages,
+                    loaded: loaded.tools_loaded.into_iter().collect(),
+                    used,
+                    announced_missing: HashSet::new(),
+                }),
+                busy: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    pub fn provider(&self) -> &ProviderInfo {
+        self.inner.provider.info()
+    }
+
+    pub fn conversation_id(&self) -> &str {
+        &self.inner.conversation_id
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> Vec<Arc<Message>> {
+        self.inner.state.lock().expect("state lock").messages.clone()
+    }
+
+    /// Whether a turn is running.
+    pub fn is_busy(&self) -> bool {
+        self.inner.busy.load(Ordering::Acquire)
+    }
+
+    /// Starts a turn for one user message on the current tokio runtime.
+    pub fn send(&self, prompt: impl Into<String>) -> Result<TurnHandle, EngineError> {
+        if self
+            .inner
+            .busy
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(EngineError::Busy);
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let control = TurnControl::new();
+        let inner = self.inner.clone();
+        let c = control.clone();
+        let prompt = prompt.into();
+        let task = tokio::spawn(async move {
+            let _idle = BusyGuard(inner.clone());
+            turn::run(inner, prompt, tx, c).await;
+        });
+        Ok(TurnHandle {
+            events: rx,
+            control,
+            task,
+        })
+    }
+
+    /// Saved conversations of this engine's project, newest first.
+    pub fn conversations(data_dir: &Path, project: &Path) -> Vec<ConversationSummary> {
+        ConversationStore::new(data_dir, project).list()
+    }
+}
+
+struct BusyGuard(Arc<Inner>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
+}
+
+/// Stops a turn and answers its approval requests. Cheap to clone.
+#[derive(Clone)]
+pub struct TurnControl {
+    inner: Arc<ControlInner>,
+}
+
+struct ControlInner {
+    stop: watch::Sender<bool>,
+    approvals: Mutex<HashMap<String, oneshot::Sender<Decision>>>,
+}
+
+impl TurnControl {
+    fn new() -> TurnControl {
+        TurnControl {
+            inner: Arc::new(ControlInner {
+                stop: watch::channel(false).0,
+                approvals: Mutex::default(),
+            }),
+        }
+    }
+
+    /// Stops the turn: in-flight tool calls are cancelled, the turn ends `stopped`.
+    pub fn stop(&self) {
+        self.inner.stop.send_replace(true);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.inner.stop.borrow()
+    }
+
+    /// Answers the approval request of one call; false when none is waiting.
+    pub fn approve(&self, call_id: &str, decision: Decision) -> bool {
+        let waiting = self
+            .inner
+            .approvals
+            .lock()
+            .expect("approvals lock")
+            .remove(call_id);
+        match waiting {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    fn wait_for_approval(&self, call_id: &str) -> oneshot::Receiver<Decision> {
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .approvals
+            .lock()
+            .expect("approvals lock")
+            .insert(call_id.to_string(), tx);
+        rx
+    }
+
+    /// Resolves once [`TurnControl::stop`] was called.
+    async fn stopped(&self) {
+        let mut rx = self.inner.stop.subscribe();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+}
+
+/// A running turn: its events and its controls. Dropping the handle does not stop the
+/// turn (call [`TurnControl::stop`]); approval requests nobody can see are denied.
+pub struct TurnHandle {
+    events: mpsc::UnboundedReceiver<Event>,
+    control: TurnControl,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TurnHandle {
+    pub fn control(&self) -> TurnControl {
+        self.control.clone()
+    }
+
+    /// The next event; `None` after `TurnEnd`.
+    pub async fn next_event(&mut self) -> Option<Event> {
+        self.events.recv().await
+    }
+
+    /// Splits the handle for a front end that forwards events elsewhere.
+    pub fn into_parts(self) -> (mpsc::UnboundedReceiver<Event>, TurnControl) {
+        (self.events, self.control)
+    }
+
+    /// Waits for the end of the turn, collecting every event (the last is `TurnEnd`).
+    pub async fn collect(mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        while let Some(e) = self.events.recv().await {
+            out.push(e);
+        }
+        let _ = (&mut self.task).await;
+        out
+    }
+}

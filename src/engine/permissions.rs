@@ -1,0 +1,252 @@
+//! Tool permissions: each call is allowed, denied or needs the user's answer.
+//!
+//! Precedence, first match wins: deny patterns, the project's remembered rules (stored per
+//! project in the data directory, `tool-permissions.json`, written atomically), allow
+//! patterns, read-only auto-allow (opt-in; `readOnlyHint` is the server's claim), and the
+//! default mode (ask in an interactive front end, deny in `exec`). Patterns are globs over
+//! the model-facing name: `*` any run of characters, `?` one character
+//! (`mcp__demo__*`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::tools::ToolSpec;
+
+/// File in the data directory holding remembered tool permissions.
+pub const PERMISSIONS_FILE: &str = "tool-permissions.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolPermission {
+    Ask,
+    Allow,
+    Deny,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    AllowOnce,
+    /// Allow and remember for this tool in this project.
+    AllowAlways,
+    Deny,
+}
+
+#[derive(Debug, Clone)]
+pub struct PermissionOptions {
+    /// What happens to a tool no rule covers.
+    pub default: ToolPermission,
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// Allow tools whose server marks them read-only.
+    pub auto_allow_read_only: bool,
+}
+
+impl Default for PermissionOptions {
+    fn default() -> Self {
+        PermissionOptions {
+            default: ToolPermission::Ask,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            auto_allow_read_only: false,
+        }
+    }
+}
+
+/// What the engine does with one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Ask,
+    /// Denied, with the reason the model is told.
+    Deny(String),
+}
+
+/// Remembered per-project rules.
+#[derive(Debug, Clone)]
+pub struct PermissionStore {
+    path: PathBuf,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StoreFile {
+    /// project folder → tool name → permission
+    #[serde(default)]
+    projects: BTreeMap<String, BTreeMap<String, ToolPermission>>,
+}
+
+impl PermissionStore {
+    pub fn in_dir(data_dir: &Path) -> PermissionStore {
+        PermissionStore {
+            path: data_dir.join(PERMISSIONS_FILE),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> StoreFile {
+        std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The remembered rules of a project.
+    pub fn rules(&self, project: &Path) -> BTreeMap<String, ToolPermission> {
+        self.read()
+            .projects
+            .remove(&project_key(project))
+            .unwrap_or_default()
+    }
+
+    /// Records (or with `None`, forgets) the rule for one tool of a project.
+    pub fn set(
+        &self,
+        project: &Path,
+        tool: &str,
+        permission: Option<ToolPermission>,
+    ) -> std::io::Result<()> {
+        let mut file = self.read();
+        let rules = file.projects.entry(project_key(project)).or_default();
+        match permission {
+            Some(p) => rules.insert(tool.to_string(), p),
+            None => rules.remove(tool),
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let bytes = serde_json::to_vec_pretty(&file).expect("store serializes");
+        crate::config::write_atomically(&self.path, &bytes)
+    }
+}
+
+pub(crate) fn project_key(project: &Path) -> String {
+    std::fs::canonicalize(project)
+        .unwrap_or_else(|_| project.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The rules in force for one engine.
+#[derive(Debug, Clone)]
+pub struct Permissions {
+    opts: PermissionOptions,
+    remembered: BTreeMap<String, ToolPermission>,
+}
+
+impl Permissions {
+    pub fn new(opts: PermissionOptions, remembered: BTreeMap<String, ToolPermission>) -> Self {
+        Permissions { opts, remembered }
+    }
+
+    pub fn remember(&mut self, tool: &str, p: ToolPermission) {
+        self.remembered.insert(tool.to_string(), p);
+    }
+
+    pub fn check(&self, spec: &ToolSpec) -> Verdict {
+        let name = spec.name.as_str();
+        if let Some(p) = self.opts.deny.iter().find(|p| glob_match(p, name)) {
+            return Verdict::Deny(format!(
+                "harness9 denied this call: tool {name} is blocked by the user's rule \"{p}\"."
+            ));
+        }
+        match self.remembered.get(name) {
+            Some(ToolPermission::Allow) => return Verdict::Allow,
+            Some(ToolPermission::Deny) => {
+                return Verdict::Deny(format!(
+                    "harness9 denied this call: the user does not allow tool {name} in this project."
+                ))
+            }
+            Some(ToolPermission::Ask) | None => {}
+        }
+        if self.opts.allow.iter().any(|p| glob_match(p, name)) {
+            return Verdict::Allow;
+        }
+        if self.opts.auto_allow_read_only && spec.read_only {
+            return Verdict::Allow;
+        }
+        match self.opts.default {
+            ToolPermission::Allow => Verdict::Allow,
+            ToolPermission::Ask => Verdict::Ask,
+            ToolPermission::Deny => Verdict::Deny(format!(
+                "harness9 denied this call: tool {name} is not allowed in this run (the user can allow it with --allow-tools '{name}'). Do not retry it; answer without it."
+            )),
+        }
+    }
+}
+
+/// Glob match with `*` (any run, also empty) and `?` (one character).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::ToolSource;
+
+    fn spec(name: &str, read_only: bool) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            read_only,
+            source: ToolSource::Builtin,
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("mcp__demo__*", "mcp__demo__echo"));
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("mcp__*__read_?", "mcp__fs__read_x"));
+        assert!(!glob_match("mcp__demo__*", "mcp__demo2__echo"));
+        assert!(!glob_match("echo", "echo2"));
+        assert!(glob_match("*echo*", "mcp__a__echo_b"));
+    }
+
+    #[test]
+    fn precedence() {
+        let mut remembered = BTreeMap::new();
+        remembered.insert("mcp__a__kept".to_string(), ToolPermission::Allow);
+        remembered.insert("mcp__a__never".to_string(), ToolPermission::Deny);
+        let p = Permissions::new(
+            PermissionOptions {
+                default: ToolPermission::Ask,
+                allow: vec!["mcp__a__*".into()],
+                deny: vec!["*secret*".into()],
+                auto_allow_read_only: true,
+            },
+            remembered,
+        );
+        assert!(matches!(p.check(&spec("mcp__a__secret", false)), Verdict::Deny(_)));
+        assert!(matches!(p.check(&spec("mcp__a__never", false)), Verdict::Deny(_)));
+        assert_eq!(p.check(&spec("mcp__a__x", false)), Verdict::Allow);
+        assert_eq!(p.check(&spec("mcp__b__x", true)), Verdict::Allow);
+        assert_eq!(p.check(&spec("mcp__b__x", false)), Verdict::Ask);
+    }
+}

@@ -1,0 +1,283 @@
+//! The Anthropic Messages API with streaming: `POST {base}/v1/messages`, `stream: true`.
+//!
+//! Encoding: tool calls are `tool_use` blocks of assistant messages; results are
+//! `tool_result` blocks (text and base64 images) at the start of the next user message.
+//! Consecutive messages of one role are merged, as the API wants roles to alternate.
+//! Decoding: `content_block_start` opens a text or `tool_use` block, `content_block_delta`
+//! carries `text_delta` or `input_json_delta` fragments, `content_block_stop` closes the
+//! block (a tool call is yielded whole then), `message_delta` has the stop reason and
+//! output tokens, `message_stop` ends; `error` events become [`ProviderError::Remote`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::sse::SseEvent;
+use super::{
+    post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
+    ProviderInfo, ProviderSettings, StreamEvent, Usage,
+};
+use crate::engine::message::{Block, Message, ResultPart, Role};
+
+/// The API version header harness9 speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+pub struct AnthropicClient {
+    info: ProviderInfo,
+    target: Arc<HttpTarget>,
+    max_tokens: u32,
+    images: bool,
+}
+
+impl AnthropicClient {
+    pub fn new(s: &ProviderSettings) -> AnthropicClient {
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+        if let Some(k) = &s.api_key {
+            headers.push(("x-api-key", k.expose().to_string()));
+        }
+        AnthropicClient {
+            info: ProviderInfo {
+                kind: "anthropic".into(),
+                model: s.model.clone(),
+                base_url: s.base_url.clone(),
+            },
+            target: Arc::new(HttpTarget {
+                http: super::http_client(),
+                url: format!("{}/v1/messages", s.base_url),
+                headers,
+                retry: s.retry,
+                key_var: s.api_key_env.clone(),
+                url_var: s.base_url_env.clone(),
+                idle_timeout: s.idle_timeout,
+            }),
+            max_tokens: s.max_tokens,
+            images: s.images,
+        }
+    }
+}
+
+impl LlmClient for AnthropicClient {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    fn stream(&self, request: ChatRequest) -> EventStream {
+        let body = encode_request(&request, &self.info.model, self.max_tokens, self.images);
+        post_sse(self.target.clone(), body, AnthropicDecoder::default())
+    }
+}
+
+/// The JSON body of one streamed Messages request.
+pub fn encode_request(req: &ChatRequest, model: &str, max_tokens: u32, images: bool) -> Vec<u8> {
+    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
+    let mut last_role: Option<Role> = None;
+    for m in req.messages.iter() {
+        let blocks: Vec<Value> = m.content.iter().map(|b| encode_block(b, images)).collect();
+        if blocks.is_empty() {
+            continue;
+        }
+        if last_role == Some(m.role) {
+            if let Some(Value::Array(prev)) = messages.last_mut().and_then(|v| v.get_mut("content")) {
+                prev.extend(blocks);
+                continue;
+            }
+        }
+        last_role = Some(m.role);
+        messages.push(json!({"role": role(m), "content": blocks}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
+    if let Some(system) = &req.system {
+        body.insert("system".into(), json!(system.as_ref()));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    serde_json::to_vec(&Value::Object(body)).expect("request serializes")
+}
+
+fn role(m: &Message) -> &'static str {
+    match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+fn encode_block(b: &Block, images: bool) -> Value {
+    match b {
+        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::ToolUse { id, name, input } => {
+            let input = if input.is_object() {
+                input.clone()
+            } else {
+                json!({})
+            };
+            json!({"type": "tool_use", "id": id, "name": name, "input": input})
+        }
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let parts: Vec<Value> = content
+                .iter()
+                .map(|p| match p {
+                    ResultPart::Text { text } => json!({"type": "text", "text": text}),
+                    ResultPart::Image { media_type, data } if images => json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": media_type, "data": data}
+                    }),
+                    ResultPart::Image { media_type, data } => {
+                        json!({"type": "text", "text": ResultPart::placeholder(media_type, data)})
+                    }
+                })
+                .collect();
+            let mut v = json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": parts});
+            if *is_error {
+                v["is_error"] = json!(true);
+            }
+            v
+        }
+    }
+}
+
+enum Open {
+    Text,
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+#[derive(Default)]
+pub struct AnthropicDecoder {
+    blocks: HashMap<u64, Open>,
+    usage: Usage,
+    stop_reason: Option<String>,
+    finished: bool,
+}
+
+fn parse(data: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(data).map_err(|e| ProviderError::Protocol(format!("{e} in {data:.200}")))
+}
+
+impl Decoder for AnthropicDecoder {
+    fn event(&mut self, ev: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<bool, ProviderError> {
+        let v = parse(&ev.data)?;
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str());
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match kind {
+            "message_start" => {
+                let u = &v["message"]["usage"];
+                self.usage.input_tokens += u["input_tokens"].as_u64().unwrap_or(0)
+                    + u["cache_read_input_tokens"].as_u64().unwrap_or(0)
+                    + u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+                self.usage.output_tokens += u["output_tokens"].as_u64().unwrap_or(0);
+            }
+            "content_block_start" => {
+                let b = &v["content_block"];
+                let open = match b["type"].as_str() {
+                    Some("text") => {
+                        if let Some(t) = b["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push_back(StreamEvent::TextDelta(t.to_string()));
+                        }
+                        Open::Text
+                    }
+                    Some("tool_use") => Open::Tool {
+                        id: b["id"].as_str().unwrap_or_default().to_string(),
+                        name: b["name"].as_str().unwrap_or_default().to_string(),
+                        json: String::new(),
+                    },
+                    _ => Open::Other,
+                };
+                self.blocks.insert(index, open);
+            }
+            "content_block_delta" => {
+                let d = &v["delta"];
+                match (d["type"].as_str(), self.blocks.get_mut(&index)) {
+                    (Some("text_delta"), _) => {
+                        if let Some(t) = d["text"].as_str() {
+                            out.push_back(StreamEvent::TextDelta(t.to_string()));
+                        }
+                    }
+                    (Some("input_json_delta"), Some(Open::Tool { json, .. })) => {
+                        json.push_str(d["partial_json"].as_str().unwrap_or_default());
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(Open::Tool { id, name, json }) = self.blocks.remove(&index) {
+                    out.push_back(tool_call(id, name, &json));
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = v["delta"]["stop_reason"].as_str() {
+                    self.stop_reason = Some(r.to_string());
+                }
+                if let Some(n) = v["usage"]["output_tokens"].as_u64() {
+                    // Cumulative count for this message.
+                    self.usage.output_tokens = n;
+                }
+            }
+            "message_stop" => {
+                self.finished = true;
+                out.push_back(StreamEvent::Finished {
+                    stop_reason: self.stop_reason.take(),
+                    usage: self.usage,
+                });
+                return Ok(true);
+            }
+            "error" => {
+                let e = &v["error"];
+                return Err(ProviderError::Remote(format!(
+                    "{}: {}",
+                    e["type"].as_str().unwrap_or("error"),
+                    e["message"].as_str().unwrap_or("no details")
+                )));
+            }
+            _ => {} // ping and future event types
+        }
+        Ok(false)
+    }
+
+    fn finish(&mut self, _out: &mut VecDeque<StreamEvent>) -> Result<(), ProviderError> {
+        if self.finished {
+            Ok(())
+        } else {
+            Err(ProviderError::Stream(
+                "the response ended before message_stop".into(),
+            ))
+        }
+    }
+}
+
+/// A tool call from its joined argument fragments.
+pub(crate) fn tool_call(id: String, name: String, json: &str) -> StreamEvent {
+    let (input, invalid) = if json.trim().is_empty() {
+        (json!({}), None)
+    } else {
+        match serde_json::from_str::<Value>(json) {
+            Ok(v @ Value::Object(_)) => (v, None),
+            Ok(other) => (json!({}), Some(format!("the arguments were {other}, not a JSON object"))),
+            Err(e) => (json!({}), Some(format!("the arguments were not valid JSON ({e})"))),
+        }
+    };
+    StreamEvent::ToolCall {
+        id,
+        name,
+        input,
+        invalid,
+    }
+}

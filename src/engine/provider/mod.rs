@@ -1,0 +1,484 @@
+//! Model providers behind one trait, [`LlmClient`]: the engine hands over a provider-neutral
+//! [`ChatRequest`] and reads a stream of [`StreamEvent`]s (text deltas, whole tool calls,
+//! the end of the response). Each provider owns its wire format: request encoding and the
+//! SSE decoding that assembles streamed tool-call arguments.
+//!
+//! HTTP goes through reqwest. 429 and 5xx answers are retried with backoff (honouring
+//! `retry-after`) a bounded number of times before the stream yields its first event; the
+//! stream tells about each retry so a front end can show it. Dropping the stream cancels
+//! the request. API keys live only in [`ApiKey`], whose `Debug` hides the value.
+
+pub mod anthropic;
+pub mod openai;
+pub mod settings;
+pub mod sse;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use settings::{ProviderKind, ProviderOverrides, ProviderSettings, SettingsError};
+
+use super::message::{Message, ToolDefinition};
+
+/// How many times a 429 or 5xx answer is retried before the turn fails.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// First backoff delay when the provider gives no `retry-after`; doubles on each retry.
+pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
+/// Longest wait between two attempts, whatever `retry-after` says.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
+/// How long a streamed response may stay silent before it counts as broken.
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long connecting to the provider may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Everything one model round-trip needs. Cheap to clone (shared parts are `Arc`s).
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub system: Option<Arc<str>>,
+    pub messages: Arc<[Arc<Message>]>,
+    pub tools: Arc<[ToolDefinition]>,
+}
+
+/// Token counts the provider reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// One thing a streamed response says, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// The request failed with a retryable status; the next attempt starts after `delay`.
+    Retrying {
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    },
+    TextDelta(String),
+    /// A whole tool call (streamed argument fragments already joined). `invalid` says why
+    /// the arguments were not a JSON object (then `input` is `{}`).
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+        invalid: Option<String>,
+    },
+    /// The response is complete.
+    Finished {
+        stop_reason: Option<String>,
+        usage: Usage,
+    },
+}
+
+pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
+
+/// What a front end shows about the provider in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    pub kind: String,
+    pub model: String,
+    pub base_url: String,
+}
+
+/// A model provider.
+pub trait LlmClient: Send + Sync {
+    fn info(&self) -> &ProviderInfo;
+    /// Starts one streamed model response. Nothing happens until the stream is polled;
+    /// dropping it cancels the request.
+    fn stream(&self, request: ChatRequest) -> EventStream;
+}
+
+/// Why a model round-trip failed. The text says what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    #[error("the model provider rejected the request with {status} ({detail}); check that {key_var} holds a valid API key")]
+    Unauthorized {
+        status: u16,
+        key_var: String,
+        detail: String,
+    },
+    #[error("the model provider is rate limiting (429) and still was after {retries} retries ({detail}); wait a minute and try again, or check your plan's limits")]
+    RateLimited { retries: u32, detail: String },
+    #[error("the model provider failed with {status} after {retries} retries ({detail}); try again later")]
+    Server {
+        status: u16,
+        retries: u32,
+        detail: String,
+    },
+    #[error("the model provider answered {status}: {detail}")]
+    Rejected { status: u16, detail: String },
+    #[error("could not reach the model provider at {url}: {detail}; check the network and {url_var}")]
+    Network {
+        url: String,
+        url_var: String,
+        detail: String,
+    },
+    #[error("the model provider's stream broke off: {0}")]
+    Stream(String),
+    #[error("the model provider sent an error: {0}")]
+    Remote(String),
+    #[error("the model provider sent something harness9 does not understand: {0}")]
+    Protocol(String),
+}
+
+/// Retries of 429 and 5xx answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: DEFAULT_MAX_RETRIES,
+            base_delay: DEFAULT_RETRY_BASE_DELAY,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `attempt` (1-based), from `retry-after` when given.
+    fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let backoff = self
+            .base_delay
+            .saturating_mul(1u32 << (attempt - 1).min(16));
+        retry_after.unwrap_or(backoff).min(MAX_RETRY_DELAY)
+    }
+}
+
+/// Reads `retry-after-ms` or `retry-after` (seconds); HTTP dates are not honoured.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
+    if let Some(ms) = get("retry-after-ms") {
+        return Some(Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 3600.0)));
+    }
+    get("retry-after").map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))
+}
+
+/// Shortens a provider's error body to its message.
+fn error_detail(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let msg = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let text = msg.unwrap_or_else(|| body.trim().to_string());
+    let mut text: String = text.chars().take(300).collect();
+    if text.is_empty() {
+        text = "no details".into();
+    }
+    text
+}
+
+/// What a provider's HTTP layer needs to send one request.
+pub(crate) struct HttpTarget {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    pub retry: RetryPolicy,
+    /// The environment variables named in error messages.
+    pub key_var: String,
+    pub url_var: String,
+    pub idle_timeout: Duration,
+}
+
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("the HTTP client builds")
+}
+
+/// Turns SSE events into [`StreamEvent`]s; one per provider.
+pub(crate) trait Decoder: Send + 'static {
+    /// Handles one SSE event; pushes what it yields. `Ok(true)` ends the stream.
+    fn event(
+        &mut self,
+        event: &sse::SseEvent,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<bool, ProviderError>;
+    /// The body ended without an explicit end: whatever is pending, or an error.
+    fn finish(&mut self, out: &mut VecDeque<StreamEvent>) -> Result<(), ProviderError>;
+}
+
+enum Phase<D> {
+    Start {
+        body: Arc<Vec<u8>>,
+        decoder: D,
+    },
+    /// Waiting out a backoff delay before the next attempt.
+    Wait {
+        delay: Duration,
+        body: Arc<Vec<u8>>,
+        decoder: D,
+    },
+    Streaming {
+        bytes: BoxStream<'static, reqwest::Result<Vec<u8>>>,
+        parser: sse::SseParser,
+        decoder: D,
+    },
+    Done,
+}
+
+struct State<D> {
+    target: Arc<HttpTarget>,
+    phase: Phase<D>,
+    queue: VecDeque<StreamEvent>,
+    attempt: u32,
+}
+
+/// Posts `body` and streams the decoded answer, retrying 429/5xx before the first byte.
+pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>, decoder: D) -> EventStream {
+    let state = State {
+        target,
+        phase: Phase::Start {
+            body: Arc::new(body),
+            decoder,
+        },
+        queue: VecDeque::new(),
+        attempt: 0,
+    };
+    futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(ev) = st.queue.pop_front() {
+                return Some((Ok(ev), st));
+            }
+            match std::mem::replace(&mut st.phase, Phase::Done) {
+                Phase::Done => return None,
+                Phase::Wait {
+                    delay,
+                    body,
+                    decoder,
+                } => {
+                    tokio::time::sleep(delay).await;
+                    st.phase = Phase::Start { body, decoder };
+                }
+                Phase::Start { body, decoder } => match send(&st.target, &body).await {
+                    Ok(resp) => {
+                        let bytes = resp.bytes_stream().map(|r| r.map(|b| b.to_vec())).boxed();
+                        st.phase = Phase::Streaming {
+                            bytes,
+                            parser: sse::SseParser::default(),
+                            decoder,
+                        };
+                    }
+                    Err(Failure::Retry {
+                        status,
+                        after,
+                        detail,
+                    }) if st.attempt < st.target.retry.max_retries => {
+                        st.attempt += 1;
+                        let delay = st.target.retry.delay(st.attempt, after);
+                        st.phase = Phase::Wait {
+                            delay,
+                            body,
+                            decoder,
+                        };
+                        // The event goes out first; the wait starts on the next poll.
+                        let ev = StreamEvent::Retrying {
+                            attempt: st.attempt,
+                            delay,
+                            reason: format!("the provider answered {status}: {detail}"),
+                        };
+                        return Some((Ok(ev), st));
+                    }
+                    Err(f) => return Some((Err(f.into_error(&st.target, st.attempt)), st)),
+                },
+                Phase::Streaming {
+                    mut bytes,
+                    mut parser,
+                    mut decoder,
+                } => {
+                    let chunk = tokio::time::timeout(st.target.idle_timeout, bytes.next()).await;
+                    let chunk = match chunk {
+                        Err(_) => {
+                            return Some((
+                                Err(ProviderError::Stream(format!(
+                                    "no data for {} s",
+                                    st.target.idle_timeout.as_secs()
+                                ))),
+                                st,
+                            ))
+                        }
+                        Ok(c) => c,
+                    };
+                    match chunk {
+                        None => {
+                            if let Err(e) = decoder.finish(&mut st.queue) {
+                                return Some((Err(e), st));
+                            }
+                        }
+                        Some(Err(e)) => {
+                            return Some((Err(ProviderError::Stream(e.to_string())), st));
+                        }
+                        Some(Ok(data)) => {
+                            let mut ended = false;
+                            for ev in parser.feed(&data) {
+                                match decoder.event(&ev, &mut st.queue) {
+                                    Ok(true) => {
+                                        ended = true;
+                                        break;
+                                    }
+                                    Ok(false) => {}
+                                    Err(e) => return Some((Err(e), st)),
+                                }
+                            }
+                            if !ended {
+                                st.phase = Phase::Streaming {
+                                    bytes,
+                                    parser,
+                                    decoder,
+                                };
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
+    .boxed()
+}
+
+enum Failure {
+    Retry {
+        status: u16,
+        after: Option<Duration>,
+        detail: String,
+    },
+    Status {
+        status: u16,
+        detail: String,
+    },
+    Network(String),
+}
+
+impl Failure {
+    fn into_error(self, target: &HttpTarget, retries: u32) -> ProviderError {
+        match self {
+            Failure::Retry { status, detail, .. } if status == 429 => {
+                ProviderError::RateLimited { retries, detail }
+            }
+            Failure::Retry { status, detail, .. } => ProviderError::Server {
+                status,
+                retries,
+                detail,
+            },
+            Failure::Status { status, detail } if status == 401 || status == 403 => {
+                ProviderError::Unauthorized {
+                    status,
+                    key_var: target.key_var.clone(),
+                    detail,
+                }
+            }
+            Failure::Status { status, detail } => ProviderError::Rejected { status, detail },
+            Failure::Network(detail) => ProviderError::Network {
+                url: target.url.clone(),
+                url_var: target.url_var.clone(),
+                detail,
+            },
+        }
+    }
+}
+
+async fn send(target: &HttpTarget, body: &Arc<Vec<u8>>) -> Result<reqwest::Response, Failure> {
+    let mut req = target
+        .http
+        .post(&target.url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream");
+    for (k, v) in &target.headers {
+        req = req.header(*k, v);
+    }
+    let resp = req
+        .body(body.as_ref().clone())
+        .send()
+        .await
+        .map_err(|e| Failure::Network(error_chain(&e)))?;
+    let status = resp.status().as_u16();
+    if resp.status().is_success() {
+        return Ok(resp);
+    }
+    let after = retry_after(resp.headers());
+    let body = resp.text().await.unwrap_or_default();
+    let detail = error_detail(&body);
+    // 529 is Anthropic's "overloaded".
+    if status == 429 || status >= 500 {
+        Err(Failure::Retry {
+            status,
+            after,
+            detail,
+        })
+    } else {
+        Err(Failure::Status { status, detail })
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let t = inner.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+/// Builds the client for these settings.
+pub fn connect(settings: &ProviderSettings) -> Arc<dyn LlmClient> {
+    match settings.kind {
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicClient::new(settings)),
+        ProviderKind::OpenAi => Arc::new(openai::OpenAiClient::new(settings)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_honours_retry_after() {
+        let p = RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(100),
+        };
+        assert_eq!(p.delay(1, None), Duration::from_millis(100));
+        assert_eq!(p.delay(3, None), Duration::from_millis(400));
+        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(p.delay(1, Some(Duration::from_secs(999))), MAX_RETRY_DELAY);
+    }
+
+    #[test]
+    fn error_detail_takes_the_message() {
+        assert_eq!(
+            error_detail(r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#),
+            "slow down"
+        );
+        assert_eq!(error_detail("plain text\n"), "plain text");
+        assert_eq!(error_detail(""), "no details");
+    }
+}

@@ -1,0 +1,273 @@
+//! Which provider and model to use, from (highest first) command-line overrides, the
+//! environment (`HARNESS9_PROVIDER`, `HARNESS9_MODEL`, and the official SDKs' variables
+//! `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`) and the
+//! `provider` section of `settings.json` in the user's config directory.
+//!
+//! API keys are read from environment variables only (the settings file may name which
+//! variable with `apiKeyEnv`); a settings file that holds a key is refused, so keys are
+//! never stored in plain text by harness9. [`ApiKey`] never prints its value.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::RetryPolicy;
+
+/// Overrides the config directory (where `settings.json` lives).
+pub const CONFIG_DIR_ENV: &str = "HARNESS9_CONFIG_DIR";
+/// File name of the user's settings, in [`config_dir`].
+pub const SETTINGS_FILE: &str = "settings.json";
+pub const PROVIDER_ENV: &str = "HARNESS9_PROVIDER";
+pub const MODEL_ENV: &str = "HARNESS9_MODEL";
+pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+pub const OPENAI_URL_ENV: &str = "OPENAI_BASE_URL";
+pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+pub const ANTHROPIC_URL_ENV: &str = "ANTHROPIC_BASE_URL";
+/// Base URL of the OpenAI API (the SDK's default).
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Base URL of the Anthropic API (the SDK's default).
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// Model used with Anthropic when none is set.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// Model used with OpenAI when none is set.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+/// Most tokens one model answer may have (Anthropic needs a value).
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// Context window assumed when the settings give none; tool search kicks in when the tool
+/// definitions would take a tenth of it.
+pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Anthropic,
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+
+    fn parse(s: &str) -> Option<ProviderKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "anthropic" | "claude" => Some(ProviderKind::Anthropic),
+            "openai" | "openai-compatible" => Some(ProviderKind::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// A secret that never shows in logs or debug output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// A resolved provider configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    /// The variable the key came from (named in error messages).
+    pub api_key_env: String,
+    pub api_key: Option<ApiKey>,
+    /// The variable that sets the base URL (named in error messages).
+    pub base_url_env: String,
+    pub max_tokens: u32,
+    pub context_window: u32,
+    /// Whether tool images are sent as images (else as a text placeholder).
+    pub images: bool,
+    pub retry: RetryPolicy,
+    pub idle_timeout: Duration,
+}
+
+/// What the command line or a front end picked.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderOverrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+}
+
+/// The `provider` section of `settings.json`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FileProvider {
+    kind: Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    max_tokens: Option<u32>,
+    context_window: Option<u32>,
+    images: Option<bool>,
+    max_retries: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SettingsError {
+    #[error("no model provider is configured: set {PROVIDER_ENV}=openai or {PROVIDER_ENV}=anthropic with {OPENAI_KEY_ENV} or {ANTHROPIC_KEY_ENV} (and {MODEL_ENV}, {OPENAI_URL_ENV} for OpenAI-compatible servers), or add a \"provider\" section to {0}")]
+    NotConfigured(String),
+    #[error("unknown provider \"{0}\": use openai (also for OpenAI-compatible servers) or anthropic")]
+    UnknownProvider(String),
+    #[error("{var} is not set: the {provider} provider needs an API key in it (harness9 reads keys from the environment only)")]
+    MissingKey { provider: &'static str, var: String },
+    #[error("{path}: {detail}")]
+    BadFile { path: String, detail: String },
+}
+
+/// The user's config directory for harness9.
+pub fn config_dir() -> PathBuf {
+    match std::env::var_os(CONFIG_DIR_ENV) {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => dirs::config_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("harness9"),
+    }
+}
+
+pub fn settings_path() -> PathBuf {
+    config_dir().join(SETTINGS_FILE)
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
+    let path = settings_path();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(SettingsError::BadFile {
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            })
+        }
+    };
+    let bad = |detail: String| SettingsError::BadFile {
+        path: path.display().to_string(),
+        detail,
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let Some(section) = doc.get("provider") else {
+        return Ok(None);
+    };
+    if section.get("apiKey").is_some() || section.get("api_key").is_some() {
+        return Err(bad("\"provider\" must not hold an API key; put the key in an environment variable and name it in \"apiKeyEnv\"".into()));
+    }
+    serde_json::from_value(section.clone())
+        .map(Some)
+        .map_err(|e| bad(format!("\"provider\": {e}")))
+}
+
+impl ProviderSettings {
+    /// Resolves the provider from overrides, the environment and the settings file.
+    pub fn resolve(overrides: &ProviderOverrides) -> Result<ProviderSettings, SettingsError> {
+        let file = read_file_section()?.unwrap_or_default();
+        let named = overrides
+            .provider
+            .clone()
+            .or_else(|| env(PROVIDER_ENV))
+            .or_else(|| file.kind.clone());
+        let kind = match named {
+            Some(n) => ProviderKind::parse(&n).ok_or(SettingsError::UnknownProvider(n))?,
+            None if env(ANTHROPIC_KEY_ENV).is_some() => ProviderKind::Anthropic,
+            None if env(OPENAI_KEY_ENV).is_some() || env(OPENAI_URL_ENV).is_some() => {
+                ProviderKind::OpenAi
+            }
+            None => {
+                return Err(SettingsError::NotConfigured(
+                    settings_path().display().to_string(),
+                ))
+            }
+        };
+        let (key_var, url_var, default_url, default_model) = match kind {
+            ProviderKind::Anthropic => (
+                ANTHROPIC_KEY_ENV,
+                ANTHROPIC_URL_ENV,
+                DEFAULT_ANTHROPIC_BASE_URL,
+                DEFAULT_ANTHROPIC_MODEL,
+            ),
+            ProviderKind::OpenAi => (
+                OPENAI_KEY_ENV,
+                OPENAI_URL_ENV,
+                DEFAULT_OPENAI_BASE_URL,
+                DEFAULT_OPENAI_MODEL,
+            ),
+        };
+        let api_key_env = file.api_key_env.clone().unwrap_or_else(|| key_var.into());
+        let base_url = env(url_var)
+            .or(file.base_url.clone())
+            .unwrap_or_else(|| default_url.into());
+        let base_url = base_url.trim_end_matches('/').to_string();
+        let api_key = env(&api_key_env).map(ApiKey);
+        // Local OpenAI-compatible servers (Ollama, llama.cpp, ...) need no key.
+        let official = base_url == default_url;
+        if api_key.is_none() && (kind == ProviderKind::Anthropic || official) {
+            return Err(SettingsError::MissingKey {
+                provider: kind.name(),
+                var: api_key_env,
+            });
+        }
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| env(MODEL_ENV))
+            .or(file.model.clone())
+            .unwrap_or_else(|| default_model.into());
+        let mut retry = RetryPolicy::default();
+        if let Some(n) = file.max_retries {
+            retry.max_retries = n;
+        }
+        Ok(ProviderSettings {
+            kind,
+            model,
+            base_url,
+            api_key_env,
+            api_key,
+            base_url_env: url_var.into(),
+            max_tokens: file.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            context_window: file.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
+            images: file
+                .images
+                .unwrap_or(kind == ProviderKind::Anthropic || official),
+            retry,
+            idle_timeout: super::DEFAULT_STREAM_IDLE_TIMEOUT,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_debug_hides_the_value() {
+        assert_eq!(format!("{:?}", ApiKey("sk-secret".into())), "ApiKey(***)");
+    }
+
+    #[test]
+    fn provider_names_parse() {
+        assert_eq!(ProviderKind::parse("OpenAI"), Some(ProviderKind::OpenAi));
+        assert_eq!(ProviderKind::parse("anthropic"), Some(ProviderKind::Anthropic));
+        assert_eq!(ProviderKind::parse("gemini"), None);
+    }
+}

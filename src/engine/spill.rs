@@ -1,0 +1,151 @@
+//! Output spill and paging: a tool result longer than the limit is cut for the model; the
+//! whole text is saved under `{data dir}/tool-outputs/{conversation id}/{output id}.txt`
+//! and the model is told how to read further pages with the built-in
+//! [`READ_OUTPUT_TOOL`]. Offsets and lengths count characters, never splitting one.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::message::ToolDefinition;
+
+/// Longest tool output (in characters, about 25,000 tokens) the model gets in one piece.
+pub const DEFAULT_SPILL_LIMIT_CHARS: usize = 100_000;
+/// Folder of spilled outputs in the data directory.
+pub const OUTPUTS_DIR: &str = "tool-outputs";
+/// The built-in tool that pages through a spilled output.
+pub const READ_OUTPUT_TOOL: &str = "read_tool_output";
+
+#[derive(Debug, Clone)]
+pub struct Spill {
+    dir: PathBuf,
+    limit: usize,
+}
+
+/// The text the model sees for one output.
+#[derive(Debug, PartialEq)]
+pub struct Cut {
+    pub text: String,
+    /// Set when the output was spilled: the id to page with.
+    pub spilled: Option<String>,
+}
+
+impl Spill {
+    pub fn new(dir: PathBuf, limit: usize) -> Spill {
+        Spill {
+            dir,
+            limit: limit.max(1),
+        }
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Whether this conversation has saved outputs (then the paging tool is offered).
+    pub fn has_outputs(&self) -> bool {
+        self.dir.is_dir()
+    }
+
+    /// Cuts `text` to the limit, saving the whole of it when it is longer.
+    pub fn cut(&self, call_id: &str, text: String) -> std::io::Result<Cut> {
+        let Some((end, _)) = text.char_indices().nth(self.limit) else {
+            return Ok(Cut {
+                text,
+                spilled: None,
+            });
+        };
+        let total = text.chars().count();
+        let id = output_id(call_id);
+        std::fs::create_dir_all(&self.dir)?;
+        crate::config::write_atomically(&self.dir.join(format!("{id}.txt")), text.as_bytes())?;
+        let mut shown = text[..end].to_string();
+        shown.push_str(&format!(
+            "\n\n[harness9: this output has {total} characters; only the first {} are shown. The whole output is saved as \"{id}\": call {READ_OUTPUT_TOOL} with {{\"id\": \"{id}\", \"offset\": {}}} to read the next page.]",
+            self.limit, self.limit
+        ));
+        Ok(Cut {
+            text: shown,
+            spilled: Some(id),
+        })
+    }
+
+    /// One page of a saved output, with a line saying where the next one starts.
+    pub fn read_page(&self, arguments: &Value) -> Result<String, String> {
+        let id = arguments.get("id").and_then(Value::as_str).unwrap_or_default();
+        if id.is_empty() || output_id(id) != id {
+            return Err(format!("no saved output \"{id}\"; use the id from the cut-off result"));
+        }
+        let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let limit = arguments
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(self.limit, |l| (l as usize).clamp(1, self.limit));
+        let text = std::fs::read_to_string(self.dir.join(format!("{id}.txt")))
+            .map_err(|_| format!("no saved output \"{id}\" in this conversation"))?;
+        let total = text.chars().count();
+        if offset >= total {
+            return Err(format!("offset {offset} is past the end of the output ({total} characters)"));
+        }
+        let page: String = text.chars().skip(offset).take(limit).collect();
+        let end = offset + page.chars().count();
+        let footer = if end < total {
+            format!("[harness9: characters {offset}–{end} of {total}; the next page starts at offset {end}]")
+        } else {
+            format!("[harness9: characters {offset}–{end} of {total}; this is the end of the output]")
+        };
+        Ok(format!("{page}\n\n{footer}"))
+    }
+}
+
+/// A file-name-safe id for the output of one call.
+fn output_id(call_id: &str) -> String {
+    let cleaned: String = call_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .take(64)
+        .collect();
+    if cleaned.is_empty() {
+        "output".into()
+    } else {
+        cleaned
+    }
+}
+
+/// The definition of [`READ_OUTPUT_TOOL`].
+pub fn read_output_definition() -> ToolDefinition {
+    ToolDefinition {
+        name: READ_OUTPUT_TOOL.into(),
+        description: "Reads a page of a tool output that was too long to show whole. Use the id and offset given where the output was cut off.".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "The saved output's id."},
+                "offset": {"type": "integer", "description": "Character offset to start at (0 for the beginning)."},
+                "limit": {"type": "integer", "description": "Most characters to return (default and maximum: one page)."}
+            },
+            "required": ["id"]
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_and_page_through_multibyte_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::new(dir.path().to_path_buf(), 4);
+        let short = spill.cut("c1", "äbc".into()).unwrap();
+        assert_eq!(short, Cut { text: "äbc".into(), spilled: None });
+        let cut = spill.cut("toolu/../1", "äbcdéfghi".into()).unwrap();
+        assert_eq!(cut.spilled.as_deref(), Some("toolu1"));
+        assert!(cut.text.starts_with("äbcd\n\n[harness9: this output has 9 characters"));
+        let page = spill.read_page(&json!({"id": "toolu1", "offset": 4})).unwrap();
+        assert_eq!(page, "éfgh\n\n[harness9: characters 4–8 of 9; the next page starts at offset 8]");
+        let last = spill.read_page(&json!({"id": "toolu1", "offset": 8})).unwrap();
+        assert!(last.ends_with("this is the end of the output]"));
+        assert!(spill.read_page(&json!({"id": "../x"})).is_err());
+    }
+}

@@ -1,0 +1,601 @@
+//! One turn: the user's message, then model round-trips until the model answers without
+//! tool calls, the user stops, the provider fails, or the round-trip bound is reached.
+//!
+//! Invariants: every `tool_call_start` gets one `tool_call_end`; every tool call in the
+//! conversation gets one result (real, error, denied or cancelled) before the next model
+//! request or the end of the turn; `turn_end` is the last event. No lock is held across an
+//! `.await`; events go out on an unbounded channel, so a slow front end never stalls the
+//! loop.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::event::{CallStatus, Event, TurnOutcome};
+use super::message::{Block, Message, ResultPart, Role};
+use super::permissions::{Decision, ToolPermission, Verdict};
+use super::provider::{ChatRequest, StreamEvent, Usage};
+use super::spill::READ_OUTPUT_TOOL;
+use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
+use super::{Inner, TurnControl};
+use crate::config::DEFAULT_TOOL_TIMEOUT;
+use crate::mcp::{CallToolResult, ClientError, Content};
+use crate::tools::{CallContext, ToolError, ToolSource};
+
+type Emitter = mpsc::UnboundedSender<Event>;
+
+fn emit(tx: &Emitter, e: Event) {
+    let _ = tx.send(e);
+}
+
+/// Image types providers take as images; others become text.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Extra time given to a tool past its timeout before the engine gives up on it (the tool
+/// should report its own timeout first).
+const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
+
+pub(super) async fn run(inner: Arc<Inner>, prompt: String, tx: Emitter, control: TurnControl) {
+    let started = Instant::now();
+    let info = inner.provider.info().clone();
+    emit(
+        &tx,
+        Event::TurnStart {
+            conversation_id: inner.conversation_id.clone(),
+            provider: info.kind,
+            model: info.model,
+        },
+    );
+    let mut usage = Usage::default();
+    let (outcome, round_trips) = turn(&inner, prompt, &tx, &control, &mut usage).await;
+    emit(
+        &tx,
+        Event::TurnEnd {
+            outcome,
+            round_trips,
+            duration_ms: started.elapsed().as_millis() as u64,
+            usage,
+        },
+    );
+}
+
+async fn turn(
+    inner: &Inner,
+    prompt: String,
+    tx: &Emitter,
+    control: &TurnControl,
+    usage: &mut Usage,
+) -> (TurnOutcome, usize) {
+    let mut content = vec![Block::Text { text: prompt }];
+    let mut snapshot = inner.tools.current();
+    missing_tools_note(inner, &snapshot, tx, &mut content);
+    push(inner, tx, Message { role: Role::User, content });
+    for round in 1..=inner.max_round_trips {
+        if control.is_stopped() {
+            return (TurnOutcome::Stopped, round - 1);
+        }
+        let request = build_request(inner, &snapshot);
+        emit(
+            tx,
+            Event::ModelRequest {
+                round_trip: round,
+                tools: request.tools.len(),
+            },
+        );
+        let answer = tokio::select! {
+            a = stream_answer(inner, request, tx) => a,
+            _ = control.stopped() => Err(Interrupted::Stopped),
+        };
+        let (text, calls) = match answer {
+            Ok(a) => {
+                usage.add(a.usage);
+                (a.text, a.calls)
+            }
+            Err(Interrupted::Stopped) => return (TurnOutcome::Stopped, round),
+            // What streamed before a failure was shown but is not kept.
+            Err(Interrupted::Failed(error)) => return (TurnOutcome::Failed { error }, round),
+        };
+        let mut blocks = Vec::with_capacity(calls.len() + 1);
+        if !text.is_empty() {
+            blocks.push(Block::Text { text: text.clone() });
+        }
+        for c in &calls {
+            blocks.push(Block::ToolUse {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                input: c.input.clone(),
+            });
+        }
+        if !blocks.is_empty() {
+            push(inner, tx, Message {
+                role: Role::Assistant,
+                content: blocks,
+            });
+        }
+        if calls.is_empty() {
+            return (TurnOutcome::Completed { answer: text }, round);
+        }
+        let (results, stopped) = run_calls(inner, &snapshot, &calls, tx, control).await;
+        let mut content = results;
+        snapshot = inner.tools.current();
+        missing_tools_note(inner, &snapshot, tx, &mut content);
+        push(inner, tx, Message { role: Role::User, content });
+        if stopped {
+            return (TurnOutcome::Stopped, round);
+        }
+    }
+    let max = inner.max_round_trips;
+    (
+        TurnOutcome::Failed {
+            error: format!("the model used all {max} round-trips of this message without a final answer; the turn was ended. Send another message to let it go on, or raise the bound (--max-round-trips)"),
+        },
+        max,
+    )
+}
+
+/// Appends a message to the conversation and to its file.
+fn push(inner: &Inner, tx: &Emitter, message: Message) {
+    if let Some(file) = &inner.file {
+        if let Err(e) = file.append_message(&message) {
+            emit(tx, Event::Notice {
+                message: format!("{e}; this conversation will not reopen complete"),
+            });
+        }
+    }
+    let mut st = inner.state.lock().expect("state lock");
+    for (_, name, _) in message.tool_uses() {
+        if !st.used.contains(name) {
+            st.used.insert(name.to_string());
+        }
+    }
+    st.messages.push(Arc::new(message));
+}
+
+/// Tells the model (once) about tools it used that are gone, e.g. after a reload of
+/// `.mcp.json`.
+fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content: &mut Vec<Block>) {
+    let missing: Vec<String> = {
+        let mut st = inner.state.lock().expect("state lock");
+        let gone: Vec<String> = st
+            .used
+            .iter()
+            .filter(|n| {
+                !snapshot.contains(n)
+                    && n.as_str() != TOOL_SEARCH_TOOL
+                    && n.as_str() != READ_OUTPUT_TOOL
+                    && !st.announced_missing.contains(*n)
+            })
+            .cloned()
+            .collect();
+        st.announced_missing.extend(gone.iter().cloned());
+        gone
+    };
+    if missing.is_empty() {
+        return;
+    }
+    let list = missing.join(", ");
+    emit(tx, Event::Notice {
+        message: format!("tools the model used are no longer available: {list}"),
+    });
+    content.push(Block::Text {
+        text: format!("[harness9: these tools you used earlier are no longer available (the project's MCP servers changed): {list}. Do not call them.]"),
+    });
+}
+
+fn build_request(inner: &Inner, snapshot: &Snapshot) -> ChatRequest {
+    let with_read_output = inner.spill.has_outputs();
+    let st = inner.state.lock().expect("state lock");
+    ChatRequest {
+        system: Some(inner.system.clone()),
+        messages: st.messages.iter().cloned().collect(),
+        tools: snapshot.request_tools(&st.loaded, with_read_output),
+    }
+}
+
+struct Call {
+    id: String,
+    name: String,
+    input: Value,
+    invalid: Option<String>,
+}
+
+struct Answer {
+    text: String,
+    calls: Vec<Call>,
+    usage: Usage,
+}
+
+enum Interrupted {
+    Stopped,
+    Failed(String),
+}
+
+async fn stream_answer(inner: &Inner, request: ChatRequest, tx: &Emitter) -> Result<Answer, Interrupted> {
+    let mut stream = inner.provider.stream(request);
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(StreamEvent::TextDelta(t)) => {
+                text.push_str(&t);
+                emit(tx, Event::TextDelta { text: t });
+            }
+            Ok(StreamEvent::ToolCall {
+                id,
+                name,
+                input,
+                invalid,
+            }) => calls.push(Call {
+                id,
+                name,
+                input,
+                invalid,
+            }),
+            Ok(StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            }) => emit(tx, Event::Retry {
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                reason,
+            }),
+            Ok(StreamEvent::Finished { usage, .. }) => {
+                return Ok(Answer { text, calls, usage });
+            }
+            Err(e) => return Err(Interrupted::Failed(e.to_string())),
+        }
+    }
+    Err(Interrupted::Failed(
+        "the model provider's stream ended without finishing the answer".into(),
+    ))
+}
+
+/// One finished call: its result block for the model.
+type Slot = Option<Block>;
+
+/// Runs every call at once. Returns the result blocks in call order and whether the
+/// user stopped the turn (then unfinished calls have "cancelled" results).
+async fn run_calls(
+    inner: &Inner,
+    snapshot: &Snapshot,
+    calls: &[Call],
+    tx: &Emitter,
+    control: &TurnControl,
+) -> (Vec<Block>, bool) {
+    // Every start goes out before any call runs, so each has a matching end.
+    for c in calls {
+        emit(tx, Event::ToolCallStart {
+            call_id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.input.clone(),
+        });
+    }
+    let slots: Mutex<Vec<Slot>> = Mutex::new(vec![None; calls.len()]);
+    let started = Instant::now();
+    let all = futures::future::join_all(
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| run_call(inner, snapshot, c, i, tx, control, &slots)),
+    );
+    let stopped = tokio::select! {
+        _ = all => false,
+        _ = control.stopped() => true,
+    };
+    let slots = slots.into_inner().expect("slots lock");
+    let mut blocks = Vec::with_capacity(calls.len());
+    for (c, slot) in calls.iter().zip(slots) {
+        match slot {
+            Some(b) => blocks.push(b),
+            None => {
+                let text = "The user stopped this tool call before it finished.".to_string();
+                emit(tx, Event::ToolCallEnd {
+                    call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.input.clone(),
+                    status: CallStatus::Cancelled,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    error: Some("cancelled by the user".into()),
+                    output: text.clone(),
+                    spilled: None,
+                });
+                blocks.push(error_block(&c.id, text));
+            }
+        }
+    }
+    (blocks, stopped)
+}
+
+fn error_block(id: &str, text: String) -> Block {
+    Block::ToolResult {
+        tool_use_id: id.to_string(),
+        content: vec![ResultPart::Text { text }],
+        is_error: true,
+    }
+}
+
+/// How one call came out, before it is recorded.
+struct Done {
+    status: CallStatus,
+    error: Option<String>,
+    text: String,
+    images: Vec<(String, String)>,
+    is_error: bool,
+}
+
+impl Done {
+    fn failed(status: CallStatus, error: String, text: String) -> Done {
+        Done {
+            status,
+            error: Some(error),
+            text,
+            images: Vec::new(),
+            is_error: true,
+        }
+    }
+}
+
+async fn run_call(
+    inner: &Inner,
+    snapshot: &Snapshot,
+    call: &Call,
+    index: usize,
+    tx: &Emitter,
+    control: &TurnControl,
+    slots: &Mutex<Vec<Slot>>,
+) {
+    let started = Instant::now();
+    let done = execute(inner, snapshot, call, tx, control).await;
+    let mut text = done.text;
+    let mut spilled = None;
+    match inner.spill.cut(&call.id, text) {
+        Ok(cut) => {
+            text = cut.text;
+            spilled = cut.spilled;
+        }
+        Err(e) => {
+            text = format!("harness9 could not save this long output ({e}); it is left out.");
+        }
+    }
+    let mut parts = vec![ResultPart::Text { text: text.clone() }];
+    let mut shown = text;
+    for (media_type, data) in done.images {
+        shown.push('\n');
+        shown.push_str(&format!(
+            "[image: {media_type}, {} bytes]",
+            super::message::base64_decoded_len(&data)
+        ));
+        parts.push(ResultPart::Image { media_type, data });
+    }
+    emit(tx, Event::ToolCallEnd {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.input.clone(),
+        status: done.status,
+        duration_ms: started.elapsed().as_millis() as u64,
+        error: done.error,
+        output: shown,
+        spilled,
+    });
+    slots.lock().expect("slots lock")[index] = Some(Block::ToolResult {
+        tool_use_id: call.id.clone(),
+        content: parts,
+        is_error: done.is_error,
+    });
+}
+
+async fn execute(
+    inner: &Inner,
+    snapshot: &Snapshot,
+    call: &Call,
+    tx: &Emitter,
+    control: &TurnControl,
+) -> Done {
+    if let Some(why) = &call.invalid {
+        let text = format!("harness9 could not run this call: {why}. Send the arguments as one JSON object that follows the tool's input schema.");
+        return Done::failed(CallStatus::Error, why.clone(), text);
+    }
+    match call.name.as_str() {
+        TOOL_SEARCH_TOOL => {
+            return match snapshot.search(&call.input) {
+                Ok((text, names)) => {
+                    load_tools(inner, tx, &names);
+                    ok_text(text)
+                }
+                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+            }
+        }
+        READ_OUTPUT_TOOL => {
+            return match inner.spill.read_page(&call.input) {
+                Ok(text) => ok_text(text),
+                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+            }
+        }
+        _ => {}
+    }
+    let Some(tool) = snapshot.get(&call.name).cloned() else {
+        let e = format!("there is no tool named {}", call.name);
+        let hint = if snapshot.deferred {
+            format!("{e}. Use {TOOL_SEARCH_TOOL} to find the tool you need.")
+        } else {
+            format!("{e} (it may have been removed). Use one of the tools you were given.")
+        };
+        return Done::failed(CallStatus::Error, e, hint);
+    };
+    let verdict = inner.permissions.lock().expect("permissions lock").check(tool.spec());
+    match verdict {
+        Verdict::Allow => {}
+        Verdict::Deny(text) => {
+            return Done::failed(CallStatus::Denied, "denied by the permission rules".into(), text)
+        }
+        Verdict::Ask => {
+            let answer = control.wait_for_approval(&call.id);
+            emit(tx, Event::ApprovalRequest {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.input.clone(),
+                read_only: tool.spec().read_only,
+            });
+            let decision = tokio::select! {
+                d = answer => d.unwrap_or(Decision::Deny),
+                _ = tx.closed() => Decision::Deny,
+            };
+            match decision {
+                Decision::AllowOnce => {}
+                Decision::AllowAlways => remember_allow(inner, tx, &call.name),
+                Decision::Deny => {
+                    return Done::failed(
+                        CallStatus::Denied,
+                        "denied by the user".into(),
+                        "The user denied this tool call. Do not retry it unless the user asks.".into(),
+                    )
+                }
+            }
+        }
+    }
+    let is_mcp = matches!(tool.spec().source, ToolSource::Mcp { .. });
+    let outer = match (inner.tool_timeout, is_mcp) {
+        (Some(t), _) => Some(t + TIMEOUT_GRACE),
+        (None, true) => None, // the server's own timeout applies
+        (None, false) => Some(DEFAULT_TOOL_TIMEOUT),
+    };
+    let (ptx, mut prx) = mpsc::unbounded_channel();
+    let ctx = CallContext {
+        timeout: inner.tool_timeout,
+        progress: Some(ptx),
+    };
+    let fut = tool.call(call.input.clone(), ctx);
+    let fut = async move {
+        match outer {
+            Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| t),
+            None => Ok(fut.await),
+        }
+    };
+    tokio::pin!(fut);
+    let result = loop {
+        tokio::select! {
+            biased;
+            r = &mut fut => break r,
+            Some(p) = prx.recv() => emit(tx, Event::ToolCallProgress {
+                call_id: call.id.clone(),
+                progress: p.progress,
+                total: p.total,
+                message: p.message,
+            }),
+        }
+    };
+    match result {
+        Ok(Ok(r)) => from_result(&r),
+        Ok(Err(e)) => {
+            let status = match &e {
+                ToolError::Client(ClientError::Timeout { .. }) => CallStatus::TimedOut,
+                ToolError::Client(_) | ToolError::Other(_) => CallStatus::Error,
+            };
+            let msg = e.to_string();
+            Done::failed(status, msg.clone(), format!("Error: {msg}"))
+        }
+        Err(t) => {
+            let msg = format!(
+                "the tool did not finish within {} s; it was cancelled",
+                t.as_secs_f64()
+            );
+            Done::failed(CallStatus::TimedOut, msg.clone(), format!("Error: {msg}"))
+        }
+    }
+}
+
+fn ok_text(text: String) -> Done {
+    Done {
+        status: CallStatus::Ok,
+        error: None,
+        text,
+        images: Vec::new(),
+        is_error: false,
+    }
+}
+
+fn load_tools(inner: &Inner, tx: &Emitter, names: &[String]) {
+    let new: Vec<String> = {
+        let mut st = inner.state.lock().expect("state lock");
+        names.iter().filter(|n| st.loaded.insert((*n).clone())).cloned().collect()
+    };
+    if new.is_empty() {
+        return;
+    }
+    if let Some(file) = &inner.file {
+        if let Err(e) = file.append_tools_loaded(&new) {
+            emit(tx, Event::Notice {
+                message: e.to_string(),
+            });
+        }
+    }
+}
+
+fn remember_allow(inner: &Inner, tx: &Emitter, name: &str) {
+    inner
+        .permissions
+        .lock()
+        .expect("permissions lock")
+        .remember(name, ToolPermission::Allow);
+    if let Err(e) = inner
+        .permission_store
+        .set(&inner.project, name, Some(ToolPermission::Allow))
+    {
+        emit(tx, Event::Notice {
+            message: format!(
+                "could not remember the permission for {name} in {}: {e}",
+                inner.permission_store.path().display()
+            ),
+        });
+    }
+}
+
+/// A tool result as text plus images, for the model.
+fn from_result(r: &CallToolResult) -> Done {
+    let mut parts: Vec<String> = Vec::with_capacity(r.content.len());
+    let mut images = Vec::new();
+    for c in &r.content {
+        match c {
+            Content::Image { data, mime_type } if IMAGE_TYPES.contains(&mime_type.as_str()) => {
+                images.push((mime_type.clone(), data.clone()));
+            }
+            Content::Text { text } => parts.push(text.clone()),
+            other => {
+                // Everything else as the MCP layer describes it for a text-only reader.
+                let one = CallToolResult {
+                    content: vec![other.clone()],
+                    ..Default::default()
+                };
+                parts.push(one.to_text());
+            }
+        }
+    }
+    let has_text = r.content.iter().any(|c| matches!(c, Content::Text { .. }));
+    if let (false, Some(s)) = (has_text, &r.structured_content) {
+        parts.push(s.to_string());
+    }
+    let text = parts.join("\n");
+    let error = r.is_error.then(|| {
+        let first: String = text.chars().take(300).collect();
+        if first.is_empty() {
+            "the tool reported an error".to_string()
+        } else {
+            first
+        }
+    });
+    Done {
+        status: if r.is_error {
+            CallStatus::Error
+        } else {
+            CallStatus::Ok
+        },
+        error,
+        text,
+        images,
+        is_error: r.is_error,
+    }
+}

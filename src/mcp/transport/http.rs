@@ -1,0 +1,1221 @@
+//! Streamable HTTP transport (MCP 2025-03-26 … 2025-11-25), with automatic fallback to the
+//! legacy HTTP+SSE transport (see [`super::sse`]).
+//!
+//! Every outbound message is one POST with `Accept: application/json, text/event-stream`;
+//! the answer is a JSON body or an SSE stream whose events (notifications and server
+//! requests first, then the response) go to the receiver in order. The client above knows
+//! nothing of HTTP, so the transport keeps the session itself: it sniffs the `initialize`
+//! exchange passing through it (request bytes, `Mcp-Session-Id`, negotiated
+//! `protocolVersion`) and sends `Mcp-Session-Id` and `MCP-Protocol-Version` on every later
+//! request. A 404 on a request that carried a session id means the session expired: the
+//! transport replays the stored `initialize` and `notifications/initialized` itself, tells
+//! the client to re-list tools (a synthesized `notifications/tools/list_changed`) and
+//! repeats the request once.
+//!
+//! Invariants:
+//! - `initialize` and `notifications/initialized` are sent in order and awaited before the
+//!   next message is taken, so a server never sees a request before the handshake ended;
+//!   every other message is POSTed concurrently.
+//! - A request whose HTTP exchange fails gets a JSON-RPC error response synthesized for it
+//!   (only that request fails). A failure to reach the server at all (refused, DNS, TLS)
+//!   ends the connection with the reason, like a stdio server exiting.
+//! - An SSE answer that ends before the response is resumed with `GET` + `Last-Event-ID`
+//!   after the server's `retry:` delay; the response may arrive on the resumed stream.
+//! - `notifications/cancelled` also drops the HTTP exchange of the cancelled request.
+//! - Header values from `.mcp.json` and the session id are never logged or put in a
+//!   message (they are marked sensitive, so even `Debug` hides them).
+//! - The receiver yields `Inbound::Closed` exactly once, after every message.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::{Response, StatusCode, Url};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+
+use super::sse::Legacy;
+use super::sse_parse::{SseEvent, SseParser};
+use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
+use crate::mcp::log::{LogSource, ServerLog};
+
+/// `Accept` of every POST.
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+const EVENT_STREAM: &str = "text/event-stream";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// Reconnection delay when the server gave no `retry:`.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// Most resumptions of one answer stream that bring no new event.
+const MAX_IDLE_RESUMES: u32 = 5;
+/// How long to keep reading an SSE answer after its response (for connection reuse).
+const AFTER_RESPONSE_GRACE: Duration = Duration::from_millis(500);
+/// Connecting to the server (TCP + TLS) may take this long.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// The `DELETE` that ends a session on shutdown.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
+pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+
+/// What to connect to.
+#[derive(Clone)]
+pub struct HttpSpec {
+    pub url: String,
+    /// From `.mcp.json`, `${VAR}` expanded; sent on every request, never shown.
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for HttpSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpSpec")
+            .field("url", &self.url)
+            .field("header_names", &names)
+            .finish()
+    }
+}
+
+/// Which transport a connection is using; becomes `"sse"` after a fallback.
+#[derive(Clone, Debug)]
+pub struct TransportKind(Arc<Mutex<&'static str>>);
+
+impl TransportKind {
+    fn new(kind: &'static str) -> TransportKind {
+        TransportKind(Arc::new(Mutex::new(kind)))
+    }
+    pub fn get(&self) -> &'static str {
+        *self.0.lock().expect("kind lock")
+    }
+    fn set(&self, kind: &'static str) {
+        *self.0.lock().expect("kind lock") = kind;
+    }
+}
+
+/// Opens a Streamable HTTP connection (`type: "http"`) that falls back to the legacy
+/// HTTP+SSE transport when the `initialize` POST gets 400, 404 or 405. Nothing is sent
+/// until the client sends `initialize`.
+pub fn connect(spec: &HttpSpec, log: Arc<ServerLog>) -> Result<(Connection, TransportKind), String> {
+    open(spec, log, Mode::Streamable)
+}
+
+/// How a connection starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Streamable HTTP, with the legacy fallback.
+    Streamable,
+    /// Legacy HTTP+SSE from the start (`type: "sse"`).
+    Legacy,
+}
+
+pub(crate) fn open(
+    spec: &HttpSpec,
+    log: Arc<ServerLog>,
+    mode: Mode,
+) -> Result<(Connection, TransportKind), String> {
+    let url = Url::parse(&spec.url).map_err(|e| format!("the url \"{}\" is not valid: {e}", spec.url))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the url \"{}\" must start with http:// or https://",
+            spec.url
+        ));
+    }
+    let headers = config_headers(&spec.headers)?;
+    let has_auth_header = headers.contains_key(reqwest::header::AUTHORIZATION);
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+    let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let kind = TransportKind::new(match mode {
+        Mode::Streamable => "http",
+        Mode::Legacy => "sse",
+    });
+    let shared = Arc::new(Shared {
+        client,
+        url,
+        headers,
+        has_auth_header,
+        inbound: in_tx,
+        log,
+        closed: AtomicBool::new(false),
+        closing: watch::channel(false).0,
+        session: Mutex::default(),
+        init_request: Mutex::default(),
+        initialized_note: Mutex::default(),
+        reinit: tokio::sync::Mutex::new(()),
+        inflight: Mutex::default(),
+        background: Mutex::default(),
+        legacy: Mutex::default(),
+        kind: kind.clone(),
+    });
+    tokio::spawn(drive(shared.clone(), out_rx, mode));
+    let sender = Arc::new(HttpSender {
+        shared,
+        queue: out_tx,
+    });
+    let receiver = Box::new(HttpReceiver {
+        rx: in_rx,
+        done: false,
+    });
+    Ok((Connection { sender, receiver }, kind))
+}
+
+fn config_headers(list: &[(String, String)]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (k, v) in list {
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("header \"{k}\" in .mcp.json is not a valid HTTP header name"))?;
+        let mut value = HeaderValue::from_str(v).map_err(|_| {
+            format!("the value of header \"{k}\" in .mcp.json is not a valid HTTP header value (control characters or non-ASCII?)")
+        })?;
+        value.set_sensitive(true);
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+#[derive(Default)]
+struct Session {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+    /// Bumped by every re-initialization.
+    epoch: u64,
+}
+
+#[derive(Clone)]
+pub(crate) struct SessionSnapshot {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+    epoch: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: Url,
+    headers: HeaderMap,
+    has_auth_header: bool,
+    inbound: mpsc::UnboundedSender<Inbound>,
+    pub(crate) log: Arc<ServerLog>,
+    closed: AtomicBool,
+    closing: watch::Sender<bool>,
+    session: Mutex<Session>,
+    init_request: Mutex<Option<Bytes>>,
+    initialized_note: Mutex<Option<Bytes>>,
+    reinit: tokio::sync::Mutex<()>,
+    /// Requests whose HTTP exchange is running, by raw JSON-RPC id.
+    inflight: Mutex<HashMap<String, AbortHandle>>,
+    /// Long-lived tasks (GET stream, legacy reader) ended on close.
+    background: Mutex<Vec<AbortHandle>>,
+    legacy: Mutex<Option<Arc<Legacy>>>,
+    kind: TransportKind,
+}
+
+/// What an outbound message is, as far as the transport cares.
+enum Outbound {
+    Initialize { id: String },
+    Initialized,
+    Request { id: String },
+    Cancel { request_id: Option<String> },
+    Other,
+}
+
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CancelParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+}
+
+fn peek_outbound(bytes: &[u8]) -> Outbound {
+    let Ok(p) = serde_json::from_slice::<Peek<'_>>(bytes) else {
+        return Outbound::Other;
+    };
+    let id = p.id.map(|i| i.get().to_string()).filter(|i| i != "null");
+    match (p.method.as_deref(), id) {
+        (Some("initialize"), Some(id)) => Outbound::Initialize { id },
+        (Some("notifications/initialized"), None) => Outbound::Initialized,
+        (Some("notifications/cancelled"), None) => Outbound::Cancel {
+            request_id: p
+                .params
+                .and_then(|r| serde_json::from_str::<CancelParams<'_>>(r.get()).ok())
+                .and_then(|c| c.request_id.map(|i| i.get().to_string())),
+        },
+        (Some(_), Some(id)) => Outbound::Request { id },
+        _ => Outbound::Other,
+    }
+}
+
+/// The raw id of an inbound response (a message with an id and no method).
+fn response_id(bytes: &[u8]) -> Option<String> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    let p = serde_json::from_slice::<Peek<'_>>(bytes).ok()?;
+    if p.method.is_some() {
+        return None;
+    }
+    p.id.map(|i| i.get().to_string()).filter(|i| i != "null")
+}
+
+#[derive(Deserialize)]
+struct InitPeek {
+    result: Option<InitResultPeek>,
+}
+
+#[derive(Deserialize)]
+struct InitResultPeek {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: Option<String>,
+}
+
+struct HttpSender {
+    shared: Arc<Shared>,
+    queue: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl TransportSender for HttpSender {
+    fn send(&self, message: Vec<u8>) -> Result<(), TransportError> {
+        if *self.shared.closing.borrow() || self.shared.closed.load(Ordering::Acquire) {
+            return Err(TransportError::Closed);
+        }
+        self.queue.send(message).map_err(|_| TransportError::Closed)
+    }
+
+    fn close(&self) -> BoxFuture<'static, ()> {
+        self.shared.clone().shutdown().boxed()
+    }
+}
+
+struct HttpReceiver {
+    rx: mpsc::UnboundedReceiver<Inbound>,
+    done: bool,
+}
+
+impl TransportReceiver for HttpReceiver {
+    fn recv(&mut self) -> BoxFuture<'_, Inbound> {
+        async move {
+            if self.done {
+                return Inbound::Closed("the connection is closed".into());
+            }
+            match self.rx.recv().await {
+                Some(Inbound::Closed(reason)) => {
+                    self.done = true;
+                    Inbound::Closed(reason)
+                }
+                Some(m) => m,
+                None => {
+                    self.done = true;
+                    Inbound::Closed("the connection is closed".into())
+                }
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Takes outbound messages in order and starts their HTTP exchanges.
+async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>, mode: Mode) {
+    let mut closing = shared.closing.subscribe();
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = closing.wait_for(|c| *c) => None,
+            m = queue.recv() => m,
+        };
+        let Some(msg) = next else { break };
+        if shared.closed.load(Ordering::Acquire) {
+            break;
+        }
+        let bytes = Bytes::from(msg);
+        let outbound = peek_outbound(&bytes);
+        if mode == Mode::Legacy && shared.legacy().is_none() {
+            match Legacy::open(&shared, shared.url.clone()).await {
+                Ok(l) => shared.set_legacy(l),
+                Err(reason) => {
+                    shared.close_with(reason);
+                    break;
+                }
+            }
+        }
+        if let Some(legacy) = shared.legacy() {
+            match outbound {
+                Outbound::Initialize { .. } | Outbound::Initialized => {
+                    legacy.post(&shared, bytes, &outbound_id(&outbound), true).await;
+                }
+                _ => {
+                    let shared = shared.clone();
+                    let id = outbound_id(&outbound);
+                    tokio::spawn(async move { legacy.post(&shared, bytes, &id, false).await });
+                }
+            }
+            continue;
+        }
+        match outbound {
+            Outbound::Initialize { id } => shared.clone().initialize(bytes, id).await,
+            Outbound::Initialized => {
+                *shared.initialized_note.lock().expect("note lock") = Some(bytes.clone());
+                shared.post_other(bytes).await;
+                if shared.legacy().is_none() && !shared.closed.load(Ordering::Acquire) {
+                    shared.clone().start_get_stream();
+                }
+            }
+            Outbound::Request { id } => {
+                let mut inflight = shared.inflight.lock().expect("inflight lock");
+                let task = tokio::spawn(shared.clone().post_request(bytes, id.clone()));
+                inflight.insert(id, task.abort_handle());
+            }
+            Outbound::Cancel { request_id } => {
+                if let Some(rid) = request_id {
+                    let task = shared.inflight.lock().expect("inflight lock").remove(&rid);
+                    if let Some(t) = task {
+                        t.abort();
+                    }
+                }
+                tokio::spawn(shared.clone().post_other(bytes));
+            }
+            Outbound::Other => {
+                tokio::spawn(shared.clone().post_other(bytes));
+            }
+        }
+    }
+}
+
+fn outbound_id(o: &Outbound) -> Option<String> {
+    match o {
+        Outbound::Initialize { id } | Outbound::Request { id } => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// How an SSE or JSON answer ended.
+struct AnswerEnd {
+    got_response: bool,
+    /// Events that carried a message.
+    events: u64,
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+    /// The stream broke with an error rather than ending.
+    error: Option<String>,
+}
+
+impl Shared {
+    pub(crate) fn legacy(&self) -> Option<Arc<Legacy>> {
+        self.legacy.lock().expect("legacy lock").clone()
+    }
+
+    fn set_legacy(&self, l: Legacy) {
+        *self.legacy.lock().expect("legacy lock") = Some(Arc::new(l));
+        self.kind.set("sse");
+    }
+
+    pub(crate) fn add_background(&self, h: AbortHandle) {
+        self.background.lock().expect("background lock").push(h);
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        *self.closing.borrow() || self.closed.load(Ordering::Acquire)
+    }
+
+    /// Hands one inbound message to the client. A response settles its request's exchange;
+    /// when it arrived on another stream than its own, that exchange is dropped.
+    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<&str>) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(id) = response_id(&bytes) {
+            let task = self.inflight.lock().expect("inflight lock").remove(&id);
+            if let Some(t) = task {
+                if owner != Some(id.as_str()) {
+                    t.abort();
+                }
+            }
+        }
+        let _ = self.inbound.send(Inbound::Message(bytes));
+    }
+
+    /// Ends the connection with `reason` (once).
+    pub(crate) fn close_with(&self, reason: String) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _ = self.inbound.send(Inbound::Closed(reason));
+        self.abort_all();
+    }
+
+    fn abort_all(&self) {
+        for (_, t) in self.inflight.lock().expect("inflight lock").drain() {
+            t.abort();
+        }
+        for t in self.background.lock().expect("background lock").drain(..) {
+            t.abort();
+        }
+    }
+
+    /// Fails one request with a synthesized JSON-RPC error response.
+    pub(crate) fn fail_request(&self, id: &str, message: &str) {
+        self.log.push(LogSource::Host, "warning", message);
+        let body = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
+            serde_json::Value::String(message.to_string())
+        );
+        self.deliver(body.into_bytes(), Some(id));
+    }
+
+    pub(crate) fn warn(&self, message: &str) {
+        tracing::warn!("{message}");
+        self.log.push(LogSource::Host, "warning", message);
+    }
+
+    fn snapshot(&self) -> SessionSnapshot {
+        let s = self.session.lock().expect("session lock");
+        SessionSnapshot {
+            id: s.id.clone(),
+            version: s.version.clone(),
+            epoch: s.epoch,
+        }
+    }
+
+    /// A request with the configured headers (and, when `session`, the session headers).
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        url: Url,
+        session: Option<&SessionSnapshot>,
+    ) -> reqwest::RequestBuilder {
+        let mut headers = self.headers.clone();
+        if let Some(s) = session {
+            if let Some(id) = s.id.clone() {
+                headers.insert(SESSION_HEADER, id);
+            }
+            if let Some(v) = s.version.clone() {
+                headers.insert(VERSION_HEADER, v);
+            }
+        }
+        self.client.request(method, url).headers(headers)
+    }
+
+    fn post_builder(&self, body: Bytes, session: Option<&SessionSnapshot>) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::POST, self.url.clone(), session)
+            .header(ACCEPT, ACCEPT_POST)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+    }
+
+    /// The first `initialize`: POSTed without session; its answer sets up the session, or
+    /// (400/404/405) starts the legacy fallback.
+    async fn initialize(self: Arc<Self>, bytes: Bytes, id: String) {
+        *self.init_request.lock().expect("init lock") = Some(bytes.clone());
+        let resp = match self.post_builder(bytes.clone(), None).send().await {
+            Ok(r) => r,
+            Err(e) => return self.close_with(describe_send_error(&self.url, &e)),
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let reason = describe_status(&self, resp).await;
+            if matches!(status.as_u16(), 400 | 404 | 405) {
+                self.log.push(
+                    LogSource::Host,
+                    "info",
+                    &format!("initialize over Streamable HTTP failed ({reason}); trying the legacy HTTP+SSE transport"),
+                );
+                match Legacy::open(&self, self.url.clone()).await {
+                    Ok(l) => {
+                        self.log.push(
+                            LogSource::Host,
+                            "info",
+                            "using the legacy HTTP+SSE transport",
+                        );
+                        self.set_legacy(l);
+                        if let Some(legacy) = self.legacy() {
+                            legacy.post(&self, bytes, &Some(id), true).await;
+                        }
+                    }
+                    Err(legacy_reason) => self.close_with(format!(
+                        "{reason}; the legacy HTTP+SSE transport did not work either: {legacy_reason}"
+                    )),
+                }
+                return;
+            }
+            return self.close_with(reason);
+        }
+        self.take_session_id(&resp);
+        let end = self
+            .read_answer(resp, Some(&id), |this, msg, is_response| {
+                if is_response {
+                    this.sniff_version(&msg);
+                }
+                this.deliver(msg, None);
+            })
+            .await;
+        if !end.got_response {
+            let why = end
+                .error
+                .unwrap_or_else(|| "the stream ended".to_string());
+            self.close_with(format!(
+                "the server did not answer initialize ({why})"
+            ));
+        }
+    }
+
+    fn take_session_id(&self, resp: &Response) {
+        let mut s = self.session.lock().expect("session lock");
+        s.id = None;
+        if let Some(v) = resp.headers().get(SESSION_HEADER) {
+            if !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
+                let mut v = v.clone();
+                v.set_sensitive(true);
+                s.id = Some(v);
+            } else {
+                drop(s);
+                self.warn("the server sent an invalid Mcp-Session-Id (not visible ASCII); ignored");
+            }
+        }
+    }
+
+    fn sniff_version(&self, msg: &[u8]) {
+        if let Ok(InitPeek {
+            result:
+                Some(InitResultPeek {
+                    protocol_version: Some(v),
+                }),
+        }) = serde_json::from_slice::<InitPeek>(msg)
+        {
+            if let Ok(h) = HeaderValue::from_str(&v) {
+                self.session.lock().expect("session lock").version = Some(h);
+            }
+        }
+    }
+
+    /// A notification or a response to a server request: POST, expect 202 (or 200).
+    async fn post_other(self: Arc<Self>, bytes: Bytes) {
+        let mut retried = false;
+        loop {
+            let snap = self.snapshot();
+            let resp = match self.post_builder(bytes.clone(), Some(&snap)).send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    if !self.is_closing() {
+                        self.close_with(describe_send_error(&self.url, &e));
+                    }
+                    return;
+                }
+            };
+            let status = resp.status();
+            if status == StatusCode::NOT_FOUND && snap.id.is_some() && !retried {
+                retried = true;
+                if let Err(e) = self.clone().reinitialize(snap.epoch).await {
+                    self.warn(&e);
+                    return;
+                }
+                continue;
+            }
+            if status.is_success() {
+                // Drain the (normally empty) body so the connection can be reused.
+                let _ = resp.bytes().await;
+            } else {
+                let reason = describe_status(&self, resp).await;
+                self.warn(&format!("a notification was not accepted: {reason}"));
+            }
+            return;
+        }
+    }
+
+    /// A request: POST, read its answer (resuming a cut stream), repeat once after a
+    /// session expiry. Runs in its own task, registered in `inflight`.
+    async fn post_request(self: Arc<Self>, bytes: Bytes, id: String) {
+        struct Unregister<'a>(&'a Shared, &'a str);
+        impl Drop for Unregister<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut m) = self.0.inflight.lock() {
+                    m.remove(self.1);
+                }
+            }
+        }
+        let _unregister = Unregister(&self, &id);
+        let mut retried = false;
+        loop {
+            let snap = self.snapshot();
+            let resp = match self.post_builder(bytes.clone(), Some(&snap)).send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    if !self.is_closing() {
+                        self.close_with(describe_send_error(&self.url, &e));
+                    }
+                    return;
+                }
+            };
+            let status = resp.status();
+            if status == StatusCode::NOT_FOUND && snap.id.is_some() && !retried {
+                retried = true;
+                let _ = resp.bytes().await;
+                if let Err(e) = self.clone().reinitialize(snap.epoch).await {
+                    self.fail_request(&id, &e);
+                    return;
+                }
+                continue;
+            }
+            if !status.is_success() {
+                let reason = describe_status(&self, resp).await;
+                self.fail_request(&id, &reason);
+                return;
+            }
+            if status == StatusCode::ACCEPTED {
+                // No body: the answer will come on the GET stream.
+                return;
+            }
+            let sse = is_event_stream(&resp);
+            let end = self
+                .read_answer(resp, Some(&id), |this, msg, _| this.deliver(msg, Some(&id)))
+                .await;
+            if end.got_response || !sse {
+                if !end.got_response {
+                    self.fail_request(&id, "the server answered the request without a JSON-RPC response");
+                }
+                return;
+            }
+            self.resume(&id, end).await;
+            return;
+        }
+    }
+
+    /// Resumes a cut answer stream with GET + `Last-Event-ID` until the response arrives.
+    async fn resume(&self, id: &str, mut end: AnswerEnd) {
+        let mut last_id = end.last_event_id.clone();
+        let mut retry = end.retry.unwrap_or(DEFAULT_RETRY);
+        let mut idle = 0;
+        loop {
+            let Some(event_id) = last_id.clone() else {
+                let why = end.error.unwrap_or_else(|| "it ended".into());
+                self.fail_request(
+                    id,
+                    &format!("the server closed the answer stream before answering ({why}) and gave no event id to resume it"),
+                );
+                return;
+            };
+            if idle >= MAX_IDLE_RESUMES {
+                self.fail_request(
+                    id,
+                    &format!("the answer stream was cut {MAX_IDLE_RESUMES} times in a row without progress; gave up"),
+                );
+                return;
+            }
+            tokio::time::sleep(retry).await;
+            if !self.inflight.lock().expect("inflight lock").contains_key(id) {
+                return; // answered elsewhere or cancelled
+            }
+            let snap = self.snapshot();
+            let resp = self
+                .request(reqwest::Method::GET, self.url.clone(), Some(&snap))
+                .header(ACCEPT, EVENT_STREAM)
+                .header(LAST_EVENT_ID, event_id.as_str())
+                .send()
+                .await;
+            let resp = match resp {
+                Ok(r) => r,
+                Err(e) => {
+                    if !self.is_closing() {
+                        self.close_with(describe_send_error(&self.url, &e));
+                    }
+                    return;
+                }
+            };
+            if !resp.status().is_success() || !is_event_stream(&resp) {
+                let reason = if resp.status().is_success() {
+                    "the server did not answer with an event stream".to_string()
+                } else {
+                    describe_status(self, resp).await
+                };
+                self.fail_request(
+                    id,
+                    &format!("the server closed the answer stream before answering, and resuming it failed: {reason}"),
+                );
+                return;
+            }
+            end = self
+                .read_answer(resp, Some(id), |this, msg, _| this.deliver(msg, Some(id)))
+                .await;
+            if end.got_response {
+                return;
+            }
+            if end.events == 0 {
+                idle += 1;
+            } else {
+                idle = 0;
+            }
+            if end.last_event_id.is_some() {
+                last_id = end.last_event_id.clone();
+            }
+            if let Some(r) = end.retry {
+                retry = r;
+            }
+        }
+    }
+
+    /// The session expired: initialize again (once per epoch, whoever sees the 404 first),
+    /// then ask the client to re-list tools.
+    async fn reinitialize(self: Arc<Self>, seen_epoch: u64) -> Result<(), String> {
+        let _guard = self.reinit.lock().await;
+        if self.snapshot().epoch != seen_epoch {
+            return Ok(()); // another request already did it
+        }
+        let init = self
+            .init_request
+            .lock()
+            .expect("init lock")
+            .clone()
+            .ok_or("the session expired before it was initialized")?;
+        let init_id = match peek_outbound(&init) {
+            Outbound::Initialize { id } => id,
+            _ => return Err("the stored initialize request is invalid".into()),
+        };
+        self.log.push(
+            LogSource::Host,
+            "info",
+            "the server ended the session (HTTP 404); initializing a new one",
+        );
+        let fail = |why: String| format!("the server ended the session and starting a new one failed: {why}");
+        let resp = self
+            .post_builder(init, None)
+            .send()
+            .await
+            .map_err(|e| fail(describe_send_error(&self.url, &e)))?;
+        if !resp.status().is_success() {
+            return Err(fail(describe_status(&self, resp).await));
+        }
+        self.take_session_id(&resp);
+        let end = self
+            .read_answer(resp, Some(&init_id), |this, msg, is_response| {
+                if is_response {
+                    this.sniff_version(&msg);
+                } else {
+                    this.deliver(msg, None);
+                }
+            })
+            .await;
+        if !end.got_response {
+            return Err(fail("no answer to initialize".into()));
+        }
+        let note = self.initialized_note.lock().expect("note lock").clone();
+        if let Some(note) = note {
+            let snap = self.snapshot();
+            let resp = self
+                .post_builder(note, Some(&snap))
+                .send()
+                .await
+                .map_err(|e| fail(describe_send_error(&self.url, &e)))?;
+            let ok = resp.status().is_success();
+            let reason = if ok { String::new() } else { describe_status(&self, resp).await };
+            if !ok {
+                return Err(fail(reason));
+            }
+        }
+        self.session.lock().expect("session lock").epoch += 1;
+        self.deliver(
+            br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
+            None,
+        );
+        self.clone().start_get_stream();
+        Ok(())
+    }
+
+    /// Opens the optional GET stream for server-initiated messages (405 = none offered).
+    fn start_get_stream(self: Arc<Self>) {
+        let this = self.clone();
+        let task = tokio::spawn(async move { this.run_get_stream().await });
+        let mut bg = self.background.lock().expect("background lock");
+        bg.retain(|t| !t.is_finished());
+        bg.push(task.abort_handle());
+    }
+
+    async fn run_get_stream(self: Arc<Self>) {
+        let mut last_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut idle = 0;
+        let start_epoch = self.snapshot().epoch;
+        loop {
+            if self.is_closing() {
+                return;
+            }
+            let snap = self.snapshot();
+            if snap.epoch != start_epoch {
+                return; // a re-initialization started a new stream
+            }
+            let mut req = self
+                .request(reqwest::Method::GET, self.url.clone(), Some(&snap))
+                .header(ACCEPT, EVENT_STREAM);
+            if let Some(l) = &last_id {
+                req = req.header(LAST_EVENT_ID, l.as_str());
+            }
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::debug!("GET stream: {}", describe_send_error(&self.url, &e));
+                    idle += 1;
+                    if idle >= MAX_IDLE_RESUMES {
+                        return;
+                    }
+                    tokio::time::sleep(retry).await;
+                    continue;
+                }
+            };
+            if !resp.status().is_success() || !is_event_stream(&resp) {
+                // 405 is the normal "no GET stream"; anything else also means none.
+                tracing::debug!("no GET stream (HTTP {})", resp.status());
+                return;
+            }
+            let end = self
+                .read_answer(resp, None, |this, msg, _| this.deliver(msg, None))
+                .await;
+            if end.last_event_id.is_some() {
+                last_id = end.last_event_id;
+            }
+            if let Some(r) = end.retry {
+                retry = r;
+            }
+            if end.events == 0 && last_id.is_none() {
+                idle += 1;
+                if idle >= MAX_IDLE_RESUMES {
+                    return;
+                }
+            } else {
+                idle = 0;
+            }
+            tokio::time::sleep(retry).await;
+        }
+    }
+
+    /// Reads a JSON or SSE answer, calling `on_message(self, message, is_the_response)` for
+    /// every message; `want` is the raw id of the response that completes it.
+    async fn read_answer(
+        &self,
+        mut resp: Response,
+        want: Option<&str>,
+        mut on_message: impl FnMut(&Self, Vec<u8>, bool),
+    ) -> AnswerEnd {
+        let mut end = AnswerEnd {
+            got_response: false,
+            events: 0,
+            last_event_id: None,
+            retry: None,
+            error: None,
+        };
+        if !is_event_stream(&resp) {
+            match resp.bytes().await {
+                Ok(body) => {
+                    if body.iter().any(|b| !b.is_ascii_whitespace()) {
+                        let msg = body.to_vec();
+                        let is = want.is_some() && response_id(&msg).as_deref() == want;
+                        end.got_response = is || (want.is_some() && body_answers(&msg, want));
+                        end.events = 1;
+                        on_message(self, msg, is);
+                    }
+                }
+                Err(e) => end.error = Some(format!("reading the answer failed: {e}")),
+            }
+            return end;
+        }
+        let mut parser = SseParser::new();
+        let mut events: Vec<SseEvent> = Vec::new();
+        loop {
+            let chunk = if end.got_response {
+                match tokio::time::timeout(AFTER_RESPONSE_GRACE, resp.chunk()).await {
+                    Ok(c) => c,
+                    Err(_) => break,
+                }
+            } else {
+                resp.chunk().await
+            };
+            match chunk {
+                Ok(Some(c)) => parser.feed(&c, |e| events.push(e)),
+                Ok(None) => break,
+                Err(e) => {
+                    end.error = Some(format!("the stream broke: {}", error_chain(&e)));
+                    break;
+                }
+            }
+            for ev in events.drain(..) {
+                if ev.data.is_empty() {
+                    continue; // priming event
+                }
+                if ev.kind() != "message" {
+                    tracing::debug!("ignored an SSE event of type {:?}", ev.kind());
+                    continue;
+                }
+                end.events += 1;
+                let is = want.is_some() && response_id(&ev.data).as_deref() == want;
+                if is {
+                    end.got_response = true;
+                }
+                on_message(self, ev.data, is);
+            }
+        }
+        end.last_event_id = parser.last_event_id().map(str::to_string);
+        end.retry = parser.retry_ms.map(Duration::from_millis);
+        end
+    }
+
+    /// Ends the session (DELETE, 405 is fine) and the connection.
+    async fn shutdown(self: Arc<Self>) {
+        if self.closing.send_replace(true) {
+            // Already closing: just make sure the receiver ends.
+            self.close_with("the connection was closed".into());
+            return;
+        }
+        self.abort_all();
+        let snap = self.snapshot();
+        if snap.id.is_some() && self.legacy().is_none() {
+            let req = self
+                .request(reqwest::Method::DELETE, self.url.clone(), Some(&snap))
+                .send();
+            match tokio::time::timeout(DELETE_TIMEOUT, req).await {
+                Ok(Ok(r)) => tracing::debug!("DELETE session: HTTP {}", r.status()),
+                Ok(Err(e)) => tracing::debug!("DELETE session failed: {e}"),
+                Err(_) => tracing::debug!("DELETE session timed out"),
+            }
+        }
+        self.close_with("the connection was closed".into());
+    }
+}
+
+/// A JSON batch answer that contains the wanted response.
+fn body_answers(body: &[u8], want: Option<&str>) -> bool {
+    let Some(want) = want else { return false };
+    let Ok(items) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
+        return false;
+    };
+    items
+        .iter()
+        .any(|i| response_id(i.get().as_bytes()).as_deref() == Some(want))
+}
+
+pub(crate) fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with(EVENT_STREAM))
+}
+
+/// The whole error chain as one line (reqwest's top-level message hides the cause).
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
+fn host_port(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    match url.port_or_known_default() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    }
+}
+
+/// A clear message for an HTTP exchange that did not get a status line.
+pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
+    classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
+}
+
+/// The classification behind [`describe_send_error`], on the error chain's text.
+pub fn classify_failure(url: &Url, chain: &str, timeout: bool, connect: bool) -> String {
+    let lower = chain.to_ascii_lowercase();
+    let hp = host_port(url);
+    let host = url.host_str().unwrap_or("?");
+    if lower.contains("dns error")
+        || lower.contains("failed to lookup address")
+        || lower.contains("name or service not known")
+        || lower.contains("no address associated")
+        || lower.contains("nodename nor servname")
+    {
+        return format!("cannot resolve the host name \"{host}\" (DNS lookup failed); check the url in .mcp.json and your network");
+    }
+    if lower.contains("connection refused") {
+        return format!("cannot connect to {hp}: connection refused; is the server running, and is the port right?");
+    }
+    if lower.contains("certificate")
+        || lower.contains("tls")
+        || lower.contains("ssl")
+        || lower.contains("handshake")
+        || lower.contains("corrupt message")
+        || lower.contains("invalidcontenttype")
+        || lower.contains("peer is incompatible")
+    {
+        let hint = if url.scheme() == "https" {
+            "check that the server really speaks HTTPS on that port and that its certificate is valid for the host"
+        } else {
+            "check the url's scheme (http or https)"
+        };
+        return format!("TLS error talking to {hp}: {chain}; {hint}");
+    }
+    if timeout {
+        return format!("timed out talking to {hp}; is the server reachable?");
+    }
+    if lower.contains("connection reset") || lower.contains("connection closed") || lower.contains("incomplete message") {
+        return format!("the server at {hp} closed the connection: {chain}");
+    }
+    if connect {
+        return format!("cannot connect to {hp}: {chain}");
+    }
+    format!("the HTTP exchange with {hp} failed: {chain}")
+}
+
+/// A clear message for a non-success status; reads a little of the body for detail.
+pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
+    let status = resp.status();
+    let challenge = resp
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
+    let detail = body_detail(resp).await;
+    describe_status_parts(status, challenge.as_deref(), &detail, shared.has_auth_header)
+}
+
+async fn body_detail(mut resp: Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < 4096 {
+        match tokio::time::timeout(Duration::from_secs(2), resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    // A JSON-RPC error body: its message is the detail.
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) {
+        if let Some(m) = v.pointer("/error/message").and_then(|m| m.as_str()) {
+            return m.to_string();
+        }
+    }
+    let text = String::from_utf8_lossy(&body);
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = one_line.len().min(200);
+    while !one_line.is_char_boundary(end) {
+        end -= 1;
+    }
+    one_line[..end].to_string()
+}
+
+/// The message for one status; `challenge` is the `WWW-Authenticate` scheme.
+pub fn describe_status_parts(
+    status: StatusCode,
+    challenge: Option<&str>,
+    detail: &str,
+    sent_authorization: bool,
+) -> String {
+    let code = status.as_u16();
+    let reason = status.canonical_reason().unwrap_or("");
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    };
+    match code {
+        401 => {
+            let scheme = challenge
+                .filter(|c| !c.is_empty())
+                .map(|c| format!(" (it asks for {c} authentication)"))
+                .unwrap_or_default();
+            if sent_authorization {
+                format!("the server needs authorization and refused the credentials sent (HTTP 401 Unauthorized){scheme}; check the Authorization header in .mcp.json. OAuth sign-in is not supported by harness9 yet")
+            } else {
+                format!("the server needs authorization (HTTP 401 Unauthorized){scheme}; OAuth sign-in is not supported by harness9 yet: give a token in \"headers\" in .mcp.json, e.g. \"Authorization\": \"Bearer ${{TOKEN}}\"")
+            }
+        }
+        403 => format!("the server refused access (HTTP 403 Forbidden){detail}; check the credentials in \"headers\" in .mcp.json"),
+        404 => format!("the server has no MCP endpoint at this url (HTTP 404 Not Found){detail}; check the url in .mcp.json"),
+        500..=599 => format!("the server failed (HTTP {code} {reason}){detail}"),
+        _ => format!("the server answered HTTP {code} {reason}{detail}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outbound_kinds() {
+        let k = peek_outbound(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+        assert!(matches!(k, Outbound::Initialize { id } if id == "1"));
+        let k = peek_outbound(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert!(matches!(k, Outbound::Initialized));
+        let k = peek_outbound(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#,
+        );
+        assert!(matches!(k, Outbound::Cancel { request_id: Some(r) } if r == "7"));
+        let k = peek_outbound(br#"{"jsonrpc":"2.0","id":3,"method":"tools\/call"}"#);
+        assert!(matches!(k, Outbound::Request { id } if id == "3"));
+        let k = peek_outbound(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#);
+        assert!(matches!(k, Outbound::Other));
+    }
+
+    #[test]
+    fn response_ids() {
+        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#).as_deref(), Some("4"));
+        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#), None);
+        assert_eq!(response_id(br#"{"jsonrpc":"2.0","method":"x"}"#), None);
+        assert_eq!(response_id(b"[1]"), None);
+        assert!(body_answers(br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#, Some("9")));
+    }
+
+    #[test]
+    fn failure_messages() {
+        let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
+        let m = classify_failure(&url, "error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)", false, true);
+        assert!(m.starts_with("cannot connect to 127.0.0.1:9: connection refused"), "{m}");
+        let url = Url::parse("https://nowhere.invalid/mcp").unwrap();
+        let m = classify_failure(&url, "error sending request: client error (Connect): dns error: failed to lookup address information: Name or service not known", false, true);
+        assert!(m.starts_with("cannot resolve the host name \"nowhere.invalid\""), "{m}");
+        let m = classify_failure(&url, "error sending request: client error (Connect): invalid peer certificate: UnknownIssuer", false, true);
+        assert!(m.starts_with("TLS error talking to nowhere.invalid:443"), "{m}");
+        let m = describe_status_parts(StatusCode::UNAUTHORIZED, Some("Bearer"), "", false);
+        assert!(m.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication)"), "{m}");
+        assert!(m.contains("OAuth sign-in is not supported"), "{m}");
+        let m = describe_status_parts(StatusCode::FORBIDDEN, None, "nope", true);
+        assert!(m.starts_with("the server refused access (HTTP 403 Forbidden): nope"), "{m}");
+        let m = describe_status_parts(StatusCode::BAD_GATEWAY, None, "", false);
+        assert_eq!(m, "the server failed (HTTP 502 Bad Gateway)");
+    }
+
+    #[test]
+    fn header_values_stay_hidden() {
+        let spec = HttpSpec {
+            url: "http://x/".into(),
+            headers: vec![("Authorization".into(), "Bearer SECRET-123".into())],
+        };
+        assert!(!format!("{spec:?}").contains("SECRET"));
+        let map = config_headers(&spec.headers).unwrap();
+        assert!(!format!("{map:?}").contains("SECRET"));
+        let e = config_headers(&[("Bad Name".into(), "v".into())]).unwrap_err();
+        assert!(e.contains("Bad Name"));
+        let e = config_headers(&[("X".into(), "a\nb-SECRET".into())]).unwrap_err();
+        assert!(!e.contains("SECRET"), "{e}");
+    }
+}

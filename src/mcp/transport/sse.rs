@@ -1,0 +1,185 @@
+//! The legacy HTTP+SSE transport (MCP 2024-11-05), for `type: "sse"` servers and as the
+//! fallback of a `type: "http"` server that rejects the Streamable HTTP `initialize` POST.
+//!
+//! The client opens `GET <url>` (an event stream); the server's first event, `endpoint`,
+//! names the URL (often relative, resolved against the stream's URL, and required to be on
+//! the same origin) to which every message is POSTed. Every server message, responses
+//! included, arrives as a `message` event on the GET stream. When that stream ends the
+//! session is over, and the connection closes with the reason.
+//!
+//! The connection itself (queue, receiver, closing, request failures) is the one of
+//! [`super::http`], which switches to a [`Legacy`] session when it has one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::{Response, Url};
+
+use super::http::{
+    describe_send_error, describe_status, error_chain, is_event_stream, HttpSpec, Mode, Shared,
+    TransportKind,
+};
+use super::sse_parse::{SseEvent, SseParser};
+use super::Connection;
+use crate::mcp::log::ServerLog;
+
+/// How long the server may take to send its `endpoint` event.
+pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+
+/// Opens a legacy HTTP+SSE connection (`type: "sse"`). The GET stream is opened when the
+/// client sends its first message (`initialize`).
+pub fn connect(spec: &HttpSpec, log: Arc<ServerLog>) -> Result<(Connection, TransportKind), String> {
+    super::http::open(spec, log, Mode::Legacy)
+}
+
+/// One legacy session: where to POST.
+pub(crate) struct Legacy {
+    endpoint: Url,
+}
+
+impl Legacy {
+    /// GETs the event stream and waits for its `endpoint` event; the rest of the stream is
+    /// read by a background task that hands `message` events to the client.
+    pub(crate) async fn open(shared: &Arc<Shared>, url: Url) -> Result<Legacy, String> {
+        let mut resp = shared
+            .request(reqwest::Method::GET, url.clone(), None)
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| describe_send_error(&url, &e))?;
+        if !resp.status().is_success() {
+            return Err(describe_status(shared, resp).await);
+        }
+        if !is_event_stream(&resp) {
+            let ct = resp
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none")
+                .to_string();
+            return Err(format!(
+                "GET {url} did not open an event stream (Content-Type: {ct})"
+            ));
+        }
+        let mut parser = SseParser::new();
+        let mut events: Vec<SseEvent> = Vec::new();
+        let mut endpoint: Option<Url> = None;
+        let deadline = tokio::time::Instant::now() + ENDPOINT_WAIT;
+        while endpoint.is_none() {
+            let chunk = tokio::time::timeout_at(deadline, resp.chunk())
+                .await
+                .map_err(|_| {
+                    format!(
+                        "the event stream sent no \"endpoint\" event within {} s",
+                        ENDPOINT_WAIT.as_secs()
+                    )
+                })?;
+            match chunk {
+                Ok(Some(c)) => parser.feed(&c, |e| events.push(e)),
+                Ok(None) => {
+                    return Err(
+                        "the server closed the event stream before naming its message endpoint"
+                            .into(),
+                    )
+                }
+                Err(e) => return Err(format!("the event stream broke: {}", error_chain(&e))),
+            }
+            for ev in events.drain(..) {
+                if endpoint.is_none() && ev.kind() == "endpoint" {
+                    let text = String::from_utf8_lossy(&ev.data).trim().to_string();
+                    let resolved = url
+                        .join(&text)
+                        .map_err(|e| format!("the endpoint event named an invalid url: {e}"))?;
+                    if resolved.origin() != url.origin() {
+                        return Err(format!(
+                            "the server named a message endpoint on another origin ({}); refused",
+                            resolved.origin().ascii_serialization()
+                        ));
+                    }
+                    endpoint = Some(resolved);
+                } else {
+                    deliver_event(shared, ev);
+                }
+            }
+        }
+        let reader_shared = shared.clone();
+        let task = tokio::spawn(async move { read_stream(reader_shared, resp, parser).await });
+        shared.add_background(task.abort_handle());
+        Ok(Legacy {
+            endpoint: endpoint.expect("endpoint set"),
+        })
+    }
+
+    /// POSTs one message to the endpoint. `id` is set for requests; `handshake` messages
+    /// end the connection when they fail.
+    pub(crate) async fn post(
+        &self,
+        shared: &Arc<Shared>,
+        bytes: Bytes,
+        id: &Option<String>,
+        handshake: bool,
+    ) {
+        let resp = shared
+            .request(reqwest::Method::POST, self.endpoint.clone(), None)
+            .header(CONTENT_TYPE, "application/json")
+            .body(bytes)
+            .send()
+            .await;
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                if !shared.is_closing() {
+                    shared.close_with(describe_send_error(&self.endpoint, &e));
+                }
+                return;
+            }
+        };
+        if resp.status().is_success() {
+            let _ = resp.bytes().await;
+            return;
+        }
+        let reason = describe_status(shared, resp).await;
+        match (handshake, id) {
+            (true, _) => shared.close_with(reason),
+            (false, Some(id)) => shared.fail_request(id, &reason),
+            (false, None) => shared.warn(&format!("a notification was not accepted: {reason}")),
+        }
+    }
+}
+
+fn deliver_event(shared: &Shared, ev: SseEvent) {
+    if ev.data.is_empty() {
+        return;
+    }
+    if ev.kind() == "message" {
+        shared.deliver(ev.data, None);
+    } else {
+        tracing::debug!("ignored an SSE event of type {:?}", ev.kind());
+    }
+}
+
+async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SseParser) {
+    let mut events = Vec::new();
+    let reason = loop {
+        match resp.chunk().await {
+            Ok(Some(c)) => {
+                parser.feed(&c, |e| events.push(e));
+                for ev in events.drain(..) {
+                    deliver_event(&shared, ev);
+                }
+            }
+            Ok(None) => break "the server closed the event stream (legacy HTTP+SSE transport)".to_string(),
+            Err(e) => {
+                break format!(
+                    "the event stream broke (legacy HTTP+SSE transport): {}",
+                    error_chain(&e)
+                )
+            }
+        }
+    };
+    if !shared.is_closing() {
+        shared.close_with(reason);
+    }
+}

@@ -1,0 +1,248 @@
+//! An incremental parser for `text/event-stream` (the WHATWG "server-sent events" format),
+//! shared by the Streamable HTTP and the legacy HTTP+SSE transports.
+//!
+//! Invariants: work is linear in the bytes fed (a 16 MiB `data:` line split over many chunks
+//! is scanned once); lines end with CRLF, LF or CR, also when the CR and LF arrive in
+//! different chunks; there is no event size ceiling, like stdio has no line ceiling.
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field; empty means the default type `message`.
+    pub event: String,
+    /// The `data:` lines joined with `\n`.
+    pub data: Vec<u8>,
+    /// The last event id in force when the event was dispatched (ids persist across events).
+    pub id: Option<String>,
+}
+
+impl SseEvent {
+    /// `message` when no `event:` field was given.
+    pub fn kind(&self) -> &str {
+        if self.event.is_empty() {
+            "message"
+        } else {
+            &self.event
+        }
+    }
+}
+
+/// Feeds bytes in, gets events out.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already known to hold no line end.
+    scanned: usize,
+    /// The previous chunk ended with CR: a leading LF belongs to that line end.
+    skip_lf: bool,
+    event: String,
+    data: Vec<u8>,
+    has_data: bool,
+    last_id: Option<String>,
+    /// The latest `retry:` value in milliseconds.
+    pub retry_ms: Option<u64>,
+    /// Whether the leading UTF-8 BOM (if any) has been dealt with.
+    bom_checked: bool,
+}
+
+impl SseParser {
+    pub fn new() -> SseParser {
+        SseParser::default()
+    }
+
+    /// The last event id seen on this stream (for `Last-Event-ID`).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// Appends `chunk` and calls `on_event` for every event it completes.
+    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(SseEvent)) {
+        let mut chunk = chunk;
+        if self.skip_lf && !chunk.is_empty() {
+            if chunk[0] == b'\n' {
+                chunk = &chunk[1..];
+            }
+            self.skip_lf = false;
+        }
+        self.buf.extend_from_slice(chunk);
+        if !self.bom_checked && !self.buf.is_empty() {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            let n = self.buf.len().min(3);
+            if self.buf[..n] == BOM[..n] {
+                if n < 3 {
+                    return; // wait for the rest of a possible BOM
+                }
+                self.buf.drain(..3);
+            }
+            self.bom_checked = true;
+        }
+        let mut start = 0;
+        let mut i = self.scanned;
+        while i < self.buf.len() {
+            match self.buf[i] {
+                b'\n' | b'\r' => {
+                    let cr = self.buf[i] == b'\r';
+                    let line_end = i;
+                    let mut next = i + 1;
+                    if cr {
+                        if next < self.buf.len() {
+                            if self.buf[next] == b'\n' {
+                                next += 1;
+                            }
+                        } else {
+                            self.skip_lf = true;
+                        }
+                    }
+                    let line = std::mem::take(&mut self.buf);
+                    self.line(&line[start..line_end], &mut on_event);
+                    self.buf = line;
+                    start = next;
+                    i = next;
+                }
+                _ => i += 1,
+            }
+        }
+        if start > 0 {
+            self.buf.drain(..start);
+        }
+        self.scanned = self.buf.len();
+        if self.buf.is_empty() && self.buf.capacity() > 1 << 20 {
+            self.buf = Vec::new();
+        }
+    }
+
+    fn line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
+        if line.is_empty() {
+            self.dispatch(on_event);
+            return;
+        }
+        if line[0] == b':' {
+            return; // comment (keep-alive)
+        }
+        let (field, value) = match line.iter().position(|b| *b == b':') {
+            Some(p) => {
+                let v = &line[p + 1..];
+                (&line[..p], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+            }
+            b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
+            b"id" => {
+                if !value.contains(&0) {
+                    self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+                }
+            }
+            b"retry" => {
+                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
+                    if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse() {
+                        self.retry_ms = Some(ms);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
+        let event = std::mem::take(&mut self.event);
+        if !self.has_data {
+            return;
+        }
+        self.has_data = false;
+        let data = std::mem::take(&mut self.data);
+        on_event(SseEvent {
+            event,
+            data,
+            id: self.last_id.clone(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_chunks(chunks: &[&[u8]]) -> (Vec<SseEvent>, SseParser) {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            p.feed(c, |e| out.push(e));
+        }
+        (out, p)
+    }
+
+    #[test]
+    fn basic_events_ids_and_retry() {
+        let (ev, p) = parse_chunks(&[
+            b"id: 1\nretry: 500\ndata: \n\n: keep-alive\nevent: message\ndata: {\"a\":1}\n\nevent: endpoint\ndata: /m?s=1\n\n",
+        ]);
+        assert_eq!(ev.len(), 3);
+        assert_eq!(ev[0].data, b"");
+        assert_eq!(ev[0].id.as_deref(), Some("1"));
+        assert_eq!(ev[1].kind(), "message");
+        assert_eq!(ev[1].data, b"{\"a\":1}");
+        assert_eq!(ev[1].id.as_deref(), Some("1"), "ids persist");
+        assert_eq!(ev[2].kind(), "endpoint");
+        assert_eq!(ev[2].data, b"/m?s=1");
+        assert_eq!(p.retry_ms, Some(500));
+        assert_eq!(p.last_event_id(), Some("1"));
+    }
+
+    #[test]
+    fn events_without_data_are_not_dispatched_but_set_the_id() {
+        let (ev, p) = parse_chunks(&[b"id: prime\n\n", b"event: x\n\n"]);
+        assert!(ev.is_empty());
+        assert_eq!(p.last_event_id(), Some("prime"));
+    }
+
+    #[test]
+    fn multi_line_data_and_line_endings_split_across_chunks() {
+        let (ev, _) = parse_chunks(&[
+            b"data: a\r",
+            b"\ndata: b\r\r",
+            b"data:c\n",
+            b"\n",
+            b"\xEF\xBB",
+        ]);
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, b"a\nb");
+        assert_eq!(ev[1].data, b"c");
+    }
+
+    #[test]
+    fn bom_is_skipped_and_field_without_colon() {
+        let (ev, _) = parse_chunks(&[b"\xEF\xBB", b"\xBFdata\n\ndata: x\n\n"]);
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, b"");
+        assert_eq!(ev[1].data, b"x");
+    }
+
+    #[test]
+    fn a_huge_data_line_in_small_chunks() {
+        let body = vec![b'x'; 16 * 1024 * 1024];
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        p.feed(b"event: message\ndata: ", |e| out.push(e));
+        for c in body.chunks(8192) {
+            p.feed(c, |e| out.push(e));
+        }
+        p.feed(b"\n\n", |e| out.push(e));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), body.len());
+    }
+
+    #[test]
+    fn bad_retry_and_nul_id_are_ignored() {
+        let (_, p) = parse_chunks(&[b"retry: 10x\nid: a\0b\ndata: 1\n\n"]);
+        assert_eq!(p.retry_ms, None);
+        assert_eq!(p.last_event_id(), None);
+    }
+}
