@@ -19,8 +19,9 @@ use tokio::task::AbortHandle;
 
 use super::client::{fmt_duration, Client, ClientEvent};
 use super::log::{LogSource, ServerLog};
+use super::transport::http::{self, HttpSpec, TransportKind};
 use super::transport::stdio::{self, StdioSpec};
-use super::transport::{Connection, TransportSender};
+use super::transport::{sse, Connection, TransportSender};
 use crate::approval::ApprovalStore;
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::tools::ToolRegistry;
@@ -91,7 +92,9 @@ impl ServerState {
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     pub name: String,
-    /// `stdio`, `http` or `sse` (empty when the entry is too broken to tell).
+    /// `stdio`, `http` or `sse` (empty when the entry is too broken to tell). The transport
+    /// in use: an `http` entry whose server only speaks the legacy HTTP+SSE transport shows
+    /// `sse` once the fallback happened.
     pub transport: String,
     /// Command line or URL; env and header values are never included.
     pub target: String,
@@ -178,6 +181,8 @@ struct Slot {
     client: Option<Arc<Client>>,
     /// The transport of a start in progress, so a stop can end it.
     starting: Option<Arc<dyn TransportSender>>,
+    /// Which remote transport the connection uses (set for http and sse entries).
+    transport_in_use: Option<TransportKind>,
     task: Option<AbortHandle>,
     generation: u64,
     approved_for_run: bool,
@@ -347,6 +352,7 @@ impl Manager {
             return;
         }
         slot.generation += 1;
+        slot.transport_in_use = None;
         slot.state = ServerState::Starting {
             phase: StartPhase::Spawning,
         };
@@ -479,9 +485,10 @@ impl Manager {
                     .iter()
                     .map(|(name, slot)| ServerStatus {
                         name: name.clone(),
-                        transport: match &slot.entry {
-                            Ok(c) => c.transport.kind().to_string(),
-                            Err(e) => e.transport.unwrap_or("").to_string(),
+                        transport: match (&slot.transport_in_use, &slot.entry) {
+                            (Some(k), Ok(_)) => k.get().to_string(),
+                            (None, Ok(c)) => c.transport.kind().to_string(),
+                            (_, Err(e)) => e.transport.unwrap_or("").to_string(),
                         },
                         target: match &slot.entry {
                             Ok(c) => c.transport.target(),
@@ -537,13 +544,14 @@ impl Manager {
         log: Arc<ServerLog>,
         gen: u64,
     ) -> Result<Arc<Client>, String> {
-        let conn = self.open_transport(cfg, log.clone())?;
+        let (conn, kind) = self.open_transport(cfg, log.clone())?;
         let sender = conn.sender.clone();
         let current = {
             let mut slots = self.lock();
             match slots.get_mut(name) {
                 Some(slot) if slot.generation == gen => {
                     slot.starting = Some(sender.clone());
+                    slot.transport_in_use = kind;
                     true
                 }
                 _ => false,
@@ -624,7 +632,7 @@ impl Manager {
         &self,
         cfg: &ServerConfig,
         log: Arc<ServerLog>,
-    ) -> Result<Connection, String> {
+    ) -> Result<(Connection, Option<TransportKind>), String> {
         match &cfg.transport {
             TransportConfig::Stdio {
                 command,
@@ -646,12 +654,24 @@ impl Manager {
                     cwd: cwd.or_else(|| Some(self.inner.project.clone())),
                     path: self.inner.path_for_children.clone(),
                 };
-                stdio::spawn(&spec, log).map_err(|e| e.to_string())
+                stdio::spawn(&spec, log)
+                    .map(|c| (c, None))
+                    .map_err(|e| e.to_string())
             }
-            TransportConfig::Http { .. } | TransportConfig::Sse { .. } => Err(
-                "remote servers (http, sse) are not supported by this version of harness9 yet"
-                    .into(),
-            ),
+            TransportConfig::Http { url, headers } => {
+                let spec = HttpSpec {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                };
+                http::connect(&spec, log).map(|(c, k)| (c, Some(k)))
+            }
+            TransportConfig::Sse { url, headers } => {
+                let spec = HttpSpec {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                };
+                sse::connect(&spec, log).map(|(c, k)| (c, Some(k)))
+            }
         }
     }
 
@@ -835,6 +855,7 @@ fn new_slot(entry: Result<ServerConfig, EntryError>) -> Slot {
         log: Arc::new(ServerLog::default()),
         client: None,
         starting: None,
+        transport_in_use: None,
         task: None,
         generation: 0,
         approved_for_run: false,

@@ -2,6 +2,7 @@
 
 mod cli;
 mod fixture_client;
+mod http;
 mod manager;
 mod memory;
 mod real_servers;

@@ -104,7 +104,10 @@ impl TransportKind {
 /// Opens a Streamable HTTP connection (`type: "http"`) that falls back to the legacy
 /// HTTP+SSE transport when the `initialize` POST gets 400, 404 or 405. Nothing is sent
 /// until the client sends `initialize`.
-pub fn connect(spec: &HttpSpec, log: Arc<ServerLog>) -> Result<(Connection, TransportKind), String> {
+pub fn connect(
+    spec: &HttpSpec,
+    log: Arc<ServerLog>,
+) -> Result<(Connection, TransportKind), String> {
     open(spec, log, Mode::Streamable)
 }
 
@@ -122,7 +125,8 @@ pub(crate) fn open(
     log: Arc<ServerLog>,
     mode: Mode,
 ) -> Result<(Connection, TransportKind), String> {
-    let url = Url::parse(&spec.url).map_err(|e| format!("the url \"{}\" is not valid: {e}", spec.url))?;
+    let url =
+        Url::parse(&spec.url).map_err(|e| format!("the url \"{}\" is not valid: {e}", spec.url))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "the url \"{}\" must start with http:// or https://",
@@ -363,7 +367,9 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
         if let Some(legacy) = shared.legacy() {
             match outbound {
                 Outbound::Initialize { .. } | Outbound::Initialized => {
-                    legacy.post(&shared, bytes, &outbound_id(&outbound), true).await;
+                    legacy
+                        .post(&shared, bytes, &outbound_id(&outbound), true)
+                        .await;
                 }
                 _ => {
                     let shared = shared.clone();
@@ -377,7 +383,7 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
             Outbound::Initialize { id } => shared.clone().initialize(bytes, id).await,
             Outbound::Initialized => {
                 *shared.initialized_note.lock().expect("note lock") = Some(bytes.clone());
-                shared.post_other(bytes).await;
+                shared.clone().post_other(bytes).await;
                 if shared.legacy().is_none() && !shared.closed.load(Ordering::Acquire) {
                     shared.clone().start_get_stream();
                 }
@@ -517,7 +523,11 @@ impl Shared {
         self.client.request(method, url).headers(headers)
     }
 
-    fn post_builder(&self, body: Bytes, session: Option<&SessionSnapshot>) -> reqwest::RequestBuilder {
+    fn post_builder(
+        &self,
+        body: Bytes,
+        session: Option<&SessionSnapshot>,
+    ) -> reqwest::RequestBuilder {
         self.request(reqwest::Method::POST, self.url.clone(), session)
             .header(ACCEPT, ACCEPT_POST)
             .header(CONTENT_TYPE, "application/json")
@@ -571,12 +581,8 @@ impl Shared {
             })
             .await;
         if !end.got_response {
-            let why = end
-                .error
-                .unwrap_or_else(|| "the stream ended".to_string());
-            self.close_with(format!(
-                "the server did not answer initialize ({why})"
-            ));
+            let why = end.error.unwrap_or_else(|| "the stream ended".to_string());
+            self.close_with(format!("the server did not answer initialize ({why})"));
         }
     }
 
@@ -597,10 +603,9 @@ impl Shared {
 
     fn sniff_version(&self, msg: &[u8]) {
         if let Ok(InitPeek {
-            result:
-                Some(InitResultPeek {
-                    protocol_version: Some(v),
-                }),
+            result: Some(InitResultPeek {
+                protocol_version: Some(v),
+            }),
         }) = serde_json::from_slice::<InitPeek>(msg)
         {
             if let Ok(h) = HeaderValue::from_str(&v) {
@@ -692,7 +697,10 @@ impl Shared {
                 .await;
             if end.got_response || !sse {
                 if !end.got_response {
-                    self.fail_request(&id, "the server answered the request without a JSON-RPC response");
+                    self.fail_request(
+                        &id,
+                        "the server answered the request without a JSON-RPC response",
+                    );
                 }
                 return;
             }
@@ -723,7 +731,12 @@ impl Shared {
                 return;
             }
             tokio::time::sleep(retry).await;
-            if !self.inflight.lock().expect("inflight lock").contains_key(id) {
+            if !self
+                .inflight
+                .lock()
+                .expect("inflight lock")
+                .contains_key(id)
+            {
                 return; // answered elsewhere or cancelled
             }
             let snap = self.snapshot();
@@ -796,7 +809,9 @@ impl Shared {
             "info",
             "the server ended the session (HTTP 404); initializing a new one",
         );
-        let fail = |why: String| format!("the server ended the session and starting a new one failed: {why}");
+        let fail = |why: String| {
+            format!("the server ended the session and starting a new one failed: {why}")
+        };
         let resp = self
             .post_builder(init, None)
             .send()
@@ -827,7 +842,11 @@ impl Shared {
                 .await
                 .map_err(|e| fail(describe_send_error(&self.url, &e)))?;
             let ok = resp.status().is_success();
-            let reason = if ok { String::new() } else { describe_status(&self, resp).await };
+            let reason = if ok {
+                String::new()
+            } else {
+                describe_status(&self, resp).await
+            };
             if !ok {
                 return Err(fail(reason));
             }
@@ -1015,7 +1034,11 @@ pub(crate) fn is_event_stream(resp: &Response) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with(EVENT_STREAM))
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with(EVENT_STREAM)
+        })
 }
 
 /// The whole error chain as one line (reqwest's top-level message hides the cause).
@@ -1079,7 +1102,10 @@ pub fn classify_failure(url: &Url, chain: &str, timeout: bool, connect: bool) ->
     if timeout {
         return format!("timed out talking to {hp}; is the server reachable?");
     }
-    if lower.contains("connection reset") || lower.contains("connection closed") || lower.contains("incomplete message") {
+    if lower.contains("connection reset")
+        || lower.contains("connection closed")
+        || lower.contains("incomplete message")
+    {
         return format!("the server at {hp} closed the connection: {chain}");
     }
     if connect {
@@ -1097,7 +1123,12 @@ pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
     let detail = body_detail(resp).await;
-    describe_status_parts(status, challenge.as_deref(), &detail, shared.has_auth_header)
+    describe_status_parts(
+        status,
+        challenge.as_deref(),
+        &detail,
+        shared.has_auth_header,
+    )
 }
 
 async fn body_detail(mut resp: Response) -> String {
@@ -1178,28 +1209,49 @@ mod tests {
 
     #[test]
     fn response_ids() {
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#).as_deref(), Some("4"));
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#), None);
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#).as_deref(),
+            Some("4")
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#),
+            None
+        );
         assert_eq!(response_id(br#"{"jsonrpc":"2.0","method":"x"}"#), None);
         assert_eq!(response_id(b"[1]"), None);
-        assert!(body_answers(br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#, Some("9")));
+        assert!(body_answers(
+            br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#,
+            Some("9")
+        ));
     }
 
     #[test]
     fn failure_messages() {
         let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
         let m = classify_failure(&url, "error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)", false, true);
-        assert!(m.starts_with("cannot connect to 127.0.0.1:9: connection refused"), "{m}");
+        assert!(
+            m.starts_with("cannot connect to 127.0.0.1:9: connection refused"),
+            "{m}"
+        );
         let url = Url::parse("https://nowhere.invalid/mcp").unwrap();
         let m = classify_failure(&url, "error sending request: client error (Connect): dns error: failed to lookup address information: Name or service not known", false, true);
-        assert!(m.starts_with("cannot resolve the host name \"nowhere.invalid\""), "{m}");
+        assert!(
+            m.starts_with("cannot resolve the host name \"nowhere.invalid\""),
+            "{m}"
+        );
         let m = classify_failure(&url, "error sending request: client error (Connect): invalid peer certificate: UnknownIssuer", false, true);
-        assert!(m.starts_with("TLS error talking to nowhere.invalid:443"), "{m}");
+        assert!(
+            m.starts_with("TLS error talking to nowhere.invalid:443"),
+            "{m}"
+        );
         let m = describe_status_parts(StatusCode::UNAUTHORIZED, Some("Bearer"), "", false);
         assert!(m.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication)"), "{m}");
         assert!(m.contains("OAuth sign-in is not supported"), "{m}");
         let m = describe_status_parts(StatusCode::FORBIDDEN, None, "nope", true);
-        assert!(m.starts_with("the server refused access (HTTP 403 Forbidden): nope"), "{m}");
+        assert!(
+            m.starts_with("the server refused access (HTTP 403 Forbidden): nope"),
+            "{m}"
+        );
         let m = describe_status_parts(StatusCode::BAD_GATEWAY, None, "", false);
         assert_eq!(m, "the server failed (HTTP 502 Bad Gateway)");
     }

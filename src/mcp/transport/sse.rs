@@ -30,7 +30,10 @@ pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
 
 /// Opens a legacy HTTP+SSE connection (`type: "sse"`). The GET stream is opened when the
 /// client sends its first message (`initialize`).
-pub fn connect(spec: &HttpSpec, log: Arc<ServerLog>) -> Result<(Connection, TransportKind), String> {
+pub fn connect(
+    spec: &HttpSpec,
+    log: Arc<ServerLog>,
+) -> Result<(Connection, TransportKind), String> {
     super::http::open(spec, log, Mode::Legacy)
 }
 
@@ -170,7 +173,9 @@ async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SsePar
                     deliver_event(&shared, ev);
                 }
             }
-            Ok(None) => break "the server closed the event stream (legacy HTTP+SSE transport)".to_string(),
+            Ok(None) => {
+                break "the server closed the event stream (legacy HTTP+SSE transport)".to_string()
+            }
             Err(e) => {
                 break format!(
                     "the event stream broke (legacy HTTP+SSE transport): {}",

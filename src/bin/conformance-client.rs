@@ -1,0 +1,2 @@
+//! `conformance-client URL`: placeholder, replaced below.
+fn main() {}
