@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::approval::ApprovalStore;
 use crate::config::McpConfig;
-use crate::inspect::{ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry};
+use crate::inspect::{
+    ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
+};
 use crate::mcp::{
     ApprovalPolicy, CallToolResult, LogLine, Manager, ManagerOptions, RestartPolicy, ServerState,
     StatusSnapshot,
@@ -222,10 +224,7 @@ impl Harness {
     }
 
     /// Live output of one server (after [`Harness::server_log`]'s lines).
-    pub fn follow_log(
-        &self,
-        server: &str,
-    ) -> Option<tokio::sync::broadcast::Receiver<LogLine>> {
+    pub fn follow_log(&self, server: &str) -> Option<tokio::sync::broadcast::Receiver<LogLine>> {
         self.manager.log(server).map(|l| l.subscribe())
     }
 
@@ -330,6 +329,23 @@ impl Harness {
             result,
             duration: started.elapsed(),
         })
+    }
+}
+
+/// The agent engine: chat with a model over this project's tools (see [`crate::engine`]).
+impl Harness {
+    /// Starts (or, per `opts.conversation`, reopens) a conversation. Fails with a message
+    /// that says what to set when no model provider is configured.
+    pub fn engine(
+        &self,
+        opts: crate::engine::EngineOptions,
+    ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
+    }
+
+    /// Saved conversations of this project, newest first.
+    pub fn conversations(&self) -> Vec<crate::engine::ConversationSummary> {
+        crate::engine::Engine::conversations(&crate::approval::data_dir(), &self.project)
     }
 }
 

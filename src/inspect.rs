@@ -171,8 +171,7 @@ pub enum EditError {
 
 /// Applies a form edit to a `.mcp.json` text, keeping every other key and their order.
 pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
-    let mut doc =
-        McpDocument::parse(text, crate::config::MCP_JSON).map_err(EditError::Invalid)?;
+    let mut doc = McpDocument::parse(text, crate::config::MCP_JSON).map_err(EditError::Invalid)?;
     let names = crate::config::validate_document(text, crate::config::MCP_JSON)
         .map_err(EditError::Invalid)?;
     match edit {
@@ -322,7 +321,10 @@ impl ServerEntry {
             cwd: r.string("cwd"),
             env: masked(r.pairs("env")),
             headers: masked(r.pairs("headers")),
-            disabled: raw.get("disabled").and_then(Value::as_bool).unwrap_or(false),
+            disabled: raw
+                .get("disabled")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             startup_timeout_ms: crate::config::DEFAULT_STARTUP_TIMEOUT.as_millis() as u64,
             tool_timeout_ms: crate::config::DEFAULT_TOOL_TIMEOUT.as_millis() as u64,
             error: None,
@@ -468,7 +470,9 @@ fn looks_like_token(a: &str) -> bool {
         "sk-",
         "Bearer ",
     ];
-    PREFIXES.iter().any(|p| a.starts_with(p) && a.len() > p.len() + 8)
+    PREFIXES
+        .iter()
+        .any(|p| a.starts_with(p) && a.len() > p.len() + 8)
 }
 
 /// Masks a URL's password and the values of secret-named query parameters.

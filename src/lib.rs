@@ -13,5 +13,7 @@ pub mod shell_env;
 pub mod tools;
 pub use harness::{Harness, HarnessOptions};
 pub mod bench;
+pub mod bench_engine;
+pub mod engine;
 pub mod inspect;
 pub mod watch;

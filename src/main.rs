@@ -1,6 +1,8 @@
 //! The `harness9` terminal binary: a thin command-line front end over the core library.
 
 mod cli;
+#[cfg(feature = "tui")]
+mod tui;
 
 use std::path::PathBuf;
 
@@ -13,8 +15,9 @@ use clap::{Args, Parser, Subcommand};
     about = "An agent harness whose tools come from MCP servers"
 )]
 struct Cli {
+    /// With no command, on a terminal: the terminal UI on the current folder.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -25,6 +28,17 @@ enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run one agent turn without a UI: the answer on stdout, tool calls on stderr.
+    Exec(cli::exec::ExecArgs),
+    /// The terminal UI: chat, MCP bar and /mcp panel on a project folder.
+    #[cfg(feature = "tui")]
+    Tui {
+        /// Project folder (default: the current folder).
+        dir: Option<PathBuf>,
+        /// Approve the project's servers for this run without asking.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -72,6 +86,12 @@ enum McpCommand {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Benchmark the agent engine: overhead per model round-trip, tool search over 10,000 tools.
+    Engine {
+        /// Fewer repetitions (smoke test).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Benchmark the MCP client against a stdio server: `bench mcp -- CMD ARGS...`.
     Mcp {
         /// Comma-separated scenarios (default: all).
@@ -88,8 +108,28 @@ enum BenchCommand {
 
 fn main() {
     let cli = Cli::parse();
-    cli::init_tracing();
-    let code = match cli.command {
+    // Logs on stderr would draw over the terminal UI.
+    #[cfg(feature = "tui")]
+    let wants_tui = matches!(cli.command, None | Some(Command::Tui { .. }));
+    #[cfg(not(feature = "tui"))]
+    let wants_tui = false;
+    if !wants_tui {
+        cli::init_tracing();
+    }
+    let Some(command) = cli.command else {
+        #[cfg(feature = "tui")]
+        std::process::exit(cli::run_async(tui::run(PathBuf::from("."), false)));
+        #[cfg(not(feature = "tui"))]
+        {
+            eprintln!("harness9: a command is needed; see harness9 --help");
+            std::process::exit(2);
+        }
+    };
+    let code = match command {
+        #[cfg(feature = "tui")]
+        Command::Tui { dir, yes } => {
+            cli::run_async(tui::run(dir.unwrap_or_else(|| PathBuf::from(".")), yes))
+        }
         Command::Mcp(McpCommand::List { project }) => cli::run_async(cli::list(project)),
         Command::Mcp(McpCommand::Tools { server, project }) => {
             cli::run_async(cli::tools(project, server))
@@ -106,6 +146,8 @@ fn main() {
             quick,
             command,
         }) => harness9::bench::run(scenarios.as_deref(), quick, &command),
+        Command::Bench(BenchCommand::Engine { quick }) => harness9::bench_engine::run(quick),
+        Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
     };
     std::process::exit(code);
 }

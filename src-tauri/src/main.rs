@@ -1,7 +1,179 @@
+//! `harness9-desktop [DIR]`: the desktop app, a thin Tauri shell over the harness9 core.
+//!
+//! Opens DIR (or `HARNESS9_PROJECT`, or the bundled example project) and shows its MCP
+//! servers. The window paints at once; the project opens and its servers start behind it.
+//! Quitting stops every server.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod bridge;
+mod commands;
+mod recent;
+mod session;
+
+use std::path::PathBuf;
+
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::{Emitter, Manager, RunEvent};
+
+use bridge::{events, MenuAction};
+use session::AppState;
+
+/// Names the project folder when none is given on the command line.
+const PROJECT_ENV: &str = "HARNESS9_PROJECT";
+
+const USAGE: &str = "usage: harness9-desktop [DIR]
+
+Opens the harness9 desktop app on the project folder DIR (the folder holding .mcp.json).
+Without DIR: $HARNESS9_PROJECT, else the bundled example project, else an empty window
+with File > Open Folder.";
+
 fn main() {
-    tauri::Builder::default()
+    let project = match parse_args() {
+        Ok(p) => p,
+        Err(code) => std::process::exit(code),
+    };
+    if let Err(why) = check_display() {
+        eprintln!("harness9-desktop: {why}");
+        std::process::exit(2);
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
-        .run(tauri::generate_context!("../tauri.conf.json"))
-        .expect("run the app");
+        .manage(AppState::default())
+        .menu(build_menu)
+        .on_menu_event(|app, event| {
+            let action = match event.id().as_ref() {
+                "open-folder" => Some(MenuAction::OpenFolder),
+                "settings" => Some(MenuAction::Settings),
+                _ => None,
+            };
+            if let Some(action) = action {
+                let _ = app.emit(events::MENU, action);
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::current_project,
+            commands::open_project,
+            commands::pick_folder,
+            commands::recent_projects,
+            commands::report_painted,
+            commands::startup_metrics,
+            commands::get_status,
+            commands::pending_approvals,
+            commands::approve,
+            commands::restart_server,
+            commands::stop_server,
+            commands::set_server_disabled,
+            commands::server_entry,
+            commands::follow_log,
+            commands::unfollow_log,
+            commands::list_tools,
+            commands::call_tool,
+            commands::cancel_tool_call,
+            commands::read_config,
+            commands::check_config,
+            commands::edit_config,
+            commands::save_config,
+            commands::open_config_in_editor,
+        ])
+        .setup(move |app| {
+            if let Some(dir) = project {
+                let handle = app.handle().clone();
+                tauri::async_runtime::spawn(async move {
+                    let state = handle.state::<AppState>();
+                    if let Err(e) = state.open(&handle, dir).await {
+                        tracing::error!("{}", e.message);
+                    }
+                });
+            }
+            Ok(())
+        })
+        .build(tauri::generate_context!("../tauri.conf.json"))
+        .expect("build the harness9 desktop app");
+
+    app.run(|handle, event| {
+        if let RunEvent::Exit = event {
+            // Leave no server process behind.
+            let state = handle.state::<AppState>();
+            tauri::async_runtime::block_on(state.shutdown());
+        }
+    });
+}
+
+fn build_menu(app: &tauri::AppHandle) -> tauri::Result<Menu<tauri::Wry>> {
+    let open = MenuItem::with_id(app, "open-folder", "Open Folder…", true, None::<&str>)?;
+    let settings = MenuItem::with_id(app, "settings", "Settings (.mcp.json)", true, None::<&str>)?;
+    let file = Submenu::with_items(
+        app,
+        "File",
+        true,
+        &[
+            &open,
+            &settings,
+            &PredefinedMenuItem::separator(app)?,
+            &PredefinedMenuItem::quit(app, Some("Quit"))?,
+        ],
+    )?;
+    Menu::with_items(app, &[&file])
+}
+
+/// The project to open: `DIR`, `$HARNESS9_PROJECT`, or the bundled example.
+fn parse_args() -> Result<Option<PathBuf>, i32> {
+    let mut dir = None;
+    for arg in std::env::args_os().skip(1) {
+        match arg.to_str() {
+            Some("-h" | "--help") => {
+                println!("{USAGE}");
+                return Err(0);
+            }
+            Some("-V" | "--version") => {
+                println!("harness9-desktop {}", env!("CARGO_PKG_VERSION"));
+                return Err(0);
+            }
+            Some(s) if s.starts_with('-') => {
+                eprintln!("harness9-desktop: unknown option {s}\n\n{USAGE}");
+                return Err(2);
+            }
+            _ if dir.is_some() => {
+                eprintln!("harness9-desktop: give one project folder\n\n{USAGE}");
+                return Err(2);
+            }
+            _ => dir = Some(PathBuf::from(arg)),
+        }
+    }
+    if dir.is_none() {
+        dir = std::env::var_os(PROJECT_ENV)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+    }
+    if dir.is_none() {
+        let example = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo"));
+        dir = example.is_dir().then_some(example);
+    }
+    Ok(dir)
+}
+
+/// A clear message instead of GTK's when there is no display to open the window on.
+fn check_display() -> Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Ok(());
+    }
+    let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    if set("DISPLAY") || set("WAYLAND_DISPLAY") {
+        Ok(())
+    } else {
+        Err(
+            "no display: neither DISPLAY nor WAYLAND_DISPLAY is set. Run it in a desktop \
+             session, or under a virtual display: xvfb-run -a harness9-desktop [DIR]"
+                .into(),
+        )
+    }
 }

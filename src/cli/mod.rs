@@ -2,6 +2,8 @@
 //! for approval when needed, and prints a table or JSON. Exit codes: 0 success, 1 the
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
+pub mod exec;
+
 use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;

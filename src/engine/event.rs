@@ -11,7 +11,11 @@ use super::provider::Usage;
 /// `ToolCallEnd` with the same `callId` (also when the call is denied or stopped), and the
 /// last event of a turn is always `TurnEnd`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Event {
     TurnStart {
         conversation_id: String,
@@ -19,14 +23,19 @@ pub enum Event {
         model: String,
     },
     /// A model request goes out (`roundTrip` counts from 1).
-    ModelRequest { round_trip: usize, tools: usize },
+    ModelRequest {
+        round_trip: usize,
+        tools: usize,
+    },
     /// The provider was busy or failing; the same request is sent again after `delayMs`.
     Retry {
         attempt: u32,
         delay_ms: u64,
         reason: String,
     },
-    TextDelta { text: String },
+    TextDelta {
+        text: String,
+    },
     ToolCallStart {
         call_id: String,
         name: String,
@@ -60,7 +69,9 @@ pub enum Event {
         spilled: Option<String>,
     },
     /// Something the user should know (tools disappeared, a settings problem).
-    Notice { message: String },
+    Notice {
+        message: String,
+    },
     TurnEnd {
         outcome: TurnOutcome,
         round_trips: usize,

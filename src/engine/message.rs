@@ -53,7 +53,10 @@ pub enum ResultPart {
         text: String,
     },
     /// Base64 image data; providers that take no images get [`ResultPart::placeholder`].
-    Image { media_type: String, data: String },
+    Image {
+        media_type: String,
+        data: String,
+    },
 }
 
 impl ResultPart {

@@ -261,7 +261,12 @@ impl Engine {
 
     /// The conversation so far.
     pub fn messages(&self) -> Vec<Arc<Message>> {
-        self.inner.state.lock().expect("state lock").messages.clone()
+        self.inner
+            .state
+            .lock()
+            .expect("state lock")
+            .messages
+            .clone()
     }
 
     /// Whether a turn is running.
@@ -284,10 +289,8 @@ impl Engine {
         let inner = self.inner.clone();
         let c = control.clone();
         let prompt = prompt.into();
-        let task = tokio::spawn(async move {
-            let _idle = BusyGuard(inner.clone());
-            turn::run(inner, prompt, tx, c).await;
-        });
+        let idle = BusyGuard(inner.clone());
+        let task = tokio::spawn(turn::run(inner, prompt, tx, c, idle));
         Ok(TurnHandle {
             events: rx,
             control,

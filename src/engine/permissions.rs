@@ -159,8 +159,8 @@ impl Permissions {
             Some(ToolPermission::Allow) => return Verdict::Allow,
             Some(ToolPermission::Deny) => {
                 return Verdict::Deny(format!(
-                    "harness9 denied this call: the user does not allow tool {name} in this project."
-                ))
+                "harness9 denied this call: the user does not allow tool {name} in this project."
+            ))
             }
             Some(ToolPermission::Ask) | None => {}
         }
@@ -243,8 +243,14 @@ mod tests {
             },
             remembered,
         );
-        assert!(matches!(p.check(&spec("mcp__a__secret", false)), Verdict::Deny(_)));
-        assert!(matches!(p.check(&spec("mcp__a__never", false)), Verdict::Deny(_)));
+        assert!(matches!(
+            p.check(&spec("mcp__a__secret", false)),
+            Verdict::Deny(_)
+        ));
+        assert!(matches!(
+            p.check(&spec("mcp__a__never", false)),
+            Verdict::Deny(_)
+        ));
         assert_eq!(p.check(&spec("mcp__a__x", false)), Verdict::Allow);
         assert_eq!(p.check(&spec("mcp__b__x", true)), Verdict::Allow);
         assert_eq!(p.check(&spec("mcp__b__x", false)), Verdict::Ask);

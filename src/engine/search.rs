@@ -89,7 +89,10 @@ impl SearchIndex {
     /// The best `limit` documents for `query`, best first (ties by position).
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let n = self.names.len() as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Dense scores: a query term common to every tool touches every document, and a
+        // flat array beats a map there.
+        let mut scores = vec![0f32; self.names.len()];
+        let mut any = false;
         let mut terms = Vec::new();
         tokenize(query, &mut terms);
         terms.sort_unstable();
@@ -101,30 +104,40 @@ impl SearchIndex {
             let postings = &self.postings[*id as usize];
             let df = postings.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let norm = K1 / self.avg_len;
             for (doc, tf) in postings {
                 let dl = self.doc_len[*doc as usize];
-                let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / self.avg_len));
-                *scores.entry(*doc).or_default() += s;
+                scores[*doc as usize] +=
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + norm * B * dl);
+                any = true;
             }
         }
         if let Some(doc) = self.by_name.get(&query.trim().to_ascii_lowercase()) {
-            *scores.entry(*doc).or_default() += 1_000.0;
+            scores[*doc as usize] += 1_000.0;
+            any = true;
         }
-        let mut hits: Vec<Hit> = scores
-            .into_iter()
-            .map(|(doc, score)| Hit {
-                doc: doc as usize,
-                score,
-            })
-            .collect();
-        let by_rank = |a: &Hit, b: &Hit| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc));
-        if hits.len() > limit && limit > 0 {
-            hits.select_nth_unstable_by(limit - 1, by_rank);
-            hits.truncate(limit);
+        if !any || limit == 0 {
+            return Vec::new();
         }
-        hits.sort_unstable_by(by_rank);
-        hits.truncate(limit);
-        hits
+        // Keep the best `limit` in a small sorted buffer (limit is tiny).
+        let better = |a: &Hit, b: &Hit| a.score > b.score || (a.score == b.score && a.doc < b.doc);
+        let mut top: Vec<Hit> = Vec::with_capacity(limit + 1);
+        for (doc, score) in scores.into_iter().enumerate() {
+            if score <= 0.0 {
+                continue;
+            }
+            let hit = Hit { doc, score };
+            if top.len() == limit && !better(&hit, &top[limit - 1]) {
+                continue;
+            }
+            let pos = top
+                .iter()
+                .position(|h| better(&hit, h))
+                .unwrap_or(top.len());
+            top.insert(pos, hit);
+            top.truncate(limit);
+        }
+        top
     }
 }
 
@@ -172,13 +185,24 @@ mod tests {
     fn names_outrank_mentions_and_exact_names_come_first() {
         let idx = SearchIndex::build([
             ("mcp__a__list_files", "Lists the files of a folder."),
-            ("mcp__a__weather", "Current weather; unlike list_files it reads no files."),
+            (
+                "mcp__a__weather",
+                "Current weather; unlike list_files it reads no files.",
+            ),
             ("mcp__a__read_file", "Reads one file."),
             ("mcp__b__weather", "Forecast."),
         ]);
-        let hits: Vec<&str> = idx.search("list files", 10).iter().map(|h| idx.name(h.doc)).collect();
+        let hits: Vec<&str> = idx
+            .search("list files", 10)
+            .iter()
+            .map(|h| idx.name(h.doc))
+            .collect();
         assert_eq!(hits[0], "mcp__a__list_files");
-        let hits: Vec<&str> = idx.search("mcp__b__weather", 1).iter().map(|h| idx.name(h.doc)).collect();
+        let hits: Vec<&str> = idx
+            .search("mcp__b__weather", 1)
+            .iter()
+            .map(|h| idx.name(h.doc))
+            .collect();
         assert_eq!(hits, ["mcp__b__weather"]);
         assert!(idx.search("nothing-matches-zzz", 5).is_empty());
     }

@@ -72,9 +72,14 @@ impl Spill {
 
     /// One page of a saved output, with a line saying where the next one starts.
     pub fn read_page(&self, arguments: &Value) -> Result<String, String> {
-        let id = arguments.get("id").and_then(Value::as_str).unwrap_or_default();
+        let id = arguments
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if id.is_empty() || output_id(id) != id {
-            return Err(format!("no saved output \"{id}\"; use the id from the cut-off result"));
+            return Err(format!(
+                "no saved output \"{id}\"; use the id from the cut-off result"
+            ));
         }
         let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
         let limit = arguments
@@ -85,14 +90,18 @@ impl Spill {
             .map_err(|_| format!("no saved output \"{id}\" in this conversation"))?;
         let total = text.chars().count();
         if offset >= total {
-            return Err(format!("offset {offset} is past the end of the output ({total} characters)"));
+            return Err(format!(
+                "offset {offset} is past the end of the output ({total} characters)"
+            ));
         }
         let page: String = text.chars().skip(offset).take(limit).collect();
         let end = offset + page.chars().count();
         let footer = if end < total {
             format!("[harness9: characters {offset}–{end} of {total}; the next page starts at offset {end}]")
         } else {
-            format!("[harness9: characters {offset}–{end} of {total}; this is the end of the output]")
+            format!(
+                "[harness9: characters {offset}–{end} of {total}; this is the end of the output]"
+            )
         };
         Ok(format!("{page}\n\n{footer}"))
     }
@@ -138,13 +147,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spill = Spill::new(dir.path().to_path_buf(), 4);
         let short = spill.cut("c1", "äbc".into()).unwrap();
-        assert_eq!(short, Cut { text: "äbc".into(), spilled: None });
+        assert_eq!(
+            short,
+            Cut {
+                text: "äbc".into(),
+                spilled: None
+            }
+        );
         let cut = spill.cut("toolu/../1", "äbcdéfghi".into()).unwrap();
         assert_eq!(cut.spilled.as_deref(), Some("toolu1"));
-        assert!(cut.text.starts_with("äbcd\n\n[harness9: this output has 9 characters"));
-        let page = spill.read_page(&json!({"id": "toolu1", "offset": 4})).unwrap();
-        assert_eq!(page, "éfgh\n\n[harness9: characters 4–8 of 9; the next page starts at offset 8]");
-        let last = spill.read_page(&json!({"id": "toolu1", "offset": 8})).unwrap();
+        assert!(cut
+            .text
+            .starts_with("äbcd\n\n[harness9: this output has 9 characters"));
+        let page = spill
+            .read_page(&json!({"id": "toolu1", "offset": 4}))
+            .unwrap();
+        assert_eq!(
+            page,
+            "éfgh\n\n[harness9: characters 4–8 of 9; the next page starts at offset 8]"
+        );
+        let last = spill
+            .read_page(&json!({"id": "toolu1", "offset": 8}))
+            .unwrap();
         assert!(last.ends_with("this is the end of the output]"));
         assert!(spill.read_page(&json!({"id": "../x"})).is_err());
     }

@@ -179,7 +179,10 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
     let mut i = 0;
     while i < messages.len() {
         if messages[i].role == Role::Assistant {
-            let asked: Vec<String> = messages[i].tool_uses().map(|(id, _, _)| id.to_string()).collect();
+            let asked: Vec<String> = messages[i]
+                .tool_uses()
+                .map(|(id, _, _)| id.to_string())
+                .collect();
             if !asked.is_empty() {
                 let answered: HashSet<String> = messages
                     .get(i + 1)
@@ -200,13 +203,17 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
                     .map(|id| Block::ToolResult {
                         tool_use_id: id.clone(),
                         content: vec![ResultPart::Text {
-                            text: "harness9 stopped before this tool call finished; it has no result.".into(),
+                            text:
+                                "harness9 stopped before this tool call finished; it has no result."
+                                    .into(),
                         }],
                         is_error: true,
                     })
                     .collect();
                 if !missing.is_empty() {
-                    if answered.is_empty() && messages.get(i + 1).map(|m| m.role) != Some(Role::User) {
+                    if answered.is_empty()
+                        && messages.get(i + 1).map(|m| m.role) != Some(Role::User)
+                    {
                         messages.insert(
                             i + 1,
                             Arc::new(Message {

@@ -105,18 +105,27 @@ impl Snapshot {
 
     /// Runs a tool search: the text for the model and the names it found.
     pub fn search(&self, arguments: &Value) -> Result<(String, Vec<String>), String> {
-        let query = arguments.get("query").and_then(Value::as_str).unwrap_or("").trim();
+        let query = arguments
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
         if query.is_empty() {
             return Err("give a \"query\": words describing the tool you need".into());
         }
         let limit = arguments
             .get("limit")
             .and_then(Value::as_u64)
-            .map_or(DEFAULT_SEARCH_RESULTS, |l| (l as usize).clamp(1, MAX_SEARCH_RESULTS));
+            .map_or(DEFAULT_SEARCH_RESULTS, |l| {
+                (l as usize).clamp(1, MAX_SEARCH_RESULTS)
+            });
         let index = self.index();
         let hits = index.search(query, limit);
         if hits.is_empty() {
-            return Ok((format!("No tool matches \"{query}\". Try other words."), Vec::new()));
+            return Ok((
+                format!("No tool matches \"{query}\". Try other words."),
+                Vec::new(),
+            ));
         }
         let mut text = format!(
             "Found {} tool(s). They are now available: call them by name.\n",
@@ -240,6 +249,11 @@ fn schema_len(v: &Value) -> usize {
         Value::Null | Value::Bool(_) | Value::Number(_) => 5,
         Value::String(s) => s.len() + 2,
         Value::Array(a) => 2 + a.iter().map(schema_len).sum::<usize>() + a.len(),
-        Value::Object(m) => 2 + m.iter().map(|(k, v)| k.len() + 4 + schema_len(v)).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, v)| k.len() + 4 + schema_len(v))
+                .sum::<usize>()
+        }
     }
 }

@@ -38,7 +38,15 @@ const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/w
 /// should report its own timeout first).
 const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
 
-pub(super) async fn run(inner: Arc<Inner>, prompt: String, tx: Emitter, control: TurnControl) {
+/// Runs the turn; `idle` marks the engine free again just before `TurnEnd` goes out, so a
+/// front end that saw `TurnEnd` can send the next message at once.
+pub(super) async fn run(
+    inner: Arc<Inner>,
+    prompt: String,
+    tx: Emitter,
+    control: TurnControl,
+    idle: super::BusyGuard,
+) {
     let started = Instant::now();
     let info = inner.provider.info().clone();
     emit(
@@ -51,6 +59,7 @@ pub(super) async fn run(inner: Arc<Inner>, prompt: String, tx: Emitter, control:
     );
     let mut usage = Usage::default();
     let (outcome, round_trips) = turn(&inner, prompt, &tx, &control, &mut usage).await;
+    drop(idle);
     emit(
         &tx,
         Event::TurnEnd {
@@ -72,7 +81,14 @@ async fn turn(
     let mut content = vec![Block::Text { text: prompt }];
     let mut snapshot = inner.tools.current();
     missing_tools_note(inner, &snapshot, tx, &mut content);
-    push(inner, tx, Message { role: Role::User, content });
+    push(
+        inner,
+        tx,
+        Message {
+            role: Role::User,
+            content,
+        },
+    );
     for round in 1..=inner.max_round_trips {
         if control.is_stopped() {
             return (TurnOutcome::Stopped, round - 1);
@@ -110,10 +126,14 @@ async fn turn(
             });
         }
         if !blocks.is_empty() {
-            push(inner, tx, Message {
-                role: Role::Assistant,
-                content: blocks,
-            });
+            push(
+                inner,
+                tx,
+                Message {
+                    role: Role::Assistant,
+                    content: blocks,
+                },
+            );
         }
         if calls.is_empty() {
             return (TurnOutcome::Completed { answer: text }, round);
@@ -122,7 +142,14 @@ async fn turn(
         let mut content = results;
         snapshot = inner.tools.current();
         missing_tools_note(inner, &snapshot, tx, &mut content);
-        push(inner, tx, Message { role: Role::User, content });
+        push(
+            inner,
+            tx,
+            Message {
+                role: Role::User,
+                content,
+            },
+        );
         if stopped {
             return (TurnOutcome::Stopped, round);
         }
@@ -140,9 +167,12 @@ async fn turn(
 fn push(inner: &Inner, tx: &Emitter, message: Message) {
     if let Some(file) = &inner.file {
         if let Err(e) = file.append_message(&message) {
-            emit(tx, Event::Notice {
-                message: format!("{e}; this conversation will not reopen complete"),
-            });
+            emit(
+                tx,
+                Event::Notice {
+                    message: format!("{e}; this conversation will not reopen complete"),
+                },
+            );
         }
     }
     let mut st = inner.state.lock().expect("state lock");
@@ -177,9 +207,12 @@ fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content:
         return;
     }
     let list = missing.join(", ");
-    emit(tx, Event::Notice {
-        message: format!("tools the model used are no longer available: {list}"),
-    });
+    emit(
+        tx,
+        Event::Notice {
+            message: format!("tools the model used are no longer available: {list}"),
+        },
+    );
     content.push(Block::Text {
         text: format!("[harness9: these tools you used earlier are no longer available (the project's MCP servers changed): {list}. Do not call them.]"),
     });
@@ -213,7 +246,11 @@ enum Interrupted {
     Failed(String),
 }
 
-async fn stream_answer(inner: &Inner, request: ChatRequest, tx: &Emitter) -> Result<Answer, Interrupted> {
+async fn stream_answer(
+    inner: &Inner,
+    request: ChatRequest,
+    tx: &Emitter,
+) -> Result<Answer, Interrupted> {
     let mut stream = inner.provider.stream(request);
     let mut text = String::new();
     let mut calls = Vec::new();
@@ -238,11 +275,14 @@ async fn stream_answer(inner: &Inner, request: ChatRequest, tx: &Emitter) -> Res
                 attempt,
                 delay,
                 reason,
-            }) => emit(tx, Event::Retry {
-                attempt,
-                delay_ms: delay.as_millis() as u64,
-                reason,
-            }),
+            }) => emit(
+                tx,
+                Event::Retry {
+                    attempt,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                },
+            ),
             Ok(StreamEvent::Finished { usage, .. }) => {
                 return Ok(Answer { text, calls, usage });
             }
@@ -268,11 +308,14 @@ async fn run_calls(
 ) -> (Vec<Block>, bool) {
     // Every start goes out before any call runs, so each has a matching end.
     for c in calls {
-        emit(tx, Event::ToolCallStart {
-            call_id: c.id.clone(),
-            name: c.name.clone(),
-            arguments: c.input.clone(),
-        });
+        emit(
+            tx,
+            Event::ToolCallStart {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.input.clone(),
+            },
+        );
     }
     let slots: Mutex<Vec<Slot>> = Mutex::new(vec![None; calls.len()]);
     let started = Instant::now();
@@ -293,16 +336,19 @@ async fn run_calls(
             Some(b) => blocks.push(b),
             None => {
                 let text = "The user stopped this tool call before it finished.".to_string();
-                emit(tx, Event::ToolCallEnd {
-                    call_id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.input.clone(),
-                    status: CallStatus::Cancelled,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    error: Some("cancelled by the user".into()),
-                    output: text.clone(),
-                    spilled: None,
-                });
+                emit(
+                    tx,
+                    Event::ToolCallEnd {
+                        call_id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.input.clone(),
+                        status: CallStatus::Cancelled,
+                        duration_ms: started.elapsed().as_millis() as u64,
+                        error: Some("cancelled by the user".into()),
+                        output: text.clone(),
+                        spilled: None,
+                    },
+                );
                 blocks.push(error_block(&c.id, text));
             }
         }
@@ -352,7 +398,16 @@ async fn run_call(
     let done = execute(inner, snapshot, call, tx, control).await;
     let mut text = done.text;
     let mut spilled = None;
-    match inner.spill.cut(&call.id, text) {
+    // A page of a saved output is one page long already.
+    let cut = if call.name == READ_OUTPUT_TOOL {
+        Ok(super::spill::Cut {
+            text,
+            spilled: None,
+        })
+    } else {
+        inner.spill.cut(&call.id, text)
+    };
+    match cut {
         Ok(cut) => {
             text = cut.text;
             spilled = cut.spilled;
@@ -371,16 +426,19 @@ async fn run_call(
         ));
         parts.push(ResultPart::Image { media_type, data });
     }
-    emit(tx, Event::ToolCallEnd {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: call.input.clone(),
-        status: done.status,
-        duration_ms: started.elapsed().as_millis() as u64,
-        error: done.error,
-        output: shown,
-        spilled,
-    });
+    emit(
+        tx,
+        Event::ToolCallEnd {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.input.clone(),
+            status: done.status,
+            duration_ms: started.elapsed().as_millis() as u64,
+            error: done.error,
+            output: shown,
+            spilled,
+        },
+    );
     slots.lock().expect("slots lock")[index] = Some(Block::ToolResult {
         tool_use_id: call.id.clone(),
         content: parts,
@@ -426,20 +484,31 @@ async fn execute(
         };
         return Done::failed(CallStatus::Error, e, hint);
     };
-    let verdict = inner.permissions.lock().expect("permissions lock").check(tool.spec());
+    let verdict = inner
+        .permissions
+        .lock()
+        .expect("permissions lock")
+        .check(tool.spec());
     match verdict {
         Verdict::Allow => {}
         Verdict::Deny(text) => {
-            return Done::failed(CallStatus::Denied, "denied by the permission rules".into(), text)
+            return Done::failed(
+                CallStatus::Denied,
+                "denied by the permission rules".into(),
+                text,
+            )
         }
         Verdict::Ask => {
             let answer = control.wait_for_approval(&call.id);
-            emit(tx, Event::ApprovalRequest {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.input.clone(),
-                read_only: tool.spec().read_only,
-            });
+            emit(
+                tx,
+                Event::ApprovalRequest {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.input.clone(),
+                    read_only: tool.spec().read_only,
+                },
+            );
             let decision = tokio::select! {
                 d = answer => d.unwrap_or(Decision::Deny),
                 _ = tx.closed() => Decision::Deny,
@@ -451,7 +520,8 @@ async fn execute(
                     return Done::failed(
                         CallStatus::Denied,
                         "denied by the user".into(),
-                        "The user denied this tool call. Do not retry it unless the user asks.".into(),
+                        "The user denied this tool call. Do not retry it unless the user asks."
+                            .into(),
                     )
                 }
             }
@@ -521,16 +591,23 @@ fn ok_text(text: String) -> Done {
 fn load_tools(inner: &Inner, tx: &Emitter, names: &[String]) {
     let new: Vec<String> = {
         let mut st = inner.state.lock().expect("state lock");
-        names.iter().filter(|n| st.loaded.insert((*n).clone())).cloned().collect()
+        names
+            .iter()
+            .filter(|n| st.loaded.insert((*n).clone()))
+            .cloned()
+            .collect()
     };
     if new.is_empty() {
         return;
     }
     if let Some(file) = &inner.file {
         if let Err(e) = file.append_tools_loaded(&new) {
-            emit(tx, Event::Notice {
-                message: e.to_string(),
-            });
+            emit(
+                tx,
+                Event::Notice {
+                    message: e.to_string(),
+                },
+            );
         }
     }
 }
@@ -545,12 +622,15 @@ fn remember_allow(inner: &Inner, tx: &Emitter, name: &str) {
         .permission_store
         .set(&inner.project, name, Some(ToolPermission::Allow))
     {
-        emit(tx, Event::Notice {
-            message: format!(
-                "could not remember the permission for {name} in {}: {e}",
-                inner.permission_store.path().display()
-            ),
-        });
+        emit(
+            tx,
+            Event::Notice {
+                message: format!(
+                    "could not remember the permission for {name} in {}: {e}",
+                    inner.permission_store.path().display()
+                ),
+            },
+        );
     }
 }
 

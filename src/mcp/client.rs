@@ -8,6 +8,8 @@
 //! per-request metadata when a second protocol era is spoken.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -86,7 +88,95 @@ pub struct RequestOptions {
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
 }
 
-type Reply = Result<Box<RawValue>, ReplyError>;
+type Reply = Result<ReplyBody, ReplyError>;
+
+/// A result as received: the text of the message it came in and where in it the result
+/// lies, so that large results are neither copied nor scanned once more before parsing.
+struct ReplyBody {
+    text: String,
+    range: Range<usize>,
+}
+
+impl ReplyBody {
+    fn whole(text: String) -> ReplyBody {
+        let range = 0..text.len();
+        ReplyBody { text, range }
+    }
+
+    fn get(&self) -> &str {
+        &self.text[self.range.clone()]
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self, method: &str) -> Result<T, ClientError> {
+        serde_json::from_str(self.get()).map_err(|e| ClientError::Invalid {
+            method: method.into(),
+            detail: e.to_string(),
+        })
+    }
+
+    fn into_raw(self) -> Result<Box<RawValue>, serde_json::Error> {
+        let text = if self.range == (0..self.text.len()) {
+            self.text
+        } else {
+            self.get().to_owned()
+        };
+        RawValue::from_string(text)
+    }
+}
+
+/// Hashes our integer request ids with one multiplication (they are not attacker-chosen:
+/// we pick them), instead of SipHash on every request and answer.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// The params of one request: a JSON value, or those of `tools/call`, written without
+/// building a value first.
+enum Params<'a> {
+    None,
+    Value(Value),
+    ToolCall {
+        name: &'a str,
+        arguments: Option<Value>,
+    },
+}
+
+impl Params<'_> {
+    fn from_value(params: Option<Value>) -> Self {
+        params.map_or(Params::None, Params::Value)
+    }
+
+    /// The params as a value (the slow path, for adding a progress token).
+    fn into_value(self) -> Option<Value> {
+        match self {
+            Params::None => None,
+            Params::Value(v) => Some(v),
+            Params::ToolCall { name, arguments } => {
+                let mut params = Map::with_capacity(2);
+                params.insert("name".into(), Value::String(name.to_string()));
+                if let Some(a) = arguments {
+                    params.insert("arguments".into(), a);
+                }
+                Some(Value::Object(params))
+            }
+        }
+    }
+}
 
 enum ReplyError {
     Rpc(RpcError),
@@ -95,8 +185,8 @@ enum ReplyError {
 
 struct Inner {
     sender: Arc<dyn TransportSender>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    progress: Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>,
+    pending: Mutex<IdMap<oneshot::Sender<Reply>>>,
+    progress: Mutex<IdMap<mpsc::UnboundedSender<Progress>>>,
     next_id: AtomicU64,
     closed: Mutex<Option<String>>,
     events: broadcast::Sender<ClientEvent>,
@@ -133,7 +223,7 @@ impl Client {
         tokio::spawn(async move {
             loop {
                 match receiver.recv().await {
-                    Inbound::Message(bytes) => reader_inner.dispatch(&bytes),
+                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
                     Inbound::Closed(reason) => {
                         reader_inner.close_all(reason);
                         break;
@@ -147,24 +237,26 @@ impl Client {
             "capabilities": {},
             "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
         });
-        let raw = match inner
-            .request("initialize", Some(params), RequestOptions::default(), false)
+        let body = match inner
+            .request(
+                "initialize",
+                Params::Value(params),
+                RequestOptions::default(),
+                false,
+            )
             .await
         {
-            Ok(raw) => raw,
+            Ok(body) => body,
             Err(e) => {
                 inner.sender.close().await;
                 return Err(initialize_error(e));
             }
         };
-        let init: InitializeResult = match serde_json::from_str(raw.get()) {
+        let init: InitializeResult = match body.parse("initialize") {
             Ok(i) => i,
             Err(e) => {
                 inner.sender.close().await;
-                return Err(ClientError::Invalid {
-                    method: "initialize".into(),
-                    detail: e.to_string(),
-                });
+                return Err(e);
             }
         };
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
@@ -209,7 +301,14 @@ impl Client {
         params: Option<Value>,
         opts: RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
-        self.inner.request(method, params, opts, true).await
+        let body = self
+            .inner
+            .request(method, Params::from_value(params), opts, true)
+            .await?;
+        body.into_raw().map_err(|e| ClientError::Invalid {
+            method: method.into(),
+            detail: e.to_string(),
+        })
     }
 
     /// Every tool, following `nextCursor` to the end. A server that did not declare the
@@ -228,12 +327,12 @@ impl Client {
                 timeout_field: Some(crate::config::STARTUP_TIMEOUT_FIELD),
                 progress: None,
             };
-            let raw = self.request("tools/list", params, opts).await?;
-            let page: ListToolsPage =
-                serde_json::from_str(raw.get()).map_err(|e| ClientError::Invalid {
-                    method: "tools/list".into(),
-                    detail: e.to_string(),
-                })?;
+            let body = self
+                .inner
+                .request("tools/list", Params::from_value(params), opts, true)
+                .await?;
+            let page: ListToolsPage = body.parse("tools/list")?;
+            drop(body);
             tools.extend(page.tools);
             match page.next_cursor {
                 None => return Ok(tools),
@@ -255,18 +354,9 @@ impl Client {
         arguments: Option<Value>,
         opts: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
-        let mut params = Map::with_capacity(2);
-        params.insert("name".into(), Value::String(name.to_string()));
-        if let Some(a) = arguments {
-            params.insert("arguments".into(), a);
-        }
-        let raw = self
-            .request("tools/call", Some(Value::Object(params)), opts)
-            .await?;
-        serde_json::from_str(raw.get()).map_err(|e| ClientError::Invalid {
-            method: "tools/call".into(),
-            detail: e.to_string(),
-        })
+        let params = Params::ToolCall { name, arguments };
+        let body = self.inner.request("tools/call", params, opts, true).await?;
+        body.parse("tools/call")
     }
 
     /// Ends the connection (for stdio, the full shutdown of the child).
@@ -335,9 +425,31 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
+/// Where `part`, a slice of `whole`, lies in it.
+fn subrange(whole: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    let inside = end <= whole.len() && whole.is_char_boundary(start) && whole.is_char_boundary(end);
+    inside.then_some(start..end)
+}
+
 impl Inner {
-    fn encode_request(&self, id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
-        jsonrpc::encode_request(id, method, params)
+    fn encode_request(&self, id: u64, method: &str, params: &Params) -> Vec<u8> {
+        match params {
+            Params::None => jsonrpc::encode_request(id, method, None),
+            Params::Value(v) => jsonrpc::encode_request(id, method, Some(v)),
+            Params::ToolCall { name, arguments } => {
+                jsonrpc::encode_request_with(id, method, true, |out| {
+                    out.extend_from_slice(br#"{"name":"#);
+                    jsonrpc::write_str(out, name);
+                    if let Some(a) = arguments {
+                        out.extend_from_slice(br#","arguments":"#);
+                        jsonrpc::write_value(out, a);
+                    }
+                    out.push(b'}');
+                })
+            }
+        }
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
@@ -359,10 +471,10 @@ impl Inner {
     async fn request(
         &self,
         method: &str,
-        mut params: Option<Value>,
+        mut params: Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
-    ) -> Result<Box<RawValue>, ClientError> {
+    ) -> Result<ReplyBody, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -381,7 +493,8 @@ impl Inner {
         };
         let had_progress = opts.progress.is_some();
         if let Some(p) = opts.progress {
-            let obj = params.get_or_insert_with(|| Value::Object(Map::new()));
+            let mut value = params.into_value();
+            let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(map) = obj {
                 let meta = map
                     .entry("_meta")
@@ -390,9 +503,11 @@ impl Inner {
                     meta.insert("progressToken".into(), json!(id));
                 }
             }
+            params = Params::from_value(value);
             self.progress.lock().expect("progress lock").insert(id, p);
         }
-        let bytes = self.encode_request(id, method, params.as_ref());
+        let bytes = self.encode_request(id, method, &params);
+        drop(params);
         if self.sender.send(bytes).is_err() {
             return Err(self.closed_error());
         }
@@ -417,7 +532,7 @@ impl Inner {
             self.progress.lock().expect("progress lock").remove(&id);
         }
         match reply {
-            Ok(Ok(raw)) => Ok(raw),
+            Ok(Ok(body)) => Ok(body),
             Ok(Err(ReplyError::Rpc(error))) => Err(ClientError::Rpc {
                 method: method.to_string(),
                 error: Box::new(error),
@@ -428,22 +543,61 @@ impl Inner {
     }
 
     /// Handles one inbound message (or batch) on the reader task.
-    fn dispatch(&self, bytes: &[u8]) {
-        let result = jsonrpc::for_each_message(bytes, |msg: Msg<'_>| match msg.kind() {
-            Kind::Response { id, outcome } => {
-                let waiter = jsonrpc::parse_id(id)
-                    .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(match outcome {
-                            Ok(raw) => Ok(raw.to_owned()),
-                            Err(e) => Err(ReplyError::Rpc(e)),
-                        });
-                    }
+    fn dispatch(&self, bytes: Vec<u8>) {
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let bytes = e.as_bytes();
+                let preview = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]);
+                self.note_garbage(&format!("not valid JSON-RPC (not UTF-8): {preview}"));
+                return;
+            }
+        };
+        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+        if first == Some(b'[') {
+            let result =
+                jsonrpc::for_each_message(text.as_bytes(), |msg: Msg<'_>| self.handle(msg.kind()));
+            if let Err(e) = result {
+                self.note_invalid(&text, &e);
+            }
+            return;
+        }
+        // A single answer keeps its result inside the message's own buffer.
+        let answered = match serde_json::from_str::<Msg<'_>>(&text) {
+            Err(e) => {
+                self.note_invalid(&text, &e);
+                None
+            }
+            Ok(msg) => match msg.kind() {
+                Kind::Response {
+                    id,
+                    outcome: Ok(raw),
+                } => match subrange(&text, raw.get()) {
+                    Some(range) => self.waiter(id).map(|tx| (tx, range)),
                     None => {
-                        tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting")
+                        self.answer(id, Ok(ReplyBody::whole(raw.get().to_owned())));
+                        None
                     }
+                },
+                other => {
+                    self.handle(other);
+                    None
                 }
+            },
+        };
+        if let Some((tx, range)) = answered {
+            let _ = tx.send(Ok(ReplyBody { text, range }));
+        }
+    }
+
+    fn handle(&self, kind: Kind<'_>) {
+        match kind {
+            Kind::Response { id, outcome } => {
+                let reply = match outcome {
+                    Ok(raw) => Ok(ReplyBody::whole(raw.get().to_owned())),
+                    Err(e) => Err(ReplyError::Rpc(e)),
+                };
+                self.answer(id, reply);
             }
             Kind::Request { id, method, .. } => {
                 let outcome = match method.as_str() {
@@ -458,11 +612,31 @@ impl Inner {
             }
             Kind::Notification { method, params } => self.on_notification(&method, params),
             Kind::Invalid => self.note_garbage("a JSON-RPC message with neither method nor result"),
-        });
-        if let Err(e) = result {
-            let preview = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
-            self.note_garbage(&format!("not valid JSON-RPC ({e}): {preview}"));
         }
+    }
+
+    /// Takes the waiter of the request `id` answers, if it is still waiting.
+    fn waiter(&self, id: &RawValue) -> Option<oneshot::Sender<Reply>> {
+        let waiter = jsonrpc::parse_id(id)
+            .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
+        if waiter.is_none() {
+            tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting");
+        }
+        waiter
+    }
+
+    fn answer(&self, id: &RawValue, reply: Reply) {
+        if let Some(tx) = self.waiter(id) {
+            let _ = tx.send(reply);
+        }
+    }
+
+    fn note_invalid(&self, text: &str, e: &serde_json::Error) {
+        let mut end = text.len().min(200);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.note_garbage(&format!("not valid JSON-RPC ({e}): {}", &text[..end]));
     }
 
     fn note_garbage(&self, what: &str) {

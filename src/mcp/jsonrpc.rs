@@ -102,58 +102,263 @@ pub fn parse_id(id: &RawValue) -> Option<u64> {
 
 /// `{"jsonrpc":"2.0","id":N,"method":M,"params":P}` as bytes.
 pub fn encode_request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Req<'a> {
-        jsonrpc: &'static str,
-        id: u64,
-        method: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        params: Option<&'a Value>,
-    }
-    serde_json::to_vec(&Req {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
+    encode_request_with(id, method, params.is_some(), |out| {
+        if let Some(p) = params {
+            write_value(out, p);
+        }
     })
-    .expect("request serializes")
+}
+
+/// Like [`encode_request`], with the params written by `write_params` (when `has_params`),
+/// so a caller can skip building a [`Value`] for them.
+pub(crate) fn encode_request_with(
+    id: u64,
+    method: &str,
+    has_params: bool,
+    write_params: impl FnOnce(&mut Vec<u8>),
+) -> Vec<u8> {
+    // Room for a typical small request, so it is written without growing the buffer.
+    let mut out = Vec::with_capacity(256 + method.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_u64(&mut out, id);
+    out.extend_from_slice(br#","method":"#);
+    write_str(&mut out, method);
+    if has_params {
+        out.extend_from_slice(br#","params":"#);
+        write_params(&mut out);
+    }
+    out.push(b'}');
+    out
 }
 
 pub fn encode_notification(method: &str, params: Option<&Value>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Note<'a> {
-        jsonrpc: &'static str,
-        method: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        params: Option<&'a Value>,
+    let mut out = Vec::with_capacity(64 + method.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    write_str(&mut out, method);
+    if let Some(p) = params {
+        out.extend_from_slice(br#","params":"#);
+        write_value(&mut out, p);
     }
-    serde_json::to_vec(&Note {
-        jsonrpc: "2.0",
-        method,
-        params,
-    })
-    .expect("notification serializes")
+    out.push(b'}');
+    out
 }
 
 pub fn encode_response(id: &RawValue, outcome: Result<Value, RpcError>) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Resp<'a> {
-        jsonrpc: &'static str,
-        id: &'a RawValue,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        result: Option<Value>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<RpcError>,
+    let mut out = Vec::with_capacity(64 + id.get().len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.get().as_bytes());
+    match outcome {
+        Ok(result) => {
+            out.extend_from_slice(br#","result":"#);
+            write_value(&mut out, &result);
+        }
+        Err(error) => {
+            out.extend_from_slice(br#","error":"#);
+            serde_json::to_writer(&mut out, &error).expect("error serializes");
+        }
     }
-    let (result, error) = match outcome {
-        Ok(r) => (Some(r), None),
-        Err(e) => (None, Some(e)),
-    };
-    serde_json::to_vec(&Resp {
-        jsonrpc: "2.0",
-        id,
-        result,
-        error,
-    })
-    .expect("response serializes")
+    out.push(b'}');
+    out
+}
+
+// ----------------------------------------------------------------------------
+// A JSON writer for the hot path. It writes what serde_json writes (same escapes, same
+// number formatting, keys in map order) but scans strings eight bytes at a time, which
+// matters for multi-megabyte arguments.
+
+/// Writes `v` as compact JSON.
+pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => match n.as_u64() {
+            Some(u) => write_u64(out, u),
+            None => serde_json::to_writer(&mut *out, n).expect("number serializes"),
+        },
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_value(out, item);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// Writes a non-negative integer in decimal.
+pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+const LANES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// True when one of the eight bytes of `w` is a control character, `"` or `\`.
+/// (The classic "has a byte below n" and "has a zero byte" word tests; both are exact
+/// as yes/no answers.)
+fn word_needs_escape(w: u64) -> bool {
+    let control = w.wrapping_sub(LANES * 0x20) & !w;
+    let q = w ^ (LANES * u64::from(b'"'));
+    let quote = q.wrapping_sub(LANES) & !q;
+    let b = w ^ (LANES * u64::from(b'\\'));
+    let backslash = b.wrapping_sub(LANES) & !b;
+    (control | quote | backslash) & HIGH_BITS != 0
+}
+
+fn byte_needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Writes `s` as a JSON string literal.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0; // start of the bytes not yet copied
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8) {
+            let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            if !word_needs_escape(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            if byte_needs_escape(b) {
+                out.extend_from_slice(&bytes[run..i]);
+                write_escape(out, b);
+                run = i + 1;
+            }
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+fn write_escape(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0xf)],
+        ]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ours(v: &Value) -> String {
+        let mut out = Vec::new();
+        write_value(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn writer_matches_serde_json() {
+        let mut every_char = String::new();
+        for c in (0u32..0x250).chain([0x2028, 0x1F600]) {
+            every_char.extend(char::from_u32(c));
+        }
+        let values = [
+            json!(null),
+            json!([true, false, 0, 7, u64::MAX, -1, i64::MIN, 1.5, -0.25, 1e300]),
+            json!({"b": "x", "a": {"nested": [1, "two", {"three": null}]}, "": ""}),
+            json!(every_char),
+            json!("exactly8"),
+            json!("quote\" at 7"),
+            json!("0123456\\back"),
+            json!("a\u{7f}b\u{1f}c"),
+            json!({"tab\there": "new\nline", "é": "ü"}),
+        ];
+        for v in values {
+            assert_eq!(ours(&v), serde_json::to_string(&v).unwrap());
+        }
+        // Every position of an escape relative to the eight-byte words.
+        for len in 0..24 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', ' ', '\u{e9}'] {
+                    let mut s: String = "abcdefghijklmnopqrstuvwx"[..len].to_string();
+                    s.replace_range(at..at + 1, &special.to_string());
+                    let v = json!(s);
+                    assert_eq!(ours(&v), serde_json::to_string(&v).unwrap(), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn encodings() {
+        let params = json!({"name": "echo", "arguments": {"text": "hi"}});
+        assert_eq!(
+            String::from_utf8(encode_request(42, "tools/call", Some(&params))).unwrap(),
+            r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#
+        );
+        assert_eq!(
+            String::from_utf8(encode_request(0, "ping", None)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#
+        );
+        assert_eq!(
+            String::from_utf8(encode_notification("notifications/initialized", None)).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
+        let id = RawValue::from_string("\"srv-1\"".into()).unwrap();
+        assert_eq!(
+            String::from_utf8(encode_response(&id, Ok(json!({})))).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#
+        );
+        let error = RpcError {
+            code: METHOD_NOT_FOUND,
+            message: "no".into(),
+            data: None,
+        };
+        assert_eq!(
+            String::from_utf8(encode_response(&id, Err(error))).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"srv-1","error":{"code":-32601,"message":"no"}}"#
+        );
+    }
 }

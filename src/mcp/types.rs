@@ -154,21 +154,13 @@ impl<'de> Deserialize<'de> for Content {
                 resource: Value,
             },
         }
-        let value = Value::deserialize(d)?;
-        // Fast path for text: take the string out without a second pass.
-        if let Value::Object(map) = &value {
-            if map.get("type").and_then(Value::as_str) == Some("text") && map.len() == 2 {
-                if let Some(Value::String(_)) = map.get("text") {
-                    let Value::Object(mut map) = value else {
-                        unreachable!()
-                    };
-                    let Some(Value::String(text)) = map.shift_remove("text") else {
-                        unreachable!()
-                    };
-                    return Ok(Content::Text { text });
-                }
-            }
-        }
+        // One pass over the object's entries, kept in order and without hashing: a plain
+        // text block (the common case, and the large one) is taken out as it is; anything
+        // else becomes a map and goes through the general path.
+        let value = match d.deserialize_any(EntriesVisitor)? {
+            Entries::Text(text) => return Ok(Content::Text { text }),
+            Entries::Other(value) => value,
+        };
         Ok(match serde_json::from_value::<Known>(value.clone()) {
             Ok(Known::Text { text }) => Content::Text { text },
             Ok(Known::Image { data, mime_type }) => Content::Image { data, mime_type },
@@ -187,6 +179,122 @@ impl<'de> Deserialize<'de> for Content {
             Ok(Known::Resource { resource }) => Content::Resource { resource },
             Err(_) => Content::Unknown(value),
         })
+    }
+}
+
+enum Entries {
+    Text(String),
+    Other(Value),
+}
+
+/// A key of a content block; the two the fast path needs are recognised without a copy.
+enum Key {
+    Type,
+    Text,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "type" => Key::Type,
+                    "text" => Key::Text,
+                    other => Key::Other(other.to_owned()),
+                })
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key, E> {
+                Ok(match v.as_str() {
+                    "type" => Key::Type,
+                    "text" => Key::Text,
+                    _ => Key::Other(v),
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The entries as an object, built as `Value`'s own deserializer builds it (a repeated key
+/// keeps its first place and its last value).
+fn object(entries: Vec<(Key, Value)>) -> Value {
+    let named = entries.into_iter().map(|(k, v)| {
+        let k = match k {
+            Key::Type => "type".to_owned(),
+            Key::Text => "text".to_owned(),
+            Key::Other(k) => k,
+        };
+        (k, v)
+    });
+    Value::Object(named.collect())
+}
+
+/// Reads one content block; see [`Content`]'s `Deserialize`.
+struct EntriesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
+    type Value = Entries;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+        let mut entries: Vec<(Key, Value)> = Vec::with_capacity(2);
+        while let Some(key) = map.next_key::<Key>()? {
+            let value = map.next_value::<Value>()?;
+            entries.push((key, value));
+        }
+        if let [(k1, v1), (k2, v2)] = entries.as_mut_slice() {
+            let (text, kind) = match (&*k1, &*k2) {
+                (Key::Text, Key::Type) => (v1, v2),
+                (Key::Type, Key::Text) => (v2, v1),
+                _ => return Ok(Entries::Other(object(entries))),
+            };
+            if let (Value::String(text), Some("text")) = (text, kind.as_str()) {
+                return Ok(Entries::Text(std::mem::take(text)));
+            }
+        }
+        Ok(Entries::Other(object(entries)))
+    }
+
+    // Not an object: keep the value as it is (it becomes `Content::Unknown`).
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::Bool(v)))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::from(v)))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::from(v)))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::from(v)))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::String(v.to_owned())))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::String(v)))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::Null))
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Entries, E> {
+        Ok(Entries::Other(Value::Null))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Entries, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(Entries::Other(Value::Array(items)))
     }
 }
 
@@ -252,4 +360,50 @@ pub struct Progress {
     pub total: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: &str) -> Content {
+        serde_json::from_str(v).unwrap()
+    }
+
+    #[test]
+    fn content_blocks() {
+        let text = |t: &str| Content::Text { text: t.into() };
+        assert_eq!(parse(r#"{"type":"text","text":"hi"}"#), text("hi"));
+        assert_eq!(parse(r#"{"text":"hi","type":"text"}"#), text("hi"));
+        assert_eq!(
+            parse(r#"{"type":"text","text":"hi","annotations":{"priority":1}}"#),
+            text("hi")
+        );
+        assert_eq!(parse(r#"{"type":"text","text":"a","text":"b"}"#), text("b"));
+        assert_eq!(
+            parse(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#),
+            Content::Image {
+                data: "AA==".into(),
+                mime_type: "image/png".into()
+            }
+        );
+        let odd = r#"{"type":"hologram","z":1,"a":[true,null]}"#;
+        let Content::Unknown(v) = parse(odd) else {
+            panic!("expected an unknown block")
+        };
+        assert_eq!(v.to_string(), odd);
+        assert_eq!(
+            parse(r#"{"type":"text","text":7}"#),
+            Content::Unknown(json!({"type": "text", "text": 7}))
+        );
+        assert_eq!(
+            parse(r#""just text""#),
+            Content::Unknown(json!("just text"))
+        );
+        assert_eq!(parse("[1,2]"), Content::Unknown(json!([1, 2])));
+        let from_value: Content =
+            serde_json::from_value(json!({"type": "text", "text": "v"})).unwrap();
+        assert_eq!(from_value, text("v"));
+    }
 }

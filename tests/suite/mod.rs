@@ -1,11 +1,14 @@
 //! Shared helpers for the integration suite.
 
 mod cli;
+mod engine;
 mod fixture_client;
 mod http;
 mod manager;
 mod memory;
+mod provider_stub;
 mod real_servers;
+mod tui;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

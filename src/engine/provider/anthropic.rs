@@ -78,7 +78,8 @@ pub fn encode_request(req: &ChatRequest, model: &str, max_tokens: u32, images: b
             continue;
         }
         if last_role == Some(m.role) {
-            if let Some(Value::Array(prev)) = messages.last_mut().and_then(|v| v.get_mut("content")) {
+            if let Some(Value::Array(prev)) = messages.last_mut().and_then(|v| v.get_mut("content"))
+            {
                 prev.extend(blocks);
                 continue;
             }
@@ -141,7 +142,8 @@ fn encode_block(b: &Block, images: bool) -> Value {
                     }
                 })
                 .collect();
-            let mut v = json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": parts});
+            let mut v =
+                json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": parts});
             if *is_error {
                 v["is_error"] = json!(true);
             }
@@ -173,9 +175,16 @@ fn parse(data: &str) -> Result<Value, ProviderError> {
 }
 
 impl Decoder for AnthropicDecoder {
-    fn event(&mut self, ev: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<bool, ProviderError> {
+    fn event(
+        &mut self,
+        ev: &SseEvent,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
         let v = parse(&ev.data)?;
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(ev.event.as_str());
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(ev.event.as_str());
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
             "message_start" => {
@@ -270,8 +279,14 @@ pub(crate) fn tool_call(id: String, name: String, json: &str) -> StreamEvent {
     } else {
         match serde_json::from_str::<Value>(json) {
             Ok(v @ Value::Object(_)) => (v, None),
-            Ok(other) => (json!({}), Some(format!("the arguments were {other}, not a JSON object"))),
-            Err(e) => (json!({}), Some(format!("the arguments were not valid JSON ({e})"))),
+            Ok(other) => (
+                json!({}),
+                Some(format!("the arguments were {other}, not a JSON object")),
+            ),
+            Err(e) => (
+                json!({}),
+                Some(format!("the arguments were not valid JSON ({e})")),
+            ),
         }
     };
     StreamEvent::ToolCall {

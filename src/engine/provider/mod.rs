@@ -123,7 +123,9 @@ pub enum ProviderError {
     },
     #[error("the model provider answered {status}: {detail}")]
     Rejected { status: u16, detail: String },
-    #[error("could not reach the model provider at {url}: {detail}; check the network and {url_var}")]
+    #[error(
+        "could not reach the model provider at {url}: {detail}; check the network and {url_var}"
+    )]
     Network {
         url: String,
         url_var: String,
@@ -249,7 +251,11 @@ struct State<D> {
 }
 
 /// Posts `body` and streams the decoded answer, retrying 429/5xx before the first byte.
-pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>, decoder: D) -> EventStream {
+pub(crate) fn post_sse<D: Decoder>(
+    target: Arc<HttpTarget>,
+    body: Vec<u8>,
+    decoder: D,
+) -> EventStream {
     let state = State {
         target,
         phase: Phase::Start {
@@ -376,9 +382,11 @@ enum Failure {
 impl Failure {
     fn into_error(self, target: &HttpTarget, retries: u32) -> ProviderError {
         match self {
-            Failure::Retry { status, detail, .. } if status == 429 => {
-                ProviderError::RateLimited { retries, detail }
-            }
+            Failure::Retry {
+                status: 429,
+                detail,
+                ..
+            } => ProviderError::RateLimited { retries, detail },
             Failure::Retry { status, detail, .. } => ProviderError::Server {
                 status,
                 retries,
@@ -468,14 +476,19 @@ mod tests {
         };
         assert_eq!(p.delay(1, None), Duration::from_millis(100));
         assert_eq!(p.delay(3, None), Duration::from_millis(400));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
         assert_eq!(p.delay(1, Some(Duration::from_secs(999))), MAX_RETRY_DELAY);
     }
 
     #[test]
     fn error_detail_takes_the_message() {
         assert_eq!(
-            error_detail(r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#),
+            error_detail(
+                r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#
+            ),
             "slow down"
         );
         assert_eq!(error_detail("plain text\n"), "plain text");

@@ -112,12 +112,19 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                                 match p {
                                     ResultPart::Text { text: t } => push_line(&mut text, t),
                                     ResultPart::Image { media_type, data } if images => {
-                                        push_line(&mut text, &format!("[image {} follows in the next message]", shown_images.len() + 1));
+                                        push_line(
+                                            &mut text,
+                                            &format!(
+                                                "[image {} follows in the next message]",
+                                                shown_images.len() + 1
+                                            ),
+                                        );
                                         shown_images.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}}));
                                     }
-                                    ResultPart::Image { media_type, data } => {
-                                        push_line(&mut text, &ResultPart::placeholder(media_type, data))
-                                    }
+                                    ResultPart::Image { media_type, data } => push_line(
+                                        &mut text,
+                                        &ResultPart::placeholder(media_type, data),
+                                    ),
                                 }
                             }
                             messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
@@ -135,7 +142,8 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                 }
                 let only_text = parts.iter().all(|p| p["type"] == "text");
                 let content = if only_text {
-                    let joined: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+                    let joined: Vec<&str> =
+                        parts.iter().filter_map(|p| p["text"].as_str()).collect();
                     json!(joined.join("\n\n"))
                 } else {
                     Value::Array(parts)
@@ -205,7 +213,11 @@ impl OpenAiDecoder {
 }
 
 impl Decoder for OpenAiDecoder {
-    fn event(&mut self, ev: &SseEvent, out: &mut VecDeque<StreamEvent>) -> Result<bool, ProviderError> {
+    fn event(
+        &mut self,
+        ev: &SseEvent,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
         if ev.data.trim() == "[DONE]" {
             self.end(out);
             return Ok(true);

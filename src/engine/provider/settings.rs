@@ -69,6 +69,11 @@ impl ProviderKind {
 pub struct ApiKey(String);
 
 impl ApiKey {
+    /// Wraps a key read from the environment or a keychain.
+    pub fn new(value: impl Into<String>) -> ApiKey {
+        ApiKey(value.into())
+    }
+
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -124,7 +129,9 @@ struct FileProvider {
 pub enum SettingsError {
     #[error("no model provider is configured: set {PROVIDER_ENV}=openai or {PROVIDER_ENV}=anthropic with {OPENAI_KEY_ENV} or {ANTHROPIC_KEY_ENV} (and {MODEL_ENV}, {OPENAI_URL_ENV} for OpenAI-compatible servers), or add a \"provider\" section to {0}")]
     NotConfigured(String),
-    #[error("unknown provider \"{0}\": use openai (also for OpenAI-compatible servers) or anthropic")]
+    #[error(
+        "unknown provider \"{0}\": use openai (also for OpenAI-compatible servers) or anthropic"
+    )]
     UnknownProvider(String),
     #[error("{var} is not set: the {provider} provider needs an API key in it (harness9 reads keys from the environment only)")]
     MissingKey { provider: &'static str, var: String },
@@ -267,7 +274,10 @@ mod tests {
     #[test]
     fn provider_names_parse() {
         assert_eq!(ProviderKind::parse("OpenAI"), Some(ProviderKind::OpenAi));
-        assert_eq!(ProviderKind::parse("anthropic"), Some(ProviderKind::Anthropic));
+        assert_eq!(
+            ProviderKind::parse("anthropic"),
+            Some(ProviderKind::Anthropic)
+        );
         assert_eq!(ProviderKind::parse("gemini"), None);
     }
 }

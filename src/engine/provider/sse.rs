@@ -108,7 +108,11 @@ mod tests {
     #[test]
     fn events_split_at_every_byte_come_out_whole() {
         let text = "event: a\ndata: {\"x\":\"é\"}\n\n: comment\r\ndata: one\r\ndata: two\r\n\r\ndata:[DONE]\n\n";
-        let expected = vec![ev("a", "{\"x\":\"é\"}"), ev("", "one\ntwo"), ev("", "[DONE]")];
+        let expected = vec![
+            ev("a", "{\"x\":\"é\"}"),
+            ev("", "one\ntwo"),
+            ev("", "[DONE]"),
+        ];
         let mut whole = SseParser::default();
         assert_eq!(whole.feed(text.as_bytes()), expected);
         let mut split = SseParser::default();
@@ -122,6 +126,9 @@ mod tests {
     #[test]
     fn an_event_without_data_is_not_dispatched() {
         let mut p = SseParser::default();
-        assert_eq!(p.feed(b"event: ping\n\nretry: 5\ndata: x\n\n"), vec![ev("", "x")]);
+        assert_eq!(
+            p.feed(b"event: ping\n\nretry: 5\ndata: x\n\n"),
+            vec![ev("", "x")]
+        );
     }
 }

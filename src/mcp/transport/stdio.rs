@@ -4,18 +4,28 @@
 //! parent-death signal); its stderr is always drained into the server's log; stdout lines
 //! that are not JSON are logged and skipped; lines have no length ceiling. Shutdown closes
 //! stdin, waits, then SIGTERMs and finally SIGKILLs the whole group.
+//!
+//! Writing: messages go out in the order they were sent. When nothing is queued and
+//! nothing was written directly since the writer task last ran, `send` writes the message
+//! to the (non-blocking) pipe itself, which saves a task switch per request on an idle
+//! connection; everything else (a burst of requests, a full pipe, the rest of a partial
+//! write) is appended to one queue that the writer task writes in large batches. The pipe
+//! is only written with the queue's lock held or by the writer task while it owns the
+//! queue's contents, so writes never interleave; the lock also guards the descriptor,
+//! which is marked closed before it is dropped.
 
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{watch, Notify};
 
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
 use crate::mcp::log::{LogSource, ServerLog};
@@ -26,8 +36,18 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Buffer size for reading the child's stdout.
 const READ_BUFFER: usize = 256 * 1024;
 
-/// Largest batch of queued messages written in one go.
+/// A queue buffer that grew beyond this is given back to the allocator once written.
 const WRITE_BATCH: usize = 1024 * 1024;
+
+/// Pipe capacity asked for once a message of [`HANDOFF_MIN`] bytes or more goes through a
+/// pipe (Linux; the default is 64 KiB): large messages then cross in a few system calls
+/// and context switches instead of dozens. Pipes stay small until then, as the kernel
+/// counts pipe memory against a per-user budget.
+const PIPE_CAPACITY: libc::c_int = 1024 * 1024;
+
+/// Messages shorter than this are copied out of the line buffer (which is then reused);
+/// longer ones take the buffer with them.
+const HANDOFF_MIN: usize = 64 * 1024;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -109,13 +129,24 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
         let _ = stderr_done_tx.send(true);
     });
 
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let (closing_tx, closing_rx) = watch::channel(false);
-    tokio::spawn(write_loop(stdin, out_rx, closing_rx));
+    let out = Arc::new(Outbox {
+        state: Mutex::new(OutState {
+            fd: Some(stdin.as_raw_fd()),
+            queue: Vec::new(),
+            writing: false,
+            wrote_directly: false,
+            closing: false,
+            grown: false,
+        }),
+        wake: Notify::new(),
+    });
+    tokio::spawn(write_loop(StdinGuard {
+        stdin: Some(stdin),
+        out: out.clone(),
+    }));
 
     let sender = Arc::new(StdioSender {
-        out: out_tx,
-        closing: closing_tx,
+        out,
         exit: exit_rx.clone(),
         pgid: pid,
     });
@@ -126,6 +157,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
         exit: exit_rx,
         stderr_done: stderr_done_rx,
         closed: false,
+        grown: false,
     });
     Ok(Connection { sender, receiver })
 }
@@ -176,59 +208,191 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, log: &ServerLog) {
     }
 }
 
-async fn write_loop(
-    mut stdin: ChildStdin,
-    mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut closing: watch::Receiver<bool>,
-) {
-    let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
+/// Asks for a larger pipe; the kernel may refuse (a per-user limit), which is fine.
+fn grow_pipe(fd: RawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: F_SETPIPE_SZ on a descriptor we own has no memory-safety preconditions.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_CAPACITY);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
+/// The outgoing side shared by every sender and the writer task.
+struct Outbox {
+    state: Mutex<OutState>,
+    /// Wakes the writer task: bytes were queued, a direct write happened, or closing.
+    wake: Notify,
+}
+
+struct OutState {
+    /// The child's stdin while it is open. Only used with this lock held.
+    fd: Option<RawFd>,
+    /// Newline-terminated messages waiting for the writer task, in order.
+    queue: Vec<u8>,
+    /// The writer task holds bytes it has not finished writing.
+    writing: bool,
+    /// A message was written directly since the writer task last ran: later messages of
+    /// the same burst are queued, so that they leave in one batch.
+    wrote_directly: bool,
+    /// `close` was called: no new messages; the writer flushes the queue and closes stdin.
+    closing: bool,
+    /// The pipe was enlarged for a large message.
+    grown: bool,
+}
+
+impl Outbox {
+    fn lock(&self) -> MutexGuard<'_, OutState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What one non-blocking write attempt did.
+enum Direct {
+    All,
+    Some(usize),
+    WouldBlock,
+    Failed,
+}
+
+/// Writes `message` and a newline with one system call, without blocking.
+fn write_direct(fd: RawFd, message: &[u8]) -> Direct {
+    let newline = [b'\n'];
+    let iov = [
+        libc::iovec {
+            iov_base: message.as_ptr() as *mut libc::c_void,
+            iov_len: message.len(),
+        },
+        libc::iovec {
+            iov_base: newline.as_ptr() as *mut libc::c_void,
+            iov_len: 1,
+        },
+    ];
     loop {
-        let first = tokio::select! {
-            biased;
-            m = queue.recv() => m,
-            _ = closing.wait_for(|c| *c) => None,
-        };
-        let Some(first) = first else { break };
-        batch.clear();
-        batch.extend_from_slice(&first);
-        batch.push(b'\n');
-        while batch.len() < WRITE_BATCH {
-            match queue.try_recv() {
-                Ok(m) => {
-                    batch.extend_from_slice(&m);
-                    batch.push(b'\n');
-                }
-                Err(_) => break,
-            }
+        // SAFETY: both iovecs point into live buffers of the given lengths, which writev
+        // only reads; `fd` is open (the caller holds the lock that guards its closing).
+        let n = unsafe { libc::writev(fd, iov.as_ptr(), 2) };
+        if n >= 0 {
+            let n = n as usize;
+            return if n == message.len() + 1 {
+                Direct::All
+            } else {
+                Direct::Some(n)
+            };
         }
+        match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::Interrupted => continue,
+            std::io::ErrorKind::WouldBlock => return Direct::WouldBlock,
+            _ => return Direct::Failed,
+        }
+    }
+}
+
+/// The child's stdin, owned by the writer task. Dropping it (also when the runtime drops
+/// the task) marks the descriptor closed under the lock before closing it.
+struct StdinGuard {
+    stdin: Option<ChildStdin>,
+    out: Arc<Outbox>,
+}
+
+impl Drop for StdinGuard {
+    fn drop(&mut self) {
+        let mut state = self.out.lock();
+        state.fd = None;
+        state.closing = true;
+        state.queue = Vec::new();
+        drop(self.stdin.take());
+    }
+}
+
+async fn write_loop(mut guard: StdinGuard) {
+    let out = guard.out.clone();
+    let mut batch: Vec<u8> = Vec::new();
+    loop {
+        let closing = {
+            let mut state = out.lock();
+            state.wrote_directly = false;
+            std::mem::swap(&mut batch, &mut state.queue);
+            state.writing = !batch.is_empty();
+            state.closing
+        };
+        if batch.is_empty() {
+            if closing {
+                break;
+            }
+            out.wake.notified().await;
+            continue;
+        }
+        let Some(stdin) = guard.stdin.as_mut() else {
+            break;
+        };
         if stdin.write_all(&batch).await.is_err() {
             break; // the child is gone; the reader reports why
         }
         if batch.capacity() > 4 * WRITE_BATCH {
-            batch = Vec::with_capacity(64 * 1024);
+            batch = Vec::new();
+        } else {
+            batch.clear();
         }
+        // The next turn takes whatever was queued meanwhile, and clears `writing`.
     }
-    let _ = stdin.shutdown().await;
-    // Dropping stdin closes the child's input.
+    if let Some(stdin) = guard.stdin.as_mut() {
+        let _ = stdin.shutdown().await;
+    }
+    drop(guard); // closes the child's input
 }
 
 struct StdioSender {
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    closing: watch::Sender<bool>,
+    out: Arc<Outbox>,
     exit: watch::Receiver<Option<ExitStatus>>,
     pgid: i32,
 }
 
 impl TransportSender for StdioSender {
     fn send(&self, message: Vec<u8>) -> Result<(), TransportError> {
-        if *self.closing.borrow() {
+        let mut state = self.out.lock();
+        let Some(fd) = state.fd.filter(|_| !state.closing) else {
             return Err(TransportError::Closed);
+        };
+        if message.len() >= HANDOFF_MIN && !state.grown {
+            state.grown = true;
+            grow_pipe(fd);
         }
-        self.out.send(message).map_err(|_| TransportError::Closed)
+        let mut written = 0;
+        if !state.writing && state.queue.is_empty() && !state.wrote_directly {
+            match write_direct(fd, &message) {
+                Direct::All => {
+                    state.wrote_directly = true;
+                    drop(state);
+                    // Let the writer task see the direct write (it ends the burst).
+                    self.out.wake.notify_one();
+                    return Ok(());
+                }
+                Direct::Some(n) => written = n,
+                Direct::WouldBlock => {}
+                // The child is gone. As when a batch fails, the message is lost, later
+                // sends fail, and the reader reports why; the writer task stops.
+                Direct::Failed => {
+                    state.closing = true;
+                    drop(state);
+                    self.out.wake.notify_one();
+                    return Ok(());
+                }
+            }
+        }
+        if written < message.len() {
+            state.queue.extend_from_slice(&message[written..]);
+        }
+        state.queue.push(b'\n');
+        drop(state);
+        self.out.wake.notify_one();
+        Ok(())
     }
 
     fn close(&self) -> BoxFuture<'static, ()> {
-        let _ = self.closing.send(true);
+        self.out.lock().closing = true;
+        self.out.wake.notify_one();
         let mut exit = self.exit.clone();
         let pgid = self.pgid;
         async move {
@@ -259,6 +423,15 @@ impl TransportSender for StdioSender {
     }
 }
 
+impl Drop for StdioSender {
+    /// The last sender is gone: the writer flushes what is queued and closes stdin, so the
+    /// child sees end of input.
+    fn drop(&mut self) {
+        self.out.lock().closing = true;
+        self.out.wake.notify_one();
+    }
+}
+
 fn signal_group(pgid: i32, sig: libc::c_int) {
     // SAFETY: killpg has no memory-safety preconditions; ESRCH (no such group) is fine.
     unsafe {
@@ -278,6 +451,8 @@ struct StdioReceiver {
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr_done: watch::Receiver<bool>,
     closed: bool,
+    /// The pipe was enlarged for a large message.
+    grown: bool,
 }
 
 impl TransportReceiver for StdioReceiver {
@@ -306,8 +481,20 @@ impl TransportReceiver for StdioReceiver {
                 let body = &self.line[start..end];
                 match body.first() {
                     None => continue,
+                    Some(b'{') | Some(b'[') if body.len() < HANDOFF_MIN => {
+                        // A small message: copy it, keep the buffer.
+                        let msg = body.to_vec();
+                        if self.line.capacity() > READ_BUFFER {
+                            self.line = Vec::with_capacity(4096);
+                        }
+                        return Inbound::Message(msg);
+                    }
                     Some(b'{') | Some(b'[') => {
-                        // Hand over the buffer without copying; keep a fresh one.
+                        if !self.grown {
+                            self.grown = true;
+                            grow_pipe(self.stdout.get_ref().as_raw_fd());
+                        }
+                        // A large one: hand over the buffer without copying; keep a fresh one.
                         let mut msg = std::mem::replace(&mut self.line, Vec::with_capacity(4096));
                         msg.truncate(end);
                         if start > 0 {

@@ -1,0 +1,846 @@
+//! Every payload that crosses the bridge to the web front end, and its errors.
+//!
+//! These are plain mirrors of the core's types, converted with exhaustive destructuring so
+//! that a field or variant added in the core fails to compile here until the bridge (and so
+//! the UI) says what to do with it. The TypeScript declarations in `ui/src/lib/bindings.ts`
+//! are generated from these types (ts-rs) and a test fails when that file is out of date.
+//! Errors reach the UI as `{ code, message }` with a closed set of codes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use harness9::harness::{CallError, ConfigSaveError, TimedResult};
+use harness9::inspect::{
+    ApprovalRequest, ConfigCheck, ConfigEdit, ConfigProblem, ConfigText, EditError, EntryCheck,
+    KeyValue, ServerEntry,
+};
+use harness9::mcp::manager::StartPhase;
+use harness9::mcp::{
+    CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState, ServerStatus,
+    StatusSnapshot,
+};
+use harness9::tools::{ToolSource, ToolSpec};
+
+/// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
+pub mod events {
+    /// [`super::StatusDto`]: every change of any server's status.
+    pub const STATUS: &str = "mcp-status";
+    /// `null`: the set of tools changed; fetch them again.
+    pub const TOOLS_CHANGED: &str = "tools-changed";
+    /// [`super::ConfigChangedDto`]: `.mcp.json` changed on disk and was applied.
+    pub const CONFIG_CHANGED: &str = "config-changed";
+    /// [`super::ProjectDto`]: another project was opened.
+    pub const PROJECT_CHANGED: &str = "project-changed";
+    /// [`super::MenuAction`]: a native menu item was chosen.
+    pub const MENU: &str = "menu";
+}
+
+// ---- errors ------------------------------------------------------------------------
+
+/// What went wrong, as a closed set the UI can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// No project is open.
+    NoProject,
+    /// No such server, tool or folder.
+    NotFound,
+    /// The server is not connected (stopped, failed, disabled, awaiting approval).
+    NotConnected,
+    /// The tool call itself failed (timeout, protocol error, server gone).
+    ToolFailed,
+    /// The text is not a valid `.mcp.json`; nothing was written.
+    InvalidConfig,
+    /// `.mcp.json` changed on disk since it was loaded; nothing was written.
+    ChangedOnDisk,
+    /// A file could not be read or written.
+    Io,
+    /// The call was cancelled by the user.
+    Cancelled,
+    /// Anything else (a bug): the message says what.
+    Internal,
+}
+
+/// The error of every command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct BridgeError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl BridgeError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        BridgeError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn no_project() -> Self {
+        Self::new(ErrorCode::NoProject, "open a project folder first")
+    }
+}
+
+pub type BridgeResult<T> = Result<T, BridgeError>;
+
+impl From<CallError> for BridgeError {
+    fn from(e: CallError) -> Self {
+        let code = match &e {
+            CallError::UnknownServer { .. } | CallError::UnknownTool { .. } => ErrorCode::NotFound,
+            CallError::NotConnected { .. } => ErrorCode::NotConnected,
+            CallError::Tool(_) => ErrorCode::ToolFailed,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+impl From<ConfigSaveError> for BridgeError {
+    fn from(e: ConfigSaveError) -> Self {
+        let code = match &e {
+            ConfigSaveError::ChangedOnDisk { .. } => ErrorCode::ChangedOnDisk,
+            ConfigSaveError::Save(harness9::config::SaveError::Invalid(_)) => {
+                ErrorCode::InvalidConfig
+            }
+            ConfigSaveError::Save(harness9::config::SaveError::Io { .. }) => ErrorCode::Io,
+            ConfigSaveError::Edit(EditError::Unknown(_)) => ErrorCode::NotFound,
+            ConfigSaveError::Edit(_) => ErrorCode::InvalidConfig,
+            ConfigSaveError::Io(_) => ErrorCode::Io,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+impl From<EditError> for BridgeError {
+    fn from(e: EditError) -> Self {
+        let code = match &e {
+            EditError::Unknown(_) => ErrorCode::NotFound,
+            EditError::Invalid(_)
+            | EditError::EmptyName
+            | EditError::NotAnObject
+            | EditError::Duplicate(_) => ErrorCode::InvalidConfig,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+impl From<std::io::Error> for BridgeError {
+    fn from(e: std::io::Error) -> Self {
+        Self::new(ErrorCode::Io, e.to_string())
+    }
+}
+
+// ---- projects ----------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectDto {
+    /// The project folder (absolute).
+    pub path: String,
+    /// The folder's name, for titles.
+    pub name: String,
+    pub config_path: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum MenuAction {
+    OpenFolder,
+    Settings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StartupDto {
+    /// From process start to the UI's first painted frame.
+    pub painted_ms: Option<f64>,
+}
+
+// ---- status ------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusDto {
+    pub servers: Vec<ServerStatusDto>,
+    /// Set when `.mcp.json` cannot be used as a whole.
+    pub config_error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatusDto {
+    pub name: String,
+    /// `stdio`, `http`, `sse`, or empty when the entry is too broken to tell.
+    pub transport: String,
+    /// Command line or URL, without env and header values.
+    pub target: String,
+    pub state: ServerStateDto,
+    pub restart: Option<RestartDto>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartPhaseDto {
+    Spawning,
+    Initializing,
+    ListingTools,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum ServerStateDto {
+    Starting {
+        phase: StartPhaseDto,
+    },
+    Connected {
+        tools: u32,
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+        #[serde(rename = "serverName")]
+        server_name: String,
+        #[serde(rename = "serverVersion")]
+        server_version: String,
+    },
+    Failed {
+        reason: String,
+        #[serde(rename = "stderrTail")]
+        stderr_tail: String,
+    },
+    Disabled,
+    AwaitingApproval,
+    Stopped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartDto {
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub retry_in_ms: Option<f64>,
+    pub gave_up: bool,
+}
+
+impl From<&StatusSnapshot> for StatusDto {
+    fn from(s: &StatusSnapshot) -> Self {
+        let StatusSnapshot {
+            servers,
+            config_error,
+        } = s;
+        StatusDto {
+            servers: servers.iter().map(Into::into).collect(),
+            config_error: config_error.clone(),
+        }
+    }
+}
+
+impl From<&ServerStatus> for ServerStatusDto {
+    fn from(s: &ServerStatus) -> Self {
+        let ServerStatus {
+            name,
+            transport,
+            target,
+            state,
+            restart,
+        } = s;
+        ServerStatusDto {
+            name: name.clone(),
+            transport: transport.clone(),
+            target: target.clone(),
+            state: state.into(),
+            restart: restart.as_ref().map(Into::into),
+        }
+    }
+}
+
+impl From<&RestartStatus> for RestartDto {
+    fn from(r: &RestartStatus) -> Self {
+        let RestartStatus {
+            attempt,
+            max_attempts,
+            retry_in_ms,
+            gave_up,
+        } = r;
+        RestartDto {
+            attempt: *attempt,
+            max_attempts: *max_attempts,
+            retry_in_ms: retry_in_ms.map(|m| m as f64),
+            gave_up: *gave_up,
+        }
+    }
+}
+
+impl From<StartPhase> for StartPhaseDto {
+    fn from(p: StartPhase) -> Self {
+        match p {
+            StartPhase::Spawning => StartPhaseDto::Spawning,
+            StartPhase::Initializing => StartPhaseDto::Initializing,
+            StartPhase::ListingTools => StartPhaseDto::ListingTools,
+        }
+    }
+}
+
+impl From<&ServerState> for ServerStateDto {
+    fn from(s: &ServerState) -> Self {
+        match s {
+            ServerState::Starting { phase } => ServerStateDto::Starting {
+                phase: (*phase).into(),
+            },
+            ServerState::Connected {
+                tools,
+                protocol_version,
+                server_name,
+                server_version,
+            } => ServerStateDto::Connected {
+                tools: (*tools).try_into().unwrap_or(u32::MAX),
+                protocol_version: protocol_version.clone(),
+                server_name: server_name.clone(),
+                server_version: server_version.clone(),
+            },
+            ServerState::Failed {
+                reason,
+                stderr_tail,
+            } => ServerStateDto::Failed {
+                reason: reason.clone(),
+                stderr_tail: stderr_tail.clone(),
+            },
+            ServerState::Disabled => ServerStateDto::Disabled,
+            ServerState::AwaitingApproval => ServerStateDto::AwaitingApproval,
+            ServerState::Stopped => ServerStateDto::Stopped,
+        }
+    }
+}
+
+// ---- logs --------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum LogSourceDto {
+    Stderr,
+    Server,
+    Host,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLineDto {
+    /// Milliseconds since the Unix epoch.
+    pub time_ms: f64,
+    pub source: LogSourceDto,
+    pub level: String,
+    pub text: String,
+}
+
+impl From<&LogLine> for LogLineDto {
+    fn from(l: &LogLine) -> Self {
+        let LogLine {
+            time_ms,
+            source,
+            level,
+            text,
+        } = l;
+        LogLineDto {
+            time_ms: *time_ms as f64,
+            source: match source {
+                LogSource::Stderr => LogSourceDto::Stderr,
+                LogSource::Server => LogSourceDto::Server,
+                LogSource::Host => LogSourceDto::Host,
+            },
+            level: level.clone(),
+            text: text.clone(),
+        }
+    }
+}
+
+/// The answer to `follow_log`: recent lines; later ones arrive on the channel.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LogFollowDto {
+    /// Pass to `unfollow_log` to stop the stream.
+    pub follow_id: u32,
+    pub lines: Vec<LogLineDto>,
+}
+
+// ---- tools -------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDto {
+    /// The model-facing name (`mcp__server__tool`).
+    pub name: String,
+    /// The server it comes from (`null` for built-in tools).
+    pub server: Option<String>,
+    /// The tool's own name on its server (used to call it).
+    pub tool: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub read_only: bool,
+}
+
+impl From<&ToolSpec> for ToolDto {
+    fn from(t: &ToolSpec) -> Self {
+        let ToolSpec {
+            name,
+            description,
+            input_schema,
+            read_only,
+            source,
+        } = t;
+        let (server, tool) = match source {
+            ToolSource::Builtin => (None, name.clone()),
+            ToolSource::Mcp { server, tool } => (Some(server.clone()), tool.clone()),
+        };
+        ToolDto {
+            name: name.clone(),
+            server,
+            tool,
+            description: description.clone(),
+            input_schema: input_schema.clone(),
+            read_only: *read_only,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentDto {
+    Text {
+        text: String,
+    },
+    Image {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+        #[serde(rename = "mimeType")]
+        mime_type: Option<String>,
+        description: Option<String>,
+    },
+    Resource {
+        resource: Value,
+    },
+    /// A block of a type this version does not know, as the server sent it.
+    Unknown {
+        value: Value,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRunDto {
+    pub content: Vec<ContentDto>,
+    pub structured_content: Option<Value>,
+    pub is_error: bool,
+    pub duration_ms: f64,
+}
+
+impl From<TimedResult> for ToolRunDto {
+    fn from(t: TimedResult) -> Self {
+        let TimedResult { result, duration } = t;
+        let CallToolResult {
+            content,
+            structured_content,
+            is_error,
+            meta: _,
+        } = result;
+        ToolRunDto {
+            content: content.into_iter().map(Into::into).collect(),
+            structured_content,
+            is_error,
+            duration_ms: duration.as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+impl From<Content> for ContentDto {
+    fn from(c: Content) -> Self {
+        match c {
+            Content::Text { text } => ContentDto::Text { text },
+            Content::Image { data, mime_type } => ContentDto::Image { data, mime_type },
+            Content::Audio { data, mime_type } => ContentDto::Audio { data, mime_type },
+            Content::ResourceLink {
+                uri,
+                name,
+                mime_type,
+                description,
+            } => ContentDto::ResourceLink {
+                uri,
+                name,
+                mime_type,
+                description,
+            },
+            Content::Resource { resource } => ContentDto::Resource { resource },
+            Content::Unknown(value) => ContentDto::Unknown { value },
+        }
+    }
+}
+
+// ---- approvals and entries -----------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequestDto {
+    pub name: String,
+    pub transport: String,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub url: Option<String>,
+    pub cwd: Option<String>,
+    pub env_keys: Vec<String>,
+}
+
+impl From<ApprovalRequest> for ApprovalRequestDto {
+    fn from(a: ApprovalRequest) -> Self {
+        let ApprovalRequest {
+            name,
+            transport,
+            command,
+            args,
+            url,
+            cwd,
+            env_keys,
+        } = a;
+        ApprovalRequestDto {
+            name,
+            transport,
+            command,
+            args,
+            url,
+            cwd,
+            env_keys,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct KeyValueDto {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerEntryDto {
+    pub name: String,
+    pub transport: String,
+    pub command: Option<String>,
+    /// Secret-looking values masked.
+    pub args: Vec<String>,
+    pub url: Option<String>,
+    pub cwd: Option<String>,
+    /// Values masked unless they are `${VAR}` references.
+    pub env: Vec<KeyValueDto>,
+    pub headers: Vec<KeyValueDto>,
+    pub disabled: bool,
+    pub startup_timeout_ms: f64,
+    pub tool_timeout_ms: f64,
+    pub error: Option<String>,
+    /// The entry as written (for the edit form).
+    pub raw: Value,
+}
+
+impl From<ServerEntry> for ServerEntryDto {
+    fn from(e: ServerEntry) -> Self {
+        let ServerEntry {
+            name,
+            transport,
+            command,
+            args,
+            url,
+            cwd,
+            env,
+            headers,
+            disabled,
+            startup_timeout_ms,
+            tool_timeout_ms,
+            error,
+            raw,
+        } = e;
+        let kv = |v: Vec<KeyValue>| {
+            v.into_iter()
+                .map(|KeyValue { key, value }| KeyValueDto { key, value })
+                .collect()
+        };
+        ServerEntryDto {
+            name,
+            transport,
+            command,
+            args,
+            url,
+            cwd,
+            env: kv(env),
+            headers: kv(headers),
+            disabled,
+            startup_timeout_ms: startup_timeout_ms as f64,
+            tool_timeout_ms: tool_timeout_ms as f64,
+            error,
+            raw,
+        }
+    }
+}
+
+// ---- the settings pane -----------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigTextDto {
+    pub path: String,
+    pub text: String,
+    pub exists: bool,
+    /// Pass back to `save_config` to refuse overwriting changes made elsewhere.
+    pub hash: String,
+}
+
+impl From<ConfigText> for ConfigTextDto {
+    fn from(c: ConfigText) -> Self {
+        let ConfigText {
+            path,
+            text,
+            exists,
+            hash,
+        } = c;
+        ConfigTextDto {
+            path: path.display().to_string(),
+            text,
+            exists,
+            hash,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigChangedDto {
+    pub revision: u32,
+    /// Hash of the text now on disk (compare with `ConfigTextDto.hash`).
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ConfigProblemDto {
+    pub message: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct EntryCheckDto {
+    pub name: String,
+    pub transport: String,
+    pub error: Option<String>,
+    pub disabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ConfigCheckDto {
+    /// Set when the text cannot be saved.
+    pub error: Option<ConfigProblemDto>,
+    pub servers: Vec<EntryCheckDto>,
+}
+
+impl From<ConfigCheck> for ConfigCheckDto {
+    fn from(c: ConfigCheck) -> Self {
+        let ConfigCheck { error, servers } = c;
+        let small = |n: Option<usize>| n.map(|n| n.try_into().unwrap_or(u32::MAX));
+        ConfigCheckDto {
+            error: error.map(
+                |ConfigProblem {
+                     message,
+                     line,
+                     column,
+                 }| ConfigProblemDto {
+                    message,
+                    line: small(line),
+                    column: small(column),
+                },
+            ),
+            servers: servers
+                .into_iter()
+                .map(
+                    |EntryCheck {
+                         name,
+                         transport,
+                         error,
+                         disabled,
+                     }| EntryCheckDto {
+                        name,
+                        transport,
+                        error,
+                        disabled,
+                    },
+                )
+                .collect(),
+        }
+    }
+}
+
+/// A form edit of the `.mcp.json` text in the settings pane.
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum ConfigEditDto {
+    SetServer {
+        name: String,
+        entry: Value,
+        /// The entry's name before the edit (`null` for a new server).
+        previous: Option<String>,
+    },
+    RemoveServer {
+        name: String,
+    },
+    SetDisabled {
+        name: String,
+        disabled: bool,
+    },
+}
+
+impl From<ConfigEditDto> for ConfigEdit {
+    fn from(e: ConfigEditDto) -> Self {
+        match e {
+            ConfigEditDto::SetServer {
+                name,
+                entry,
+                previous,
+            } => ConfigEdit::SetServer {
+                name,
+                entry,
+                previous,
+            },
+            ConfigEditDto::RemoveServer { name } => ConfigEdit::RemoveServer { name },
+            ConfigEditDto::SetDisabled { name, disabled } => {
+                ConfigEdit::SetDisabled { name, disabled }
+            }
+        }
+    }
+}
+
+// ---- the generated TypeScript ----------------------------------------------------------
+
+/// The checked-in file the front end imports.
+pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
+
+/// The whole text of [`BINDINGS_PATH`].
+pub fn typescript_bindings() -> String {
+    let cfg = ts_rs::Config::default().with_large_int("number");
+    let decls = [
+        <Value as TS>::decl(&cfg),
+        ErrorCode::decl(&cfg),
+        BridgeError::decl(&cfg),
+        ProjectDto::decl(&cfg),
+        MenuAction::decl(&cfg),
+        StartupDto::decl(&cfg),
+        StatusDto::decl(&cfg),
+        ServerStatusDto::decl(&cfg),
+        StartPhaseDto::decl(&cfg),
+        ServerStateDto::decl(&cfg),
+        RestartDto::decl(&cfg),
+        LogSourceDto::decl(&cfg),
+        LogLineDto::decl(&cfg),
+        LogFollowDto::decl(&cfg),
+        ToolDto::decl(&cfg),
+        ContentDto::decl(&cfg),
+        ToolRunDto::decl(&cfg),
+        ApprovalRequestDto::decl(&cfg),
+        KeyValueDto::decl(&cfg),
+        ServerEntryDto::decl(&cfg),
+        ConfigTextDto::decl(&cfg),
+        ConfigChangedDto::decl(&cfg),
+        ConfigProblemDto::decl(&cfg),
+        EntryCheckDto::decl(&cfg),
+        ConfigCheckDto::decl(&cfg),
+        ConfigEditDto::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\
+         // run `UPDATE_BINDINGS=1 cargo test -p harness9-desktop bindings` instead.\n\n",
+    );
+    for d in decls {
+        out.push_str("export ");
+        out.push_str(&d);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bindings_file() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(BINDINGS_PATH)
+    }
+
+    #[test]
+    fn bindings_are_current() {
+        let want = typescript_bindings();
+        let path = bindings_file();
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{BINDINGS_PATH} is out of date with src-tauri/src/bridge.rs; run \
+             `UPDATE_BINDINGS=1 cargo test -p harness9-desktop bindings` and commit it"
+        );
+    }
+
+    #[test]
+    fn errors_cross_as_code_and_message() {
+        let e = BridgeError::new(ErrorCode::ChangedOnDisk, "changed");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "changed-on-disk", "message": "changed"})
+        );
+    }
+
+    #[test]
+    fn status_crosses_with_a_nested_state() {
+        let s = StatusSnapshot {
+            servers: vec![ServerStatus {
+                name: "a".into(),
+                transport: "stdio".into(),
+                target: "a --x".into(),
+                state: ServerState::Connected {
+                    tools: 3,
+                    protocol_version: "2025-11-25".into(),
+                    server_name: "srv".into(),
+                    server_version: "1".into(),
+                },
+                restart: None,
+            }],
+            config_error: None,
+        };
+        assert_eq!(
+            serde_json::to_value(StatusDto::from(&s)).unwrap(),
+            serde_json::json!({"servers": [{"name": "a", "transport": "stdio", "target": "a --x",
+                "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
+                          "serverName": "srv", "serverVersion": "1"},
+                "restart": null}], "configError": null})
+        );
+    }
+
+    #[test]
+    fn form_edits_arrive_tagged() {
+        let e: ConfigEditDto = serde_json::from_value(serde_json::json!(
+            {"op": "setServer", "name": "x", "entry": {"command": "c"}, "previous": null}
+        ))
+        .unwrap();
+        assert!(matches!(
+            ConfigEdit::from(e),
+            ConfigEdit::SetServer { name, previous: None, .. } if name == "x"
+        ));
+    }
+}

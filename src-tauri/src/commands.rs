@@ -1,0 +1,193 @@
+//! The commands the web front end invokes. Each is one call on the core's façade
+//! ([`harness9::Harness`]) or on the app state that holds it, converted for the bridge.
+
+use serde_json::Value;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+use tauri_plugin_opener::OpenerExt;
+
+use harness9::Harness;
+
+use crate::bridge::*;
+use crate::session::AppState;
+
+type S<'a> = State<'a, AppState>;
+
+// ---- projects ----------------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn current_project(state: S<'_>) -> BridgeResult<Option<ProjectDto>> {
+    Ok(state.session().await.map(|s| s.project.clone()))
+}
+
+#[tauri::command]
+pub async fn open_project(app: AppHandle, state: S<'_>, path: String) -> BridgeResult<ProjectDto> {
+    state.open(&app, path.into()).await
+}
+
+/// Shows the native folder picker; `null` when the user cancels.
+#[tauri::command]
+pub async fn pick_folder(app: AppHandle) -> BridgeResult<Option<String>> {
+    Ok(
+        tokio::task::spawn_blocking(move || app.dialog().file().blocking_pick_folder())
+            .await
+            .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?
+            .map(|p| p.to_string()),
+    )
+}
+
+#[tauri::command]
+pub fn recent_projects() -> Vec<String> {
+    crate::recent::list()
+}
+
+#[tauri::command]
+pub fn report_painted(state: S<'_>) -> f64 {
+    state.startup.painted()
+}
+
+#[tauri::command]
+pub fn startup_metrics(state: S<'_>) -> StartupDto {
+    StartupDto {
+        painted_ms: state.startup.painted_ms(),
+    }
+}
+
+// ---- servers -----------------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn get_status(state: S<'_>) -> BridgeResult<StatusDto> {
+    Ok(state.harness().await?.status().as_ref().into())
+}
+
+#[tauri::command]
+pub async fn pending_approvals(state: S<'_>) -> BridgeResult<Vec<ApprovalRequestDto>> {
+    Ok(state
+        .harness()
+        .await?
+        .pending_approvals()
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
+
+#[tauri::command]
+pub async fn approve(state: S<'_>, servers: Vec<String>, remember: bool) -> BridgeResult<()> {
+    Ok(state.harness().await?.approve(&servers, remember)?)
+}
+
+#[tauri::command]
+pub async fn restart_server(state: S<'_>, server: String) -> BridgeResult<()> {
+    state.harness().await?.restart_server(&server).await;
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn stop_server(state: S<'_>, server: String) -> BridgeResult<()> {
+    state.harness().await?.stop_server(&server).await;
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn set_server_disabled(state: S<'_>, server: String, disabled: bool) -> BridgeResult<()> {
+    Ok(state
+        .harness()
+        .await?
+        .set_server_disabled(&server, disabled)
+        .await?)
+}
+
+#[tauri::command]
+pub async fn server_entry(state: S<'_>, server: String) -> BridgeResult<Option<ServerEntryDto>> {
+    Ok(state.harness().await?.server_entry(&server).map(Into::into))
+}
+
+#[tauri::command]
+pub async fn follow_log(
+    state: S<'_>,
+    server: String,
+    channel: Channel<LogLineDto>,
+) -> BridgeResult<LogFollowDto> {
+    state.follow_log(&server, channel).await
+}
+
+#[tauri::command]
+pub fn unfollow_log(state: S<'_>, follow_id: u32) {
+    state.unfollow(follow_id)
+}
+
+// ---- tools -------------------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolDto>> {
+    Ok(state
+        .harness()
+        .await?
+        .tools(None)
+        .iter()
+        .map(Into::into)
+        .collect())
+}
+
+#[tauri::command]
+pub async fn call_tool(
+    state: S<'_>,
+    call_id: u32,
+    server: String,
+    tool: String,
+    arguments: Value,
+) -> BridgeResult<ToolRunDto> {
+    state.call_tool(call_id, server, tool, arguments).await
+}
+
+#[tauri::command]
+pub fn cancel_tool_call(state: S<'_>, call_id: u32) {
+    state.cancel_call(call_id)
+}
+
+// ---- the settings pane -------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn read_config(state: S<'_>) -> BridgeResult<ConfigTextDto> {
+    Ok(state.harness().await?.config_text()?.into())
+}
+
+#[tauri::command]
+pub fn check_config(text: String) -> ConfigCheckDto {
+    Harness::check_config_text(&text).into()
+}
+
+#[tauri::command]
+pub fn edit_config(text: String, edit: ConfigEditDto) -> BridgeResult<String> {
+    Ok(Harness::edit_config_text(&text, &edit.into())?)
+}
+
+/// Saves and applies `.mcp.json`; `expected_hash` (from `read_config`) refuses to
+/// overwrite a file changed elsewhere, `null` overwrites.
+#[tauri::command]
+pub async fn save_config(
+    state: S<'_>,
+    text: String,
+    expected_hash: Option<String>,
+) -> BridgeResult<ConfigTextDto> {
+    let harness = state.harness().await?;
+    Ok(harness
+        .save_config_text(&text, expected_hash.as_deref())
+        .await?
+        .into())
+}
+
+/// Opens `.mcp.json` in the user's editor (the desktop's default app for the file).
+#[tauri::command]
+pub async fn open_config_in_editor(app: AppHandle, state: S<'_>) -> BridgeResult<()> {
+    let path = state.harness().await?.config_path();
+    app.opener()
+        .open_path(path.display().to_string(), None::<&str>)
+        .map_err(|e| {
+            BridgeError::new(
+                ErrorCode::Io,
+                format!("cannot open {}: {e}", path.display()),
+            )
+        })
+}

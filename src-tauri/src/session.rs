@@ -1,0 +1,370 @@
+//! The app's state: the open project (one [`Harness`] with its config watcher) and the
+//! tasks that forward the core's status, tool and config changes to the window as events.
+//! Log streams and tool calls in flight are kept by id so the UI can stop them.
+//!
+//! Opening a project never blocks the window: the harness starts its servers in the
+//! background and the status events follow.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use harness9::mcp::RestartPolicy;
+use harness9::watch::ConfigWatcher;
+use harness9::{Harness, HarnessOptions};
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Emitter};
+use tokio::sync::RwLock;
+use tokio::task::AbortHandle;
+
+use crate::bridge::{
+    events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, LogLineDto,
+    ProjectDto, StatusDto, ToolRunDto,
+};
+
+/// How long closing the app waits for servers to stop.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Lines of a server's output sent when the panel opens.
+pub const LOG_TAIL_LINES: usize = 500;
+
+/// One open project.
+pub struct Session {
+    pub harness: Arc<Harness>,
+    pub project: ProjectDto,
+    _watcher: Option<ConfigWatcher>,
+    tasks: Vec<AbortHandle>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct AppState {
+    session: RwLock<Option<Arc<Session>>>,
+    follows: Mutex<HashMap<u32, AbortHandle>>,
+    calls: Mutex<HashMap<u32, AbortHandle>>,
+    next_id: AtomicU32,
+    pub startup: Startup,
+}
+
+/// When the process started, for the "window painted after" figure.
+pub struct Startup {
+    /// Age of the process when `main` began (from /proc; zero where unknown).
+    before_main: Duration,
+    main_started: Instant,
+    painted_ms: Mutex<Option<f64>>,
+}
+
+impl Default for Startup {
+    fn default() -> Self {
+        Startup {
+            before_main: process_age().unwrap_or_default(),
+            main_started: Instant::now(),
+            painted_ms: Mutex::default(),
+        }
+    }
+}
+
+impl Startup {
+    /// Records the first painted frame (later calls keep the first figure).
+    pub fn painted(&self) -> f64 {
+        let mut p = self.painted_ms.lock().expect("startup lock");
+        *p.get_or_insert_with(|| {
+            let ms = (self.before_main + self.main_started.elapsed()).as_secs_f64() * 1000.0;
+            if std::env::var_os("HARNESS9_REPORT_STARTUP").is_some() {
+                eprintln!("harness9-desktop: window painted {ms:.0} ms after launch");
+            }
+            ms
+        })
+    }
+
+    pub fn painted_ms(&self) -> Option<f64> {
+        *self.painted_ms.lock().expect("startup lock")
+    }
+}
+
+/// How long ago this process was started, from /proc (Linux only).
+fn process_age() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let start_ticks: f64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // The kernel reports start time in USER_HZ ticks, 100 on every Linux ABI.
+    let age = uptime - start_ticks / 100.0;
+    (age >= 0.0).then(|| Duration::from_secs_f64(age))
+}
+
+impl AppState {
+    pub async fn session(&self) -> Option<Arc<Session>> {
+        self.session.read().await.clone()
+    }
+
+    pub async fn harness(&self) -> BridgeResult<Arc<Harness>> {
+        self.session()
+            .await
+            .map(|s| s.harness.clone())
+            .ok_or_else(BridgeError::no_project)
+    }
+
+    /// Opens a project folder (closing the current one) and starts its servers in the
+    /// background.
+    pub async fn open(&self, app: &AppHandle, folder: PathBuf) -> BridgeResult<ProjectDto> {
+        let folder = std::fs::canonicalize(&folder).map_err(|e| {
+            BridgeError::new(
+                ErrorCode::NotFound,
+                format!("cannot open {}: {e}", folder.display()),
+            )
+        })?;
+        if !folder.is_dir() {
+            return Err(BridgeError::new(
+                ErrorCode::NotFound,
+                format!("{} is not a folder", folder.display()),
+            ));
+        }
+        let mut slot = self.session.write().await;
+        if let Some(old) = slot.take() {
+            let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, old.harness.shutdown()).await;
+        }
+        self.stop_all_follows();
+        // Asking the login shell for PATH may take a moment: not on the async workers.
+        let dir = folder.clone();
+        let harness = tokio::task::spawn_blocking(move || {
+            Harness::open(
+                &dir,
+                HarnessOptions {
+                    restart: Some(RestartPolicy::default()),
+                    ..HarnessOptions::default()
+                },
+            )
+        })
+        .await
+        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?;
+        let harness = Arc::new(harness);
+        let watcher = match harness.watch_config() {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!("{e}; .mcp.json changes made outside the app need a reopen");
+                None
+            }
+        };
+        let project = project_dto(&folder, &harness.config_path());
+        let mut tasks = vec![
+            forward_status(app.clone(), &harness),
+            forward_tools(app.clone(), &harness),
+        ];
+        if let Some(w) = &watcher {
+            tasks.push(forward_config(app.clone(), w));
+        }
+        let starter = harness.clone();
+        tasks.push(
+            tokio::spawn(async move {
+                starter.start(None).await;
+            })
+            .abort_handle(),
+        );
+        *slot = Some(Arc::new(Session {
+            harness,
+            project: project.clone(),
+            _watcher: watcher,
+            tasks,
+        }));
+        drop(slot);
+        crate::recent::remember(&folder);
+        let _ = app.emit(events::PROJECT_CHANGED, &project);
+        Ok(project)
+    }
+
+    /// Stops every server of the open project; used when the app quits.
+    pub async fn shutdown(&self) {
+        if let Some(s) = self.session.write().await.take() {
+            let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, s.harness.shutdown()).await;
+        }
+    }
+
+    fn next_id(&self) -> u32 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Sends a server's recent output now and every new line on `channel` until
+    /// [`AppState::unfollow`].
+    pub async fn follow_log(
+        &self,
+        server: &str,
+        channel: Channel<LogLineDto>,
+    ) -> BridgeResult<LogFollowDto> {
+        let harness = self.harness().await?;
+        let not_found =
+            || BridgeError::new(ErrorCode::NotFound, format!("no server named \"{server}\""));
+        // Subscribe before reading the tail so that no line falls between the two; lines
+        // pushed in between arrive twice, so the live feed skips up to the tail's last line.
+        let subscribed_ms = now_ms();
+        let mut live = harness.follow_log(server).ok_or_else(not_found)?;
+        let lines = harness
+            .server_log(server, LOG_TAIL_LINES)
+            .ok_or_else(not_found)?;
+        let mut skip_until = lines.last().filter(|l| l.time_ms > subscribed_ms).cloned();
+        let id = self.next_id();
+        let task = tokio::spawn(async move {
+            loop {
+                match live.recv().await {
+                    Ok(line) => {
+                        if let Some(last) = &skip_until {
+                            if *last == line {
+                                skip_until = None;
+                            }
+                            continue;
+                        }
+                        if channel.send(LogLineDto::from(&line)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        let note = LogLineDto {
+                            time_ms: 0.0,
+                            source: crate::bridge::LogSourceDto::Host,
+                            level: "warning".into(),
+                            text: format!("… {n} lines skipped (the log was too fast to show)"),
+                        };
+                        if channel.send(note).is_err() {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        self.follows
+            .lock()
+            .expect("follows lock")
+            .insert(id, task.abort_handle());
+        Ok(LogFollowDto {
+            follow_id: id,
+            lines: lines.iter().map(Into::into).collect(),
+        })
+    }
+
+    pub fn unfollow(&self, id: u32) {
+        if let Some(t) = self.follows.lock().expect("follows lock").remove(&id) {
+            t.abort();
+        }
+    }
+
+    fn stop_all_follows(&self) {
+        for (_, t) in self.follows.lock().expect("follows lock").drain() {
+            t.abort();
+        }
+    }
+
+    /// Calls a tool; [`AppState::cancel_call`] with the same `call_id` cancels it.
+    pub async fn call_tool(
+        &self,
+        call_id: u32,
+        server: String,
+        tool: String,
+        arguments: serde_json::Value,
+    ) -> BridgeResult<ToolRunDto> {
+        let harness = self.harness().await?;
+        let task = tokio::spawn(async move {
+            harness
+                .try_tool(&server, &tool, arguments)
+                .await
+                .map(ToolRunDto::from)
+                .map_err(BridgeError::from)
+        });
+        self.calls
+            .lock()
+            .expect("calls lock")
+            .insert(call_id, task.abort_handle());
+        let outcome = task.await;
+        self.calls.lock().expect("calls lock").remove(&call_id);
+        match outcome {
+            Ok(result) => result,
+            Err(e) if e.is_cancelled() => Err(BridgeError::new(
+                ErrorCode::Cancelled,
+                "the call was cancelled",
+            )),
+            Err(e) => Err(BridgeError::new(ErrorCode::Internal, e.to_string())),
+        }
+    }
+
+    pub fn cancel_call(&self, call_id: u32) {
+        if let Some(t) = self.calls.lock().expect("calls lock").remove(&call_id) {
+            t.abort();
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn project_dto(folder: &Path, config: &Path) -> ProjectDto {
+    ProjectDto {
+        path: folder.display().to_string(),
+        name: folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| folder.display().to_string()),
+        config_path: config.display().to_string(),
+    }
+}
+
+fn forward_status(app: AppHandle, harness: &Harness) -> AbortHandle {
+    let mut rx = harness.subscribe_status();
+    tokio::spawn(async move {
+        loop {
+            let snapshot = rx.borrow_and_update().clone();
+            let _ = app.emit(events::STATUS, StatusDto::from(snapshot.as_ref()));
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .abort_handle()
+}
+
+fn forward_tools(app: AppHandle, harness: &Harness) -> AbortHandle {
+    let mut rx = harness.subscribe_tools();
+    tokio::spawn(async move {
+        while rx.changed().await.is_ok() {
+            let _ = app.emit(events::TOOLS_CHANGED, ());
+            // Coalesce bursts (twenty servers connecting at once) into a few refreshes.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .abort_handle()
+}
+
+fn forward_config(app: AppHandle, watcher: &ConfigWatcher) -> AbortHandle {
+    let mut rx = watcher.subscribe();
+    tokio::spawn(async move {
+        while rx.changed().await.is_ok() {
+            let change = rx.borrow_and_update().clone();
+            let _ = app.emit(
+                events::CONFIG_CHANGED,
+                ConfigChangedDto {
+                    revision: change.revision.try_into().unwrap_or(u32::MAX),
+                    hash: change.hash,
+                },
+            );
+        }
+    })
+    .abort_handle()
+}

@@ -1,0 +1,369 @@
+//! The TUI's state and its key handling. Pure: keys change the state and may return an
+//! [`Action`] for the runner to carry out on the core; nothing here touches the terminal,
+//! the servers or the engine.
+
+use std::sync::Arc;
+
+use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::mcp::StatusSnapshot;
+use harness9::tools::ToolSpec;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Slash commands, for Tab completion.
+pub const COMMANDS: &[&str] = &["/mcp", "/quit"];
+
+/// What the runner must do after a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Quit,
+    Send(String),
+    StopTurn,
+    Restart(String),
+    EditConfig,
+    ApproveServers {
+        remember: bool,
+    },
+    DeclineServers,
+    AnswerTool {
+        call_id: String,
+        decision: ToolDecision,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolDecision {
+    Once,
+    Always,
+    Deny,
+}
+
+/// One entry of the chat transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatLine {
+    User(String),
+    Assistant(String),
+    Tool {
+        call_id: String,
+        name: String,
+        arguments: String,
+        status: ToolLineStatus,
+    },
+    /// A note from harness9 (errors, hints).
+    System(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolLineStatus {
+    Running,
+    Done {
+        status: CallStatus,
+        duration_ms: u64,
+        error: Option<String>,
+    },
+}
+
+/// A modal on top of the chat.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Modal {
+    None,
+    /// The `/mcp` panel; `selected` indexes [`App::panel_rows`].
+    Mcp {
+        selected: usize,
+        details: bool,
+    },
+    /// Project servers waiting for approval: (name, what would run).
+    ServerApproval(Vec<(String, String)>),
+    /// A tool call waiting for the user.
+    ToolApproval {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+/// A row of the `/mcp` panel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PanelRow {
+    Server(usize),
+    Tool { server: usize, tool: usize },
+}
+
+pub struct App {
+    pub status: Arc<StatusSnapshot>,
+    /// Tools by server, in `status.servers` order.
+    pub tools: Vec<Vec<ToolSpec>>,
+    pub chat: Vec<ChatLine>,
+    pub input: String,
+    pub modal: Modal,
+    pub busy: bool,
+    /// Provider and model, or why there is none.
+    pub provider: String,
+    /// Lines scrolled back from the end of the transcript.
+    pub scroll: u16,
+    /// Servers the user said no to; not asked again in this run.
+    pub declined: Vec<String>,
+}
+
+impl App {
+    pub fn new(provider: String) -> App {
+        App {
+            status: Arc::new(StatusSnapshot::default()),
+            tools: Vec::new(),
+            chat: Vec::new(),
+            input: String::new(),
+            modal: Modal::None,
+            busy: false,
+            provider,
+            scroll: 0,
+            declined: Vec::new(),
+        }
+    }
+
+    /// Takes a new status snapshot and the tools of every server.
+    pub fn set_status(&mut self, status: Arc<StatusSnapshot>, tools: Vec<Vec<ToolSpec>>) {
+        self.status = status;
+        self.tools = tools;
+        let n = self.panel_rows().len();
+        if let Modal::Mcp { selected, .. } = &mut self.modal {
+            if *selected >= n {
+                *selected = n.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Server rows, each followed by its tools.
+    pub fn panel_rows(&self) -> Vec<PanelRow> {
+        let mut rows = Vec::new();
+        for (i, _) in self.status.servers.iter().enumerate() {
+            rows.push(PanelRow::Server(i));
+            let n = self.tools.get(i).map(Vec::len).unwrap_or(0);
+            rows.extend((0..n).map(|t| PanelRow::Tool { server: i, tool: t }));
+        }
+        rows
+    }
+
+    fn selected_server(&self, selected: usize) -> Option<String> {
+        let idx = match self.panel_rows().get(selected)? {
+            PanelRow::Server(i) => *i,
+            PanelRow::Tool { server, .. } => *server,
+        };
+        self.status.servers.get(idx).map(|s| s.name.clone())
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return Some(if self.busy {
+                Action::StopTurn
+            } else {
+                Action::Quit
+            });
+        }
+        match self.modal.clone() {
+            Modal::ServerApproval(servers) => match key.code {
+                KeyCode::Char('y') => {
+                    self.modal = Modal::None;
+                    Some(Action::ApproveServers { remember: false })
+                }
+                KeyCode::Char('a') => {
+                    self.modal = Modal::None;
+                    Some(Action::ApproveServers { remember: true })
+                }
+                KeyCode::Char('n') | KeyCode::Esc => {
+                    self.modal = Modal::None;
+                    self.declined
+                        .extend(servers.into_iter().map(|(name, _)| name));
+                    Some(Action::DeclineServers)
+                }
+                _ => None,
+            },
+            Modal::ToolApproval { call_id, .. } => {
+                let decision = match key.code {
+                    KeyCode::Char('y') => ToolDecision::Once,
+                    KeyCode::Char('a') => ToolDecision::Always,
+                    KeyCode::Char('n') | KeyCode::Esc => ToolDecision::Deny,
+                    _ => return None,
+                };
+                self.modal = Modal::None;
+                Some(Action::AnswerTool { call_id, decision })
+            }
+            Modal::Mcp { selected, details } => self.panel_key(key, selected, details),
+            Modal::None => self.chat_key(key),
+        }
+    }
+
+    fn panel_key(&mut self, key: KeyEvent, selected: usize, details: bool) -> Option<Action> {
+        let n = self.panel_rows().len();
+        match key.code {
+            KeyCode::Esc if details => {
+                self.modal = Modal::Mcp {
+                    selected,
+                    details: false,
+                };
+            }
+            KeyCode::Esc | KeyCode::Char('q') => self.modal = Modal::None,
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.modal = Modal::Mcp {
+                    selected: (selected + 1).min(n.saturating_sub(1)),
+                    details: false,
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.modal = Modal::Mcp {
+                    selected: selected.saturating_sub(1),
+                    details: false,
+                }
+            }
+            KeyCode::Enter => {
+                self.modal = Modal::Mcp {
+                    selected,
+                    details: !details,
+                }
+            }
+            KeyCode::Char('r') => return self.selected_server(selected).map(Action::Restart),
+            KeyCode::Char('e') => return Some(Action::EditConfig),
+            _ => {}
+        }
+        None
+    }
+
+    fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        match key.code {
+            KeyCode::Esc if self.busy => return Some(Action::StopTurn),
+            KeyCode::Enter => {
+                let text = std::mem::take(&mut self.input);
+                let text = text.trim();
+                match text {
+                    "" => {}
+                    "/mcp" => {
+                        self.modal = Modal::Mcp {
+                            selected: 0,
+                            details: false,
+                        }
+                    }
+                    "/quit" => return Some(Action::Quit),
+                    t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
+                        "unknown command {t}; commands: {}",
+                        COMMANDS.join(" ")
+                    ))),
+                    t if self.busy => {
+                        self.input = t.to_string();
+                    }
+                    t => return Some(Action::Send(t.to_string())),
+                }
+            }
+            KeyCode::Tab => {
+                if self.input.starts_with('/') {
+                    let matches: Vec<&&str> = COMMANDS
+                        .iter()
+                        .filter(|c| c.starts_with(&self.input))
+                        .collect();
+                    if let [only] = matches.as_slice() {
+                        self.input = only.to_string();
+                    }
+                }
+            }
+            KeyCode::Backspace => {
+                self.input.pop();
+            }
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_add(5),
+            KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(5),
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.input.push(c)
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Shows the server-approval prompt when servers wait for it (over the `/mcp` panel,
+    /// not over another question).
+    pub fn ask_server_approval(&mut self, waiting: Vec<(String, String)>) {
+        let waiting: Vec<_> = waiting
+            .into_iter()
+            .filter(|(name, _)| !self.declined.contains(name))
+            .collect();
+        if !waiting.is_empty() && matches!(self.modal, Modal::None | Modal::Mcp { .. }) {
+            self.modal = Modal::ServerApproval(waiting);
+        }
+    }
+
+    /// Folds one engine event into the transcript.
+    pub fn on_event(&mut self, event: Event) {
+        match event {
+            Event::TurnStart { .. } => self.busy = true,
+            Event::TextDelta { text } => match self.chat.last_mut() {
+                Some(ChatLine::Assistant(s)) => s.push_str(&text),
+                _ => self.chat.push(ChatLine::Assistant(text)),
+            },
+            Event::ToolCallStart {
+                call_id,
+                name,
+                arguments,
+            } => self.chat.push(ChatLine::Tool {
+                call_id,
+                name,
+                arguments: arguments.to_string(),
+                status: ToolLineStatus::Running,
+            }),
+            Event::ApprovalRequest {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                self.modal = Modal::ToolApproval {
+                    call_id,
+                    name,
+                    arguments: arguments.to_string(),
+                }
+            }
+            Event::ToolCallEnd {
+                call_id,
+                status,
+                duration_ms,
+                error,
+                ..
+            } => {
+                for line in self.chat.iter_mut().rev() {
+                    if let ChatLine::Tool {
+                        call_id: id,
+                        status: s,
+                        ..
+                    } = line
+                    {
+                        if *id == call_id {
+                            *s = ToolLineStatus::Done {
+                                status,
+                                duration_ms,
+                                error,
+                            };
+                            break;
+                        }
+                    }
+                }
+            }
+            Event::Retry { reason, .. } => self
+                .chat
+                .push(ChatLine::System(format!("retrying: {reason}"))),
+            Event::Notice { message } => self.chat.push(ChatLine::System(message)),
+            Event::TurnEnd { outcome, .. } => {
+                self.busy = false;
+                if let Modal::ToolApproval { .. } = self.modal {
+                    self.modal = Modal::None;
+                }
+                match outcome {
+                    TurnOutcome::Completed { .. } => {}
+                    TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
+                    TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
+                }
+            }
+            Event::ModelRequest { .. } | Event::ToolCallProgress { .. } => {}
+        }
+    }
+
+    /// Whether any server is configured (the MCP bar shows only then).
+    pub fn has_servers(&self) -> bool {
+        !self.status.servers.is_empty() || self.status.config_error.is_some()
+    }
+}

@@ -1,0 +1,268 @@
+//! The terminal UI: chat with the engine, the MCP bar and the `/mcp` panel, on the same core
+//! as the desktop app. This module only owns the terminal: the event loop reads keys, core
+//! status, config changes and engine events, folds them into [`app::App`] and draws
+//! [`view::render`]. The terminal is restored on every exit path, panics included.
+
+mod app;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use harness9::engine::{Decision, Engine, EngineOptions, Event, TurnControl};
+use harness9::mcp::ApprovalPolicy;
+use harness9::{Harness, HarnessOptions};
+use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::prelude::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::sync::mpsc;
+
+use app::{Action, App, ChatLine, ToolDecision};
+
+type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
+
+fn enter() -> std::io::Result<Term> {
+    enable_raw_mode()?;
+    execute!(std::io::stdout(), EnterAlternateScreen)?;
+    Terminal::new(CrosstermBackend::new(std::io::stdout()))
+}
+
+fn leave() {
+    let _ = disable_raw_mode();
+    let _ = execute!(std::io::stdout(), LeaveAlternateScreen);
+}
+
+/// Restores the terminal before a panic message is printed.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        leave();
+        previous(info);
+    }));
+}
+
+/// Runs the TUI on `project` until the user quits. Returns the exit code.
+pub async fn run(project: PathBuf, yes: bool) -> i32 {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!("harness9: the terminal UI needs a terminal; use `harness9 mcp …` or `harness9 exec` in scripts");
+        return 2;
+    }
+    if !project.is_dir() {
+        eprintln!(
+            "harness9: project folder \"{}\" does not exist",
+            project.display()
+        );
+        return 2;
+    }
+    let harness = Harness::open(
+        &project,
+        HarnessOptions {
+            policy: if yes {
+                ApprovalPolicy::AllowAll
+            } else {
+                ApprovalPolicy::Ask
+            },
+            ..HarnessOptions::default()
+        },
+    );
+    harness.start(None).await;
+    let _watcher = harness.watch_config().ok();
+    let engine = Engine::new(
+        &project,
+        harness.registry().clone(),
+        EngineOptions::default(),
+    );
+    let provider = match &engine {
+        Ok(e) => format!("{} · {}", e.provider().kind, e.provider().model),
+        Err(_) => "no model provider".to_string(),
+    };
+    let mut app = App::new(provider);
+    if let Err(e) = &engine {
+        app.chat.push(ChatLine::System(format!("{e}")));
+    }
+    install_panic_hook();
+    let mut term = match enter() {
+        Ok(t) => t,
+        Err(e) => {
+            leave();
+            eprintln!("harness9: cannot set up the terminal: {e}");
+            return 1;
+        }
+    };
+    let code = event_loop(&mut term, &harness, engine.ok(), &mut app, &project).await;
+    leave();
+    harness.shutdown().await;
+    code
+}
+
+fn refresh(app: &mut App, harness: &Harness) {
+    let status = harness.status();
+    let tools = status
+        .servers
+        .iter()
+        .map(|s| harness.tools(Some(&s.name)))
+        .collect();
+    app.set_status(status, tools);
+    let waiting: Vec<(String, String)> = harness
+        .manager()
+        .awaiting_approval()
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                format!("{}: {}", s.transport.kind(), s.transport.target()),
+            )
+        })
+        .collect();
+    app.ask_server_approval(waiting);
+}
+
+async fn event_loop(
+    term: &mut Term,
+    harness: &Harness,
+    engine: Option<Engine>,
+    app: &mut App,
+    project: &Path,
+) -> i32 {
+    let mut keys = EventStream::new();
+    let mut status = harness.subscribe_status();
+    let mut tools = harness.subscribe_tools();
+    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<Event>();
+    let mut control: Option<TurnControl> = None;
+    refresh(app, harness);
+    loop {
+        if term.draw(|f| view::render(f, app)).is_err() {
+            return 1;
+        }
+        tokio::select! {
+            key = keys.next() => {
+                let Some(Ok(key)) = key else { return 0 };
+                let action = match key {
+                    TermEvent::Key(k) if k.kind != KeyEventKind::Release => app.on_key(k),
+                    _ => None,
+                };
+                let Some(action) = action else { continue };
+                match action {
+                    Action::Quit => return 0,
+                    Action::Send(text) => {
+                        app.chat.push(ChatLine::User(text.clone()));
+                        app.scroll = 0;
+                        match &engine {
+                            None => app.chat.push(ChatLine::System(
+                                "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
+                            )),
+                            Some(engine) => match engine.send(text) {
+                                Ok(handle) => {
+                                    app.busy = true;
+                                    let (mut rx, c) = handle.into_parts();
+                                    control = Some(c);
+                                    let tx = ev_tx.clone();
+                                    tokio::spawn(async move {
+                                        while let Some(e) = rx.recv().await {
+                                            if tx.send(e).is_err() {
+                                                break;
+                                            }
+                                        }
+                                    });
+                                }
+                                Err(e) => app.chat.push(ChatLine::System(e.to_string())),
+                            },
+                        }
+                    }
+                    Action::StopTurn => {
+                        if let Some(c) = &control {
+                            c.stop();
+                        }
+                    }
+                    Action::Restart(name) => harness.restart_server(&name).await,
+                    Action::EditConfig => {
+                        edit_config(term, project).await;
+                        harness.reload().await;
+                        refresh(app, harness);
+                    }
+                    Action::ApproveServers { remember } => {
+                        let names: Vec<String> = harness
+                            .manager()
+                            .awaiting_approval()
+                            .iter()
+                            .map(|s| s.name.clone())
+                            .collect();
+                        if let Err(e) = harness.approve(&names, remember) {
+                            app.chat.push(ChatLine::System(format!("could not record the approval: {e}")));
+                        }
+                    }
+                    Action::DeclineServers => {}
+                    Action::AnswerTool { call_id, decision } => {
+                        if let Some(c) = &control {
+                            c.approve(&call_id, match decision {
+                                ToolDecision::Once => Decision::AllowOnce,
+                                ToolDecision::Always => Decision::AllowAlways,
+                                ToolDecision::Deny => Decision::Deny,
+                            });
+                        }
+                    }
+                }
+            }
+            changed = status.changed() => {
+                if changed.is_err() { return 0 }
+                refresh(app, harness);
+            }
+            changed = tools.changed() => {
+                if changed.is_err() { return 0 }
+                refresh(app, harness);
+            }
+            Some(event) = ev_rx.recv() => {
+                let end = matches!(event, Event::TurnEnd { .. });
+                app.on_event(event);
+                if end {
+                    control = None;
+                }
+            }
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+    }
+}
+
+/// Suspends the TUI, opens `.mcp.json` in `$VISUAL`/`$EDITOR` (or the system opener), and
+/// resumes. The caller reloads the configuration afterwards.
+async fn edit_config(term: &mut Term, project: &Path) {
+    let file = project.join(harness9::config::MCP_JSON);
+    leave();
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .or_else(|| std::env::var("EDITOR").ok())
+        .filter(|e| !e.trim().is_empty());
+    let status = tokio::task::spawn_blocking(move || {
+        let mut cmd = match editor {
+            // The editor variable may hold arguments ("code -w"): let the shell split it.
+            Some(e) => {
+                let mut c = std::process::Command::new("sh");
+                c.arg("-c").arg(format!("{e} \"$1\"")).arg("sh").arg(&file);
+                c
+            }
+            None => {
+                let mut c = std::process::Command::new("xdg-open");
+                c.arg(&file);
+                c
+            }
+        };
+        cmd.status()
+    })
+    .await;
+    if let Ok(Err(e)) = status {
+        eprintln!("harness9: cannot open an editor: {e}; set EDITOR");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let _ = enable_raw_mode();
+    let _ = execute!(std::io::stdout(), EnterAlternateScreen);
+    let _ = term.clear();
+}

@@ -1,0 +1,368 @@
+//! Snapshot tests of every view on ratatui's test backend, at 80×24.
+
+use std::sync::Arc;
+
+use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::mcp::manager::StartPhase;
+use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
+use harness9::tools::{ToolSource, ToolSpec};
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use serde_json::json;
+
+use super::app::{Action, App, Modal};
+use super::view;
+
+fn screen(app: &App) -> String {
+    let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    term.draw(|f| view::render(f, app)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn server(name: &str, transport: &str, state: ServerState) -> ServerStatus {
+    ServerStatus {
+        name: name.into(),
+        transport: transport.into(),
+        target: format!("{name}-server --flag"),
+        state,
+        restart: None,
+    }
+}
+
+fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
+    ToolSpec {
+        name: format!("mcp__{server}__{name}"),
+        description: desc.into(),
+        input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        read_only: true,
+        source: ToolSource::Mcp {
+            server: server.into(),
+            tool: name.into(),
+        },
+    }
+}
+
+fn app_with_servers() -> App {
+    let mut app = App::new("openai · gpt-test".into());
+    let status = StatusSnapshot {
+        servers: vec![
+            server(
+                "demo",
+                "stdio",
+                ServerState::Connected {
+                    tools: 2,
+                    protocol_version: "2025-11-25".into(),
+                    server_name: "harness9".into(),
+                    server_version: "0.1.0".into(),
+                },
+            ),
+            server(
+                "remote",
+                "http",
+                ServerState::Failed {
+                    reason:
+                        "the server exited with status 2; its last output on stderr:\nmissing token"
+                            .into(),
+                    stderr_tail: "missing token".into(),
+                },
+            ),
+            server(
+                "slow",
+                "stdio",
+                ServerState::Starting {
+                    phase: StartPhase::Initializing,
+                },
+            ),
+            server("off", "stdio", ServerState::Disabled),
+        ],
+        config_error: None,
+    };
+    let tools = vec![
+        vec![
+            tool("demo", "read_file", "Read a text file of the project."),
+            tool("demo", "list_dir", "List a folder."),
+        ],
+        vec![],
+        vec![],
+        vec![],
+    ];
+    app.set_status(Arc::new(status), tools);
+    app
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+#[test]
+fn empty_chat_with_bar_in_every_state() {
+    let app = app_with_servers();
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[0],
+        "harness9 · openai · gpt-test · /mcp for servers and tools, Ctrl+C to quit"
+    );
+    assert_eq!(
+        lines[20],
+        "[MCP] demo ● 2 tools │ remote ✗ failed │ slow ○ initializing │ off - disabled"
+    );
+    assert_eq!(
+        lines[21],
+        " openai · gpt-test ─────────────────────────────────────────────────────────────"
+    );
+    assert_eq!(lines[22], "›");
+}
+
+#[test]
+fn no_bar_without_servers() {
+    let app = App::new("no model provider".into());
+    let s = screen(&app);
+    assert!(!s.contains("[MCP]"));
+    assert_eq!(
+        s.lines().nth(21).unwrap(),
+        " no model provider ─────────────────────────────────────────────────────────────"
+    );
+}
+
+#[test]
+fn awaiting_approval_has_its_own_mark_and_prompt() {
+    let mut app = App::new("p".into());
+    app.set_status(
+        Arc::new(StatusSnapshot {
+            servers: vec![server("fx", "stdio", ServerState::AwaitingApproval)],
+            config_error: None,
+        }),
+        vec![vec![]],
+    );
+    app.ask_server_approval(vec![("fx".into(), "stdio: fx-server --flag".into())]);
+    let s = screen(&app);
+    assert!(s.contains("[MCP] fx ? needs approval"), "{s}");
+    assert!(
+        s.contains("│This project's .mcp.json wants to start:"),
+        "{s}"
+    );
+    assert!(s.contains("│  fx: stdio: fx-server --flag"), "{s}");
+    assert!(
+        s.contains("[y] yes, this run  [a] always for this project  [n] no"),
+        "{s}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        Some(Action::ApproveServers { remember: true })
+    );
+    assert_eq!(app.modal, Modal::None);
+}
+
+#[test]
+fn mcp_panel_moves_and_shows_details() {
+    let mut app = app_with_servers();
+    for c in "/m".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.input, "/mcp");
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(lines[1].starts_with("  ┌ MCP servers · ↑↓/jk move"), "{s}");
+    assert_eq!(
+        lines[2],
+        "  │● demo             stdio  2 tools                                         │"
+    );
+    assert_eq!(
+        lines[3],
+        "  │    mcp__demo__read_file  Read a text file of the project.                │"
+    );
+    assert_eq!(
+        lines[4],
+        "  │    mcp__demo__list_dir  List a folder.                                   │"
+    );
+    assert_eq!(
+        lines[5],
+        "  │✗ remote           http   failed                                          │"
+    );
+    assert_eq!(
+        lines[6],
+        "  │○ slow             stdio  initializing                                    │"
+    );
+    // j j j: onto "remote"; Enter: its error.
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Char('j')));
+    }
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('r'))),
+        Some(Action::Restart("remote".into()))
+    );
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[2],
+        "  │remote                                                                    │"
+    );
+    assert_eq!(
+        lines[3],
+        "  │http: remote-server --flag                                                │"
+    );
+    assert_eq!(
+        lines[4],
+        "  │failed:                                                                   │"
+    );
+    assert_eq!(
+        lines[5],
+        "  │the server exited with status 2; its last output on stderr:               │"
+    );
+    assert_eq!(
+        lines[6],
+        "  │missing token                                                             │"
+    );
+    // Esc back to the list, k up onto a tool, Enter: its schema.
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char('k')));
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&app);
+    assert!(s.contains("│mcp__demo__list_dir"), "{s}");
+    assert!(s.contains("│server demo, tool list_dir"), "{s}");
+    assert!(s.contains("│    \"path\": {"), "{s}");
+    // Esc twice closes the panel; e asks for the editor.
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('e'))),
+        Some(Action::EditConfig)
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.modal, Modal::None);
+}
+
+#[test]
+fn chat_with_tool_calls() {
+    let mut app = app_with_servers();
+    for c in "read it".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Action::Send("read it".into()))
+    );
+    app.chat.push(super::app::ChatLine::User("read it".into()));
+    app.on_event(Event::TurnStart {
+        conversation_id: "c".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+    });
+    app.on_event(Event::TextDelta {
+        text: "Reading ".into(),
+    });
+    app.on_event(Event::TextDelta {
+        text: "the file.".into(),
+    });
+    app.on_event(Event::ToolCallStart {
+        call_id: "1".into(),
+        name: "mcp__demo__read_file".into(),
+        arguments: json!({"path": "a.txt"}),
+    });
+    app.on_event(Event::ToolCallStart {
+        call_id: "2".into(),
+        name: "mcp__demo__list_dir".into(),
+        arguments: json!({}),
+    });
+    app.on_event(Event::ToolCallEnd {
+        call_id: "1".into(),
+        name: "mcp__demo__read_file".into(),
+        arguments: json!({"path": "a.txt"}),
+        status: CallStatus::Ok,
+        duration_ms: 12,
+        error: None,
+        output: "x".into(),
+        spilled: None,
+    });
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines[0], "> read it");
+    assert_eq!(lines[1], "Reading the file.");
+    assert_eq!(
+        lines[2],
+        "⚙ mcp__demo__read_file {\"path\":\"a.txt\"} ok 12 ms"
+    );
+    assert_eq!(lines[3], "⚙ mcp__demo__list_dir {} running");
+    assert_eq!(
+        lines[21],
+        " working… Esc to stop ──────────────────────────────────────────────────────────"
+    );
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Some(Action::StopTurn));
+    app.on_event(Event::ToolCallEnd {
+        call_id: "2".into(),
+        name: "mcp__demo__list_dir".into(),
+        arguments: json!({}),
+        status: CallStatus::TimedOut,
+        duration_ms: 60000,
+        error: Some("timed out after 60 s".into()),
+        output: String::new(),
+        spilled: None,
+    });
+    app.on_event(Event::TurnEnd {
+        outcome: TurnOutcome::Stopped,
+        round_trips: 1,
+        duration_ms: 1,
+        usage: Default::default(),
+    });
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[3],
+        "⚙ mcp__demo__list_dir {} timed out 60.0 s: timed out after 60 s"
+    );
+    assert_eq!(lines[4], "stopped");
+    assert!(!app.busy);
+}
+
+#[test]
+fn tool_approval_card() {
+    let mut app = app_with_servers();
+    app.on_event(Event::ApprovalRequest {
+        call_id: "7".into(),
+        name: "mcp__demo__read_file".into(),
+        arguments: json!({"path": "secret.txt"}),
+        read_only: true,
+    });
+    let s = screen(&app);
+    assert!(
+        s.contains("The model wants to call mcp__demo__read_file"),
+        "{s}"
+    );
+    assert!(s.contains("{\"path\":\"secret.txt\"}"), "{s}");
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        Some(Action::AnswerTool {
+            call_id: "7".into(),
+            decision: super::app::ToolDecision::Deny
+        })
+    );
+}
+
+#[test]
+fn config_error_shows_in_the_bar() {
+    let mut app = App::new("p".into());
+    app.set_status(
+        Arc::new(StatusSnapshot {
+            servers: vec![],
+            config_error: Some(".mcp.json:3:26: invalid JSON: trailing comma. Fix the file".into()),
+        }),
+        vec![],
+    );
+    assert!(
+        screen(&app).contains("[MCP] ✗ .mcp.json:3:26: invalid JSON: trailing comma. Fix the file")
+    );
+}

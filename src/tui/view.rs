@@ -1,0 +1,395 @@
+//! Pure render functions over [`App`]: the chat, the MCP bar, the input line and the modals.
+//! Usable at 80×24; everything wraps or truncates instead of overflowing.
+
+use harness9::engine::event::CallStatus;
+use harness9::mcp::{ServerState, ServerStatus};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::app::{App, ChatLine, Modal, PanelRow, ToolLineStatus};
+
+pub fn render(f: &mut Frame, app: &App) {
+    let bar_height = u16::from(app.has_servers());
+    let [chat, bar, input] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(bar_height),
+        Constraint::Length(3),
+    ])
+    .areas(f.area());
+    render_chat(f, app, chat);
+    if bar_height > 0 {
+        f.render_widget(Paragraph::new(mcp_bar(app)), bar);
+    }
+    render_input(f, app, input);
+    match &app.modal {
+        Modal::None => {}
+        Modal::Mcp { selected, details } => render_panel(f, app, *selected, *details),
+        Modal::ServerApproval(servers) => render_server_approval(f, servers),
+        Modal::ToolApproval {
+            name, arguments, ..
+        } => render_tool_approval(f, name, arguments),
+    }
+}
+
+/// The mark and colour of a state, as in the desktop status bar.
+pub fn mark(state: &ServerState) -> (&'static str, Color) {
+    match state {
+        ServerState::Connected { .. } => ("●", Color::Green),
+        ServerState::Starting { .. } => ("○", Color::Yellow),
+        ServerState::Failed { .. } => ("✗", Color::Red),
+        ServerState::Disabled => ("-", Color::DarkGray),
+        ServerState::AwaitingApproval => ("?", Color::Magenta),
+        ServerState::Stopped => ("■", Color::DarkGray),
+    }
+}
+
+fn state_words(state: &ServerState) -> String {
+    match state {
+        ServerState::Connected { tools, .. } => {
+            format!("{tools} tool{}", if *tools == 1 { "" } else { "s" })
+        }
+        ServerState::Starting { phase } => phase.label().to_string(),
+        ServerState::Failed { .. } => "failed".into(),
+        ServerState::Disabled => "disabled".into(),
+        ServerState::AwaitingApproval => "needs approval".into(),
+        ServerState::Stopped => "stopped".into(),
+    }
+}
+
+/// `[MCP] demo ● 3 tools │ remote ✗ failed`
+pub fn mcp_bar(app: &App) -> Line<'static> {
+    let mut spans = vec![Span::styled("[MCP] ", Style::new().bold())];
+    if let Some(err) = &app.status.config_error {
+        let first = err.lines().next().unwrap_or("").to_string();
+        spans.push(Span::styled(
+            format!("✗ {first}"),
+            Style::new().fg(Color::Red),
+        ));
+        return Line::from(spans);
+    }
+    for (i, s) in app.status.servers.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" │ ", Style::new().fg(Color::DarkGray)));
+        }
+        let (m, color) = mark(&s.state);
+        spans.push(Span::raw(format!("{} ", s.name)));
+        spans.push(Span::styled(
+            format!("{m} {}", state_words(&s.state)),
+            Style::new().fg(color),
+        ));
+    }
+    Line::from(spans)
+}
+
+fn render_chat(f: &mut Frame, app: &App, area: Rect) {
+    let mut lines: Vec<Line> = Vec::new();
+    if app.chat.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "harness9 · {} · /mcp for servers and tools, Ctrl+C to quit",
+                app.provider
+            ),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    for entry in &app.chat {
+        match entry {
+            ChatLine::User(t) => {
+                for (i, l) in t.lines().enumerate() {
+                    let prefix = if i == 0 { "> " } else { "  " };
+                    lines.push(Line::styled(format!("{prefix}{l}"), Style::new().bold()));
+                }
+            }
+            ChatLine::Assistant(t) => lines.extend(t.lines().map(|l| Line::raw(l.to_string()))),
+            ChatLine::Tool {
+                name,
+                arguments,
+                status,
+                ..
+            } => lines.push(tool_line(name, arguments, status)),
+            ChatLine::System(t) => lines.extend(
+                t.lines()
+                    .map(|l| Line::styled(l.to_string(), Style::new().fg(Color::Yellow))),
+            ),
+        }
+    }
+    let text = Text::from(lines);
+    let para = Paragraph::new(text).wrap(Wrap { trim: false });
+    let total = para.line_count(area.width) as u16;
+    let bottom = total.saturating_sub(area.height);
+    let offset = bottom.saturating_sub(app.scroll);
+    f.render_widget(para.scroll((offset, 0)), area);
+}
+
+fn tool_line(name: &str, arguments: &str, status: &ToolLineStatus) -> Line<'static> {
+    let args: String = if arguments.chars().count() > 40 {
+        format!("{}…", arguments.chars().take(39).collect::<String>())
+    } else {
+        arguments.to_string()
+    };
+    let (word, color, tail) = match status {
+        ToolLineStatus::Running => ("running", Color::Yellow, String::new()),
+        ToolLineStatus::Done {
+            status,
+            duration_ms,
+            error,
+        } => {
+            let (w, c) = match status {
+                CallStatus::Ok => ("ok", Color::Green),
+                CallStatus::Error => ("error", Color::Red),
+                CallStatus::TimedOut => ("timed out", Color::Red),
+                CallStatus::Denied => ("denied", Color::Red),
+                CallStatus::Cancelled => ("cancelled", Color::DarkGray),
+            };
+            let err = error
+                .as_deref()
+                .and_then(|e| e.lines().next())
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            (w, c, format!(" {}{err}", fmt_ms(*duration_ms)))
+        }
+    };
+    Line::from(vec![
+        Span::styled("⚙ ", Style::new().fg(Color::Cyan)),
+        Span::styled(name.to_string(), Style::new().fg(Color::Cyan)),
+        Span::raw(format!(" {args} ")),
+        Span::styled(word.to_string(), Style::new().fg(color)),
+        Span::raw(tail),
+    ])
+}
+
+fn fmt_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+fn render_input(f: &mut Frame, app: &App, area: Rect) {
+    let title = if app.busy {
+        " working… Esc to stop ".to_string()
+    } else {
+        format!(" {} ", app.provider)
+    };
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::BOTTOM)
+        .title(title)
+        .border_style(Style::new().fg(Color::DarkGray));
+    let input = Paragraph::new(Line::from(vec![
+        Span::raw("› "),
+        Span::raw(app.input.clone()),
+    ]))
+    .block(block);
+    f.render_widget(input, area);
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
+    let area = centered(
+        f.area(),
+        f.area().width.saturating_sub(4),
+        f.area().height.saturating_sub(2),
+    );
+    f.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(
+            " MCP servers · ↑↓/jk move · Enter details · r restart · e edit .mcp.json · Esc close ",
+        )
+        .title_style(Style::new().bold());
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let rows = app.panel_rows();
+    if details {
+        if let Some(row) = rows.get(selected) {
+            f.render_widget(
+                Paragraph::new(details_text(app, row)).wrap(Wrap { trim: false }),
+                inner,
+            );
+        }
+        return;
+    }
+    if rows.is_empty() {
+        f.render_widget(
+            Paragraph::new("No MCP servers in .mcp.json. Press e to edit it."),
+            inner,
+        );
+        return;
+    }
+    // Keep the selection in view.
+    let height = inner.height as usize;
+    let first = selected.saturating_sub(height.saturating_sub(1));
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(i, row)| {
+            let line = panel_line(app, row, inner.width as usize);
+            if i == selected {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
+    match row {
+        PanelRow::Server(i) => {
+            let s: &ServerStatus = &app.status.servers[*i];
+            let (m, color) = mark(&s.state);
+            Line::from(vec![
+                Span::styled(format!("{m} "), Style::new().fg(color)),
+                Span::styled(format!("{:<16}", s.name), Style::new().bold()),
+                Span::raw(format!(" {:<6} ", s.transport)),
+                Span::styled(state_words(&s.state), Style::new().fg(color)),
+            ])
+        }
+        PanelRow::Tool { server, tool } => {
+            let spec = &app.tools[*server][*tool];
+            let desc = spec.description.lines().next().unwrap_or("");
+            let used = 4 + spec.name.len() + 2;
+            let room = width.saturating_sub(used);
+            let desc: String = if desc.chars().count() > room {
+                format!(
+                    "{}…",
+                    desc.chars()
+                        .take(room.saturating_sub(1))
+                        .collect::<String>()
+                )
+            } else {
+                desc.to_string()
+            };
+            Line::from(vec![
+                Span::raw("    "),
+                Span::styled(spec.name.clone(), Style::new().fg(Color::Cyan)),
+                Span::raw("  "),
+                Span::styled(desc, Style::new().fg(Color::DarkGray)),
+            ])
+        }
+    }
+}
+
+fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
+    let mut lines: Vec<Line> = Vec::new();
+    match row {
+        PanelRow::Server(i) => {
+            let s = &app.status.servers[*i];
+            lines.push(Line::styled(s.name.clone(), Style::new().bold()));
+            lines.push(Line::raw(format!("{}: {}", s.transport, s.target)));
+            match &s.state {
+                ServerState::Connected {
+                    tools,
+                    protocol_version,
+                    server_name,
+                    server_version,
+                } => {
+                    lines.push(Line::raw(format!(
+                        "connected · {tools} tools · {server_name} {server_version} · protocol {protocol_version}"
+                    )));
+                }
+                ServerState::Failed {
+                    reason,
+                    stderr_tail,
+                } => {
+                    lines.push(Line::styled("failed:", Style::new().fg(Color::Red)));
+                    lines.extend(reason.lines().map(|l| Line::raw(l.to_string())));
+                    if !stderr_tail.is_empty() && !reason.contains(stderr_tail.as_str()) {
+                        lines.push(Line::styled("stderr:", Style::new().fg(Color::DarkGray)));
+                        lines.extend(stderr_tail.lines().map(|l| Line::raw(l.to_string())));
+                    }
+                }
+                other => lines.push(Line::raw(other.word().to_string())),
+            }
+        }
+        PanelRow::Tool { server, tool } => {
+            let spec = &app.tools[*server][*tool];
+            lines.push(Line::styled(spec.name.clone(), Style::new().bold()));
+            if let harness9::tools::ToolSource::Mcp { server, tool } = &spec.source {
+                lines.push(Line::styled(
+                    format!("server {server}, tool {tool}"),
+                    Style::new().fg(Color::DarkGray),
+                ));
+            }
+            lines.extend(spec.description.lines().map(|l| Line::raw(l.to_string())));
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "input schema:",
+                Style::new().fg(Color::DarkGray),
+            ));
+            let schema = serde_json::to_string_pretty(&spec.input_schema).unwrap_or_default();
+            lines.extend(schema.lines().map(|l| Line::raw(l.to_string())));
+        }
+    }
+    Text::from(lines)
+}
+
+fn render_server_approval(f: &mut Frame, servers: &[(String, String)]) {
+    let height = (servers.len() as u16 + 5).min(f.area().height);
+    let area = centered(f.area(), f.area().width.saturating_sub(4), height);
+    f.render_widget(Clear, area);
+    let mut lines = vec![Line::raw("This project's .mcp.json wants to start:")];
+    for (name, target) in servers {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {name}: "), Style::new().bold()),
+            Span::raw(target.clone()),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "[y] yes, this run  [a] always for this project  [n] no",
+        Style::new().fg(Color::Yellow),
+    ));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Approve MCP servers ");
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+fn render_tool_approval(f: &mut Frame, name: &str, arguments: &str) {
+    let area = centered(f.area(), f.area().width.saturating_sub(4), 8);
+    f.render_widget(Clear, area);
+    let lines = vec![
+        Line::from(vec![
+            Span::raw("The model wants to call "),
+            Span::styled(name.to_string(), Style::new().fg(Color::Cyan).bold()),
+        ]),
+        Line::raw(arguments.to_string()),
+        Line::raw(""),
+        Line::styled(
+            "[y] allow once  [a] always allow  [n] deny",
+            Style::new().fg(Color::Yellow),
+        ),
+    ];
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Allow tool call? ");
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}

@@ -1,0 +1,185 @@
+//! The real binary's terminal UI in tmux: approval, the MCP bar, the /mcp panel, editing
+//! `.mcp.json` through $EDITOR with hot reload, and a clean exit.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{fixture_bin, harness9_bin, processes_with_mark, unique_mark, Project};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cmd: &str, env: &[(&str, String)]) -> Tmux {
+        let socket = format!("h9-{}", unique_mark());
+        let mut c = Command::new("tmux");
+        c.args([
+            "-L",
+            &socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "30",
+        ]);
+        for (k, v) in env {
+            c.arg("-e").arg(format!("{k}={v}"));
+        }
+        let status = c.arg(cmd).status().expect("tmux runs");
+        assert!(status.success());
+        Tmux { socket }
+    }
+
+    fn screen(&self) -> String {
+        let o = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let status = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", k])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            std::thread::sleep(Duration::from_millis(60));
+        }
+    }
+
+    fn wait_for(&self, what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if s.contains(what) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {what:?}; the screen shows:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "has-session"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn write_editor_script(dir: &Path, new_config: &serde_json::Value) -> std::path::PathBuf {
+    let script = dir.join("fake-editor");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > \"$1\" <<'EOF'\n{}\nEOF\n",
+            serde_json::to_string_pretty(new_config).unwrap()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn tui_bar_panel_editor_and_exit() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing; the test command installs it"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let mark = unique_mark();
+    let fx = json!({"command": fixture_bin(), "env": {"H9_TEST_MARK": mark}});
+    let p = Project::new(&json!({"mcpServers": {"fx": fx}}));
+    let tools = tempfile::tempdir().unwrap();
+    let editor = write_editor_script(
+        tools.path(),
+        &json!({"mcpServers": {"fx": fx, "added": {"command": fixture_bin(), "args": ["--pages", "2"], "env": {"H9_TEST_MARK": mark}}}}),
+    );
+    let cmd = format!("{} tui {}", harness9_bin(), p.path().display());
+    let t = Tmux::start(
+        &cmd,
+        &[
+            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+            ("EDITOR", editor.display().to_string()),
+            ("HARNESS9_PROVIDER", String::new()),
+            ("TERM", "xterm-256color".into()),
+        ],
+    );
+    // Approval first: nothing runs before it.
+    let s = t.wait_for("Approve MCP servers");
+    assert!(s.contains(&format!("fx: stdio: {}", fixture_bin())), "{s}");
+    assert!(
+        processes_with_mark(&mark).is_empty(),
+        "a server started before approval"
+    );
+    t.keys(&["y"]);
+    t.wait_for("[MCP] fx ● 10 tools");
+
+    // /mcp with Tab completion, j/k, Enter for details.
+    t.keys(&["/", "m", "Tab", "Enter"]);
+    let s = t.wait_for("MCP servers");
+    assert!(s.contains("mcp__fx__echo"), "{s}");
+    t.keys(&["j", "Enter"]);
+    let s = t.wait_for("server fx, tool echo");
+    assert!(s.contains("input schema:"), "{s}");
+    t.keys(&["Escape", "k", "Enter"]);
+    t.wait_for("connected · 10 tools · mcp-fixture 0.1.0 · protocol 2025-11-25");
+    t.keys(&["Escape"]);
+
+    // e: $EDITOR rewrites .mcp.json; the new server shows up (and asks for approval).
+    t.keys(&["e"]);
+    t.wait_for("  added: stdio:");
+    t.keys(&["y"]);
+    t.wait_for("added ● 10 tools");
+    t.keys(&["Escape"]);
+    let s = t.wait_for("[MCP] added ● 10 tools │ fx ● 10 tools");
+    assert!(!s.contains("MCP servers ·"), "Esc closed the panel:\n{s}");
+    assert_eq!(processes_with_mark(&mark).len(), 2);
+
+    // Ctrl+C exits and leaves no server behind.
+    t.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while t.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the TUI did not exit:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with_mark(&mark).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "servers left: {:?}",
+            processes_with_mark(&mark)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

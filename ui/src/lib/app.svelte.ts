@@ -1,0 +1,272 @@
+// The app's state (Svelte 5 runes) over one Backend. Components read it and call its
+// methods; nothing here knows whether the backend is Tauri or the test mock.
+
+import { getContext, setContext } from "svelte";
+import type {
+  ApprovalRequestDto,
+  ProjectDto,
+  ServerStatusDto,
+  StatusDto,
+  ToolDto,
+} from "./bindings";
+import { BackendError, type Backend, type Unlisten } from "./backend/types";
+
+export type View = "tools" | "server" | "settings";
+export type Theme = "system" | "light" | "dark";
+
+export interface Notice {
+  id: number;
+  kind: "error" | "info";
+  text: string;
+}
+
+const THEME_KEY = "harness9.theme";
+const CONTEXT_KEY = Symbol("harness9.app");
+
+export class AppState {
+  readonly backend: Backend;
+
+  project = $state<ProjectDto | null>(null);
+  /** True until the first answer about the open project. */
+  loading = $state(true);
+  recent = $state<string[]>([]);
+  status = $state<StatusDto>({ servers: [], configError: null });
+  tools = $state.raw<ToolDto[]>([]);
+  view = $state<View>("tools");
+  /** The server shown in the server view (and the tool list's filter). */
+  selectedServer = $state<string | null>(null);
+  /** The qualified name of the tool shown in the tool detail. */
+  selectedTool = $state<string | null>(null);
+  approvals = $state<ApprovalRequestDto[]>([]);
+  approvalOpen = $state(false);
+  notices = $state<Notice[]>([]);
+  theme = $state<Theme>("system");
+  /** Set by the settings pane while it has unsaved edits; Ctrl/Cmd+S calls it. */
+  saveHandler: (() => void) | null = null;
+
+  #dismissed = new Set<string>();
+  #unlisten: Unlisten[] = [];
+  #noticeId = 0;
+  #toolsTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(backend: Backend) {
+    this.backend = backend;
+    try {
+      const t = globalThis.localStorage?.getItem(THEME_KEY);
+      if (t === "light" || t === "dark" || t === "system") this.theme = t;
+    } catch {
+      // storage unavailable: keep the default
+    }
+  }
+
+  /** Subscribes to the backend's events and loads the open project, if any. */
+  async init(): Promise<void> {
+    const b = this.backend;
+    this.#unlisten.push(
+      await b.onStatus((s) => this.#setStatus(s)),
+      await b.onToolsChanged(() => this.#scheduleTools()),
+      await b.onProjectChanged((p) => void this.#projectOpened(p)),
+    );
+    void b.recentProjects().then((r) => (this.recent = r), () => {});
+    try {
+      const p = await b.currentProject();
+      if (p) await this.#projectOpened(p);
+    } catch (e) {
+      this.notify(e);
+    } finally {
+      this.loading = false;
+    }
+  }
+
+  destroy(): void {
+    for (const u of this.#unlisten.splice(0)) u();
+    if (this.#toolsTimer) clearTimeout(this.#toolsTimer);
+  }
+
+  async #projectOpened(p: ProjectDto): Promise<void> {
+    const changed = this.project?.path !== p.path;
+    this.project = p;
+    this.loading = false;
+    if (changed) {
+      this.#dismissed.clear();
+      this.selectedServer = null;
+      this.selectedTool = null;
+      this.view = "tools";
+      this.tools = [];
+    }
+    try {
+      const [status] = await Promise.all([this.backend.getStatus(), this.refreshTools()]);
+      this.#setStatus(status);
+    } catch (e) {
+      this.notify(e);
+    }
+    void this.backend.recentProjects().then((r) => (this.recent = r), () => {});
+  }
+
+  #setStatus(s: StatusDto): void {
+    this.status = s;
+    const waiting = s.servers.filter((x) => x.state.status === "awaiting-approval");
+    const fresh = waiting.filter((x) => !this.#dismissed.has(x.name));
+    if (fresh.length > 0 && !this.approvalOpen) void this.showApprovals();
+    if (waiting.length === 0 && this.approvalOpen) this.approvalOpen = false;
+  }
+
+  #scheduleTools(): void {
+    if (this.#toolsTimer) return;
+    this.#toolsTimer = setTimeout(() => {
+      this.#toolsTimer = null;
+      void this.refreshTools();
+    }, 30);
+  }
+
+  async refreshTools(): Promise<void> {
+    try {
+      this.tools = await this.backend.listTools();
+    } catch (e) {
+      if (!(e instanceof BackendError && e.code === "no-project")) this.notify(e);
+    }
+  }
+
+  server(name: string): ServerStatusDto | undefined {
+    return this.status.servers.find((s) => s.name === name);
+  }
+
+  // ---- navigation -------------------------------------------------------------------
+
+  showServer(name: string): void {
+    this.selectedServer = name;
+    this.selectedTool = null;
+    this.view = "server";
+  }
+
+  showTools(): void {
+    this.selectedServer = null;
+    this.view = "tools";
+  }
+
+  showSettings(): void {
+    this.view = "settings";
+  }
+
+  /** Esc: close the innermost open thing. */
+  closeTop(): boolean {
+    if (this.approvalOpen) {
+      this.dismissApprovals();
+      return true;
+    }
+    if (this.selectedTool) {
+      this.selectedTool = null;
+      return true;
+    }
+    if (this.view !== "tools") {
+      this.showTools();
+      return true;
+    }
+    return false;
+  }
+
+  setTheme(t: Theme): void {
+    this.theme = t;
+    try {
+      globalThis.localStorage?.setItem(THEME_KEY, t);
+    } catch {
+      // not persisted
+    }
+  }
+
+  // ---- projects -------------------------------------------------------------------
+
+  async openFolder(): Promise<void> {
+    try {
+      const path = await this.backend.pickFolder();
+      if (path) await this.openProject(path);
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  async openProject(path: string): Promise<void> {
+    try {
+      const p = await this.backend.openProject(path);
+      await this.#projectOpened(p);
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  // ---- approvals ------------------------------------------------------------------
+
+  async showApprovals(): Promise<void> {
+    try {
+      this.approvals = await this.backend.pendingApprovals();
+      this.approvalOpen = this.approvals.length > 0;
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  async approve(names: string[], remember: boolean): Promise<void> {
+    this.approvalOpen = false;
+    try {
+      await this.backend.approve(names, remember);
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  dismissApprovals(): void {
+    for (const a of this.approvals) this.#dismissed.add(a.name);
+    this.approvalOpen = false;
+  }
+
+  // ---- server actions -------------------------------------------------------------
+
+  async serverAction(
+    action: "restart" | "stop" | "enable" | "disable",
+    name: string,
+  ): Promise<void> {
+    const b = this.backend;
+    try {
+      switch (action) {
+        case "restart":
+          return await b.restartServer(name);
+        case "stop":
+          return await b.stopServer(name);
+        case "enable":
+          return await b.setServerDisabled(name, false);
+        case "disable":
+          return await b.setServerDisabled(name, true);
+      }
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  // ---- notices --------------------------------------------------------------------
+
+  notify(e: unknown, kind: Notice["kind"] = "error"): void {
+    const text = typeof e === "string" ? e : BackendError.from(e).message;
+    const id = ++this.#noticeId;
+    this.notices = [...this.notices, { id, kind, text }];
+    setTimeout(() => this.dismissNotice(id), kind === "error" ? 10000 : 4000);
+  }
+
+  dismissNotice(id: number): void {
+    this.notices = this.notices.filter((n) => n.id !== id);
+  }
+}
+
+export function provideApp(app: AppState): void {
+  setContext(CONTEXT_KEY, app);
+}
+
+export function useApp(): AppState {
+  const app = getContext<AppState | undefined>(CONTEXT_KEY);
+  if (!app) throw new Error("AppState missing: call provideApp() in a parent component");
+  return app;
+}
+
+/** The context map for `mount(Component, { context })` in tests. */
+export function appContext(app: AppState): Map<unknown, unknown> {
+  return new Map([[CONTEXT_KEY, app]]);
+}

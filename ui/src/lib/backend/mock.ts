@@ -1,0 +1,226 @@
+// An in-memory Backend for component tests: a project with servers and tools, recorded
+// calls, and helpers to push events the way the Rust side would.
+
+import type {
+  ApprovalRequestDto,
+  ConfigChangedDto,
+  ConfigCheckDto,
+  ConfigEditDto,
+  ConfigTextDto,
+  LogLineDto,
+  MenuAction,
+  ProjectDto,
+  ServerEntryDto,
+  StatusDto,
+  ToolDto,
+  ToolRunDto,
+} from "../bindings";
+import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
+
+type Listener<T> = (v: T) => void;
+
+function listeners<T>() {
+  const set = new Set<Listener<T>>();
+  return {
+    add(cb: Listener<T>): Promise<Unlisten> {
+      set.add(cb);
+      return Promise.resolve(() => set.delete(cb));
+    },
+    emit(v: T) {
+      for (const cb of set) cb(v);
+    },
+  };
+}
+
+/** Line and column (1-based) of a JSON.parse error, found by re-parsing prefixes. */
+export function jsonErrorPosition(text: string): { line: number; column: number; message: string } | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    const message = (e as Error).message;
+    const m = /position (\d+)/.exec(message);
+    let pos = m ? Number(m[1]) : text.length;
+    if (pos > text.length) pos = text.length;
+    const before = text.slice(0, pos).split("\n");
+    return { line: before.length, column: before[before.length - 1].length + 1, message };
+  }
+}
+
+export class MockBackend implements Backend {
+  project: ProjectDto | null = { path: "/work/demo", name: "demo", configPath: "/work/demo/.mcp.json" };
+  status: StatusDto = { servers: [], configError: null };
+  tools: ToolDto[] = [];
+  approvalsPending: ApprovalRequestDto[] = [];
+  config: ConfigTextDto = { path: "/work/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
+  entries: Record<string, ServerEntryDto> = {};
+  logs: Record<string, LogLineDto[]> = {};
+  /** Every call, as [method, ...args]. */
+  calls: unknown[][] = [];
+  toolResult: (server: string, tool: string, args: unknown) => ToolRunDto = (_s, _t, args) => ({
+    content: [{ type: "text", text: `called with ${JSON.stringify(args)}` }],
+    structuredContent: null,
+    isError: false,
+    durationMs: 12,
+  });
+
+  readonly statusEvents = listeners<StatusDto>();
+  readonly toolEvents = listeners<null>();
+  readonly configEvents = listeners<ConfigChangedDto>();
+  readonly projectEvents = listeners<ProjectDto>();
+  readonly menuEvents = listeners<MenuAction>();
+  #logFollowers = new Map<string, Set<Listener<LogLineDto>>>();
+  #hash = 0;
+
+  #record(...a: unknown[]) {
+    this.calls.push(a);
+  }
+
+  /** Sets the status and emits it, as the backend does on every change. */
+  pushStatus(s: StatusDto) {
+    this.status = s;
+    this.statusEvents.emit(s);
+  }
+
+  pushLog(server: string, text: string) {
+    const line: LogLineDto = { timeMs: Date.now(), source: "stderr", level: "", text };
+    (this.logs[server] ??= []).push(line);
+    for (const cb of this.#logFollowers.get(server) ?? []) cb(line);
+  }
+
+  async currentProject() {
+    return this.project;
+  }
+  async openProject(path: string) {
+    this.#record("openProject", path);
+    this.project = { path, name: path.split("/").pop() ?? path, configPath: `${path}/.mcp.json` };
+    return this.project;
+  }
+  async pickFolder() {
+    this.#record("pickFolder");
+    return null;
+  }
+  async recentProjects() {
+    return this.project ? [this.project.path] : [];
+  }
+  async reportPainted() {
+    return 1;
+  }
+  async getStatus() {
+    return this.status;
+  }
+  async pendingApprovals() {
+    return this.approvalsPending;
+  }
+  async approve(servers: string[], remember: boolean) {
+    this.#record("approve", servers, remember);
+    this.approvalsPending = this.approvalsPending.filter((a) => !servers.includes(a.name));
+  }
+  async restartServer(server: string) {
+    this.#record("restartServer", server);
+  }
+  async stopServer(server: string) {
+    this.#record("stopServer", server);
+  }
+  async setServerDisabled(server: string, disabled: boolean) {
+    this.#record("setServerDisabled", server, disabled);
+  }
+  async serverEntry(server: string) {
+    return this.entries[server] ?? null;
+  }
+  async followLog(server: string, onLine: (l: LogLineDto) => void): Promise<LogFollow> {
+    const set = this.#logFollowers.get(server) ?? new Set();
+    set.add(onLine);
+    this.#logFollowers.set(server, set);
+    return { lines: [...(this.logs[server] ?? [])], stop: () => set.delete(onLine) };
+  }
+  async listTools() {
+    return this.tools;
+  }
+  async callTool(callId: number, server: string, tool: string, args: unknown) {
+    this.#record("callTool", callId, server, tool, args);
+    return this.toolResult(server, tool, args);
+  }
+  async cancelToolCall(callId: number) {
+    this.#record("cancelToolCall", callId);
+  }
+  async readConfig() {
+    return this.config;
+  }
+  async checkConfig(text: string): Promise<ConfigCheckDto> {
+    const pos = jsonErrorPosition(text);
+    if (pos) return { error: { message: `invalid JSON: ${pos.message}`, line: pos.line, column: pos.column }, servers: [] };
+    const servers = Object.entries((JSON.parse(text) as { mcpServers?: Record<string, Record<string, unknown>> }).mcpServers ?? {});
+    return {
+      error: null,
+      servers: servers.map(([name, e]) => ({
+        name,
+        transport: e.url ? "http" : e.command ? "stdio" : "",
+        error: e.url || e.command ? null : `server "${name}": has neither "command" (a local server) nor "url" (a remote server)`,
+        disabled: e.disabled === true,
+      })),
+    };
+  }
+  async editConfig(text: string, edit: ConfigEditDto) {
+    this.#record("editConfig", edit);
+    const doc = JSON.parse(text) as { mcpServers?: Record<string, unknown> };
+    const servers = (doc.mcpServers ??= {});
+    switch (edit.op) {
+      case "setServer":
+        if (edit.previous && edit.previous !== edit.name) delete servers[edit.previous];
+        servers[edit.name] = edit.entry;
+        break;
+      case "removeServer":
+        delete servers[edit.name];
+        break;
+      case "setDisabled":
+        (servers[edit.name] as Record<string, unknown>).disabled = edit.disabled;
+        break;
+    }
+    return JSON.stringify(doc, null, 2) + "\n";
+  }
+  async saveConfig(text: string, expectedHash: string | null) {
+    this.#record("saveConfig", text, expectedHash);
+    if (jsonErrorPosition(text)) throw new BackendError("invalid-config", "not saved: invalid JSON");
+    if (expectedHash !== null && expectedHash !== this.config.hash)
+      throw new BackendError("changed-on-disk", ".mcp.json changed on disk since it was loaded");
+    this.config = { ...this.config, text, exists: true, hash: `h${++this.#hash}` };
+    return this.config;
+  }
+  async openConfigInEditor() {
+    this.#record("openConfigInEditor");
+  }
+  onStatus(cb: (s: StatusDto) => void) {
+    return this.statusEvents.add(cb);
+  }
+  onToolsChanged(cb: () => void) {
+    return this.toolEvents.add(() => cb());
+  }
+  onConfigChanged(cb: (c: ConfigChangedDto) => void) {
+    return this.configEvents.add(cb);
+  }
+  onProjectChanged(cb: (p: ProjectDto) => void) {
+    return this.projectEvents.add(cb);
+  }
+  onMenu(cb: (a: MenuAction) => void) {
+    return this.menuEvents.add(cb);
+  }
+}
+
+/** `n` synthetic tools spread over `servers` servers. */
+export function manyTools(n: number, servers = 20): ToolDto[] {
+  const out: ToolDto[] = [];
+  for (let i = 0; i < n; i++) {
+    const server = `srv${i % servers}`;
+    const tool = `tool_${i}_${["read", "write", "search", "list", "fetch"][i % 5]}`;
+    out.push({
+      name: `mcp__${server}__${tool}`,
+      server,
+      tool,
+      description: `Synthetic tool number ${i} that does ${["reading", "writing", "searching", "listing", "fetching"][i % 5]}.`,
+      inputSchema: { type: "object", properties: { q: { type: "string" } } },
+      readOnly: i % 2 === 0,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,84 @@
+// The real backend: the ONLY module that imports @tauri-apps/*. Every method is one
+// command or event of src-tauri (names in src-tauri/src/commands.rs and bridge.rs).
+
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
+import type {
+  ApprovalRequestDto,
+  ConfigChangedDto,
+  ConfigCheckDto,
+  ConfigEditDto,
+  ConfigTextDto,
+  LogFollowDto,
+  LogLineDto,
+  MenuAction,
+  ProjectDto,
+  ServerEntryDto,
+  StatusDto,
+  ToolDto,
+  ToolRunDto,
+} from "../bindings";
+import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
+
+/** Event names emitted by src-tauri/src/bridge.rs (`events`). */
+export const EVENTS = {
+  status: "mcp-status",
+  toolsChanged: "tools-changed",
+  configChanged: "config-changed",
+  projectChanged: "project-changed",
+  menu: "menu",
+} as const;
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw BackendError.from(e);
+  }
+}
+
+async function on<T>(event: string, cb: (payload: T) => void): Promise<Unlisten> {
+  return listen<T>(event, (e) => cb(e.payload));
+}
+
+export const tauriBackend: Backend = {
+  currentProject: () => call<ProjectDto | null>("current_project"),
+  openProject: (path) => call<ProjectDto>("open_project", { path }),
+  pickFolder: () => call<string | null>("pick_folder"),
+  recentProjects: () => call<string[]>("recent_projects"),
+  reportPainted: () => call<number>("report_painted"),
+
+  getStatus: () => call<StatusDto>("get_status"),
+  pendingApprovals: () => call<ApprovalRequestDto[]>("pending_approvals"),
+  approve: (servers, remember) => call<void>("approve", { servers, remember }),
+  restartServer: (server) => call<void>("restart_server", { server }),
+  stopServer: (server) => call<void>("stop_server", { server }),
+  setServerDisabled: (server, disabled) => call<void>("set_server_disabled", { server, disabled }),
+  serverEntry: (server) => call<ServerEntryDto | null>("server_entry", { server }),
+  async followLog(server, onLine): Promise<LogFollow> {
+    const channel = new Channel<LogLineDto>();
+    channel.onmessage = onLine;
+    const r = await call<LogFollowDto>("follow_log", { server, channel });
+    return {
+      lines: r.lines,
+      stop: () => void call<void>("unfollow_log", { followId: r.followId }).catch(() => {}),
+    };
+  },
+
+  listTools: () => call<ToolDto[]>("list_tools"),
+  callTool: (callId, server, tool, args) =>
+    call<ToolRunDto>("call_tool", { callId, server, tool, arguments: args }),
+  cancelToolCall: (callId) => call<void>("cancel_tool_call", { callId }),
+
+  readConfig: () => call<ConfigTextDto>("read_config"),
+  checkConfig: (text) => call<ConfigCheckDto>("check_config", { text }),
+  editConfig: (text, edit: ConfigEditDto) => call<string>("edit_config", { text, edit }),
+  saveConfig: (text, expectedHash) => call<ConfigTextDto>("save_config", { text, expectedHash }),
+  openConfigInEditor: () => call<void>("open_config_in_editor"),
+
+  onStatus: (cb) => on<StatusDto>(EVENTS.status, cb),
+  onToolsChanged: (cb) => on<null>(EVENTS.toolsChanged, () => cb()),
+  onConfigChanged: (cb) => on<ConfigChangedDto>(EVENTS.configChanged, cb),
+  onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),
+  onMenu: (cb) => on<MenuAction>(EVENTS.menu, cb),
+};

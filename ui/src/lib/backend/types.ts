@@ -1,0 +1,81 @@
+// The one interface between the UI and the Rust backend. Components and state talk to a
+// `Backend`; the real one (tauri.ts) is the only module that imports @tauri-apps/*, and the
+// tests use the in-memory one (mock.ts).
+
+import type {
+  ApprovalRequestDto,
+  ConfigChangedDto,
+  ConfigCheckDto,
+  ConfigEditDto,
+  ConfigTextDto,
+  ErrorCode,
+  LogLineDto,
+  MenuAction,
+  ProjectDto,
+  ServerEntryDto,
+  StatusDto,
+  ToolDto,
+  ToolRunDto,
+} from "../bindings";
+
+export type Unlisten = () => void;
+
+/** An error from the backend: a closed `code` to branch on and a message for people. */
+export class BackendError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = "BackendError";
+    this.code = code;
+  }
+
+  /** Normalizes whatever a failed call rejected with. */
+  static from(e: unknown): BackendError {
+    if (e instanceof BackendError) return e;
+    if (e && typeof e === "object" && "code" in e && "message" in e) {
+      const o = e as { code: ErrorCode; message: string };
+      return new BackendError(o.code, String(o.message));
+    }
+    return new BackendError("internal", e instanceof Error ? e.message : String(e));
+  }
+}
+
+export interface LogFollow {
+  lines: LogLineDto[];
+  stop(): void;
+}
+
+export interface Backend {
+  currentProject(): Promise<ProjectDto | null>;
+  openProject(path: string): Promise<ProjectDto>;
+  /** The native folder picker; null when cancelled. */
+  pickFolder(): Promise<string | null>;
+  recentProjects(): Promise<string[]>;
+  /** Tells the backend the first frame is painted; returns ms since launch. */
+  reportPainted(): Promise<number>;
+
+  getStatus(): Promise<StatusDto>;
+  pendingApprovals(): Promise<ApprovalRequestDto[]>;
+  approve(servers: string[], remember: boolean): Promise<void>;
+  restartServer(server: string): Promise<void>;
+  stopServer(server: string): Promise<void>;
+  setServerDisabled(server: string, disabled: boolean): Promise<void>;
+  serverEntry(server: string): Promise<ServerEntryDto | null>;
+  followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
+
+  listTools(): Promise<ToolDto[]>;
+  callTool(callId: number, server: string, tool: string, args: unknown): Promise<ToolRunDto>;
+  cancelToolCall(callId: number): Promise<void>;
+
+  readConfig(): Promise<ConfigTextDto>;
+  checkConfig(text: string): Promise<ConfigCheckDto>;
+  editConfig(text: string, edit: ConfigEditDto): Promise<string>;
+  saveConfig(text: string, expectedHash: string | null): Promise<ConfigTextDto>;
+  openConfigInEditor(): Promise<void>;
+
+  onStatus(cb: (s: StatusDto) => void): Promise<Unlisten>;
+  onToolsChanged(cb: () => void): Promise<Unlisten>;
+  onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;
+  onProjectChanged(cb: (p: ProjectDto) => void): Promise<Unlisten>;
+  onMenu(cb: (a: MenuAction) => void): Promise<Unlisten>;
+}

@@ -1,0 +1,126 @@
+// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:
+// run `UPDATE_BINDINGS=1 cargo test -p harness9-desktop bindings` instead.
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "internal";
+
+export type BridgeError = { code: ErrorCode, message: string, };
+
+export type ProjectDto = { 
+/**
+ * The project folder (absolute).
+ */
+path: string, 
+/**
+ * The folder's name, for titles.
+ */
+name: string, configPath: string, };
+
+export type MenuAction = "open-folder" | "settings";
+
+export type StartupDto = { 
+/**
+ * From process start to the UI's first painted frame.
+ */
+paintedMs: number | null, };
+
+export type StatusDto = { servers: Array<ServerStatusDto>, 
+/**
+ * Set when `.mcp.json` cannot be used as a whole.
+ */
+configError: string | null, };
+
+export type ServerStatusDto = { name: string, 
+/**
+ * `stdio`, `http`, `sse`, or empty when the entry is too broken to tell.
+ */
+transport: string, 
+/**
+ * Command line or URL, without env and header values.
+ */
+target: string, state: ServerStateDto, restart: RestartDto | null, };
+
+export type StartPhaseDto = "spawning" | "initializing" | "listing-tools";
+
+export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "stopped" };
+
+export type RestartDto = { attempt: number, maxAttempts: number, retryInMs: number | null, gaveUp: boolean, };
+
+export type LogSourceDto = "stderr" | "server" | "host";
+
+export type LogLineDto = { 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+timeMs: number, source: LogSourceDto, level: string, text: string, };
+
+export type LogFollowDto = { 
+/**
+ * Pass to `unfollow_log` to stop the stream.
+ */
+followId: number, lines: Array<LogLineDto>, };
+
+export type ToolDto = { 
+/**
+ * The model-facing name (`mcp__server__tool`).
+ */
+name: string, 
+/**
+ * The server it comes from (`null` for built-in tools).
+ */
+server: string | null, 
+/**
+ * The tool's own name on its server (used to call it).
+ */
+tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, };
+
+export type ContentDto = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, } | { "type": "audio", data: string, mimeType: string, } | { "type": "resource_link", uri: string, name: string, mimeType: string | null, description: string | null, } | { "type": "resource", resource: JsonValue, } | { "type": "unknown", value: JsonValue, };
+
+export type ToolRunDto = { content: Array<ContentDto>, structuredContent: JsonValue | null, isError: boolean, durationMs: number, };
+
+export type ApprovalRequestDto = { name: string, transport: string, command: string | null, args: Array<string>, url: string | null, cwd: string | null, envKeys: Array<string>, };
+
+export type KeyValueDto = { key: string, value: string, };
+
+export type ServerEntryDto = { name: string, transport: string, command: string | null, 
+/**
+ * Secret-looking values masked.
+ */
+args: Array<string>, url: string | null, cwd: string | null, 
+/**
+ * Values masked unless they are `${VAR}` references.
+ */
+env: Array<KeyValueDto>, headers: Array<KeyValueDto>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, error: string | null, 
+/**
+ * The entry as written (for the edit form).
+ */
+raw: JsonValue, };
+
+export type ConfigTextDto = { path: string, text: string, exists: boolean, 
+/**
+ * Pass back to `save_config` to refuse overwriting changes made elsewhere.
+ */
+hash: string, };
+
+export type ConfigChangedDto = { revision: number, 
+/**
+ * Hash of the text now on disk (compare with `ConfigTextDto.hash`).
+ */
+hash: string, };
+
+export type ConfigProblemDto = { message: string, line: number | null, column: number | null, };
+
+export type EntryCheckDto = { name: string, transport: string, error: string | null, disabled: boolean, };
+
+export type ConfigCheckDto = { 
+/**
+ * Set when the text cannot be saved.
+ */
+error: ConfigProblemDto | null, servers: Array<EntryCheckDto>, };
+
+export type ConfigEditDto = { "op": "setServer", name: string, entry: JsonValue, 
+/**
+ * The entry's name before the edit (`null` for a new server).
+ */
+previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
