@@ -193,6 +193,8 @@ setup_python() {
 
 # ---- main -------------------------------------------------------------------
 mkdir -p "$DEPS"
+# tmux drives the terminal UI in its end-to-end test; `script` (bsdutils) gives the CLI a terminal.
+need_apt tmux bsdutils
 setup_node
 setup_python
 log "ready: server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION"

@@ -92,15 +92,25 @@ type Reply = Result<ReplyBody, ReplyError>;
 
 /// A result as received: the text of the message it came in and where in it the result
 /// lies, so that large results are neither copied nor scanned once more before parsing.
+///
+/// A plain answer is recognised by its shape alone ([`jsonrpc::quick_result`]), without
+/// reading the result: `checked` is then false, and the result is only known to be the
+/// answer once it parses as one whole value. When it does not, the whole message is
+/// decoded the usual way to find out what it really says.
 struct ReplyBody {
     text: String,
     range: Range<usize>,
+    checked: bool,
 }
 
 impl ReplyBody {
     fn whole(text: String) -> ReplyBody {
         let range = 0..text.len();
-        ReplyBody { text, range }
+        ReplyBody {
+            text,
+            range,
+            checked: true,
+        }
     }
 
     fn get(&self) -> &str {
@@ -108,19 +118,54 @@ impl ReplyBody {
     }
 
     fn parse<T: serde::de::DeserializeOwned>(&self, method: &str) -> Result<T, ClientError> {
-        serde_json::from_str(self.get()).map_err(|e| ClientError::Invalid {
+        let invalid = |e: serde_json::Error| ClientError::Invalid {
             method: method.into(),
             detail: e.to_string(),
-        })
+        };
+        match serde_json::from_str(self.get()) {
+            Ok(value) => Ok(value),
+            Err(e) if self.checked => Err(invalid(e)),
+            Err(_) => serde_json::from_str(&self.text[self.check(method)?]).map_err(invalid),
+        }
     }
 
-    fn into_raw(self) -> Result<Box<RawValue>, serde_json::Error> {
-        let text = if self.range == (0..self.text.len()) {
-            self.text
-        } else {
-            self.get().to_owned()
+    fn into_raw(self, method: &str) -> Result<Box<RawValue>, ClientError> {
+        let invalid = |e: serde_json::Error| ClientError::Invalid {
+            method: method.into(),
+            detail: e.to_string(),
         };
-        RawValue::from_string(text)
+        let range = match (self.checked, RawValue::from_string(self.get().to_owned())) {
+            (_, Ok(raw)) => return Ok(raw),
+            (true, Err(e)) => return Err(invalid(e)),
+            (false, Err(_)) => self.check(method)?,
+        };
+        RawValue::from_string(self.text[range].to_owned()).map_err(invalid)
+    }
+
+    /// Decodes the whole message: where its result really is, or what it says instead.
+    fn check(&self, method: &str) -> Result<Range<usize>, ClientError> {
+        let invalid = |detail: String| ClientError::Invalid {
+            method: method.into(),
+            detail,
+        };
+        let msg = serde_json::from_str::<Msg<'_>>(&self.text)
+            .map_err(|e| invalid(format!("not valid JSON-RPC ({e})")))?;
+        match msg.kind() {
+            Kind::Response {
+                outcome: Ok(raw), ..
+            } => subrange(&self.text, raw.get())
+                .ok_or_else(|| invalid("the result could not be located".into())),
+            Kind::Response {
+                outcome: Err(error),
+                ..
+            } => Err(ClientError::Rpc {
+                method: method.into(),
+                error: Box::new(error),
+            }),
+            Kind::Request { .. } | Kind::Notification { .. } | Kind::Invalid => {
+                Err(invalid("not a JSON-RPC answer".into()))
+            }
+        }
     }
 }
 
@@ -305,10 +350,7 @@ impl Client {
             .inner
             .request(method, Params::from_value(params), opts, true)
             .await?;
-        body.into_raw().map_err(|e| ClientError::Invalid {
-            method: method.into(),
-            detail: e.to_string(),
-        })
+        body.into_raw(method)
     }
 
     /// Every tool, following `nextCursor` to the end. A server that did not declare the
@@ -553,6 +595,19 @@ impl Inner {
                 return;
             }
         };
+        // The common case, a plain answer, by its shape alone (see `ReplyBody`).
+        if let Some((id, range)) = jsonrpc::quick_result(&text) {
+            let waiter = self.pending.lock().expect("pending lock").remove(&id);
+            if let Some(tx) = waiter {
+                let _ = tx.send(Ok(ReplyBody {
+                    text,
+                    range,
+                    checked: false,
+                }));
+                return;
+            }
+            // Nobody waits for it: the full path below says so in the log.
+        }
         let first = text.bytes().find(|b| !b.is_ascii_whitespace());
         if first == Some(b'[') {
             let result =
@@ -586,7 +641,11 @@ impl Inner {
             },
         };
         if let Some((tx, range)) = answered {
-            let _ = tx.send(Ok(ReplyBody { text, range }));
+            let _ = tx.send(Ok(ReplyBody {
+                text,
+                range,
+                checked: true,
+            }));
         }
     }
 

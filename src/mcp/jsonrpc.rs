@@ -95,6 +95,58 @@ pub fn for_each_message<'a>(
     Ok(())
 }
 
+/// Recognises a plain success answer by its shape, without reading its result:
+/// `{"jsonrpc":"2.0","id":N,"result":R}` or `{"result":R,"jsonrpc":"2.0","id":N}`, compact,
+/// N a non-negative integer. Returns N and where R lies in `text`. R is not checked: the
+/// message is that answer only if R then parses as one whole JSON value (the fixed text
+/// around it leaves no other reading); when it does not, decode the message in full.
+pub(crate) fn quick_result(text: &str) -> Option<(u64, std::ops::Range<usize>)> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    const RESULT_FIRST: &[u8] = br#"{"result":"#;
+    const TAIL: &[u8] = br#","jsonrpc":"2.0","id":"#;
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    let body = &bytes[start..end];
+    if body.last() != Some(&b'}') {
+        return None;
+    }
+    let close = end - 1; // the final brace
+    if body.starts_with(HEAD) {
+        let digits_at = start + HEAD.len();
+        let digits = bytes[digits_at..close]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let id = request_id(&bytes[digits_at..digits_at + digits])?;
+        let value_at = digits_at + digits + RESULT.len();
+        (bytes.get(digits_at + digits..value_at)? == RESULT && value_at < close)
+            .then_some((id, value_at..close))
+    } else if body.starts_with(RESULT_FIRST) {
+        let value_at = start + RESULT_FIRST.len();
+        let digits = bytes[value_at..close]
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let id = request_id(&bytes[close - digits..close])?;
+        let value_end = (close - digits).checked_sub(TAIL.len())?;
+        (value_end > value_at && &bytes[value_end..close - digits] == TAIL)
+            .then_some((id, value_at..value_end))
+    } else {
+        None
+    }
+}
+
+/// The digits of a JSON integer (no leading zero) as a u64.
+fn request_id(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
 /// Our request ids are integers; answers with any other id are not ours.
 pub fn parse_id(id: &RawValue) -> Option<u64> {
     id.get().parse().ok()
@@ -329,6 +381,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn quick_results() {
+        fn at(text: &str) -> Option<(u64, &str)> {
+            quick_result(text).map(|(id, r)| (id, &text[r]))
+        }
+        assert_eq!(
+            at(r#"{"jsonrpc":"2.0","id":12,"result":{"a":[1]}}"#),
+            Some((12, r#"{"a":[1]}"#))
+        );
+        assert_eq!(
+            at(r#"  {"result":"x","jsonrpc":"2.0","id":0} "#),
+            Some((0, r#""x""#))
+        );
+        for not_plain in [
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":07,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","method":"ping","id":7}"#,
+            r#"{"jsonrpc":"2.0","id":7}"#,
+            r#"{"jsonrpc": "2.0", "id": 7, "result": {}}"#,
+            r#"{"result":{},"jsonrpc":"2.0","id":}"#,
+            r#"{"result":,"jsonrpc":"2.0","id":3}"#,
+            r#"{"jsonrpc":"2.0","id":99999999999999999999,"result":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":7,"result":{}}]"#,
+            "",
+            "}",
+        ] {
+            assert_eq!(at(not_plain), None, "{not_plain}");
+        }
+        // The shape only: what lies between is for the caller to check.
+        assert_eq!(
+            at(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#),
+            Some((1, r#"{},"error":{}"#))
+        );
     }
 
     #[test]

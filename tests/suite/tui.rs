@@ -183,3 +183,69 @@ fn tui_bar_panel_editor_and_exit() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn tui_chat_runs_tools_asks_and_stops() {
+    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing; the test command installs it"
+        );
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::tool("mcp__fx__echo", json!({"text": "hi from the tool"})),
+            Reply::text("The tool said hi."),
+            Reply::Hang {
+                text: "Thinking".into(),
+            },
+        ],
+    ));
+    let mark = unique_mark();
+    let p = Project::new(
+        &json!({"mcpServers": {"fx": {"command": fixture_bin(), "env": {"H9_TEST_MARK": mark}}}}),
+    );
+    let config = tempfile::tempdir().unwrap();
+    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
+    let t = Tmux::start(
+        &cmd,
+        &[
+            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+            ("XDG_CONFIG_HOME", config.path().display().to_string()),
+            ("HARNESS9_PROVIDER", "anthropic".into()),
+            ("HARNESS9_MODEL", "stub-model".into()),
+            ("ANTHROPIC_BASE_URL", stub.base_url()),
+            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
+            ("TERM", "xterm-256color".into()),
+        ],
+    );
+    t.wait_for("[MCP] fx ● 10 tools");
+    t.wait_for("anthropic · stub-model");
+    for k in ["s", "a", "y", "Space", "h", "i", "Enter"] {
+        t.keys(&[k]);
+    }
+    // The tool needs permission: the approval card names it and shows the arguments.
+    let s = t.wait_for("The model wants to call mcp__fx__echo");
+    assert!(s.contains("{\"text\":\"hi from the tool\"}"), "{s}");
+    t.keys(&["y"]);
+    let s = t.wait_for("The tool said hi.");
+    assert!(s.contains("> say hi"), "{s}");
+    assert!(
+        s.contains("⚙ mcp__fx__echo {\"text\":\"hi from the tool\"} ok "),
+        "{s}"
+    );
+    // A turn that hangs is stopped with Esc.
+    for k in ["m", "o", "r", "e", "Enter"] {
+        t.keys(&[k]);
+    }
+    t.wait_for("working… Esc to stop");
+    t.keys(&["Escape"]);
+    let s = t.wait_for("stopped");
+    assert!(!s.contains("working…"), "{s}");
+    assert_eq!(stub.requests().len(), 3);
+    t.keys(&["C-c"]);
+}
