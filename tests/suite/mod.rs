@@ -4,6 +4,7 @@ mod cli;
 mod engine;
 mod fixture_client;
 mod http;
+mod http_real;
 mod manager;
 mod memory;
 mod provider_stub;
