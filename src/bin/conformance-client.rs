@@ -1,2 +1,130 @@
-//! `conformance-client URL`: placeholder, replaced below.
-fn main() {}
+//! `conformance-client URL`: the client command the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) runs once per client scenario, with the mock
+//! server's URL as the last argument and the scenario in `MCP_CONFORMANCE_SCENARIO`.
+//!
+//! Built on the library exactly as the app uses it: the Streamable HTTP transport (with its
+//! legacy fallback) and the MCP client. It connects, lists the tools and calls what the
+//! scenario expects, then closes the session. Exit code 0 when every step worked; 1 with
+//! the reason on stderr otherwise. `scripts/conformance.sh` runs the suite with it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness9::mcp::transport::http::{self, HttpSpec};
+use harness9::mcp::{Client, RequestOptions, ServerLog};
+use serde_json::{json, Value};
+
+fn main() {
+    let url = match std::env::args().skip(1).last() {
+        Some(u) => u,
+        None => {
+            eprintln!(
+                "usage: conformance-client URL (MCP_CONFORMANCE_SCENARIO names the scenario)"
+            );
+            std::process::exit(2);
+        }
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = match rt.block_on(run(&url, &scenario)) {
+        Ok(()) => {
+            eprintln!("conformance-client: {scenario}: done");
+            0
+        }
+        Err(e) => {
+            eprintln!("conformance-client: {scenario}: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn opts() -> RequestOptions {
+    RequestOptions {
+        timeout: Some(Duration::from_secs(20)),
+        ..Default::default()
+    }
+}
+
+async fn run(url: &str, scenario: &str) -> Result<(), String> {
+    let log = Arc::new(ServerLog::default());
+    let spec = HttpSpec {
+        url: url.to_string(),
+        headers: Vec::new(),
+    };
+    let (conn, kind) = http::connect(&spec, log.clone())?;
+    let client = tokio::time::timeout(
+        Duration::from_secs(20),
+        Client::connect(conn, "conformance", log.clone()),
+    )
+    .await
+    .map_err(|_| "initialize did not finish within 20 s".to_string())?
+    .map_err(|e| e.to_string())?;
+    eprintln!(
+        "conformance-client: connected over {} (protocol {})",
+        kind.get(),
+        client.protocol_version()
+    );
+    let result = exercise(&client, scenario).await;
+    client.close().await;
+    for line in log.tail(50) {
+        eprintln!("conformance-client: server log: {}", line.text);
+    }
+    result
+}
+
+async fn exercise(client: &Client, scenario: &str) -> Result<(), String> {
+    let tools = client
+        .list_tools(Some(Duration::from_secs(20)))
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "conformance-client: tools: {:?}",
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()
+    );
+    for tool in &tools {
+        let args = arguments_for(scenario, &tool.name, &tool.input_schema);
+        let r = client
+            .call_tool(&tool.name, Some(args), opts())
+            .await
+            .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
+        eprintln!(
+            "conformance-client: {} -> {}{}",
+            tool.name,
+            if r.is_error { "error: " } else { "" },
+            r.to_text()
+        );
+    }
+    Ok(())
+}
+
+/// Arguments for a tool: the scenario's expected ones, else a value per required property.
+fn arguments_for(scenario: &str, tool: &str, schema: &Value) -> Value {
+    if scenario == "tools_call" && tool == "add_numbers" {
+        return json!({"a": 5, "b": 3});
+    }
+    let mut args = serde_json::Map::new();
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let ty = schema
+            .pointer(&format!("/properties/{name}/type"))
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let v = match ty {
+            "number" | "integer" => json!(1),
+            "boolean" => json!(true),
+            "array" => json!([]),
+            "object" => json!({}),
+            _ => json!("test"),
+        };
+        args.insert(name.to_string(), v);
+    }
+    Value::Object(args)
+}

@@ -135,16 +135,12 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
-            b"id" => {
-                if !value.contains(&0) {
-                    self.last_id = Some(String::from_utf8_lossy(value).into_owned());
-                }
+            b"id" if !value.contains(&0) => {
+                self.last_id = Some(String::from_utf8_lossy(value).into_owned());
             }
-            b"retry" => {
-                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse() {
-                        self.retry_ms = Some(ms);
-                    }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse() {
+                    self.retry_ms = Some(ms);
                 }
             }
             _ => {}
