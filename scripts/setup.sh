@@ -2,6 +2,10 @@
 # Installs what the test suite needs into ignored folders under .deps/:
 #   .deps/node  - real MCP servers from npm (@modelcontextprotocol/server-everything)
 #   .deps/py    - a Python venv with the official MCP Python SDK (mcp)
+#   .deps/tauri-driver - tauri-driver, the WebDriver bridge for the desktop app's E2E test
+#   node_modules (root) - the desktop UI's npm packages (npm ci from package-lock.json)
+# and, as root, the Debian packages the desktop app builds and is tested with (WebKitGTK,
+# Xvfb, WebKitWebDriver, Chromium).
 #
 # Idempotent and fast when already done: each part writes a stamp file keyed on
 # the requested versions (and the lock files), and is skipped while the stamp
@@ -18,6 +22,7 @@ set -euo pipefail
 # ---- pinned versions --------------------------------------------------------
 EVERYTHING_VERSION="2026.8.31" # npm  @modelcontextprotocol/server-everything
 MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK; FastMCP is mcp.server.mcpserver.MCPServer)
+TAURI_DRIVER_VERSION="2.1.0"   # crates.io tauri-driver (3.x alphas exist: keep the pin)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$ROOT/.deps"
@@ -191,10 +196,46 @@ setup_python() {
     echo "$want" >"$stamp"
 }
 
+# ---- desktop app ------------------------------------------------------------
+# Build: WebKitGTK and GTK headers. Tests: Xvfb (+ xauth for xvfb-run), WebKitWebDriver,
+# Chromium for the mocked-UI layer, ImageMagick/x11-apps for screenshots of the window.
+DESKTOP_APT=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev librsvg2-dev
+    libayatana-appindicator3-dev build-essential pkg-config libssl-dev file
+    xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core imagemagick x11-apps chromium)
+
+setup_desktop() {
+    need_apt "${DESKTOP_APT[@]}"
+
+    local dir="$DEPS/tauri-driver" stamp want
+    stamp="$dir/.h9-stamp"
+    want="tauri-driver=$TAURI_DRIVER_VERSION"
+    if stamp_ok "$stamp" "$want" && [ -x "$dir/bin/tauri-driver" ]; then
+        log "tauri-driver $TAURI_DRIVER_VERSION up to date"
+    else
+        command -v cargo >/dev/null || die "cargo is not installed (need Rust to build tauri-driver)"
+        log "installing tauri-driver $TAURI_DRIVER_VERSION into .deps/tauri-driver"
+        rm -f "$stamp"
+        cargo install tauri-driver --locked --version "$TAURI_DRIVER_VERSION" --root "$dir" --quiet >&2
+        echo "$want" >"$stamp"
+    fi
+
+    command -v npm >/dev/null || die "npm is not installed"
+    stamp="$ROOT/node_modules/.h9-stamp"
+    want="node=$(node --version) lock=$(file_sum "$ROOT/package-lock.json")"
+    if stamp_ok "$stamp" "$want" && [ -x "$ROOT/node_modules/.bin/vite" ]; then
+        log "UI npm packages up to date"
+    else
+        log "npm ci (the desktop UI's packages)"
+        (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >&2)
+        echo "$want" >"$stamp"
+    fi
+}
+
 # ---- main -------------------------------------------------------------------
 mkdir -p "$DEPS"
 # tmux drives the terminal UI in its end-to-end test; `script` (bsdutils) gives the CLI a terminal.
 need_apt tmux bsdutils
 setup_node
 setup_python
-log "ready: server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION"
+setup_desktop
+log "ready: server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION, tauri-driver $TAURI_DRIVER_VERSION"

@@ -24,3 +24,23 @@ echo "test: cargo test" >&2
 cargo test
 echo "test: MCP conformance suite (client scenarios, 2025-11-25)" >&2
 bash scripts/conformance.sh
+
+# ---- the desktop app (src-tauri + ui/) --------------------------------------------
+# Its crate needs the built UI (ui/dist) and is outside the default members, so it is
+# checked and built here explicitly; the harness9 binary beside it runs the demo server.
+echo "test: UI type check (svelte-check)" >&2
+npm run --silent check
+echo "test: UI component tests (vitest)" >&2
+npx vitest run
+echo "test: build the UI" >&2
+npm run --silent build
+echo "test: desktop crate: fmt, clippy, unit tests, build" >&2
+cargo fmt -p harness9-desktop --check
+cargo clippy -p harness9-desktop --all-targets -- -D warnings
+cargo test -p harness9-desktop
+cargo build -p harness9-desktop
+cargo build --bin harness9
+echo "test: the built UI in headless Chromium, IPC mocked" >&2
+node --test ui/e2e/chromium.test.mjs
+echo "test: the real app under Xvfb via tauri-driver + WebKitWebDriver" >&2
+xvfb-run -a -s "-screen 0 1280x800x24" node --test ui/e2e/webdriver.test.mjs

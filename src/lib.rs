@@ -14,6 +14,7 @@ pub mod tools;
 pub use harness::{Harness, HarnessOptions};
 pub mod bench;
 pub mod bench_engine;
+pub mod bench_http;
 pub mod engine;
 pub mod inspect;
 pub mod watch;

@@ -724,9 +724,11 @@ impl From<ConfigEditDto> for ConfigEdit {
 // ---- the generated TypeScript ----------------------------------------------------------
 
 /// The checked-in file the front end imports.
+#[cfg(test)]
 pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
 
 /// The whole text of [`BINDINGS_PATH`].
+#[cfg(test)]
 pub fn typescript_bindings() -> String {
     let cfg = ts_rs::Config::default().with_large_int("number");
     let decls = [

@@ -85,7 +85,7 @@ impl ConversationStore {
         self.dir.join(format!("{id}.jsonl"))
     }
 
-    /// Saved conversations, newest first.
+    /// Saved conversations with at least one message, newest first.
     pub fn list(&self) -> Vec<ConversationSummary> {
         let mut ids: Vec<String> = std::fs::read_dir(&self.dir)
             .into_iter()
@@ -101,6 +101,10 @@ impl ConversationStore {
         ids.into_iter()
             .filter_map(|id| {
                 let (created_ms, loaded) = self.read(&id).ok()?;
+                // A conversation nobody wrote in is not worth listing.
+                if loaded.messages.is_empty() {
+                    return None;
+                }
                 let title = loaded
                     .messages
                     .iter()

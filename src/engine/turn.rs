@@ -546,18 +546,28 @@ async fn execute(
         }
     };
     tokio::pin!(fut);
-    let result = loop {
-        tokio::select! {
-            biased;
-            r = &mut fut => break r,
-            Some(p) = prx.recv() => emit(tx, Event::ToolCallProgress {
+    let progress = |p: crate::mcp::Progress| {
+        emit(
+            tx,
+            Event::ToolCallProgress {
                 call_id: call.id.clone(),
                 progress: p.progress,
                 total: p.total,
                 message: p.message,
-            }),
+            },
+        )
+    };
+    let result = loop {
+        tokio::select! {
+            // Progress first: it was sent before the result.
+            biased;
+            Some(p) = prx.recv() => progress(p),
+            r = &mut fut => break r,
         }
     };
+    while let Ok(p) = prx.try_recv() {
+        progress(p);
+    }
     match result {
         Ok(Ok(r)) => from_result(&r),
         Ok(Err(e)) => {

@@ -252,15 +252,13 @@ impl App {
                     t => return Some(Action::Send(t.to_string())),
                 }
             }
-            KeyCode::Tab => {
-                if self.input.starts_with('/') {
-                    let matches: Vec<&&str> = COMMANDS
-                        .iter()
-                        .filter(|c| c.starts_with(&self.input))
-                        .collect();
-                    if let [only] = matches.as_slice() {
-                        self.input = only.to_string();
-                    }
+            KeyCode::Tab if self.input.starts_with('/') => {
+                let matches: Vec<&&str> = COMMANDS
+                    .iter()
+                    .filter(|c| c.starts_with(&self.input))
+                    .collect();
+                if let [only] = matches.as_slice() {
+                    self.input = only.to_string();
                 }
             }
             KeyCode::Backspace => {

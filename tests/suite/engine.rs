@@ -801,6 +801,42 @@ async fn tool_images_reach_providers_as_images() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_progress_becomes_events() {
+    let project = fixture_project(json!({}));
+    let harness = started(&project).await;
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::tool("mcp__fx__progress", json!({"steps": 3})),
+            Reply::text("done"),
+        ],
+    )
+    .await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let events = run(&engine, "progress").await;
+    assert_eq!(completed(&events), "done");
+    let progress: Vec<(f64, Option<f64>, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallProgress {
+                progress,
+                total,
+                message,
+                ..
+            } => Some((*progress, *total, message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        (1..=3)
+            .map(|i| (i as f64, Some(3.0), Some(format!("step {i} of 3"))))
+            .collect::<Vec<_>>()
+    );
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_drives_server_everything() {
     let Some(bin) = super::external("H9_EVERYTHING_BIN") else {
         return;
@@ -832,6 +868,16 @@ async fn the_engine_drives_server_everything() {
 
 /// Runs `harness9 exec` with the provider variables pointing at the stub.
 fn exec(project: &Project, stub: Option<&Stub>, args: &[&str]) -> std::process::Output {
+    exec_with_env(project, stub, &[], args)
+}
+
+/// Like [`exec`], with extra environment variables (set after the stub's).
+fn exec_with_env(
+    project: &Project,
+    stub: Option<&Stub>,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> std::process::Output {
     let config = project.data.path().join("config");
     let mut cmd = std::process::Command::new(super::harness9_bin());
     cmd.arg("exec")
@@ -861,6 +907,9 @@ fn exec(project: &Project, stub: Option<&Stub>, args: &[&str]) -> std::process::
             .env("HARNESS9_MODEL", "stub-model")
             .env(key, TEST_KEY)
             .env(url, stub.base_url());
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     cmd.output().unwrap()
 }
@@ -1063,6 +1112,67 @@ async fn exec_reaching_the_round_trip_bound_exits_1() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_talks_to_a_keyless_openai_compatible_server() {
+    // Like Ollama or llama.cpp: only OPENAI_BASE_URL is set, no key, no provider name.
+    let project = Arc::new(Project::new(&json!({"mcpServers": {}})));
+    let stub = Arc::new(Stub::start(Wire::OpenAi, vec![Reply::text("local answer")]).await);
+    let url = stub.base_url();
+    let p = project.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        exec_with_env(
+            &p,
+            None,
+            &[
+                ("OPENAI_BASE_URL", url),
+                ("HARNESS9_MODEL", "llama3".into()),
+            ],
+            &["hi"],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "local answer\n");
+    let req = &stub.requests()[0];
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(req.body["model"], "llama3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_takes_the_provider_from_the_settings_file() {
+    let project = Arc::new(Project::new(&json!({"mcpServers": {}})));
+    let stub = Arc::new(Stub::start(Wire::OpenAi, vec![Reply::text("from settings")]).await);
+    let config = project.data.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"theme": "dark", "provider": {"kind": "openai", "model": "file-model", "baseUrl": stub.base_url(), "apiKeyEnv": "MY_LOCAL_KEY"}}).to_string(),
+    )
+    .unwrap();
+    let p = project.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        exec_with_env(&p, None, &[("MY_LOCAL_KEY", "local-key".into())], &["hi"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "from settings\n");
+    let req = &stub.requests()[0];
+    assert_eq!(req.body["model"], "file-model");
+    assert_eq!(req.header("authorization"), Some("Bearer local-key"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_file_must_not_hold_keys() {
     let project = Arc::new(Project::new(&json!({"mcpServers": {}})));
     let config = project.data.path().join("config");
@@ -1108,4 +1218,41 @@ async fn memory_server() -> (Client, MemoryPeer) {
     let initialized = next_json(&mut peer).await;
     assert_eq!(initialized["method"], "notifications/initialized");
     (client, peer)
+}
+
+#[test]
+fn bench_engine_reports_both_scenarios() {
+    let out = std::process::Command::new(super::harness9_bin())
+        .args(["bench", "engine", "--quick"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let scenarios: Vec<(&str, bool, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["scenario"].as_str().unwrap(),
+                l["ok"].as_bool().unwrap(),
+                l["unit"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        scenarios,
+        [
+            ("round_trip_overhead", true, "us"),
+            ("tool_search_10k", true, "us")
+        ]
+    );
+    assert!(lines.iter().all(|l| l["value"].as_f64().unwrap() > 0.0));
 }

@@ -32,9 +32,14 @@ pub struct AnthropicClient {
 
 impl AnthropicClient {
     pub fn new(s: &ProviderSettings) -> AnthropicClient {
-        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+        let mut headers = vec![(
+            "anthropic-version",
+            reqwest::header::HeaderValue::from_static(ANTHROPIC_VERSION),
+        )];
         if let Some(k) = &s.api_key {
-            headers.push(("x-api-key", k.expose().to_string()));
+            if let Some(v) = super::header(k.expose().to_string(), true, &s.api_key_env) {
+                headers.push(("x-api-key", v));
+            }
         }
         AnthropicClient {
             info: ProviderInfo {
@@ -294,5 +299,45 @@ pub(crate) fn tool_call(id: String, name: String, json: &str) -> StreamEvent {
         name,
         input,
         invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::ToolDefinition;
+
+    #[test]
+    fn consecutive_user_messages_merge_and_images_can_be_placeholders() {
+        let messages: Vec<Arc<Message>> = vec![
+            Arc::new(Message {
+                role: Role::User,
+                content: vec![Block::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: vec![ResultPart::Image {
+                        media_type: "image/png".into(),
+                        data: "AAAA".into(),
+                    }],
+                    is_error: false,
+                }],
+            }),
+            Arc::new(Message::user_text("next")),
+        ];
+        let req = ChatRequest {
+            system: None,
+            messages: messages.into(),
+            tools: Arc::from(Vec::<ToolDefinition>::new()),
+        };
+        let body: Value = serde_json::from_slice(&encode_request(&req, "m", 10, false)).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [
+                    {"type": "text", "text": "[image: image/png, 3 bytes; this model does not accept images]"}
+                ]},
+                {"type": "text", "text": "next"}
+            ]}])
+        );
+        assert!(body.get("tools").is_none());
     }
 }

@@ -196,12 +196,34 @@ fn error_detail(body: &str) -> String {
 pub(crate) struct HttpTarget {
     pub http: reqwest::Client,
     pub url: String,
-    pub headers: Vec<(&'static str, String)>,
+    pub headers: Vec<(&'static str, reqwest::header::HeaderValue)>,
     pub retry: RetryPolicy,
     /// The environment variables named in error messages.
     pub key_var: String,
     pub url_var: String,
     pub idle_timeout: Duration,
+}
+
+/// A header value; secret ones are marked sensitive so no debug output shows them. A key
+/// with characters a header cannot carry is left out (the provider then answers 401, whose
+/// message names the variable to check).
+pub(crate) fn header(
+    value: String,
+    secret: bool,
+    var: &str,
+) -> Option<reqwest::header::HeaderValue> {
+    match reqwest::header::HeaderValue::from_str(&value) {
+        Ok(mut v) => {
+            v.set_sensitive(secret);
+            Some(v)
+        }
+        Err(_) => {
+            tracing::warn!(
+                "the value of {var} has characters an HTTP header cannot carry; it is not sent"
+            );
+            None
+        }
+    }
 }
 
 pub(crate) fn http_client() -> reqwest::Client {
@@ -416,7 +438,7 @@ async fn send(target: &HttpTarget, body: &Arc<Vec<u8>>) -> Result<reqwest::Respo
         .header("content-type", "application/json")
         .header("accept", "text/event-stream");
     for (k, v) in &target.headers {
-        req = req.header(*k, v);
+        req = req.header(*k, v.clone());
     }
     let resp = req
         .body(body.as_ref().clone())

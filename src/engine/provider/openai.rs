@@ -33,7 +33,10 @@ impl OpenAiClient {
     pub fn new(s: &ProviderSettings) -> OpenAiClient {
         let mut headers = Vec::new();
         if let Some(k) = &s.api_key {
-            headers.push(("authorization", format!("Bearer {}", k.expose())));
+            let value = format!("Bearer {}", k.expose());
+            if let Some(v) = super::header(value, true, &s.api_key_env) {
+                headers.push(("authorization", v));
+            }
         }
         OpenAiClient {
             info: ProviderInfo {

@@ -111,18 +111,27 @@ pub struct ProviderOverrides {
     pub model: Option<String>,
 }
 
-/// The `provider` section of `settings.json`.
-#[derive(Debug, Default, Deserialize)]
+/// The `provider` section of `settings.json` (what a settings pane edits). It has no field
+/// for a key on purpose: `api_key_env` names the environment variable holding it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct FileProvider {
-    kind: Option<String>,
-    model: Option<String>,
-    base_url: Option<String>,
-    api_key_env: Option<String>,
-    max_tokens: Option<u32>,
-    context_window: Option<u32>,
-    images: Option<bool>,
-    max_retries: Option<u32>,
+pub struct FileProvider {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -155,6 +164,38 @@ pub fn settings_path() -> PathBuf {
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The `provider` section of the settings file, if there is one.
+pub fn load_provider_section() -> Result<Option<FileProvider>, SettingsError> {
+    read_file_section()
+}
+
+/// Writes the `provider` section of the settings file atomically, keeping every other key.
+pub fn save_provider_section(section: &FileProvider) -> Result<(), SettingsError> {
+    let path = settings_path();
+    let bad = |detail: String| SettingsError::BadFile {
+        path: path.display().to_string(),
+        detail,
+    };
+    let mut doc = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text)
+            .map_err(|e| bad(format!("{e}; fix or remove the file first")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    let Some(obj) = doc.as_object_mut() else {
+        return Err(bad("the file is not a JSON object".into()));
+    };
+    obj.insert(
+        "provider".into(),
+        serde_json::to_value(section).expect("section serializes"),
+    );
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| bad(e.to_string()))?;
+    }
+    let bytes = serde_json::to_vec_pretty(&doc).expect("settings serialize");
+    crate::config::write_atomically(&path, &bytes).map_err(|e| bad(e.to_string()))
 }
 
 fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {

@@ -1,0 +1,193 @@
+//! What long-running front ends add to the manager: hot reload of `.mcp.json` (the config
+//! watcher) and the automatic restart of crashed stdio servers with backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness9::mcp::{ApprovalPolicy, RestartPolicy, ServerState};
+use harness9::watch::ConfigWatcher;
+use serde_json::json;
+
+use super::{fixture_bin, state_of, wait_until, Project};
+
+fn connected(state: &ServerState) -> bool {
+    matches!(state, ServerState::Connected { .. })
+}
+
+fn fast_restarts(max_attempts: u32) -> Option<RestartPolicy> {
+    Some(RestartPolicy {
+        max_attempts,
+        first_delay: Duration::from_millis(50),
+        stable_after: Duration::from_secs(60),
+    })
+}
+
+#[tokio::test]
+async fn a_crashed_stdio_server_is_restarted_and_its_tools_come_back() {
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let m = p.manager(ApprovalPolicy::AllowAll);
+    m.set_restart_policy(fast_restarts(3));
+    m.reload(&p.config()).await;
+    m.wait_settled(Duration::from_secs(10)).await;
+    let first = m.client("fx").unwrap();
+    let crash = m.registry().get("mcp__fx__crash").unwrap();
+    assert!(crash.call(json!({}), Default::default()).await.is_err());
+    // It comes back by itself, with a new process, and the registry has its tools again.
+    wait_until(&m, "fx restarted", |s| {
+        s.servers[0]
+            .restart
+            .as_ref()
+            .is_some_and(|r| r.attempt == 1)
+            && connected(&s.servers[0].state)
+    })
+    .await;
+    assert!(!Arc::ptr_eq(&first, &m.client("fx").unwrap()));
+    assert!(m.registry().get("mcp__fx__crash").is_some());
+    let restart = m.snapshot().servers[0].restart.clone().unwrap();
+    assert_eq!(
+        (restart.max_attempts, restart.retry_in_ms, restart.gave_up),
+        (3, None, false)
+    );
+    let log: Vec<String> = m
+        .log("fx")
+        .unwrap()
+        .tail(100)
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(
+        log.iter()
+            .any(|l| l == "the server crashed; restarting in 50 ms (attempt 1 of 3)"),
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn restarts_stop_after_the_last_attempt_and_a_manual_restart_resets_them() {
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let m = p.manager(ApprovalPolicy::AllowAll);
+    m.set_restart_policy(fast_restarts(1));
+    m.reload(&p.config()).await;
+    for round in 0..2 {
+        wait_until(&m, "connected", |s| connected(&s.servers[0].state)).await;
+        let crash = m.registry().get("mcp__fx__crash").unwrap();
+        let _ = crash.call(json!({}), Default::default()).await;
+        if round == 0 {
+            wait_until(&m, "restarted once", |s| {
+                s.servers[0]
+                    .restart
+                    .as_ref()
+                    .is_some_and(|r| r.attempt == 1 && r.retry_in_ms.is_none())
+                    && connected(&s.servers[0].state)
+            })
+            .await;
+        }
+    }
+    wait_until(&m, "gave up", |s| {
+        s.servers[0].restart.as_ref().is_some_and(|r| r.gave_up)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(matches!(state_of(&m, "fx"), ServerState::Failed { .. }));
+    assert!(m.registry().is_empty());
+    let log: Vec<String> = m
+        .log("fx")
+        .unwrap()
+        .tail(100)
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(
+        log.iter()
+            .any(|l| l
+                == "the server crashed 2 times in a row; not restarting it again (use Restart)"),
+        "{log:?}"
+    );
+    m.restart("fx").await;
+    assert_eq!(m.snapshot().servers[0].restart, None);
+    wait_until(&m, "connected again", |s| connected(&s.servers[0].state)).await;
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_not_restarted() {
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let m = p.manager(ApprovalPolicy::AllowAll);
+    m.set_restart_policy(fast_restarts(3));
+    m.reload(&p.config()).await;
+    m.wait_settled(Duration::from_secs(10)).await;
+    m.stop("fx").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(state_of(&m, "fx"), ServerState::Stopped);
+    assert_eq!(m.snapshot().servers[0].restart, None);
+}
+
+#[tokio::test]
+async fn edits_of_the_file_reload_only_the_changed_servers() {
+    let p = Project::new(&json!({"mcpServers": {
+        "a": {"command": fixture_bin()},
+        "b": {"command": fixture_bin()}
+    }}));
+    let m = p.manager(ApprovalPolicy::AllowAll);
+    m.reload(&p.config()).await;
+    m.wait_settled(Duration::from_secs(10)).await;
+    let watcher = ConfigWatcher::start(m.clone()).unwrap();
+    let mut changes = watcher.subscribe();
+    let a = m.client("a").unwrap();
+    let b = m.client("b").unwrap();
+
+    // An editor-style save: write a temp file and rename it over .mcp.json.
+    let text = serde_json::to_string_pretty(&json!({"mcpServers": {
+        "a": {"command": fixture_bin()},
+        "b": {"command": fixture_bin(), "env": {"CHANGED": "1"}},
+        "c": {"command": fixture_bin(), "disabled": true}
+    }}))
+    .unwrap();
+    let tmp = p.path().join(".mcp.json.tmp-edit");
+    std::fs::write(&tmp, &text).unwrap();
+    std::fs::rename(&tmp, p.path().join(".mcp.json")).unwrap();
+
+    tokio::time::timeout(Duration::from_secs(10), changes.changed())
+        .await
+        .expect("the watcher noticed the edit")
+        .unwrap();
+    assert_eq!(changes.borrow().revision, 1);
+    assert_eq!(
+        changes.borrow().hash,
+        harness9::inspect::content_hash(&text)
+    );
+    wait_until(&m, "b back and c disabled", |s| {
+        s.servers.len() == 3
+            && s.servers.iter().filter(|x| connected(&x.state)).count() == 2
+            && s.servers[2].state == ServerState::Disabled
+    })
+    .await;
+    assert!(Arc::ptr_eq(&a, &m.client("a").unwrap()), "a was restarted");
+    assert!(
+        !Arc::ptr_eq(&b, &m.client("b").unwrap()),
+        "b was not restarted"
+    );
+
+    // Touching the file without changing it reloads nothing; a burst of writes is one reload.
+    std::fs::write(p.path().join(".mcp.json"), &text).unwrap();
+    for i in 0..5 {
+        let t = text.replace("\"CHANGED\": \"1\"", &format!("\"CHANGED\": \"{}\"", i + 2));
+        std::fs::write(p.path().join(".mcp.json"), t).unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(10), changes.changed())
+        .await
+        .expect("the watcher noticed the burst")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(changes.borrow().revision, 2);
+
+    // Invalid JSON keeps the running servers and reports the error.
+    std::fs::write(p.path().join(".mcp.json"), "{ nope").unwrap();
+    tokio::time::timeout(Duration::from_secs(10), changes.changed())
+        .await
+        .expect("the watcher noticed the broken file")
+        .unwrap();
+    wait_until(&m, "config error shown", |s| s.config_error.is_some()).await;
+    assert!(connected(&state_of(&m, "a")));
+    drop(watcher);
+    m.shutdown().await;
+}

@@ -1,0 +1,230 @@
+// The built UI (ui/dist) in headless Chromium with the IPC mocked (mock-ipc.js): the user
+// flows of the desktop app without Rust, plus the 10,000-tool filter timing and
+// screenshots in light and dark (out/screenshots/chromium-*.png).
+//
+// Run: npm run build && node --test ui/e2e/chromium.test.mjs
+
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ROOT, launchChromium, serveUi } from "./serve.mjs";
+
+const SHOTS = path.join(ROOT, "out", "screenshots");
+/** The target for one filter keystroke with 10,000 tools. */
+const FILTER_BUDGET_MS = 50;
+
+let server;
+let browser;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await serveUi();
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function open(scenario, colorScheme = "light") {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 780 }, colorScheme });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  await page.goto(`${server.url}?scenario=${scenario}`);
+  await page.waitForSelector("[data-testid=statusbar]");
+  return { page, errors };
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `chromium-${name}.png`) });
+
+describe("the desktop UI against a mocked backend", () => {
+  test("approve, see the green chip, open the server, run a tool", async () => {
+    const { page, errors } = await open("flows");
+    const dialog = page.getByTestId("approval-dialog");
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /harness9 mcp serve --project \./);
+    await shot(page, "approval");
+    await page.getByTestId("approve-all").click();
+
+    const chip = page.getByTestId("chip-demo");
+    await page.waitForSelector("[data-testid=chip-demo][data-status=connected]");
+    assert.match(await chip.innerText(), /demo\s*3/);
+    await chip.click();
+    await page.getByTestId("server-panel").waitFor();
+    assert.equal(await page.getByTestId("tool-row").count(), 3);
+
+    await page.locator("[data-tool=mcp__demo__read_file]").click();
+    await page.locator("[data-field=path]").fill("README.md");
+    await page.locator("[data-field=max_bytes]").fill("100");
+    await page.getByTestId("run-tool").click();
+    await page.getByTestId("tool-result").waitFor();
+    assert.match(await page.getByTestId("tool-result").innerText(), /read_file called with \{"path":"README.md","max_bytes":100\}/);
+    const calls = await page.evaluate(() => window.__mock.calls);
+    assert.deepEqual(calls.at(-1), { server: "demo", tool: "read_file", args: { path: "README.md", max_bytes: 100 } });
+
+    // A tool error is shown as such, and a bad number never reaches the server.
+    await page.locator("[data-field=path]").fill("missing.txt");
+    await page.locator("[data-field=max_bytes]").fill("1.5");
+    await page.getByTestId("run-tool").click();
+    await page.getByText("max_bytes: \"1.5\" is not a whole number").waitFor();
+    await page.locator("[data-field=max_bytes]").fill("");
+    await page.getByTestId("run-tool").click();
+    await page.getByText("The tool reported an error").waitFor();
+
+    // Images and structured content.
+    await page.locator("[data-tool=mcp__demo__list_dir]").click();
+    await page.getByTestId("run-tool").click();
+    await page.getByTestId("structured").waitFor();
+    assert.equal(await page.locator("[data-testid=tool-result] img").count(), 1);
+    await shot(page, "tool-result");
+
+    // Esc closes the tool, then the server view.
+    await page.keyboard.press("Escape");
+    assert.equal(await page.getByTestId("tool-detail").count(), 0);
+    await page.keyboard.press("Escape");
+    assert.equal(await page.getByTestId("server-panel").count(), 0);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("the server log is live and crashes show the restart attempts", async () => {
+    const { page } = await open("flows");
+    await page.getByTestId("approve-all").click();
+    await page.waitForSelector("[data-testid=chip-demo][data-status=connected]");
+    await page.getByTestId("chip-demo").click();
+    await page.evaluate(() => window.__mock.pushLog("demo", { timeMs: Date.now(), source: "stderr", level: "", text: "hello from stderr" }));
+    await page.getByTestId("server-log").getByText("hello from stderr").waitFor();
+    await page.evaluate(() => window.__mock.crash("demo"));
+    await page.waitForSelector("[data-testid=chip-demo][data-status=failed]");
+    assert.match(await page.getByTestId("restarts").innerText(), /1 of 3 after crashes; next in 1 s/);
+    assert.match(await page.getByTestId("server-error").innerText(), /exited with status 3/);
+    await page.getByTestId("server-log").getByText("restarting in 1 s (attempt 1 of 3)").waitFor();
+    await page.close();
+  });
+
+  test("settings: add a server with the form, save, see its chip", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approve-all").click();
+    await page.getByTestId("nav-settings").click();
+    await page.getByTestId("config-ok").waitFor();
+    await page.getByTestId("add-server").click();
+    await page.getByTestId("form-name").fill("extra");
+    await page.getByTestId("form-command").fill("harness9");
+    await page.getByTestId("form-args").fill("mcp\nserve");
+    await page.getByTestId("form-env").getByText("+ Add").click();
+    await page.getByLabel("NAME 1").fill("TOKEN");
+    await page.getByLabel("value 1").fill("${TOKEN}");
+    await page.getByTestId("form-submit").click();
+    await page.getByTestId("dirty").waitFor();
+    assert.match(await page.locator(".cm-content").innerText(), /"extra": \{/);
+    await page.getByTestId("save-config").click();
+    await page.getByTestId("chip-extra").waitFor();
+    const saved = JSON.parse(await page.evaluate(() => window.__mock.configText));
+    assert.deepEqual(saved.mcpServers.extra, { command: "harness9", args: ["mcp", "serve"], env: { TOKEN: "${TOKEN}" } });
+    assert.deepEqual(Object.keys(saved.mcpServers), ["demo", "extra"]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("settings: invalid JSON shows line and column and is never saved", async () => {
+    const { page } = await open("flows");
+    await page.getByTestId("approval-later").click();
+    await page.getByTestId("nav-settings").click();
+    await page.getByTestId("config-ok").waitFor();
+    const before = await page.evaluate(() => window.__mock.configText);
+    await page.locator(".cm-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("oops");
+    const problem = page.getByTestId("config-problem");
+    await problem.waitFor();
+    assert.match(await problem.innerText(), /Line \d+, column \d+: invalid JSON/);
+    assert.equal(await page.getByTestId("save-config").isDisabled(), true);
+    await page.keyboard.press("Control+s");
+    await page.getByTestId("save-error").waitFor();
+    assert.match(await page.getByTestId("save-error").innerText(), /fix the errors first/);
+    assert.equal(await page.evaluate(() => window.__mock.configText), before);
+    assert.ok(!(await page.evaluate(() => window.__mock.calls.length)));
+    await shot(page, "settings-invalid");
+
+    // A change on disk while editing is announced, not silently overwritten.
+    await page.evaluate((t) => window.__mock.changeOnDisk(t.replace("harness9", "harness9 ")), before);
+    await page.getByTestId("disk-changed").waitFor();
+    await page.close();
+  });
+
+  test("10,000 tools: the list is virtualized and a keystroke filters in < 50 ms", async () => {
+    const { page } = await open("big");
+    await page.waitForSelector("[data-testid=tool-count]");
+    await page.waitForFunction(() => document.querySelector("[data-testid=tool-count]")?.textContent?.includes("10000"));
+    const rows = await page.getByTestId("tool-row").count();
+    assert.ok(rows < 80, `${rows} rows in the DOM: the list is not virtualized`);
+    const { frames, work } = await page.evaluate(async () => {
+      const input = document.querySelector("[data-testid=tool-filter]");
+      input.focus();
+      const tick = () => new Promise((r) => setTimeout(r, 0));
+      const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      const frames = [];
+      const work = [];
+      // Typing a query character by character, then deleting it again.
+      const steps = [..."search 77"].map((_, i, a) => a.slice(0, i + 1).join(""));
+      for (const q of [...steps, ...steps.slice(0, -1).reverse(), ""]) {
+        await frame();
+        const t0 = performance.now();
+        input.value = q;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+        await tick(); // the filter ran and the DOM is updated
+        void document.body.offsetHeight; // style and layout done
+        work.push(performance.now() - t0);
+        await frame(); // the next frame is painted
+        frames.push(performance.now() - t0);
+      }
+      return { frames, work };
+    });
+    const stats = (xs) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return { median: +s[Math.floor(s.length / 2)].toFixed(1), worst: +s.at(-1).toFixed(1) };
+    };
+    const f = stats(frames);
+    const w = stats(work);
+    const worst = f.worst;
+    const figure = { tools: 10000, keystrokes: frames.length, toPaintedFrameMs: f, filterAndRenderMs: w };
+    writeFileSync(path.join(ROOT, "out", "filter-figures.json"), JSON.stringify(figure, null, 2) + "\n");
+    console.log(
+      `filter 10,000 tools per keystroke: filter+render median ${w.median} ms (worst ${w.worst}); ` +
+        `to the painted frame median ${f.median} ms (worst ${f.worst})`,
+    );
+    assert.ok(worst < FILTER_BUDGET_MS, `a keystroke took ${worst.toFixed(1)} ms (budget ${FILTER_BUDGET_MS} ms)`);
+    await page.locator("[data-testid=tool-filter]").fill("tool_7777_");
+    await page.waitForFunction(() => document.querySelector("[data-testid=tool-count]")?.textContent?.startsWith("1 of 10000"));
+    await shot(page, "10k-tools");
+    await page.close();
+  });
+
+  for (const scheme of ["light", "dark"]) {
+    test(`screenshots (${scheme})`, async () => {
+      const { page, errors } = await open("rich", scheme);
+      await page.getByTestId("approval-dialog").waitFor();
+      await shot(page, `${scheme}-approval`);
+      await page.getByTestId("approval-later").click();
+      await page.getByTestId("chip-github").click();
+      await page.getByTestId("server-error").waitFor();
+      await shot(page, `${scheme}-failed-server`);
+      await page.getByTestId("chip-demo").click();
+      await page.locator("[data-tool=mcp__demo__search_text]").click();
+      await page.locator("[data-field=pattern]").fill("harness9");
+      await page.getByTestId("run-tool").click();
+      await page.getByTestId("tool-result").waitFor();
+      await shot(page, `${scheme}-tool`);
+      await page.getByTestId("nav-settings").click();
+      await page.getByTestId("config-ok").waitFor();
+      await shot(page, `${scheme}-settings`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+});

@@ -1,0 +1,367 @@
+// A fake harness9 backend at the IPC level, for the built UI in a plain browser: it answers
+// the same commands and emits the same events as src-tauri, so the real backend module
+// (ui/src/lib/backend/tauri.ts) is what runs. Served by ui/e2e/chromium.test.mjs and
+// installed before the app's bundle. `window.__mock` lets the test drive it.
+//
+// Scenarios (URL ?scenario=...): "flows" (default; a demo project whose servers need
+// approval), "rich" (servers in every state, for screenshots), "big" (10,000 tools).
+
+const DEMO_TOOLS = [
+  {
+    tool: "read_file",
+    description: "Reads a text file of the project and returns its content.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path relative to the project folder" },
+        max_bytes: { type: "integer", minimum: 1, description: "Stop after this many bytes" },
+      },
+      required: ["path"],
+    },
+    readOnly: true,
+  },
+  {
+    tool: "list_dir",
+    description: "Lists a folder of the project.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: "string", default: "." },
+        recursive: { type: "boolean" },
+        sort: { enum: ["name", "size", "modified"], description: "Order of the entries" },
+      },
+    },
+    readOnly: true,
+  },
+  {
+    tool: "search_text",
+    description: "Searches the project's text files for a pattern.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "Text or regular expression" },
+        options: {
+          type: "object",
+          properties: {
+            case_sensitive: { type: "boolean" },
+            globs: { type: "array", items: { type: "string" } },
+          },
+        },
+      },
+      required: ["pattern"],
+    },
+    readOnly: true,
+  },
+];
+
+const PNG_1X1 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mMwnvn/PwAFmQLLy7st7QAAAABJRU5ErkJggg==";
+
+function jsonError(text) {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    const m = /position (\d+)/.exec(e.message);
+    const pos = Math.min(m ? Number(m[1]) : text.length, text.length);
+    const before = text.slice(0, pos).split("\n");
+    return { message: `invalid JSON: ${e.message.replace(/ in JSON at position \d+.*$/, "")}`, line: before.length, column: before[before.length - 1].length + 1 };
+  }
+}
+
+function entryTransport(e) {
+  if (!e || typeof e !== "object") return "";
+  if (e.command) return "stdio";
+  if (e.url) return e.type === "sse" ? "sse" : "http";
+  return "";
+}
+
+function entryError(name, e) {
+  if (!e || typeof e !== "object") return `server "${name}": the entry must be a JSON object`;
+  if (!e.command && !e.url) return `server "${name}": has neither "command" (a local server) nor "url" (a remote server)`;
+  return null;
+}
+
+export function install(mockIPC, scenario) {
+  const emit = (event, payload) =>
+    window.__TAURI_INTERNALS__.invoke("plugin:event|emit", { event, payload });
+
+  const project = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
+  /** name -> { entry, state, tools, restart, log[] } */
+  const servers = new Map();
+  const followers = new Map();
+  let configText = "";
+  let hash = 1;
+  const calls = [];
+
+  function addServer(name, entry, state, tools = []) {
+    servers.set(name, { entry, state, tools, restart: null, log: [] });
+  }
+
+  function setConfigFromServers() {
+    const obj = { mcpServers: {} };
+    for (const [n, s] of servers) obj.mcpServers[n] = s.entry;
+    configText = JSON.stringify(obj, null, 2) + "\n";
+  }
+
+  if (scenario === "big") {
+    for (let k = 0; k < 20; k++) {
+      const tools = [];
+      for (let i = k; i < 10000; i += 20) {
+        const verb = ["read", "write", "search", "list", "fetch"][i % 5];
+        tools.push({
+          tool: `tool_${i}_${verb}`,
+          description: `Synthetic tool number ${i} that does ${verb}ing of things.`,
+          inputSchema: { type: "object", properties: { q: { type: "string" } } },
+          readOnly: i % 2 === 0,
+        });
+      }
+      addServer(`srv${k}`, { command: "mcp-fixture", args: ["--tools", "500"] }, connected(tools.length), tools);
+    }
+  } else if (scenario === "rich") {
+    addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, connected(3), DEMO_TOOLS);
+    addServer("github", { command: "npx", args: ["-y", "github-mcp"], env: { GITHUB_TOKEN: "${GITHUB_TOKEN}" } }, {
+      status: "failed",
+      reason: "the server exited with status 1; its last output on stderr:\nerror: GITHUB_TOKEN is not set",
+      stderrTail: "error: GITHUB_TOKEN is not set",
+    });
+    servers.get("github").restart = { attempt: 2, maxAttempts: 3, retryInMs: 2000, gaveUp: false };
+    addServer("search", { type: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer x" } }, { status: "starting", phase: "initializing" });
+    addServer("notes", { command: "uvx", args: ["notes-mcp"] }, { status: "awaiting-approval" });
+    addServer("legacy", { command: "old-server", disabled: true }, { status: "disabled" });
+    servers.get("demo").log.push(
+      line("stderr", "", "harness9 mcp serve: serving /home/user/projects/demo"),
+      line("server", "info", "3 tools ready"),
+    );
+  } else {
+    addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, { status: "awaiting-approval" }, DEMO_TOOLS);
+  }
+  setConfigFromServers();
+
+  function connected(n) {
+    return { status: "connected", tools: n, protocolVersion: "2025-11-25", serverName: "mock-server", serverVersion: "1.0.0" };
+  }
+
+  function line(source, level, text) {
+    return { timeMs: Date.now(), source, level, text };
+  }
+
+  function status() {
+    return {
+      servers: [...servers.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, s]) => ({
+          name,
+          transport: entryTransport(s.entry),
+          target: s.entry.command ? [s.entry.command, ...(s.entry.args ?? [])].join(" ") : (s.entry.url ?? ""),
+          state: s.state,
+          restart: s.restart,
+        })),
+      configError: null,
+    };
+  }
+
+  function toolList() {
+    const out = [];
+    for (const [name, s] of [...servers.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (s.state.status !== "connected") continue;
+      for (const t of s.tools) out.push({ name: `mcp__${name}__${t.tool}`, server: name, tool: t.tool, description: t.description, inputSchema: t.inputSchema, readOnly: t.readOnly });
+    }
+    return out;
+  }
+
+  function pushLog(name, l) {
+    const s = servers.get(name);
+    if (!s) return;
+    s.log.push(l);
+    for (const ch of followers.get(name) ?? []) ch.onmessage(l);
+  }
+
+  function publish() {
+    emit("mcp-status", status());
+    emit("tools-changed", null);
+  }
+
+  function start(name, delay = 150) {
+    const s = servers.get(name);
+    if (!s) return;
+    if (s.entry.disabled) {
+      s.state = { status: "disabled" };
+      return;
+    }
+    s.state = { status: "starting", phase: "initializing" };
+    pushLog(name, line("host", "info", "starting"));
+    setTimeout(() => {
+      if (s.state.status !== "starting") return;
+      if (!s.tools.length && s.entry.command && s.entry.command !== "harness9") s.tools = DEMO_TOOLS.slice(0, 1);
+      s.state = connected(s.tools.length);
+      pushLog(name, line("stderr", "", `${name}: ready`));
+      publish();
+    }, delay);
+  }
+
+  const handlers = {
+    current_project: () => project,
+    open_project: ({ path }) => ({ ...project, path, name: path.split("/").pop() }),
+    pick_folder: () => null,
+    recent_projects: () => [project.path],
+    report_painted: () => 1,
+    startup_metrics: () => ({ paintedMs: 1 }),
+    get_status: () => status(),
+    list_tools: () => toolList(),
+    pending_approvals: () =>
+      [...servers.entries()]
+        .filter(([, s]) => s.state.status === "awaiting-approval")
+        .map(([name, s]) => ({
+          name,
+          transport: entryTransport(s.entry),
+          command: s.entry.command ?? null,
+          args: s.entry.args ?? [],
+          url: s.entry.url ?? null,
+          cwd: s.entry.cwd ?? null,
+          envKeys: Object.keys(s.entry.env ?? {}),
+        })),
+    approve: ({ servers: names }) => {
+      for (const n of names) start(n);
+      emit("mcp-status", status());
+      return null;
+    },
+    restart_server: ({ server }) => {
+      start(server);
+      emit("mcp-status", status());
+      return null;
+    },
+    stop_server: ({ server }) => {
+      servers.get(server).state = { status: "stopped" };
+      publish();
+      return null;
+    },
+    set_server_disabled: ({ server, disabled }) => {
+      const s = servers.get(server);
+      if (disabled) s.entry.disabled = true;
+      else delete s.entry.disabled;
+      s.state = disabled ? { status: "disabled" } : s.state;
+      if (!disabled) start(server);
+      setConfigFromServers();
+      hash++;
+      publish();
+      return null;
+    },
+    server_entry: ({ server }) => {
+      const s = servers.get(server);
+      if (!s) return null;
+      const e = s.entry;
+      const mask = (o) => Object.entries(o ?? {}).map(([key, value]) => ({ key, value: /^\$\{\w+\}$/.test(value) ? value : "••••••" }));
+      return {
+        name: server,
+        transport: entryTransport(e),
+        command: e.command ?? null,
+        args: e.args ?? [],
+        url: e.url ?? null,
+        cwd: e.cwd ?? null,
+        env: mask(e.env),
+        headers: mask(e.headers),
+        disabled: e.disabled === true,
+        startupTimeoutMs: 30000,
+        toolTimeoutMs: 60000,
+        error: entryError(server, e),
+        raw: e,
+      };
+    },
+    follow_log: ({ server, channel }) => {
+      const set = followers.get(server) ?? new Set();
+      set.add(channel);
+      followers.set(server, set);
+      return { followId: 1, lines: [...(servers.get(server)?.log ?? [])] };
+    },
+    unfollow_log: () => null,
+    call_tool: ({ server, tool, arguments: args }) => {
+      calls.push({ server, tool, args });
+      if (tool === "read_file" && args.path === "missing.txt")
+        return { content: [{ type: "text", text: "no such file: missing.txt" }], structuredContent: null, isError: true, durationMs: 3.2 };
+      if (tool === "list_dir")
+        return {
+          content: [{ type: "text", text: "README.md\nnotes/" }, { type: "image", data: PNG_1X1, mimeType: "image/png" }],
+          structuredContent: { entries: ["README.md", "notes/"] },
+          isError: false,
+          durationMs: 7.9,
+        };
+      return { content: [{ type: "text", text: `${tool} called with ${JSON.stringify(args)}` }], structuredContent: null, isError: false, durationMs: 12.4 };
+    },
+    cancel_tool_call: () => null,
+    read_config: () => ({ path: project.configPath, text: configText, exists: true, hash: `h${hash}` }),
+    check_config: ({ text }) => {
+      const error = jsonError(text);
+      if (error) return { error, servers: [] };
+      const doc = JSON.parse(text);
+      return {
+        error: null,
+        servers: Object.entries(doc.mcpServers ?? {})
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([name, e]) => ({ name, transport: entryTransport(e), error: entryError(name, e), disabled: e?.disabled === true })),
+      };
+    },
+    edit_config: ({ text, edit }) => {
+      const doc = JSON.parse(text);
+      const s = (doc.mcpServers ??= {});
+      if (edit.op === "setServer") {
+        if (edit.previous && edit.previous !== edit.name) delete s[edit.previous];
+        s[edit.name] = edit.entry;
+      } else if (edit.op === "removeServer") delete s[edit.name];
+      else if (edit.op === "setDisabled") s[edit.name].disabled = edit.disabled;
+      return JSON.stringify(doc, null, 2) + "\n";
+    },
+    save_config: ({ text, expectedHash }) => {
+      if (jsonError(text)) throw { code: "invalid-config", message: "not saved: invalid JSON" };
+      if (expectedHash !== null && expectedHash !== `h${hash}`)
+        throw { code: "changed-on-disk", message: ".mcp.json changed on disk since it was loaded" };
+      configText = text;
+      hash++;
+      const doc = JSON.parse(text).mcpServers ?? {};
+      for (const n of [...servers.keys()]) if (!(n in doc)) servers.delete(n);
+      for (const [n, e] of Object.entries(doc)) {
+        const old = servers.get(n);
+        if (!old) addServer(n, e, { status: "awaiting-approval" });
+        else if (JSON.stringify(old.entry) !== JSON.stringify(e)) {
+          old.entry = e;
+          start(n);
+        }
+      }
+      publish();
+      return { path: project.configPath, text: configText, exists: true, hash: `h${hash}` };
+    },
+    open_config_in_editor: () => null,
+  };
+
+  mockIPC(
+    (cmd, args) => {
+      const h = handlers[cmd];
+      if (!h) throw { code: "internal", message: `mock: unknown command ${cmd}` };
+      return h(args ?? {});
+    },
+    { shouldMockEvents: true },
+  );
+
+  window.__mock = {
+    calls,
+    status,
+    emit,
+    pushLog,
+    get configText() {
+      return configText;
+    },
+    /** Changes the file "on disk" behind the app's back. */
+    changeOnDisk(text) {
+      configText = text;
+      hash++;
+      emit("config-changed", { revision: hash, hash: `h${hash}` });
+    },
+    crash(name) {
+      const s = servers.get(name);
+      s.state = { status: "failed", reason: "the server exited with status 3", stderrTail: "fixture: crashing on purpose" };
+      s.restart = { attempt: 1, maxAttempts: 3, retryInMs: 1000, gaveUp: false };
+      pushLog(name, line("host", "warning", "the server crashed; restarting in 1 s (attempt 1 of 3)"));
+      publish();
+    },
+  };
+}

@@ -1,0 +1,215 @@
+// Components against the mock backend (happy-dom).
+
+import { afterEach, describe, expect, test } from "vitest";
+import { flushSync } from "svelte";
+import App from "../App.svelte";
+import StatusBar from "./StatusBar.svelte";
+import ToolPanel from "./ToolPanel.svelte";
+import ToolDetail from "./ToolDetail.svelte";
+import SettingsPane from "./SettingsPane.svelte";
+import { manyTools } from "../lib/backend/mock";
+import type { ServerStatusDto, StatusDto, ToolDto } from "../lib/bindings";
+import { $, render, settle, setup, type } from "../test/render";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function connected(name: string, tools: number): ServerStatusDto {
+  return {
+    name,
+    transport: "stdio",
+    target: name,
+    state: { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1" },
+    restart: null,
+  };
+}
+
+const DEMO_TOOL: ToolDto = {
+  name: "mcp__demo__read_file",
+  server: "demo",
+  tool: "read_file",
+  description: "Reads a file.",
+  inputSchema: {
+    type: "object",
+    properties: { path: { type: "string" }, lines: { type: "integer" }, mode: { enum: ["text", "bytes"] } },
+    required: ["path"],
+  },
+  readOnly: true,
+};
+
+describe("status bar", () => {
+  test("one chip per server, live through events; a click opens the server", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    const r = render(StatusBar, {}, app);
+    cleanups.push(r.destroy);
+    const status: StatusDto = {
+      servers: [
+        connected("demo", 3),
+        { ...connected("slow", 0), state: { status: "starting", phase: "initializing" } },
+        { ...connected("off", 0), state: { status: "disabled" } },
+      ],
+      configError: null,
+    };
+    backend.pushStatus(status);
+    flushSync();
+    const chips = [...r.target.querySelectorAll("[data-testid^=chip-]")].map((c) => c.textContent?.replace(/\s+/g, " ").trim());
+    expect(chips).toEqual(["● demo 3", "○ slow initializing", "⊘ off disabled"]);
+    expect($(r.target, "status-summary").textContent).toBe("1 of 3 connected · 3 tools");
+    $(r.target, "chip-demo").click();
+    expect(app.view).toBe("server");
+    expect(app.selectedServer).toBe("demo");
+  });
+
+  test("a config error is shown and opens the settings", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    const r = render(StatusBar, {}, app);
+    cleanups.push(r.destroy);
+    backend.pushStatus({ servers: [], configError: ".mcp.json:3:4: invalid JSON" });
+    flushSync();
+    $(r.target, "config-error").click();
+    expect(app.view).toBe("settings");
+  });
+});
+
+describe("approval", () => {
+  test("servers awaiting approval open the dialog; approving calls the backend", async () => {
+    const { app, backend } = setup();
+    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    backend.approvalsPending = [
+      { name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: null, envKeys: ["TOKEN"] },
+    ];
+    const r = render(App, { backend, app }, app);
+    cleanups.push(r.destroy);
+    await settle();
+    const dialog = $(r.target, "approval-dialog");
+    expect(dialog.textContent).toContain("harness9 mcp serve");
+    expect(dialog.textContent).toContain("with variables TOKEN");
+    $(r.target, "approve-all").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["approve", ["demo"], true]);
+    expect(r.target.querySelector("[data-testid=approval-dialog]")).toBeNull();
+  });
+
+  test("Esc dismisses the dialog until a new server asks", async () => {
+    const { app, backend } = setup();
+    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    backend.approvalsPending = [{ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [] }];
+    const r = render(App, { backend, app }, app);
+    cleanups.push(r.destroy);
+    await settle();
+    window.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    flushSync();
+    expect(r.target.querySelector("[data-testid=approval-dialog]")).toBeNull();
+    backend.pushStatus(backend.status);
+    await settle();
+    expect(r.target.querySelector("[data-testid=approval-dialog]")).toBeNull();
+  });
+});
+
+describe("tool panel", () => {
+  test("10,000 tools: filtering updates the count and renders only a window of rows", async () => {
+    const { app } = setup();
+    app.tools = manyTools(10_000);
+    const r = render(ToolPanel, { server: null }, app);
+    cleanups.push(r.destroy);
+    expect($(r.target, "tool-count").textContent?.trim()).toBe("10000 tools");
+    expect(r.target.querySelectorAll("[data-testid=tool-row]").length).toBeLessThan(60);
+    type($(r.target, "tool-filter") as HTMLInputElement, "tool_77");
+    expect($(r.target, "tool-count").textContent?.trim()).toBe("111 of 10000 tools");
+    type($(r.target, "tool-filter") as HTMLInputElement, "zzz");
+    expect(r.target.textContent).toContain("No tool matches “zzz”.");
+  });
+
+  test("a server's panel lists only its tools; a click opens the tool", () => {
+    const { app } = setup();
+    app.tools = manyTools(40, 4);
+    const r = render(ToolPanel, { server: "srv2" }, app);
+    cleanups.push(r.destroy);
+    expect($(r.target, "tool-count").textContent?.trim()).toBe("10 tools");
+    const rows = [...r.target.querySelectorAll<HTMLElement>("[data-testid=tool-row]")];
+    expect(rows.every((row) => row.dataset.tool?.startsWith("mcp__srv2__"))).toBe(true);
+    rows[0].click();
+    flushSync();
+    expect(app.selectedTool).toBe("mcp__srv2__tool_2_search");
+    expect($(r.target, "tool-detail").textContent).toContain("mcp__srv2__tool_2_search");
+  });
+});
+
+describe("try a tool", () => {
+  test("the form builds the arguments; the result and duration are shown", async () => {
+    const { app, backend } = setup();
+    app.status = { servers: [connected("demo", 1)], configError: null };
+    app.tools = [DEMO_TOOL];
+    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    cleanups.push(r.destroy);
+    type(r.target.querySelector("[data-field=path]")!, "a.txt");
+    type(r.target.querySelector("[data-field=lines]")!, "10");
+    $(r.target, "run-tool").click();
+    await settle();
+    // The optional enum was left unset, so it is left out.
+    expect(backend.calls.at(-1)).toEqual(["callTool", expect.any(Number), "demo", "read_file", { path: "a.txt", lines: 10 }]);
+    expect($(r.target, "tool-result").textContent).toContain('called with {"path":"a.txt","lines":10}');
+    expect($(r.target, "tool-duration").textContent).toBe("12 ms");
+  });
+
+  test("errors are red and a missing required field never calls the server", async () => {
+    const { app, backend } = setup();
+    app.status = { servers: [connected("demo", 1)], configError: null };
+    backend.toolResult = () => ({ content: [{ type: "text", text: "denied" }], structuredContent: null, isError: true, durationMs: 1 });
+    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    cleanups.push(r.destroy);
+    $(r.target, "run-tool").click();
+    await settle();
+    expect(r.target.textContent).toContain("path: is required");
+    expect(backend.calls).toHaveLength(0);
+    type(r.target.querySelector("[data-field=path]")!, "x");
+    $(r.target, "run-tool").click();
+    await settle();
+    expect(r.target.textContent).toContain("The tool reported an error");
+    expect(r.target.querySelector(".blocks.failed")).not.toBeNull();
+  });
+
+  test("raw JSON arguments are a fallback for any schema", async () => {
+    const { app, backend } = setup();
+    app.status = { servers: [connected("demo", 1)], configError: null };
+    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    cleanups.push(r.destroy);
+    $(r.target, "raw-toggle").click();
+    flushSync();
+    type($(r.target, "raw-args") as HTMLTextAreaElement, '{"path": "b", "extra": [1]}');
+    $(r.target, "run-tool").click();
+    await settle();
+    expect(backend.calls.at(-1)?.[4]).toEqual({ path: "b", extra: [1] });
+  });
+});
+
+describe("settings pane", () => {
+  test("invalid JSON shows line and column and cannot be saved; a valid edit saves", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    const r = render(SettingsPane, {}, app);
+    cleanups.push(r.destroy);
+    await settle(200);
+    expect($(r.target, "config-ok").textContent).toContain("Valid · 0 servers");
+    const editor = r.target.querySelector(".cm-content") as HTMLElement;
+    expect(editor).not.toBeNull();
+
+    // The form adds a server to the text (through the backend's edit), then Save writes it.
+    $(r.target, "add-server").click();
+    flushSync();
+    type($(r.target, "form-name") as HTMLInputElement, "files");
+    type($(r.target, "form-command") as HTMLInputElement, "npx");
+    type($(r.target, "form-args") as HTMLTextAreaElement, "-y\nserver-files");
+    $(r.target, "server-form").dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
+    await settle(200);
+    expect(backend.calls).toContainEqual(["editConfig", { op: "setServer", name: "files", entry: { command: "npx", args: ["-y", "server-files"] }, previous: null }]);
+    expect($(r.target, "dirty")).toBeTruthy();
+    app.saveHandler?.();
+    await settle();
+    expect(JSON.parse(backend.config.text)).toEqual({ mcpServers: { files: { command: "npx", args: ["-y", "server-files"] } } });
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, test } from "vitest";
+import type { ServerStateDto, ServerStatusDto } from "./bindings";
+import { chipInfo, summary } from "./status";
+
+const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = null): ServerStatusDto => ({
+  name: "s",
+  transport: "stdio",
+  target: "s",
+  state,
+  restart,
+});
+
+describe("chips", () => {
+  test("every state has its mark and tone", () => {
+    const got = [
+      server({ status: "connected", tools: 4, protocolVersion: "2025-11-25", serverName: "x", serverVersion: "1" }),
+      server({ status: "starting", phase: "listing-tools" }),
+      server({ status: "failed", reason: "boom", stderrTail: "" }),
+      server({ status: "disabled" }),
+      server({ status: "awaiting-approval" }),
+      server({ status: "stopped" }),
+    ].map((s) => {
+      const c = chipInfo(s);
+      return [c.mark, c.tone, c.label];
+    });
+    expect(got).toEqual([
+      ["●", "ok", "4"],
+      ["○", "warn", "listing tools"],
+      ["✗", "err", "failed"],
+      ["⊘", "off", "disabled"],
+      ["?", "ask", "approve"],
+      ["■", "off", "stopped"],
+    ]);
+  });
+
+  test("a crashed server shows its restart attempts", () => {
+    const c = chipInfo(server({ status: "failed", reason: "exited", stderrTail: "" }, { attempt: 2, maxAttempts: 3, retryInMs: 2000, gaveUp: false }));
+    expect(c.label).toBe("restarting");
+    expect(c.title).toBe("s: failed: exited (restarting in 2 s (2/3))");
+  });
+
+  test("summary counts connected servers and their tools", () => {
+    expect(
+      summary([
+        server({ status: "connected", tools: 1, protocolVersion: "", serverName: "", serverVersion: "" }),
+        server({ status: "stopped" }),
+      ]),
+    ).toBe("1 of 2 connected · 1 tool");
+  });
+});
