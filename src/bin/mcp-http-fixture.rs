@@ -3,7 +3,7 @@
 //!
 //! `mcp-http-fixture [--port N]` binds 127.0.0.1 (port 0 = any free port) and prints its base
 //! URL (`http://127.0.0.1:PORT`) as the first line on stdout. A hand-written HTTP/1.1 server
-//! (keep-alive for plain answers, close-delimited event streams), so every byte on the wire
+//! (keep-alive; event streams are chunked), so every byte on the wire
 //! is under control. The path picks the behaviour:
 //!
 //! | path | behaviour |
@@ -219,15 +219,30 @@ async fn respond(
     w.write_all(&out).await
 }
 
+/// Starts an event stream: chunked, so the connection is kept alive after it ends, like the
+/// servers built on the SDKs.
 async fn sse_head(w: &mut OwnedWriteHalf, extra: &[(&str, String)]) -> std::io::Result<()> {
     let mut head = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n",
     );
     for (k, v) in extra {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
     w.write_all(head.as_bytes()).await
+}
+
+/// Writes one chunk of an event stream.
+async fn sse_send(w: &mut OwnedWriteHalf, bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = format!("{:x}\r\n", bytes.len()).into_bytes();
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+    w.write_all(&out).await
+}
+
+/// Ends an event stream; the connection stays usable.
+async fn sse_end(w: &mut OwnedWriteHalf) -> bool {
+    w.write_all(b"0\r\n\r\n").await.is_ok()
 }
 
 fn event(id: Option<&str>, data: &[u8]) -> Vec<u8> {
@@ -431,9 +446,9 @@ async fn post(
         let resp = handle(state, profile, &body, mtx).await;
         *state.cut_pending.lock().unwrap() = resp;
         let _ = sse_head(w, &extra).await;
-        let _ = w.write_all(b"id: cut-1\nretry: 100\ndata: \n\n").await;
+        let _ = sse_send(w, b"id: cut-1\nretry: 100\ndata: \n\n").await;
         state.note("cut");
-        return false;
+        return sse_end(w).await;
     }
     if !profile.sse() {
         let (mtx, _mrx) = mpsc::unbounded_channel();
@@ -468,9 +483,12 @@ async fn post(
         return false;
     }
     let prime = state.fresh("ev");
-    if w.write_all(format!("id: {prime}\nretry: 1000\ndata: \n\n").as_bytes())
-        .await
-        .is_err()
+    if sse_send(
+        w,
+        format!("id: {prime}\nretry: 1000\ndata: \n\n").as_bytes(),
+    )
+    .await
+    .is_err()
     {
         return false;
     }
@@ -483,7 +501,7 @@ async fn post(
             m = mrx.recv() => {
                 if let Some(m) = m {
                     let id = state.fresh("ev");
-                    if w.write_all(&event(Some(&id), m.to_string().as_bytes())).await.is_err() {
+                    if sse_send(w, &event(Some(&id), m.to_string().as_bytes())).await.is_err() {
                         return false;
                     }
                 }
@@ -491,13 +509,13 @@ async fn post(
             resp = &mut fut => {
                 while let Ok(m) = mrx.try_recv() {
                     let id = state.fresh("ev");
-                    let _ = w.write_all(&event(Some(&id), m.to_string().as_bytes())).await;
+                    let _ = sse_send(w, &event(Some(&id), m.to_string().as_bytes())).await;
                 }
                 if let Some(resp) = resp {
                     let id = state.fresh("ev");
-                    let _ = w.write_all(&event(Some(&id), resp.to_string().as_bytes())).await;
+                    let _ = sse_send(w, &event(Some(&id), resp.to_string().as_bytes())).await;
                 }
-                return false;
+                return sse_end(w).await;
             }
             _ = &mut closed => {
                 state.note("hang-closed");
@@ -541,18 +559,16 @@ async fn get(
             let pending = state.cut_pending.lock().unwrap().take();
             let _ = sse_head(w, &[]).await;
             if let Some(resp) = pending {
-                let _ = w
-                    .write_all(&event(Some("cut-2"), resp.to_string().as_bytes()))
-                    .await;
+                let _ = sse_send(w, &event(Some("cut-2"), resp.to_string().as_bytes())).await;
             }
-            false
+            sse_end(w).await
         }
         Profile::Stream => {
             let _ = sse_head(w, &[]).await;
             let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "logger": "fixture", "data": "hello from the GET stream"}});
             let id = state.fresh("ev");
-            if w.write_all(&event(Some(&id), note.to_string().as_bytes()))
+            if sse_send(w, &event(Some(&id), note.to_string().as_bytes()))
                 .await
                 .is_ok()
             {
@@ -572,11 +588,11 @@ async fn legacy_stream(state: &Arc<State>, w: &mut OwnedWriteHalf) {
         return;
     }
     let first = format!("event: endpoint\ndata: /legacy/messages?session={session}\n\n");
-    if w.write_all(first.as_bytes()).await.is_err() {
+    if sse_send(w, first.as_bytes()).await.is_err() {
         return;
     }
     while let Some(ev) = rx.recv().await {
-        if w.write_all(&ev).await.is_err() {
+        if sse_send(w, &ev).await.is_err() {
             break;
         }
     }
