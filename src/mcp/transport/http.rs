@@ -64,6 +64,9 @@ const AFTER_RESPONSE_GRACE: Duration = Duration::from_millis(500);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The `DELETE` that ends a session on shutdown.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// A POST that only needs an acknowledgement (notification, response, legacy message) may
+/// take this long.
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
 /// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
 pub const TRANSPORT_ERROR_CODE: i64 = -32000;
 
@@ -165,7 +168,9 @@ pub(crate) fn open(
         legacy: Mutex::default(),
         kind: kind.clone(),
     });
-    tokio::spawn(drive(shared.clone(), out_rx, mode));
+    // The driver awaits the handshake inline; closing aborts it with the other tasks.
+    let driver = tokio::spawn(drive(shared.clone(), out_rx, mode));
+    shared.add_background(driver.abort_handle());
     let sender = Arc::new(HttpSender {
         shared,
         queue: out_tx,
@@ -619,8 +624,20 @@ impl Shared {
         let mut retried = false;
         loop {
             let snap = self.snapshot();
-            let resp = match self.post_builder(bytes.clone(), Some(&snap)).send().await {
+            let resp = match self
+                .post_builder(bytes.clone(), Some(&snap))
+                .timeout(ACK_TIMEOUT)
+                .send()
+                .await
+            {
                 Ok(r) => r,
+                Err(e) if e.is_timeout() => {
+                    self.warn(&format!(
+                        "the server did not acknowledge a notification within {} s",
+                        ACK_TIMEOUT.as_secs()
+                    ));
+                    return;
+                }
                 Err(e) => {
                     if !self.is_closing() {
                         self.close_with(describe_send_error(&self.url, &e));

@@ -128,10 +128,22 @@ impl Legacy {
             .request(reqwest::Method::POST, self.endpoint.clone(), None)
             .header(CONTENT_TYPE, "application/json")
             .body(bytes)
+            .timeout(super::http::ACK_TIMEOUT)
             .send()
             .await;
         let resp = match resp {
             Ok(r) => r,
+            Err(e) if e.is_timeout() && !handshake => {
+                let why = format!(
+                    "the server did not accept a message within {} s",
+                    super::http::ACK_TIMEOUT.as_secs()
+                );
+                match id {
+                    Some(id) => shared.fail_request(id, &why),
+                    None => shared.warn(&why),
+                }
+                return;
+            }
             Err(e) => {
                 if !shared.is_closing() {
                     shared.close_with(describe_send_error(&self.endpoint, &e));
