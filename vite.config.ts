@@ -5,6 +5,8 @@ import { svelte } from "@sveltejs/vite-plugin-svelte";
 // ui/dist, which tauri.conf.json embeds. Vitest runs the component tests in happy-dom.
 export default defineConfig({
   root: "ui",
+  // Caches go to the root node_modules (ignored), not ui/node_modules.
+  cacheDir: "../node_modules/.vite",
   plugins: [svelte()],
   clearScreen: false,
   build: {

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::{ConfigError, McpConfig, McpDocument, ServerConfig, TransportConfig};
+use crate::config::{ConfigError, McpConfig, McpDocument, ServerConfig};
 
 /// What a masked value is shown as.
 pub const MASK: &str = "••••••";
@@ -291,9 +291,6 @@ impl ServerEntry {
         view.disabled = cfg.disabled;
         view.startup_timeout_ms = cfg.startup_timeout.as_millis() as u64;
         view.tool_timeout_ms = cfg.tool_timeout.as_millis() as u64;
-        if let TransportConfig::Stdio { .. } = cfg.transport {
-            view.url = None;
-        }
         view
     }
 

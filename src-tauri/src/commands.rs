@@ -43,8 +43,8 @@ pub fn recent_projects() -> Vec<String> {
 }
 
 #[tauri::command]
-pub fn report_painted(state: S<'_>) -> f64 {
-    state.startup.painted()
+pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
+    state.startup.painted(page_ms)
 }
 
 #[tauri::command]

@@ -1,7 +1,7 @@
 //! `mcp-http-fixture`: an MCP server over HTTP that misbehaves on demand, for the tests of
 //! the Streamable HTTP and legacy HTTP+SSE transports and the HTTP benchmark.
 //!
-//! `mcp-http-fixture [--port N]` binds 127.0.0.1 (port 0 = any free port) and prints its base
+//! `mcp-http-fixture [--port N] [--no-journal]` binds 127.0.0.1 (port 0 = any free port) and prints its base
 //! URL (`http://127.0.0.1:PORT`) as the first line on stdout. A hand-written HTTP/1.1 server
 //! (keep-alive; event streams are chunked), so every byte on the wire
 //! is under control. The path picks the behaviour:
@@ -68,6 +68,8 @@ impl Profile {
 
 #[derive(Default)]
 struct State {
+    /// Off for benchmarks (`--no-journal`).
+    journaling: bool,
     journal: Mutex<Vec<Value>>,
     sessions: Mutex<HashMap<String, Profile>>,
     next: AtomicU64,
@@ -108,10 +110,12 @@ impl Request {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mut port = 0u16;
+    let mut journaling = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).unwrap_or(0),
+            "--no-journal" => journaling = false,
             other => {
                 eprintln!("mcp-http-fixture: unknown argument {other}");
                 std::process::exit(2);
@@ -127,7 +131,10 @@ async fn main() {
         let _ = writeln!(out, "http://{addr}");
         let _ = out.flush();
     }
-    let state = Arc::new(State::default());
+    let state = Arc::new(State {
+        journaling,
+        ..State::default()
+    });
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -264,7 +271,7 @@ async fn connection(state: Arc<State>, stream: TcpStream) {
     while let Some(req) = read_request(&mut r).await {
         let body_json: Value = serde_json::from_slice(&req.body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
-        if req.path != "/journal" {
+        if state.journaling && req.path != "/journal" {
             let headers: serde_json::Map<String, Value> = req
                 .headers
                 .iter()

@@ -28,7 +28,12 @@ pub struct Fixture {
 
 impl Fixture {
     pub async fn start() -> Fixture {
+        Fixture::start_with(&[]).await
+    }
+
+    pub async fn start_with(args: &[&str]) -> Fixture {
         let mut child = tokio::process::Command::new(http_fixture_bin())
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
@@ -529,7 +534,7 @@ async fn http_benchmark_scenarios_run_against_the_fixture() {
 #[tokio::test]
 #[ignore]
 async fn http_benchmark_figures() {
-    let f = Fixture::start().await;
+    let f = Fixture::start_with(&["--no-journal"]).await;
     for path in ["/json", "/stream"] {
         let opts = bench_opts(f.url(path), false);
         for name in ["seq_latency", "throughput"] {

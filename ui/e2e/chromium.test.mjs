@@ -151,6 +151,14 @@ describe("the desktop UI against a mocked backend", () => {
     assert.ok(!(await page.evaluate(() => window.__mock.calls.length)));
     await shot(page, "settings-invalid");
 
+    // Unsaved edits survive a visit elsewhere; Esc in the editor does not leave the pane.
+    await page.keyboard.press("Escape");
+    await page.getByTestId("settings").waitFor();
+    await page.getByTestId("nav-tools").click();
+    await page.getByTestId("nav-settings").click();
+    await page.getByTestId("config-problem").waitFor();
+    assert.match(await page.locator(".cm-content").innerText(), /oops/);
+
     // A change on disk while editing is announced, not silently overwritten.
     await page.evaluate((t) => window.__mock.changeOnDisk(t.replace("harness9", "harness9 ")), before);
     await page.getByTestId("disk-changed").waitFor();

@@ -178,7 +178,16 @@ before(async () => {
   mkdirSync(data);
 
   driver = spawn(driverBinary(), ["--port", String(PORT), "--native-port", String(NATIVE_PORT)], {
-    env: { ...process.env, HARNESS9_DATA_DIR: data, HARNESS9_PROJECT: project, HARNESS9_REPORT_STARTUP: "1" },
+    env: {
+      ...process.env,
+      HARNESS9_DATA_DIR: data,
+      HARNESS9_PROJECT: project,
+      HARNESS9_REPORT_STARTUP: "1",
+      // WebKit's storage (the theme setting) stays out of the user's folders too.
+      XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+      XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
+      XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
+    },
     stdio: ["ignore", "inherit", "inherit"],
   });
   // tauri-driver listens before WebKitWebDriver does: wait for both ports.
@@ -199,7 +208,7 @@ after(async () => {
     while (processesIn(project).length && Date.now() < deadline) await sleep(200);
     const left = processesIn(project);
     rmSync(path.dirname(project), { recursive: true, force: true });
-    assert.deepEqual(left, [], "server processes outlived the app");
+    assert.deepEqual(left, [], "server processes outlived the app by 10 s");
   }
 });
 

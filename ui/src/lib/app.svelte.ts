@@ -4,6 +4,7 @@
 import { getContext, setContext } from "svelte";
 import type {
   ApprovalRequestDto,
+  ConfigTextDto,
   ProjectDto,
   ServerStatusDto,
   StatusDto,
@@ -41,8 +42,10 @@ export class AppState {
   approvalOpen = $state(false);
   notices = $state<Notice[]>([]);
   theme = $state<Theme>("system");
-  /** Set by the settings pane while it has unsaved edits; Ctrl/Cmd+S calls it. */
+  /** Set by the settings pane while it is open; Ctrl/Cmd+S calls it. */
   saveHandler: (() => void) | null = null;
+  /** The settings pane's text and what it was loaded from, kept while it is closed. */
+  configDraft: { loaded: ConfigTextDto; text: string } | null = null;
 
   #dismissed = new Set<string>();
   #unlisten: Unlisten[] = [];
@@ -89,6 +92,7 @@ export class AppState {
     this.loading = false;
     if (changed) {
       this.#dismissed.clear();
+      this.configDraft = null;
       this.selectedServer = null;
       this.selectedTool = null;
       this.view = "tools";
@@ -148,7 +152,7 @@ export class AppState {
     this.view = "settings";
   }
 
-  /** Esc: close the innermost open thing. */
+  /** Esc: close the innermost open thing (the settings view is not a panel: it stays). */
   closeTop(): boolean {
     if (this.approvalOpen) {
       this.dismissApprovals();
@@ -158,7 +162,7 @@ export class AppState {
       this.selectedTool = null;
       return true;
     }
-    if (this.view !== "tools") {
+    if (this.view === "server") {
       this.showTools();
       return true;
     }

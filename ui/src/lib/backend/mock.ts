@@ -103,7 +103,7 @@ export class MockBackend implements Backend {
   async recentProjects() {
     return this.project ? [this.project.path] : [];
   }
-  async reportPainted() {
+  async reportPainted(_pageMs: number) {
     return 1;
   }
   async getStatus() {

@@ -46,7 +46,7 @@ export const tauriBackend: Backend = {
   openProject: (path) => call<ProjectDto>("open_project", { path }),
   pickFolder: () => call<string | null>("pick_folder"),
   recentProjects: () => call<string[]>("recent_projects"),
-  reportPainted: () => call<number>("report_painted"),
+  reportPainted: (pageMs) => call<number>("report_painted", { pageMs }),
 
   getStatus: () => call<StatusDto>("get_status"),
   pendingApprovals: () => call<ApprovalRequestDto[]>("pending_approvals"),

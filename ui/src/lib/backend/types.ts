@@ -51,8 +51,11 @@ export interface Backend {
   /** The native folder picker; null when cancelled. */
   pickFolder(): Promise<string | null>;
   recentProjects(): Promise<string[]>;
-  /** Tells the backend the first frame is painted; returns ms since launch. */
-  reportPainted(): Promise<number>;
+  /**
+   * Tells the backend the first frame is painted, `pageMs` after the page started loading;
+   * returns ms since the process started.
+   */
+  reportPainted(pageMs: number): Promise<number>;
 
   getStatus(): Promise<StatusDto>;
   pendingApprovals(): Promise<ApprovalRequestDto[]>;

@@ -1,0 +1,182 @@
+// Desktop figures: how soon the window paints with 20 configured servers, and the idle
+// memory of the app and its WebKit processes. Needs a display (run under Xvfb):
+//
+//   xvfb-run -a -s "-screen 0 1280x800x24" node ui/e2e/figures.mjs [--binary PATH] [--runs N]
+//
+// Each run launches the binary on a temporary project of 20 stdio servers (harness9's own
+// `mcp serve`, approved in a private data folder, so they all start behind the window),
+// reads the app's "window painted N ms after launch" line, waits until every server is up
+// and the app is idle, then sums the memory of the process tree. Prints a JSON summary and
+// writes it to out/desktop-figures.json.
+
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ROOT } from "./serve.mjs";
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const BINARY = path.resolve(opt("--binary", path.join(ROOT, "target", "release", "harness9-desktop")));
+const RUNS = Number(opt("--runs", "5"));
+const SERVERS = 20;
+const IDLE_WAIT_MS = 8000;
+
+if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
+  console.error("figures: no display; run under xvfb-run -a");
+  process.exit(2);
+}
+
+/** What the approval store records for an entry (see src/approval.rs). */
+function fingerprint(kind, entry) {
+  const source = JSON.stringify([kind, entry.command ?? null, entry.args ?? null, entry.url ?? null]);
+  return createHash("sha256").update(source).digest("hex").slice(0, 32);
+}
+
+function makeProject() {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "h9-figures-"));
+  const project = path.join(tmp, "project");
+  const data = path.join(tmp, "data");
+  mkdirSync(project);
+  mkdirSync(data);
+  const servers = {};
+  for (let i = 0; i < SERVERS; i++) servers[`s${String(i).padStart(2, "0")}`] = { command: "harness9", args: ["mcp", "serve", "--project", "."] };
+  writeFileSync(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }, null, 2));
+  writeFileSync(path.join(project, "README.md"), "figures project\n");
+  const approved = Object.fromEntries(Object.entries(servers).map(([n, e]) => [n, fingerprint("stdio", e)]));
+  writeFileSync(path.join(data, "approvals.json"), JSON.stringify({ projects: { [realpathSync(project)]: approved } }));
+  return { tmp, project, data };
+}
+
+function children() {
+  const map = new Map();
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!map.has(ppid)) map.set(ppid, []);
+      map.get(ppid).push(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return map;
+}
+
+function tree(root) {
+  const kids = children();
+  const out = [];
+  const walk = (pid) => {
+    out.push(pid);
+    for (const k of kids.get(pid) ?? []) walk(k);
+  };
+  walk(root);
+  return out;
+}
+
+function memory(pid) {
+  const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  const kb = (file, key) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/${file}`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  };
+  return { pid, comm, rssKb: kb("status", "VmRSS"), pssKb: kb("smaps_rollup", "Pss") };
+}
+
+function group(comm) {
+  if (comm.startsWith("harness9-deskt")) return "app";
+  if (comm.startsWith("WebKitWebProces")) return "webkitWeb";
+  if (comm.startsWith("WebKitNetworkPr")) return "webkitNetwork";
+  if (comm === "harness9") return "mcpServers";
+  return "other";
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function run() {
+  const { tmp, project, data } = makeProject();
+  const started = Date.now();
+  const child = spawn(BINARY, [project], {
+    env: {
+      ...process.env,
+      HARNESS9_DATA_DIR: data,
+      HARNESS9_REPORT_STARTUP: "1",
+      XDG_DATA_HOME: path.join(tmp, "xdg-data"),
+      XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
+      XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  const painted = new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      const m = /window painted (\d+) ms after launch.*/.exec(stderr);
+      if (m) {
+        if (process.env.FIGURES_VERBOSE) console.error(m[0]);
+        resolve(Number(m[1]));
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`the app exited (${code}) before painting:\n${stderr}`)));
+    setTimeout(() => reject(new Error(`no paint within 30 s:\n${stderr}`)), 30_000);
+  });
+  const paintedMs = await painted;
+  // All servers connected: 20 `harness9 mcp serve` children of the app.
+  const deadline = Date.now() + 30_000;
+  let servers = 0;
+  while (Date.now() < deadline) {
+    servers = tree(child.pid).filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "harness9";
+      } catch {
+        return false;
+      }
+    }).length;
+    if (servers >= SERVERS) break;
+    await sleep(200);
+  }
+  const allUpMs = Date.now() - started;
+  await sleep(IDLE_WAIT_MS);
+  const procs = tree(child.pid).map((p) => {
+    try {
+      return memory(p);
+    } catch {
+      return null;
+    }
+  }).filter(Boolean);
+  const sums = {};
+  for (const p of procs) {
+    const g = group(p.comm);
+    sums[g] ??= { processes: 0, rssMb: 0, pssMb: 0 };
+    sums[g].processes++;
+    sums[g].rssMb += p.rssKb / 1024;
+    sums[g].pssMb += p.pssKb / 1024;
+  }
+  for (const g of Object.values(sums)) {
+    g.rssMb = Math.round(g.rssMb);
+    g.pssMb = Math.round(g.pssMb);
+  }
+  child.kill("SIGTERM");
+  await new Promise((r) => child.on("exit", r));
+  rmSync(tmp, { recursive: true, force: true });
+  return { paintedMs, serversRunning: servers, allServersUpMs: allUpMs, memory: sums };
+}
+
+const runs = [];
+for (let i = 0; i < RUNS; i++) runs.push(await run());
+const paints = runs.map((r) => r.paintedMs).sort((a, b) => a - b);
+const summary = {
+  binary: path.relative(ROOT, BINARY),
+  servers: SERVERS,
+  runs: RUNS,
+  paintedMs: { first: runs[0].paintedMs, median: paints[Math.floor(paints.length / 2)], worst: paints.at(-1) },
+  allServersUpMs: runs.map((r) => r.allServersUpMs),
+  idleMemoryLastRun: runs.at(-1).memory,
+};
+mkdirSync(path.join(ROOT, "out"), { recursive: true });
+writeFileSync(path.join(ROOT, "out", "desktop-figures.json"), JSON.stringify(summary, null, 2) + "\n");
+console.log(JSON.stringify(summary, null, 2));
