@@ -27,6 +27,10 @@ use crate::bridge::{
 /// How long closing the app waits for servers to stop.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long the first project's servers wait for the window's first frame before starting
+/// anyway: the window paints first, the servers start right behind it.
+pub const FIRST_PAINT_WAIT: Duration = Duration::from_millis(1500);
+
 /// Lines of a server's output sent when the panel opens.
 pub const LOG_TAIL_LINES: usize = 500;
 
@@ -61,6 +65,7 @@ pub struct Startup {
     before_main: Duration,
     main_started: Instant,
     painted_ms: Mutex<Option<f64>>,
+    painted: tokio::sync::watch::Sender<bool>,
 }
 
 impl Default for Startup {
@@ -69,6 +74,7 @@ impl Default for Startup {
             before_main: process_age().unwrap_or_default(),
             main_started: Instant::now(),
             painted_ms: Mutex::default(),
+            painted: tokio::sync::watch::channel(false).0,
         }
     }
 }
@@ -77,6 +83,7 @@ impl Startup {
     /// Records the first painted frame, `page_ms` after the page began loading (later
     /// calls keep the first figure).
     pub fn painted(&self, page_ms: f64) -> f64 {
+        self.painted.send_replace(true);
         let mut p = self.painted_ms.lock().expect("startup lock");
         *p.get_or_insert_with(|| {
             let ms = (self.before_main + self.main_started.elapsed()).as_secs_f64() * 1000.0;
@@ -93,6 +100,14 @@ impl Startup {
 
     pub fn painted_ms(&self) -> Option<f64> {
         *self.painted_ms.lock().expect("startup lock")
+    }
+
+    /// Resolves once the first frame is painted (or after [`FIRST_PAINT_WAIT`]).
+    fn first_paint(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.painted.subscribe();
+        async move {
+            let _ = tokio::time::timeout(FIRST_PAINT_WAIT, rx.wait_for(|p| *p)).await;
+        }
     }
 }
 
@@ -175,8 +190,10 @@ impl AppState {
             tasks.push(forward_config(app.clone(), w));
         }
         let starter = harness.clone();
+        let painted = self.startup.first_paint();
         tasks.push(
             tokio::spawn(async move {
+                painted.await;
                 starter.start(None).await;
             })
             .abort_handle(),

@@ -520,7 +520,13 @@ async fn post(
                 }
                 if let Some(resp) = resp {
                     let id = state.fresh("ev");
-                    let _ = sse_send(w, &event(Some(&id), resp.to_string().as_bytes())).await;
+                    // The response and the end of the stream in one write, as a fast
+                    // server sends them.
+                    let ev = event(Some(&id), resp.to_string().as_bytes());
+                    let mut out = format!("{:x}\r\n", ev.len()).into_bytes();
+                    out.extend_from_slice(&ev);
+                    out.extend_from_slice(b"\r\n0\r\n\r\n");
+                    return w.write_all(&out).await.is_ok();
                 }
                 return sse_end(w).await;
             }
