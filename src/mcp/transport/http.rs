@@ -975,8 +975,23 @@ impl Shared {
         }
         let mut parser = SseParser::new();
         let mut events: Vec<SseEvent> = Vec::new();
-        loop {
-            let chunk = if end.got_response {
+        // The response, held back until what already arrived after it has been read.
+        let mut held: Option<Vec<u8>> = None;
+        let mut after: Vec<Vec<u8>> = Vec::new();
+        let mut ended = false;
+        while !ended {
+            let chunk = if held.is_some() {
+                // Read only what is already there: when the stream's end is, the connection
+                // goes back to the pool before the caller (woken by the response) sends its
+                // next request, instead of that request opening a new connection.
+                match resp.chunk().now_or_never() {
+                    Some(c) => c,
+                    None => {
+                        Self::flush_held(self, &mut held, &mut after, &mut on_message);
+                        continue;
+                    }
+                }
+            } else if end.got_response {
                 match tokio::time::timeout(AFTER_RESPONSE_GRACE, resp.chunk()).await {
                     Ok(c) => c,
                     Err(_) => break,
@@ -986,10 +1001,10 @@ impl Shared {
             };
             match chunk {
                 Ok(Some(c)) => parser.feed(&c, |e| events.push(e)),
-                Ok(None) => break,
+                Ok(None) => ended = true,
                 Err(e) => {
                     end.error = Some(format!("the stream broke: {}", error_chain(&e)));
-                    break;
+                    ended = true;
                 }
             }
             for ev in events.drain(..) {
@@ -1001,16 +1016,37 @@ impl Shared {
                     continue;
                 }
                 end.events += 1;
-                let is = want.is_some() && response_id(&ev.data).as_deref() == want;
+                let is =
+                    !end.got_response && want.is_some() && response_id(&ev.data).as_deref() == want;
                 if is {
                     end.got_response = true;
+                    held = Some(ev.data);
+                } else if held.is_some() {
+                    after.push(ev.data);
+                } else {
+                    on_message(self, ev.data, false);
                 }
-                on_message(self, ev.data, is);
             }
         }
+        Self::flush_held(self, &mut held, &mut after, &mut on_message);
         end.last_event_id = parser.last_event_id().map(str::to_string);
         end.retry = parser.retry_ms.map(Duration::from_millis);
         end
+    }
+
+    /// Hands over a held-back response and the messages that followed it.
+    fn flush_held(
+        &self,
+        held: &mut Option<Vec<u8>>,
+        after: &mut Vec<Vec<u8>>,
+        on_message: &mut impl FnMut(&Self, Vec<u8>, bool),
+    ) {
+        if let Some(r) = held.take() {
+            on_message(self, r, true);
+        }
+        for m in after.drain(..) {
+            on_message(self, m, false);
+        }
     }
 
     /// Ends the session (DELETE, 405 is fine) and the connection.
