@@ -191,3 +191,64 @@ pub async fn open_config_in_editor(app: AppHandle, state: S<'_>) -> BridgeResult
             )
         })
 }
+
+// ---- the chat pane -----------------------------------------------------------------------
+
+/// The provider and model in use (or what to set), and the conversation so far.
+#[tauri::command]
+pub async fn chat_state(state: S<'_>) -> BridgeResult<ChatStateDto> {
+    let s = state.open_session().await?;
+    s.chat.state(&s.harness, false)
+}
+
+/// Starts a new conversation (the old one stays saved).
+#[tauri::command]
+pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatStateDto> {
+    let s = state.open_session().await?;
+    s.chat.state(&s.harness, true)
+}
+
+/// Sends a message; the turn's events arrive on `channel`.
+#[tauri::command]
+pub async fn chat_send(
+    state: S<'_>,
+    prompt: String,
+    channel: Channel<ChatEventDto>,
+) -> BridgeResult<()> {
+    let s = state.open_session().await?;
+    s.chat.send(&s.harness, prompt, channel)
+}
+
+#[tauri::command]
+pub async fn chat_stop(state: S<'_>) -> BridgeResult<()> {
+    state.open_session().await?.chat.stop();
+    Ok(())
+}
+
+/// Answers an approval card; false when no call waits under `call_id`.
+#[tauri::command]
+pub async fn chat_approve(
+    state: S<'_>,
+    call_id: String,
+    decision: ChatDecisionDto,
+) -> BridgeResult<bool> {
+    Ok(state
+        .open_session()
+        .await?
+        .chat
+        .approve(&call_id, decision.into()))
+}
+
+/// Opens a link from the chat in the user's browser (http and https only).
+#[tauri::command]
+pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(BridgeError::new(
+            ErrorCode::NotFound,
+            format!("only http and https links open: {url}"),
+        ));
+    }
+    app.opener()
+        .open_url(&url, None::<&str>)
+        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {url}: {e}")))
+}

@@ -7,6 +7,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod bridge;
+mod chat;
 mod commands;
 mod recent;
 mod session;
@@ -83,6 +84,12 @@ fn main() {
             commands::edit_config,
             commands::save_config,
             commands::open_config_in_editor,
+            commands::chat_state,
+            commands::chat_new,
+            commands::chat_send,
+            commands::chat_stop,
+            commands::chat_approve,
+            commands::open_url,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

@@ -38,6 +38,8 @@ pub const LOG_TAIL_LINES: usize = 500;
 pub struct Session {
     pub harness: Arc<Harness>,
     pub project: ProjectDto,
+    /// The agent chat over this project's tools.
+    pub chat: crate::chat::Chat,
     _watcher: Option<ConfigWatcher>,
     tasks: Vec<AbortHandle>,
 }
@@ -133,6 +135,10 @@ impl AppState {
         self.session.read().await.clone()
     }
 
+    pub async fn open_session(&self) -> BridgeResult<Arc<Session>> {
+        self.session().await.ok_or_else(BridgeError::no_project)
+    }
+
     pub async fn harness(&self) -> BridgeResult<Arc<Harness>> {
         self.session()
             .await
@@ -201,6 +207,7 @@ impl AppState {
         *slot = Some(Arc::new(Session {
             harness,
             project: project.clone(),
+            chat: crate::chat::Chat::default(),
             _watcher: watcher,
             tasks,
         }));

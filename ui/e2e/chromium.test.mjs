@@ -213,6 +213,48 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("chat: stream, approve a tool call, see its card and the answer; Stop; HTML stays text", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approval-later").click();
+    await page.getByTestId("nav-chat").click();
+    await page.getByTestId("chat").waitFor();
+    assert.match(await page.getByTestId("chat-provider").innerText(), /anthropic · stub-model/);
+    await page.getByTestId("chat-input").fill("What is in the project folder?");
+    await page.getByTestId("chat-input").press("Enter");
+    const card = page.getByTestId("tool-card");
+    await page.waitForSelector("[data-testid=tool-card][data-status=approval]");
+    assert.match(await card.innerText(), /mcp__demo__list_dir/);
+    await page.getByTestId("chat-stop").waitFor();
+    await shot(page, "chat-approval");
+    await page.getByTestId("approve-once").click();
+    await page.waitForSelector("[data-testid=tool-card][data-status=ok]");
+    assert.match(await page.getByTestId("tool-card-duration").innerText(), /4\.2 ms/);
+    await page.getByTestId("chat-send").waitFor();
+    const answer = page.getByTestId("chat-assistant").last();
+    assert.equal(await answer.innerText(), "The folder holds README.md and notes/.");
+    assert.equal(await answer.locator("strong").innerText(), "README.md");
+    assert.deepEqual(await page.evaluate(() => window.__mock.chat.approvals), [{ callId: "call_1", decision: "allow_once" }]);
+    await shot(page, "chat-answer");
+
+    // Stop ends a turn that waits for approval.
+    await page.getByTestId("chat-input").fill("again");
+    await page.getByTestId("chat-send").click();
+    await page.waitForSelector("[data-testid=tool-card][data-status=approval]");
+    await page.getByTestId("chat-stop").click();
+    await page.getByTestId("chat-notice").getByText("Stopped.").waitFor();
+    await page.getByTestId("chat-send").waitFor();
+
+    // Markup from the model is shown as text: no element, no script run, no javascript: link.
+    await page.getByTestId("chat-input").fill("evil");
+    await page.getByTestId("chat-send").click();
+    await page.getByText("<script>window.__pwned=2</script>", { exact: false }).waitFor();
+    await page.getByTestId("chat-send").waitFor();
+    assert.equal(await page.locator("[data-testid=chat] img, [data-testid=chat] script, [data-testid=chat] a").count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   for (const scheme of ["light", "dark"]) {
     test(`screenshots (${scheme})`, async () => {
       const { page, errors } = await open("rich", scheme);

@@ -331,7 +331,80 @@ export function install(mockIPC, scenario) {
       return { path: project.configPath, text: configText, exists: true, hash: `h${hash}` };
     },
     open_config_in_editor: () => null,
+
+    // The chat: a scripted model that lists the folder (after approval) and answers.
+    chat_state: () => chatState(),
+    chat_new: () => {
+      chat.history = [];
+      return chatState();
+    },
+    chat_send: ({ prompt, channel }) => {
+      if (chat.turn) throw { code: "busy", message: "a turn is already running; stop it or wait for it to end" };
+      const turn = { channel, events: [] };
+      chat.turn = turn;
+      chat.history.push({ kind: "user", text: prompt });
+      const send = (e, delay = 20) => setTimeout(() => turn.channel.onmessage(e), delay);
+      send({ type: "turn_start", conversationId: "c1", provider: "anthropic", model: "stub-model" }, 0);
+      send({ type: "model_request", roundTrip: 1, tools: 3 }, 5);
+      if (/evil/.test(prompt)) {
+        send({ type: "text_delta", text: '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> [click](javascript:window.__pwned=3)' }, 10);
+        finish(turn, 30, { status: "completed", answer: "" });
+        return null;
+      }
+      send({ type: "text_delta", text: "Let me look at the folder." }, 10);
+      send({ type: "tool_call_start", callId: "call_1", name: "mcp__demo__list_dir", arguments: {} }, 15);
+      send({ type: "approval_request", callId: "call_1", name: "mcp__demo__list_dir", arguments: {}, readOnly: true }, 20);
+      return null;
+    },
+    chat_stop: () => {
+      if (chat.turn) finish(chat.turn, 0, { status: "stopped" });
+      return null;
+    },
+    chat_approve: ({ callId, decision }) => {
+      const turn = chat.turn;
+      if (!turn || callId !== "call_1") return false;
+      chat.approvals.push({ callId, decision });
+      const send = (e, delay) => setTimeout(() => turn.channel.onmessage(e), delay);
+      const denied = decision === "deny";
+      send(
+        {
+          type: "tool_call_end",
+          callId,
+          name: "mcp__demo__list_dir",
+          arguments: {},
+          status: denied ? "denied" : "ok",
+          durationMs: denied ? 0 : 4.2,
+          error: denied ? "the user denied this call" : null,
+          output: denied ? "the user denied this call" : "README.md\nnotes/",
+          spilled: null,
+        },
+        10,
+      );
+      send({ type: "model_request", roundTrip: 2, tools: 3 }, 15);
+      const answer = denied ? ["I was not allowed to list it."] : ["The folder holds ", "**README.md** and ", "`notes/`."];
+      answer.forEach((text, i) => send({ type: "text_delta", text }, 30 + i * 30));
+      finish(turn, 40 + answer.length * 30, { status: "completed", answer: answer.join("") });
+      return true;
+    },
+    open_url: ({ url }) => {
+      chat.opened.push(url);
+      return null;
+    },
   };
+
+  const chat = { history: [], turn: null, approvals: [], opened: [] };
+
+  function chatState() {
+    return { provider: "anthropic", model: "stub-model", error: null, busy: chat.turn !== null, conversationId: "c1", history: chat.history };
+  }
+
+  function finish(turn, delay, outcome) {
+    setTimeout(() => {
+      if (chat.turn !== turn) return;
+      chat.turn = null;
+      turn.channel.onmessage({ type: "turn_end", outcome, roundTrips: 2, durationMs: 120, usage: { inputTokens: 10, outputTokens: 5 } });
+    }, delay);
+  }
 
   mockIPC(
     (cmd, args) => {
@@ -344,6 +417,7 @@ export function install(mockIPC, scenario) {
 
   window.__mock = {
     calls,
+    chat,
     status,
     emit,
     pushLog,

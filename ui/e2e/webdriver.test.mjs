@@ -4,7 +4,9 @@
 // It opens a temporary copy of examples/demo with a private data folder, approves the
 // demo server, sees its green chip with the tool count, opens it, runs a tool, adds a
 // server in the settings pane and sees its chip, then types invalid JSON and checks that
-// the error is shown and the file on disk is unchanged. Screenshots of each state go to
+// the error is shown and the file on disk is unchanged; last, in the chat, a scripted model
+// (anthropic-stub.mjs) asks for mcp__demo__list_dir, the call is approved on its card, and
+// the card and the streamed answer show. Screenshots of each state go to
 // out/screenshots/webdriver-*.png. The WebDriver client is plain fetch (W3C classic).
 //
 // Env: APP_BINARY (default target/debug/harness9-desktop), TAURI_DRIVER (default
@@ -18,6 +20,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
+import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const SHOTS = path.join(ROOT, "out", "screenshots");
 const APP = path.resolve(process.env.APP_BINARY ?? path.join(ROOT, "target", "debug", "harness9-desktop"));
@@ -80,8 +83,13 @@ class Session {
     }
   }
 
-  click(el) {
-    return this.cmd("POST", `/element/${el}/click`, {});
+  async click(el) {
+    try {
+      return await this.cmd("POST", `/element/${el}/click`, {});
+    } catch (e) {
+      await this.screenshot("failure-click").catch(() => {});
+      throw e;
+    }
   }
 
   type(el, text) {
@@ -161,6 +169,7 @@ let driver;
 let session;
 let project;
 let data;
+let model;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -176,6 +185,7 @@ before(async () => {
   data = path.join(tmp, "data");
   cpSync(path.join(ROOT, "examples", "demo"), project, { recursive: true });
   mkdirSync(data);
+  model = await startAnthropicStub();
 
   driver = spawn(driverBinary(), ["--port", String(PORT), "--native-port", String(NATIVE_PORT)], {
     env: {
@@ -183,6 +193,13 @@ before(async () => {
       HARNESS9_DATA_DIR: data,
       HARNESS9_PROJECT: project,
       HARNESS9_REPORT_STARTUP: "1",
+      // The chat talks to the scripted model (ui/e2e/anthropic-stub.mjs).
+      HARNESS9_PROVIDER: "anthropic",
+      HARNESS9_MODEL: "stub-model",
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "test",
+      OPENAI_API_KEY: "",
+      OPENAI_BASE_URL: "",
       // WebKit's storage (the theme setting) stays out of the user's folders too.
       XDG_DATA_HOME: path.join(tmp, "xdg-data"),
       XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
@@ -202,6 +219,7 @@ before(async () => {
 after(async () => {
   await session?.close().catch(() => {});
   driver?.kill();
+  await model?.close();
   if (project) {
     // The app stops its servers when it quits.
     const deadline = Date.now() + 10_000;
@@ -306,5 +324,34 @@ describe("the desktop app on examples/demo", () => {
     await session.waitFor("[data-testid=tool-duration]", "the read_file result");
     assert.equal(await session.run("return document.documentElement.dataset.theme"), "dark");
     await session.screenshot("7-dark");
+  });
+
+  test("chat: the model asks for a tool, approve it, see its card and the streamed answer", async () => {
+    await session.click(await session.find("[data-testid=nav-chat]"));
+    await session.waitFor("[data-testid=chat-provider]", "the provider", async (el) => /anthropic · stub-model/.test(await session.text(el)));
+    // Enter sends (a notice toast of the settings test may still cover the Send button).
+    await session.type(await session.find("[data-testid=chat-input]"), `What is in the project folder?${KEY.enter}`);
+
+    const card = await session.waitFor("[data-testid=tool-card][data-status=approval]", "the approval card");
+    assert.match(await session.text(card), /mcp__demo__list_dir/);
+    await session.waitFor("[data-testid=chat-stop]", "the Stop button");
+    await session.screenshot("8-chat-approval");
+    await session.click(await session.find("[data-testid=approve-once]"));
+
+    await session.waitFor("[data-testid=tool-card][data-status=ok]", "the tool call to end ok");
+    assert.match(await session.text(await session.find("[data-testid=tool-card-output]")), /README\.md/);
+    assert.match(await session.text(await session.find("[data-testid=tool-card-duration]")), /\d+(\.\d)? ms/);
+    await session.waitFor("[data-testid=chat-send]", "the end of the turn");
+    const answers = await session.findAll("[data-testid=chat-assistant]");
+    const last = answers.at(-1);
+    assert.equal(await session.text(last), ANSWER.join("").replaceAll("**", "").trim());
+    assert.equal(await session.run("return arguments[0].querySelector('strong')?.textContent", { [ELEMENT]: last }), "README.md");
+    await session.screenshot("9-chat-answer");
+
+    // The model got the tool definitions, then the tool's result.
+    assert.equal(model.requests.length, 2);
+    assert.ok(model.requests[0].tools.some((t) => t.name === "mcp__demo__list_dir"));
+    const result = model.requests[1].messages.at(-1).content.find((b) => b.type === "tool_result");
+    assert.match(JSON.stringify(result.content), /README\.md/);
   });
 });

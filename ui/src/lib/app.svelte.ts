@@ -11,8 +11,9 @@ import type {
   ToolDto,
 } from "./bindings";
 import { BackendError, type Backend, type Unlisten } from "./backend/types";
+import { ChatSession } from "./chat.svelte";
 
-export type View = "tools" | "server" | "settings";
+export type View = "tools" | "server" | "settings" | "chat";
 export type Theme = "system" | "light" | "dark";
 
 export interface Notice {
@@ -26,6 +27,8 @@ const CONTEXT_KEY = Symbol("harness9.app");
 
 export class AppState {
   readonly backend: Backend;
+  /** The agent chat of the open project. */
+  readonly chat: ChatSession;
 
   project = $state<ProjectDto | null>(null);
   /** True until the first answer about the open project. */
@@ -54,6 +57,7 @@ export class AppState {
 
   constructor(backend: Backend) {
     this.backend = backend;
+    this.chat = new ChatSession(backend);
     try {
       const t = globalThis.localStorage?.getItem(THEME_KEY);
       if (t === "light" || t === "dark" || t === "system") this.theme = t;
@@ -97,6 +101,7 @@ export class AppState {
       this.selectedTool = null;
       this.view = "tools";
       this.tools = [];
+      this.chat.reset();
     }
     try {
       const [status] = await Promise.all([this.backend.getStatus(), this.refreshTools()]);
@@ -150,6 +155,10 @@ export class AppState {
 
   showSettings(): void {
     this.view = "settings";
+  }
+
+  showChat(): void {
+    this.view = "chat";
   }
 
   /** Esc: close the innermost open thing (the settings view is not a panel: it stays). */

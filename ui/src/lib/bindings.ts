@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
@@ -124,3 +124,33 @@ export type ConfigEditDto = { "op": "setServer", name: string, entry: JsonValue,
  * The entry's name before the edit (`null` for a new server).
  */
 previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
+
+export type ChatEventDto = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, readOnly: boolean, } | { "type": "tool_call_progress", callId: string, progress: number, total: number | null, message: string | null, } | { "type": "tool_call_end", callId: string, name: string, arguments: JsonValue, status: CallStatusDto, durationMs: number, error: string | null, output: string, spilled: string | null, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcomeDto, roundTrips: number, durationMs: number, usage: UsageDto, };
+
+export type CallStatusDto = "ok" | "error" | "timed_out" | "denied" | "cancelled";
+
+export type TurnOutcomeDto = { "status": "completed", answer: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
+
+export type UsageDto = { inputTokens: number, outputTokens: number, };
+
+export type ChatDecisionDto = "allow_once" | "allow_always" | "deny";
+
+export type ChatItemDto = { "kind": "user", text: string, } | { "kind": "assistant", text: string, } | { "kind": "tool", callId: string, name: string, arguments: JsonValue, 
+/**
+ * `null` when the conversation holds no result for the call.
+ */
+output: string | null, isError: boolean, } | { "kind": "notice", text: string, };
+
+export type ChatStateDto = { 
+/**
+ * `anthropic` or `openai`; `null` when no provider is configured.
+ */
+provider: string | null, model: string | null, 
+/**
+ * Why the chat cannot run (what to set), when it cannot.
+ */
+error: string | null, 
+/**
+ * A turn is running (the pane was reopened during one).
+ */
+busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };

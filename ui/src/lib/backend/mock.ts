@@ -3,6 +3,9 @@
 
 import type {
   ApprovalRequestDto,
+  ChatDecisionDto,
+  ChatEventDto,
+  ChatStateDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -63,6 +66,17 @@ export class MockBackend implements Backend {
     isError: false,
     durationMs: 12,
   });
+
+  chat: ChatStateDto = {
+    provider: "anthropic",
+    model: "stub-model",
+    error: null,
+    busy: false,
+    conversationId: "c1",
+    history: [],
+  };
+  /** The running turn's event callback (set by `chatSend`). */
+  chatListener: ((e: ChatEventDto) => void) | null = null;
 
   readonly statusEvents = listeners<StatusDto>();
   readonly toolEvents = listeners<null>();
@@ -189,6 +203,33 @@ export class MockBackend implements Backend {
   }
   async openConfigInEditor() {
     this.#record("openConfigInEditor");
+  }
+  async chatState() {
+    return this.chat;
+  }
+  async chatNew() {
+    this.#record("chatNew");
+    this.chat = { ...this.chat, conversationId: "c2", history: [] };
+    return this.chat;
+  }
+  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void) {
+    this.#record("chatSend", prompt);
+    if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
+    this.chatListener = onEvent;
+  }
+  /** Sends an event of the running turn, as the engine would. */
+  chatEmit(e: ChatEventDto) {
+    this.chatListener?.(e);
+  }
+  async chatStop() {
+    this.#record("chatStop");
+  }
+  async chatApprove(callId: string, decision: ChatDecisionDto) {
+    this.#record("chatApprove", callId, decision);
+    return true;
+  }
+  async openUrl(url: string) {
+    this.#record("openUrl", url);
   }
   onStatus(cb: (s: StatusDto) => void) {
     return this.statusEvents.add(cb);

@@ -5,6 +5,8 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
   ApprovalRequestDto,
+  ChatEventDto,
+  ChatStateDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -75,6 +77,17 @@ export const tauriBackend: Backend = {
   editConfig: (text, edit: ConfigEditDto) => call<string>("edit_config", { text, edit }),
   saveConfig: (text, expectedHash) => call<ConfigTextDto>("save_config", { text, expectedHash }),
   openConfigInEditor: () => call<void>("open_config_in_editor"),
+
+  chatState: () => call<ChatStateDto>("chat_state"),
+  chatNew: () => call<ChatStateDto>("chat_new"),
+  async chatSend(prompt, onEvent) {
+    const channel = new Channel<ChatEventDto>();
+    channel.onmessage = onEvent;
+    await call<void>("chat_send", { prompt, channel });
+  },
+  chatStop: () => call<void>("chat_stop"),
+  chatApprove: (callId, decision) => call<boolean>("chat_approve", { callId, decision }),
+  openUrl: (url) => call<void>("open_url", { url }),
 
   onStatus: (cb) => on<StatusDto>(EVENTS.status, cb),
   onToolsChanged: (cb) => on<null>(EVENTS.toolsChanged, () => cb()),

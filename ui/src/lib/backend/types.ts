@@ -4,6 +4,9 @@
 
 import type {
   ApprovalRequestDto,
+  ChatDecisionDto,
+  ChatEventDto,
+  ChatStateDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -75,6 +78,18 @@ export interface Backend {
   editConfig(text: string, edit: ConfigEditDto): Promise<string>;
   saveConfig(text: string, expectedHash: string | null): Promise<ConfigTextDto>;
   openConfigInEditor(): Promise<void>;
+
+  /** The provider and model (or why there is none) and the project's conversation. */
+  chatState(): Promise<ChatStateDto>;
+  /** Starts a new conversation (the old one stays saved). */
+  chatNew(): Promise<ChatStateDto>;
+  /** Sends a message; the turn's events follow on `onEvent`, `turn_end` last. */
+  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void): Promise<void>;
+  chatStop(): Promise<void>;
+  /** Answers an approval card; false when no call waits under `callId`. */
+  chatApprove(callId: string, decision: ChatDecisionDto): Promise<boolean>;
+  /** Opens an http(s) link in the user's browser. */
+  openUrl(url: string): Promise<void>;
 
   onStatus(cb: (s: StatusDto) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;

@@ -1,0 +1,65 @@
+// A scripted model for the WebDriver test: a local HTTP server speaking the Anthropic
+// Messages API's streaming wire format (POST /v1/messages, server-sent events). The first
+// request of a turn gets a tool call (mcp__demo__list_dir with {}); a request that carries
+// the tool's result gets a text answer streamed in a few pieces. Requests are recorded.
+
+import { createServer } from "node:http";
+
+export const ANSWER = ["The project folder holds ", "**README.md** ", "and more."];
+
+function sse(res, events) {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+  res.end();
+}
+
+function reply(blocks, stop) {
+  const out = [
+    {
+      type: "message_start",
+      message: { id: "msg_stub", type: "message", role: "assistant", model: "stub-model", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } },
+    },
+  ];
+  blocks.forEach((b, index) => {
+    if (b.text) {
+      out.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+      for (const text of b.text) out.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
+    } else {
+      out.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
+      const json = JSON.stringify(b.input);
+      out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, 1) } });
+      out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(1) } });
+    }
+    out.push({ type: "content_block_stop", index });
+  });
+  out.push({ type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 12 } });
+  out.push({ type: "message_stop" });
+  return out;
+}
+
+/** Starts the stub; resolves to { url, requests, close }. */
+export async function startAnthropicStub() {
+  const requests = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method !== "POST" || req.url !== "/v1/messages") {
+        res.writeHead(404, { "content-type": "application/json" }).end('{"type":"error","error":{"type":"not_found_error","message":"not found"}}');
+        return;
+      }
+      const request = JSON.parse(body);
+      requests.push(request);
+      const last = request.messages.at(-1);
+      const answered = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
+      if (answered) sse(res, reply([{ text: ANSWER }], "end_turn"));
+      else sse(res, reply([{ text: ["Let me look."] }, { id: `toolu_${requests.length}`, name: "mcp__demo__list_dir", input: {} }], "tool_use"));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}

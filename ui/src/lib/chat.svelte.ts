@@ -1,0 +1,235 @@
+// The chat pane's state: the project's conversation as entries (prompts, streamed answers,
+// tool cards, notices), folded from the engine's events. One per open project.
+
+import type { CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto } from "./bindings";
+import { BackendError, type Backend } from "./backend/types";
+
+/** A tool call as its card shows it. */
+export interface ToolCard {
+  kind: "tool";
+  id: number;
+  callId: string;
+  name: string;
+  arguments: unknown;
+  /** `running`, `approval` (waiting for the user), or how it ended. */
+  status: "running" | "approval" | CallStatusDto;
+  readOnly: boolean;
+  output: string | null;
+  error: string | null;
+  durationMs: number | null;
+  progress: string | null;
+}
+
+export type ChatEntry =
+  | { kind: "user"; id: number; text: string }
+  | { kind: "assistant"; id: number; text: string }
+  | ToolCard
+  | { kind: "notice"; id: number; text: string; tone: "info" | "error" };
+
+export class ChatSession {
+  readonly backend: Backend;
+  entries = $state<ChatEntry[]>([]);
+  running = $state(false);
+  /** Set once `chatState` answered. */
+  loaded = $state(false);
+  provider = $state<string | null>(null);
+  model = $state<string | null>(null);
+  /** Why the chat cannot run (no provider configured). */
+  error = $state<string | null>(null);
+  /** The provider is being retried: what the engine said. */
+  retry = $state<string | null>(null);
+
+  #id = 0;
+  /** Bumped on reset so that events of an old project's turn are dropped. */
+  #generation = 0;
+
+  constructor(backend: Backend) {
+    this.backend = backend;
+  }
+
+  reset(): void {
+    this.#generation++;
+    this.entries = [];
+    this.running = false;
+    this.loaded = false;
+    this.provider = this.model = this.error = this.retry = null;
+  }
+
+  async load(): Promise<void> {
+    const gen = this.#generation;
+    try {
+      const s = await this.backend.chatState();
+      if (gen === this.#generation) this.#apply(s);
+    } catch (e) {
+      if (gen === this.#generation) this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
+  async newConversation(): Promise<void> {
+    try {
+      this.#apply(await this.backend.chatNew());
+    } catch (e) {
+      this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
+  #apply(s: ChatStateDto): void {
+    this.provider = s.provider;
+    this.model = s.model;
+    this.error = s.error;
+    this.running = s.busy;
+    this.entries = s.history.map((h) => this.#fromHistory(h));
+    this.loaded = true;
+  }
+
+  #fromHistory(h: ChatItemDto): ChatEntry {
+    const id = ++this.#id;
+    switch (h.kind) {
+      case "user":
+      case "assistant":
+        return { kind: h.kind, id, text: h.text };
+      case "notice":
+        return { kind: "notice", id, text: h.text, tone: "info" };
+      case "tool":
+        return {
+          kind: "tool",
+          id,
+          callId: h.callId,
+          name: h.name,
+          arguments: h.arguments,
+          status: h.output === null ? "cancelled" : h.isError ? "error" : "ok",
+          readOnly: false,
+          output: h.output,
+          error: null,
+          durationMs: null,
+          progress: null,
+        };
+    }
+  }
+
+  #note(text: string, tone: "info" | "error"): void {
+    this.entries.push({ kind: "notice", id: ++this.#id, text, tone });
+  }
+
+  async send(prompt: string): Promise<boolean> {
+    const text = prompt.trim();
+    if (!text || this.running) return false;
+    const gen = this.#generation;
+    this.entries.push({ kind: "user", id: ++this.#id, text });
+    this.running = true;
+    this.retry = null;
+    try {
+      await this.backend.chatSend(text, (e) => {
+        if (gen === this.#generation) this.#onEvent(e);
+      });
+      return true;
+    } catch (e) {
+      if (gen !== this.#generation) return false;
+      this.running = false;
+      const err = BackendError.from(e);
+      if (err.code === "not-configured") this.error = err.message;
+      else this.#note(err.message, "error");
+      return false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    try {
+      await this.backend.chatStop();
+    } catch (e) {
+      this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
+  async approve(callId: string, decision: ChatDecisionDto): Promise<void> {
+    const card = this.#card(callId);
+    if (card) card.status = decision === "deny" ? "denied" : "running";
+    try {
+      await this.backend.chatApprove(callId, decision);
+    } catch (e) {
+      this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
+  #card(callId: string): ToolCard | undefined {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i];
+      if (e.kind === "tool" && e.callId === callId) return e;
+    }
+    return undefined;
+  }
+
+  #newCard(callId: string, name: string, args: unknown): ToolCard {
+    this.entries.push({
+      kind: "tool",
+      id: ++this.#id,
+      callId,
+      name,
+      arguments: args,
+      status: "running",
+      readOnly: false,
+      output: null,
+      error: null,
+      durationMs: null,
+      progress: null,
+    });
+    return this.entries[this.entries.length - 1] as ToolCard;
+  }
+
+  #onEvent(e: ChatEventDto): void {
+    switch (e.type) {
+      case "turn_start":
+        this.provider = e.provider;
+        this.model = e.model;
+        this.error = null;
+        break;
+      case "model_request":
+        this.retry = null;
+        break;
+      case "retry":
+        this.retry = `${e.reason}; retrying in ${Math.round(e.delayMs / 100) / 10} s (attempt ${e.attempt})`;
+        break;
+      case "text_delta": {
+        const last = this.entries[this.entries.length - 1];
+        if (last?.kind === "assistant") last.text += e.text;
+        else this.entries.push({ kind: "assistant", id: ++this.#id, text: e.text });
+        break;
+      }
+      case "tool_call_start":
+        if (!this.#card(e.callId)) this.#newCard(e.callId, e.name, e.arguments);
+        break;
+      case "approval_request": {
+        const card = this.#card(e.callId) ?? this.#newCard(e.callId, e.name, e.arguments);
+        card.status = "approval";
+        card.readOnly = e.readOnly;
+        break;
+      }
+      case "tool_call_progress": {
+        const card = this.#card(e.callId);
+        if (card) {
+          const of = e.total !== null ? ` of ${e.total}` : "";
+          card.progress = `${e.progress}${of}${e.message ? `: ${e.message}` : ""}`;
+        }
+        break;
+      }
+      case "tool_call_end": {
+        const card = this.#card(e.callId) ?? this.#newCard(e.callId, e.name, e.arguments);
+        card.status = e.status;
+        card.output = e.output;
+        card.error = e.error;
+        card.durationMs = e.durationMs;
+        card.progress = null;
+        break;
+      }
+      case "notice":
+        this.#note(e.message, "info");
+        break;
+      case "turn_end":
+        this.running = false;
+        this.retry = null;
+        if (e.outcome.status === "stopped") this.#note("Stopped.", "info");
+        else if (e.outcome.status === "failed") this.#note(e.outcome.error, "error");
+        break;
+    }
+  }
+}
