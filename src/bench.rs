@@ -44,7 +44,7 @@ const THROUGHPUT_CALLS: usize = 20_000;
 /// Most calls `throughput` keeps in flight.
 const THROUGHPUT_IN_FLIGHT: usize = 64;
 /// Size of the echo text of `seq_latency` and `throughput`.
-const SMALL_TEXT_BYTES: usize = 64;
+pub(crate) const SMALL_TEXT_BYTES: usize = 64;
 /// Tools the server is asked to list in `big_list`.
 const BIG_LIST_TOOLS: usize = 10_000;
 /// Timed `tools/list` calls of `big_list`.
@@ -461,7 +461,7 @@ fn preview(text: &str) -> String {
 }
 
 /// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails.
-fn small_text(i: usize) -> String {
+pub(crate) fn small_text(i: usize) -> String {
     let mut text = format!("echo {i:012} ");
     let pattern = b"abcdefghijklmnopqrstuvwxyz0123456789";
     let mut k = 0;
@@ -474,21 +474,21 @@ fn small_text(i: usize) -> String {
 }
 
 /// `bytes` bytes of printable ASCII that needs no JSON escaping.
-fn big_text(bytes: usize) -> String {
+pub(crate) fn big_text(bytes: usize) -> String {
     let line = b"The quick brown fox jumps over the lazy dog 0123456789. ";
     let text: Vec<u8> = line.iter().copied().cycle().take(bytes).collect();
     String::from_utf8(text).expect("ASCII")
 }
 
 /// Median, mean and nearest-rank percentiles of one sample.
-struct Stats {
+pub(crate) struct Stats {
     sorted: Vec<f64>,
-    median: f64,
-    mean: f64,
+    pub(crate) median: f64,
+    pub(crate) mean: f64,
 }
 
 impl Stats {
-    fn of(values: &[f64]) -> Stats {
+    pub(crate) fn of(values: &[f64]) -> Stats {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
@@ -506,7 +506,7 @@ impl Stats {
     }
 
     /// Nearest rank: `sorted[ceil(q·n) − 1]`, with `q = percent / 100` computed exactly.
-    fn percentile(&self, percent: usize) -> f64 {
+    pub(crate) fn percentile(&self, percent: usize) -> f64 {
         let n = self.sorted.len();
         if n == 0 {
             return f64::NAN;
@@ -520,7 +520,7 @@ fn to_millis(times: &[Duration]) -> Vec<f64> {
     times.iter().map(|d| d.as_secs_f64() * 1e3).collect()
 }
 
-fn round_to(x: f64, places: i32) -> Value {
+pub(crate) fn round_to(x: f64, places: i32) -> Value {
     let scale = 10f64.powi(places);
     json!((x * scale).round() / scale)
 }
@@ -533,7 +533,7 @@ fn num1(x: f64) -> Value {
     round_to(x, 1)
 }
 
-fn figures<const N: usize>(fields: [(&str, Value); N]) -> Figures {
+pub(crate) fn figures<const N: usize>(fields: [(&str, Value); N]) -> Figures {
     fields
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -541,7 +541,7 @@ fn figures<const N: usize>(fields: [(&str, Value); N]) -> Figures {
 }
 
 /// The JSON line of one scenario.
-fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
+pub fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
     let mut line = Map::new();
     line.insert("schema".into(), json!(SCHEMA));
     line.insert("client".into(), json!("harness9"));
@@ -562,14 +562,14 @@ fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
 }
 
 /// Prints one line to stdout and flushes, so a reader sees each scenario as it ends.
-fn emit(line: &Value) {
+pub(crate) fn emit(line: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }
 
 /// The human-readable summary for stderr.
-fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
+pub(crate) fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
     let mut text = format!(
         "\n{:<14} {:>14} {:<8} details\n",
         "scenario", "value", "unit"

@@ -11,13 +11,14 @@
 //! Output: the same JSON lines (`mcp-bench/1`) on stdout, a table on stderr; the meta line
 //! also names the transport and the URL.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 
+pub use crate::bench::outcome_line;
+use crate::bench::{big_text, emit, figures as fields, round_to as num, small_text, table, Stats};
 use crate::mcp::transport::http::{self, HttpSpec};
 use crate::mcp::{Client, Content, RequestOptions, ServerLog};
 
@@ -33,7 +34,6 @@ const SEQ_CALLS: usize = 2_000;
 const THROUGHPUT_WARMUP: usize = 1_000;
 const THROUGHPUT_CALLS: usize = 20_000;
 const THROUGHPUT_IN_FLIGHT: usize = 64;
-const SMALL_TEXT_BYTES: usize = 64;
 const BIG_RESULT_BYTES: usize = 4 * 1024 * 1024;
 const BIG_RESULT_WARMUP: usize = 1;
 const BIG_RESULT_CALLS: usize = 3;
@@ -329,124 +329,10 @@ async fn checked_echo(client: &Client, text: &str) -> Result<(), String> {
     }
 }
 
-/// A 64-byte ASCII text naming call `i`, so a misrouted answer fails.
-fn small_text(i: usize) -> String {
-    let mut text = format!("echo {i:012} ");
-    let pattern = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut k = 0;
-    while text.len() < SMALL_TEXT_BYTES {
-        text.push(pattern[k % pattern.len()] as char);
-        k += 1;
-    }
-    text.truncate(SMALL_TEXT_BYTES);
-    text
-}
-
-fn big_text(bytes: usize) -> String {
-    let line = b"The quick brown fox jumps over the lazy dog 0123456789. ";
-    String::from_utf8(line.iter().copied().cycle().take(bytes).collect()).expect("ASCII")
-}
-
-struct Stats {
-    sorted: Vec<f64>,
-    median: f64,
-    mean: f64,
-}
-
-impl Stats {
-    fn of(values: &[f64]) -> Stats {
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        let median = match n {
-            0 => f64::NAN,
-            _ if n % 2 == 1 => sorted[n / 2],
-            _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-        };
-        let mean = sorted.iter().sum::<f64>() / n as f64;
-        Stats {
-            sorted,
-            median,
-            mean,
-        }
-    }
-
-    fn percentile(&self, percent: usize) -> f64 {
-        let n = self.sorted.len();
-        if n == 0 {
-            return f64::NAN;
-        }
-        let rank = (percent * n).div_ceil(100).max(1);
-        self.sorted[rank.min(n) - 1]
-    }
-}
-
-fn num(x: f64, places: i32) -> Value {
-    let scale = 10f64.powi(places);
-    json!((x * scale).round() / scale)
-}
-
-fn fields<const N: usize>(f: [(&str, Value); N]) -> Map<String, Value> {
-    f.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
-/// The JSON line of one scenario.
-pub fn outcome_line(name: &str, outcome: &Outcome) -> Value {
-    let mut line = Map::new();
-    line.insert("schema".into(), json!(SCHEMA));
-    line.insert("client".into(), json!("harness9"));
-    line.insert("scenario".into(), json!(name));
-    match outcome {
-        Ok(f) => {
-            line.insert("ok".into(), json!(true));
-            line.extend(f.clone());
-        }
-        Err(e) => {
-            line.insert("ok".into(), json!(false));
-            line.insert("error".into(), json!(e));
-        }
-    }
-    Value::Object(line)
-}
-
-fn emit(line: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-fn table(rows: &[(&str, Outcome)]) -> String {
-    let mut text = format!(
-        "\n{:<14} {:>14} {:<8} details (HTTP)\n",
-        "scenario", "value", "unit"
-    );
-    for (name, outcome) in rows {
-        match outcome {
-            Ok(f) => {
-                let value = f.get("value").and_then(Value::as_f64).unwrap_or(f64::NAN);
-                let unit = f.get("unit").and_then(Value::as_str).unwrap_or("");
-                let details: Vec<String> = f
-                    .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "unit" | "value"))
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                text.push_str(&format!(
-                    "{name:<14} {value:>14.3} {unit:<8} {}\n",
-                    details.join(" ")
-                ));
-            }
-            Err(e) => {
-                let first = e.lines().next().unwrap_or("");
-                text.push_str(&format!("{name:<14} {:>14} {:<8} {first}\n", "FAILED", ""));
-            }
-        }
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::SMALL_TEXT_BYTES;
 
     #[test]
     fn scenario_lists() {
