@@ -219,6 +219,7 @@ impl Bench {
                 .collect(),
             cwd: None,
             path: None,
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
         };
         let log = Arc::new(ServerLog::default());
         let conn = spawn(&spec, log.clone()).map_err(|e| e.to_string())?;

@@ -187,6 +187,7 @@ impl Bench<'_> {
         let spec = HttpSpec {
             url: self.opts.url.clone(),
             headers: self.opts.headers.clone(),
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
         };
         let (conn, _) = http::connect(&spec, log.clone())?;
         Client::connect(conn, "bench", log)

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::approval::ApprovalStore;
 use crate::config::McpConfig;
 use crate::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
@@ -16,6 +15,7 @@ use crate::mcp::{
     StatusSnapshot,
 };
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
+use crate::trust::ApprovalStore;
 use crate::watch::{ConfigWatcher, WatchError};
 
 /// How a front end opens a project.
@@ -345,7 +345,7 @@ impl Harness {
 
     /// Saved conversations of this project, newest first.
     pub fn conversations(&self) -> Vec<crate::engine::ConversationSummary> {
-        crate::engine::Engine::conversations(&crate::approval::data_dir(), &self.project)
+        crate::engine::Engine::conversations(&crate::trust::data_dir(), &self.project)
     }
 }
 

@@ -4,13 +4,13 @@
 //! transports, the client of one server and the manager of all servers; [`tools`] is the
 //! registry every front end and the engine use.
 
-pub mod approval;
 pub mod config;
 pub mod harness;
 pub mod mcp;
 pub mod serve;
 pub mod shell_env;
 pub mod tools;
+pub mod trust;
 pub use harness::{Harness, HarnessOptions};
 pub mod bench;
 pub mod bench_engine;

@@ -10,7 +10,7 @@ pub const RECENT_LIMIT: usize = 10;
 const FILE: &str = "recent-projects.json";
 
 fn store() -> PathBuf {
-    harness9::approval::data_dir().join(FILE)
+    harness9::trust::data_dir().join(FILE)
 }
 
 /// The recent folders that still exist, newest first.

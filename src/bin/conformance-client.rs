@@ -54,6 +54,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let spec = HttpSpec {
         url: url.to_string(),
         headers: Vec::new(),
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
     };
     let (conn, kind) = http::connect(&spec, log.clone())?;
     let client = tokio::time::timeout(

@@ -33,6 +33,16 @@ pub const STARTUP_TIMEOUT_FIELD: &str = "startupTimeoutSec";
 /// `.mcp.json` field (seconds, may be fractional) overriding [`DEFAULT_TOOL_TIMEOUT`].
 pub const TOOL_TIMEOUT_FIELD: &str = "toolTimeoutSec";
 
+/// The largest single message (a stdio line, an HTTP body, an SSE event) read from a
+/// server. A longer one is discarded as it streams in, never buffered past this size.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
+
+/// `.mcp.json` field (bytes) overriding [`DEFAULT_MAX_MESSAGE_BYTES`] for one server.
+pub const MAX_MESSAGE_FIELD: &str = "maxMessageBytes";
+
+/// The smallest accepted [`MAX_MESSAGE_FIELD`]: below this even a handshake does not fit.
+pub const MIN_MAX_MESSAGE_BYTES: usize = 4096;
+
 /// The whole project configuration as read from disk.
 #[derive(Debug, Clone, Default)]
 pub struct McpConfig {
@@ -108,6 +118,8 @@ pub struct ServerConfig {
     pub disabled: bool,
     pub startup_timeout: Duration,
     pub tool_timeout: Duration,
+    /// The per-message limit for this server ([`DEFAULT_MAX_MESSAGE_BYTES`] unless set).
+    pub max_message_bytes: usize,
     /// The entry exactly as written (unexpanded); compared to decide whether a reload must
     /// restart the server, and fingerprinted for approval.
     pub raw: Value,
@@ -302,6 +314,8 @@ fn parse_entry(
         .map_err(|m| fail(m, Some(kind)))?;
     let tool_timeout = duration_field(obj, TOOL_TIMEOUT_FIELD, DEFAULT_TOOL_TIMEOUT)
         .map_err(|m| fail(m, Some(kind)))?;
+    let max_message_bytes = bytes_field(obj, MAX_MESSAGE_FIELD, DEFAULT_MAX_MESSAGE_BYTES)
+        .map_err(|m| fail(m, Some(kind)))?;
 
     Ok(ServerConfig {
         name: name.to_string(),
@@ -309,6 +323,7 @@ fn parse_entry(
         disabled,
         startup_timeout,
         tool_timeout,
+        max_message_bytes,
         raw: entry.clone(),
     })
 }
@@ -453,6 +468,24 @@ fn duration_field(
         },
         Some(other) => Err(format!(
             "\"{key}\" must be a number of seconds, not {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn bytes_field(obj: &Map<String, Value>, key: &str, default: usize) -> Result<usize, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(b) if b >= MIN_MAX_MESSAGE_BYTES as u64 => {
+                Ok(usize::try_from(b).unwrap_or(usize::MAX))
+            }
+            _ => Err(format!(
+                "\"{key}\" must be a whole number of bytes, at least {MIN_MAX_MESSAGE_BYTES}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "\"{key}\" must be a number of bytes, not {}",
             type_name(other)
         )),
     }

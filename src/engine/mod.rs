@@ -120,7 +120,7 @@ impl Default for EngineOptions {
             max_round_trips: DEFAULT_MAX_ROUND_TRIPS,
             tool_timeout: None,
             permissions: PermissionOptions::default(),
-            data_dir: crate::approval::data_dir(),
+            data_dir: crate::trust::data_dir(),
             conversation: ConversationChoice::New,
             spill_limit_chars: spill::DEFAULT_SPILL_LIMIT_CHARS,
             defer_over_tools: toolset::DEFAULT_DEFER_OVER_TOOLS,

@@ -22,9 +22,9 @@ use super::log::{LogSource, ServerLog};
 use super::transport::http::{self, HttpSpec, TransportKind};
 use super::transport::stdio::{self, StdioSpec};
 use super::transport::{sse, Connection, TransportSender};
-use crate::approval::ApprovalStore;
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::tools::ToolRegistry;
+use crate::trust::ApprovalStore;
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -653,6 +653,7 @@ impl Manager {
                     env: env.clone(),
                     cwd: cwd.or_else(|| Some(self.inner.project.clone())),
                     path: self.inner.path_for_children.clone(),
+                    max_message_bytes: cfg.max_message_bytes,
                 };
                 stdio::spawn(&spec, log)
                     .map(|c| (c, None))
@@ -662,6 +663,7 @@ impl Manager {
                 let spec = HttpSpec {
                     url: url.clone(),
                     headers: headers.clone(),
+                    max_message_bytes: cfg.max_message_bytes,
                 };
                 http::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }
@@ -669,6 +671,7 @@ impl Manager {
                 let spec = HttpSpec {
                     url: url.clone(),
                     headers: headers.clone(),
+                    max_message_bytes: cfg.max_message_bytes,
                 };
                 sse::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness9::approval::ApprovalStore;
 use harness9::config::McpConfig;
 use harness9::mcp::transport::stdio::{self, StdioSpec};
 use harness9::mcp::{ApprovalPolicy, Client, Manager, ManagerOptions, ServerLog, ServerState};
 use harness9::tools::ToolRegistry;
+use harness9::trust::ApprovalStore;
 use serde_json::Value;
 
 pub fn fixture_bin() -> &'static str {
@@ -68,6 +68,7 @@ pub async fn spawn_client(
             .collect(),
         cwd: None,
         path: None,
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
     };
     let conn = stdio::spawn(&spec, log.clone()).expect("spawn");
     let client = tokio::time::timeout(

@@ -76,6 +76,8 @@ pub struct HttpSpec {
     pub url: String,
     /// From `.mcp.json`, `${VAR}` expanded; sent on every request, never shown.
     pub headers: Vec<(String, String)>,
+    /// The largest body or SSE event read (see [`crate::config::DEFAULT_MAX_MESSAGE_BYTES`]).
+    pub max_message_bytes: usize,
 }
 
 impl std::fmt::Debug for HttpSpec {
@@ -1314,6 +1316,7 @@ mod tests {
         let spec = HttpSpec {
             url: "http://x/".into(),
             headers: vec![("Authorization".into(), "Bearer SECRET-123".into())],
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
         };
         assert!(!format!("{spec:?}").contains("SECRET"));
         let map = config_headers(&spec.headers).unwrap();

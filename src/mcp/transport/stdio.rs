@@ -58,6 +58,8 @@ pub struct StdioSpec {
     pub cwd: Option<PathBuf>,
     /// PATH to give the child when `env` does not set one (e.g. the login shell's).
     pub path: Option<OsString>,
+    /// The longest line read from the child (see [`crate::config::DEFAULT_MAX_MESSAGE_BYTES`]).
+    pub max_message_bytes: usize,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
