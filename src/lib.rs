@@ -8,7 +8,7 @@ pub mod config;
 pub mod harness;
 pub mod mcp;
 pub mod serve;
-pub mod shell_env;
+pub use mcp::transport::stdio::shell_env;
 pub mod tools;
 pub mod trust;
 pub use harness::{Harness, HarnessOptions};

@@ -17,6 +17,9 @@ use futures::future::BoxFuture;
 pub enum TransportError {
     #[error("the connection to the server is closed")]
     Closed,
+    /// The server stopped reading its input (stdio): the write queue is full.
+    #[error("the server is not reading its input ({queued} bytes are waiting to be written); restart the server")]
+    Backlog { queued: usize },
 }
 
 /// What the receiving half yields.
