@@ -4,7 +4,9 @@
 //! It speaks newline-delimited JSON-RPC 2.0 on stdin/stdout, implements the legacy
 //! MCP lifecycle (`initialize`, `ping`, `tools/list`, `tools/call`) with a fixed set
 //! of test tools, and can be told to misbehave with command-line flags (garbage on
-//! stdout, no `initialize` answer, cursor loops, stderr floods, ...).
+//! stdout, no `initialize` answer, cursor loops, stderr floods, ...): `--grandchild`
+//! leaves a `sleep` holding stdout; `--stderr-blank-flood N` writes N empty stderr lines
+//! and `--stdout-garbage N` N bytes without a newline on stdout before serving.
 //!
 //! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools and
 //! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer.
@@ -54,6 +56,9 @@ struct Config {
     messy_names: bool,
     exit_at_once: Option<String>,
     stderr_flood: u64,
+    stderr_blank_flood: u64,
+    stdout_garbage: u64,
+    grandchild: bool,
     pages: usize,
     protocol_version: Option<String>,
     synthetic_tools: usize,
@@ -77,6 +82,13 @@ impl Config {
                 "--messy-names" => cfg.messy_names = true,
                 "--exit-at-once" => cfg.exit_at_once = Some(flag_value(&mut args, &flag)),
                 "--stderr-flood" => cfg.stderr_flood = parse_number(&flag_value(&mut args, &flag)),
+                "--stderr-blank-flood" => {
+                    cfg.stderr_blank_flood = parse_number(&flag_value(&mut args, &flag))
+                }
+                "--stdout-garbage" => {
+                    cfg.stdout_garbage = parse_number(&flag_value(&mut args, &flag))
+                }
+                "--grandchild" => cfg.grandchild = true,
                 "--pages" => cfg.pages = parse_number(&flag_value(&mut args, &flag)) as usize,
                 "--protocol-version" => cfg.protocol_version = Some(flag_value(&mut args, &flag)),
                 other => usage_error(&format!("unknown argument `{other}`")),
@@ -715,6 +727,29 @@ fn spawn_stderr_flood(bytes: u64) {
     });
 }
 
+/// Starts `sleep` as a child that inherits stdout and stderr and outlives this server
+/// (a wrapper's leftover child).
+fn spawn_grandchild() {
+    if let Err(e) = process::Command::new("sleep").arg("600").spawn() {
+        eprintln!("mcp-fixture: cannot start the grandchild: {e}");
+    }
+}
+
+/// Writes `bytes` bytes of text without any newline to stdout, before anything else.
+fn write_stdout_garbage(bytes: u64) {
+    let mut w = io::stdout().lock();
+    let chunk = [b'x'; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64);
+        if w.write_all(&chunk[..n as usize]).is_err() {
+            return;
+        }
+        left -= n;
+    }
+    let _ = w.flush();
+}
+
 fn serve(server: &mut Server) -> ! {
     let shared = Arc::clone(&server.out);
     let mut reader = BufReader::with_capacity(1 << 20, io::stdin().lock());
@@ -751,6 +786,25 @@ fn main() {
     }
     if cfg.stderr_flood > 0 {
         spawn_stderr_flood(cfg.stderr_flood);
+    }
+    if cfg.grandchild {
+        spawn_grandchild();
+    }
+    if cfg.stderr_blank_flood > 0 {
+        let mut err = BufWriter::with_capacity(64 * 1024, io::stderr());
+        let blank = [b'\n'; 4096];
+        let mut left = cfg.stderr_blank_flood;
+        while left > 0 {
+            let n = left.min(blank.len() as u64);
+            if err.write_all(&blank[..n as usize]).is_err() {
+                break;
+            }
+            left -= n;
+        }
+        let _ = err.flush();
+    }
+    if cfg.stdout_garbage > 0 {
+        write_stdout_garbage(cfg.stdout_garbage);
     }
     let mut out = Out {
         w: BufWriter::with_capacity(1 << 20, io::stdout()),

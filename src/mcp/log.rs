@@ -1,5 +1,6 @@
 //! Per-server ring buffer of recent output: the child's stderr, log notifications and
-//! skipped stdout noise. Bounded in bytes, so a flooding server cannot grow it; live
+//! skipped stdout noise. Bounded in lines and bytes (each line counts a fixed overhead,
+//! so a flood of empty lines is bounded too), so a flooding server cannot grow it; live
 //! followers get a broadcast that never blocks the writer.
 
 use std::collections::VecDeque;
@@ -11,6 +12,12 @@ use tokio::sync::broadcast;
 
 /// Bytes of recent output kept per server.
 pub const LOG_CAPACITY_BYTES: usize = 256 * 1024;
+
+/// Lines of recent output kept per server (empty lines count).
+pub const LOG_CAPACITY_LINES: usize = 2000;
+
+/// Bytes each kept line counts for beyond its text (so empty lines are not free).
+const LINE_OVERHEAD: usize = 64;
 
 /// Longest line kept; longer ones are cut (the rest is dropped, and the cut is marked).
 pub const LOG_MAX_LINE: usize = 4096;
@@ -81,11 +88,11 @@ impl ServerLog {
         };
         {
             let mut ring = self.lines.lock().expect("log lock");
-            ring.bytes += line.text.len();
+            ring.bytes += line.text.len() + LINE_OVERHEAD;
             ring.lines.push_back(line.clone());
-            while ring.bytes > LOG_CAPACITY_BYTES {
+            while ring.bytes > LOG_CAPACITY_BYTES || ring.lines.len() > LOG_CAPACITY_LINES {
                 match ring.lines.pop_front() {
-                    Some(old) => ring.bytes -= old.text.len(),
+                    Some(old) => ring.bytes -= old.text.len() + LINE_OVERHEAD,
                     None => break,
                 }
             }

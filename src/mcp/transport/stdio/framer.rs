@@ -36,8 +36,9 @@ pub enum Frame {
     Message(Vec<u8>),
     /// A non-JSON line (cut to [`NOISE_PREFIX`] bytes); `len` is its full length.
     Noise { prefix: Vec<u8>, len: u64 },
-    /// A JSON line longer than the limit, discarded. `id` is its JSON-RPC id as written
-    /// (e.g. `7` or `"a"`) when it was found in the first [`ID_WINDOW`] bytes.
+    /// A line that passed the limit, yielded as soon as it did; the rest of it is skipped
+    /// as it arrives. `id` is its JSON-RPC id as written (e.g. `7` or `"a"`) when it is a
+    /// JSON line whose first [`ID_WINDOW`] bytes show one; `len` is the bytes seen so far.
     TooLong { id: Option<String>, len: u64 },
     /// End of input. A final line without a newline was yielded before.
     Eof,
@@ -51,8 +52,8 @@ enum Mode {
     Json,
     /// Skipping a noise line (the prefix is in `line`).
     Noise,
-    /// Skipping an oversized message (its head is in `line`).
-    TooLong,
+    /// Skipping the rest of a line that passed the limit (already reported).
+    Skip,
 }
 
 /// Splits a byte stream into lines of at most `max` bytes. See the module docs.
@@ -112,9 +113,15 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (chunk.len(), false),
             };
             let piece = &chunk[..if end { take - 1 } else { take }];
-            self.st.absorb(piece);
+            let over = self.st.absorb(piece);
             self.inner.consume(take);
             self.consumed += take as u64;
+            if let Some(frame) = over {
+                if end {
+                    self.st.finish();
+                }
+                return Ok(frame);
+            }
             if end {
                 if let Some(frame) = self.st.finish() {
                     return Ok(frame);
@@ -125,13 +132,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 }
 
 impl State {
-    /// Adds a piece of the current line (no newline in it).
-    fn absorb(&mut self, mut piece: &[u8]) {
+    /// Adds a piece of the current line (no newline in it); yields the line as too long
+    /// when this piece takes it past the limit.
+    fn absorb(&mut self, mut piece: &[u8]) -> Option<Frame> {
         self.len += piece.len() as u64;
         if self.mode == Mode::Start {
-            let Some(first) = piece.iter().position(|b| !b.is_ascii_whitespace()) else {
-                return;
-            };
+            let first = piece.iter().position(|b| !b.is_ascii_whitespace())?;
             piece = &piece[first..];
             self.mode = if matches!(piece[0], b'{' | b'[') {
                 Mode::Json
@@ -139,25 +145,30 @@ impl State {
                 Mode::Noise
             };
         }
-        match self.mode {
-            Mode::Start => {}
+        let id = match self.mode {
+            Mode::Start | Mode::Skip => return None,
             Mode::Json => {
+                // Room for a trailing `\r` or spaces, trimmed at the end of the line.
                 if self.line.len() + piece.len() <= self.max.saturating_add(2) {
                     self.line.extend_from_slice(piece);
-                } else {
-                    let room = ID_WINDOW.saturating_sub(self.line.len());
-                    self.line.extend_from_slice(&piece[..room.min(piece.len())]);
-                    self.line.truncate(ID_WINDOW);
-                    self.line.shrink_to(ID_WINDOW);
-                    self.mode = Mode::TooLong;
+                    return None;
                 }
+                let room = ID_WINDOW.saturating_sub(self.line.len());
+                self.line.extend_from_slice(&piece[..room.min(piece.len())]);
+                find_id(&self.line[..ID_WINDOW.min(self.line.len())])
             }
             Mode::Noise => {
                 let room = NOISE_PREFIX.saturating_sub(self.line.len());
                 self.line.extend_from_slice(&piece[..room.min(piece.len())]);
+                if self.len <= self.max as u64 {
+                    return None;
+                }
+                None // noise has no id
             }
-            Mode::TooLong => {}
-        }
+        };
+        self.mode = Mode::Skip;
+        self.line = Vec::with_capacity(4096);
+        Some(Frame::TooLong { id, len: self.len })
     }
 
     /// Ends the current line; `None` for a blank one.
@@ -165,7 +176,7 @@ impl State {
         let mode = std::mem::replace(&mut self.mode, Mode::Start);
         let len = std::mem::take(&mut self.len);
         match mode {
-            Mode::Start => {
+            Mode::Start | Mode::Skip => {
                 self.line.clear();
                 None
             }
@@ -201,11 +212,6 @@ impl State {
                 }
                 self.line = Vec::with_capacity(4096);
                 Some(Frame::Noise { prefix, len })
-            }
-            Mode::TooLong => {
-                let id = find_id(&self.line);
-                self.line = Vec::with_capacity(4096);
-                Some(Frame::TooLong { id, len })
             }
         }
     }
@@ -274,7 +280,7 @@ mod tests {
                 },
                 Frame::TooLong {
                     id: Some("7".into()),
-                    len: 31
+                    len: 30
                 },
                 Frame::Message(b"[1]".to_vec()),
             ]
@@ -283,17 +289,14 @@ mod tests {
 
     #[test]
     fn noise_without_newline_is_not_buffered() {
-        let input = vec![b'x'; 1 << 20];
-        let mut r = LineReader::new(&input[..], 100);
+        let mut input = vec![b'x'; 1 << 20];
+        input.extend_from_slice(b"\n{}\n");
+        let mut r = LineReader::new(&input[..], 1000);
         let f = futures::executor::block_on(r.next_frame()).unwrap();
-        assert_eq!(
-            f,
-            Frame::Noise {
-                prefix: vec![b'x'; NOISE_PREFIX],
-                len: 1 << 20
-            }
-        );
+        assert!(matches!(f, Frame::TooLong { id: None, len } if len > 1000));
         assert!(r.st.line.capacity() <= 2 * NOISE_PREFIX);
+        let f = futures::executor::block_on(r.next_frame()).unwrap();
+        assert_eq!(f, Frame::Message(b"{}".to_vec()));
     }
 
     #[test]

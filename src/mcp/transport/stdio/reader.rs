@@ -96,8 +96,8 @@ impl TransportReceiver for StdioReceiver {
                             &format!("skipped non-JSON stdout line: {text}{more}"),
                         );
                     }
-                    Ok(Frame::TooLong { id, len }) => {
-                        let error = too_long(len, self.max_message_bytes);
+                    Ok(Frame::TooLong { id, len: _ }) => {
+                        let error = too_long(self.max_message_bytes);
                         self.log.push(LogSource::Host, "error", &error);
                         match id {
                             Some(id) => return Inbound::Message(error_response(&id, &error)),
@@ -112,11 +112,10 @@ impl TransportReceiver for StdioReceiver {
 }
 
 /// The error for a message over the limit; names the setting to change.
-pub fn too_long(len: u64, max: usize) -> String {
+pub fn too_long(max: usize) -> String {
     format!(
-        "the server sent a message of {len} bytes, over the limit of {max} bytes; it was \
-         discarded. Raise \"maxMessageBytes\" for this server in .mcp.json if such messages \
-         are expected"
+        "the server sent a message longer than the limit of {max} bytes; it was discarded. \
+         Raise \"maxMessageBytes\" for this server in .mcp.json if such messages are expected"
     )
 }
 

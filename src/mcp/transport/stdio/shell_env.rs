@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -51,32 +52,41 @@ fn ask_shell(shell: &str) -> Option<OsString> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
         .ok()?;
+    let pgid = child.id() as i32;
     let mut out = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut s = String::new();
         let _ = out.read_to_string(&mut s);
-        s
+        let _ = tx.send(s);
     });
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < LOGIN_SHELL_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                tracing::warn!(
-                    "the login shell {shell} did not print PATH within {LOGIN_SHELL_TIMEOUT:?}"
-                );
-                return None;
-            }
+    // The output is complete at end of file, which a child the shell left behind may
+    // delay forever; so the wait is bounded, and the shell's group ends either way.
+    let deadline = Instant::now() + LOGIN_SHELL_TIMEOUT;
+    let mut text = Err(std::sync::mpsc::RecvTimeoutError::Timeout);
+    while Instant::now() < deadline {
+        text = rx.recv_timeout(Duration::from_millis(10));
+        if text.is_ok() {
+            break;
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            // The shell is done: whatever it left behind goes, which ends the output.
+            // SAFETY: killpg has no memory-safety preconditions.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            text = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+            break;
         }
     }
-    let text = reader.join().ok()?;
+    // SAFETY: killpg has no memory-safety preconditions.
+    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    let _ = child.wait();
+    let Ok(text) = text else {
+        tracing::warn!("the login shell {shell} did not print PATH within {LOGIN_SHELL_TIMEOUT:?}");
+        return None;
+    };
     let start = text.find(MARK)? + MARK.len();
     let end = start + text[start..].find(MARK)?;
     let path = &text[start..end];
