@@ -1,6 +1,7 @@
 //! Shared helpers for the integration suite.
 
 mod cli;
+mod containment;
 mod engine;
 mod fixture_client;
 mod hot_reload;
