@@ -25,7 +25,8 @@ use crate::bridge::{
 };
 
 /// How long closing the app waits for servers to stop.
-pub const SHUTDOWN_TIMEOUT: Duration = harness9::mcp::transport::stdio::CLOSE_DEADLINE.saturating_add(Duration::from_secs(1));
+pub const SHUTDOWN_TIMEOUT: Duration =
+    harness9::mcp::transport::stdio::CLOSE_DEADLINE.saturating_add(Duration::from_secs(1));
 
 /// How long the first project's servers wait for the window's first frame before starting
 /// anyway: the window paints first, the servers start right behind it.

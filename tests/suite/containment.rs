@@ -32,7 +32,13 @@ fn marked(mark: &str) -> Vec<u32> {
             continue;
         };
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(true);
         if !zombie && env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
             pids.push(pid);
@@ -68,7 +74,8 @@ fn cli_child(p: &Project, args: &[&str]) -> Child {
 
 /// The peak resident set of a running process, in KiB.
 fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
+    let status =
+        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
@@ -105,13 +112,19 @@ fn kill_9_of_the_cli_leaves_no_process_even_behind_a_wrapper_that_ignores_sigter
     let p = Project::new(&json!({"mcpServers": {
         "fx": {"command": "sh", "args": ["-c", script], "env": {"H9_MARK": mark}}
     }}));
-    let mut cli = cli_child(&p, &["mcp", "call", "fx", "sleep", r#"{"ms": 60000}"#, "--yes"]);
+    let mut cli = cli_child(
+        &p,
+        &["mcp", "call", "fx", "sleep", r#"{"ms": 60000}"#, "--yes"],
+    );
     // Wait for the wrapper and the server to run, and the call to be under way.
     let start = Instant::now();
     while marked(&mark).len() < 2 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(marked(&mark).len() >= 2, "the wrapper and server did not start");
+    assert!(
+        marked(&mark).len() >= 2,
+        "the wrapper and server did not start"
+    );
     std::thread::sleep(Duration::from_millis(500));
     cli.kill().unwrap(); // SIGKILL
     cli.wait().unwrap();
@@ -129,7 +142,10 @@ fn floods_and_garbage_do_not_grow_memory() {
             "env": {"H9_MARK": mark}
         }
     }}));
-    let cli = cli_child(&p, &["mcp", "call", "fx", "echo", r#"{"text": "hi"}"#, "--yes"]);
+    let cli = cli_child(
+        &p,
+        &["mcp", "call", "fx", "echo", r#"{"text": "hi"}"#, "--yes"],
+    );
     let pid = cli.id();
     let sampler = std::thread::spawn(move || {
         let mut peak = 0;
