@@ -24,7 +24,8 @@ use crate::bridge::{
     ProjectDto, StatusDto, ToolRunDto,
 };
 
-/// How long closing the app waits for servers to stop.
+/// How long closing the app waits for servers to stop: the whole stdio close sequence
+/// (stdin close, SIGTERM, SIGKILL) plus a margin.
 pub const SHUTDOWN_TIMEOUT: Duration =
     harness9::mcp::transport::stdio::CLOSE_DEADLINE.saturating_add(Duration::from_secs(1));
 
