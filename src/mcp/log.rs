@@ -130,3 +130,23 @@ impl ServerLog {
         self.live.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_lines_are_bounded_too() {
+        let log = ServerLog::default();
+        for _ in 0..3 * LOG_CAPACITY_LINES {
+            log.push(LogSource::Stderr, "", "");
+        }
+        assert_eq!(log.tail(usize::MAX).len(), LOG_CAPACITY_LINES);
+        let long = "x".repeat(LOG_MAX_LINE);
+        for _ in 0..LOG_CAPACITY_LINES {
+            log.push(LogSource::Stderr, "", &long);
+        }
+        let kept: usize = log.tail(usize::MAX).iter().map(|l| l.text.len()).sum();
+        assert!(kept <= LOG_CAPACITY_BYTES, "{kept}");
+    }
+}

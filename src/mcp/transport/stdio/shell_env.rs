@@ -111,3 +111,29 @@ pub fn resolve_command(command: &str) -> String {
         })
         .unwrap_or_else(|| command.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_left_holding_the_output_does_not_delay_the_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let shell = dir.path().join("shell");
+        std::fs::write(
+            &shell,
+            format!("#!/bin/sh\nsleep 30 &\nprintf '{MARK}/from/shell{MARK}'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let start = Instant::now();
+        let path = ask_shell(shell.to_str().unwrap());
+        assert_eq!(path, Some(OsString::from("/from/shell")));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+}
