@@ -42,6 +42,7 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
+use super::http_limits::{self, BodyError};
 use super::sse::Legacy;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
@@ -144,6 +145,7 @@ pub(crate) fn open(
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+        .redirect(http_limits::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
     let (in_tx, in_rx) = mpsc::unbounded_channel();
@@ -157,6 +159,7 @@ pub(crate) fn open(
         url,
         headers,
         has_auth_header,
+        max_message_bytes: spec.max_message_bytes,
         inbound: in_tx,
         log,
         closed: AtomicBool::new(false),
@@ -218,6 +221,8 @@ pub(crate) struct Shared {
     pub(crate) url: Url,
     headers: HeaderMap,
     has_auth_header: bool,
+    /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
+    pub(crate) max_message_bytes: usize,
     inbound: mpsc::UnboundedSender<Inbound>,
     pub(crate) log: Arc<ServerLog>,
     closed: AtomicBool,
@@ -432,6 +437,8 @@ struct AnswerEnd {
     retry: Option<Duration>,
     /// The stream broke with an error rather than ending.
     error: Option<String>,
+    /// A message passed the size limit (`error` says so); the answer was abandoned.
+    too_large: bool,
 }
 
 impl Shared {
@@ -658,7 +665,7 @@ impl Shared {
             }
             if status.is_success() {
                 // Drain the (normally empty) body so the connection can be reused.
-                let _ = resp.bytes().await;
+                http_limits::drain_ack(resp).await;
             } else {
                 let reason = describe_status(&self, resp).await;
                 self.warn(&format!("a notification was not accepted: {reason}"));
@@ -714,12 +721,12 @@ impl Shared {
             let end = self
                 .read_answer(resp, Some(&id), |this, msg, _| this.deliver(msg, Some(&id)))
                 .await;
-            if end.got_response || !sse {
+            if end.got_response || !sse || end.too_large {
                 if !end.got_response {
-                    self.fail_request(
-                        &id,
-                        "the server answered the request without a JSON-RPC response",
-                    );
+                    let why = end.error.unwrap_or_else(|| {
+                        "the server answered the request without a JSON-RPC response".into()
+                    });
+                    self.fail_request(&id, &why);
                 }
                 return;
             }
@@ -790,6 +797,11 @@ impl Shared {
                 .read_answer(resp, Some(id), |this, msg, _| this.deliver(msg, Some(id)))
                 .await;
             if end.got_response {
+                return;
+            }
+            if end.too_large {
+                let why = end.error.unwrap_or_default();
+                self.fail_request(id, &why);
                 return;
             }
             if end.events == 0 {
@@ -959,9 +971,10 @@ impl Shared {
             last_event_id: None,
             retry: None,
             error: None,
+            too_large: false,
         };
         if !is_event_stream(&resp) {
-            match resp.bytes().await {
+            match http_limits::read_body(&mut resp, self.max_message_bytes).await {
                 Ok(body) => {
                     if body.iter().any(|b| !b.is_ascii_whitespace()) {
                         let msg = body.to_vec();
@@ -971,11 +984,14 @@ impl Shared {
                         on_message(self, msg, is);
                     }
                 }
-                Err(e) => end.error = Some(format!("reading the answer failed: {e}")),
+                Err(e) => {
+                    end.too_large = matches!(e, BodyError::TooLarge(_));
+                    end.error = Some(e.into_message());
+                }
             }
             return end;
         }
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::new(self.max_message_bytes);
         let mut events: Vec<SseEvent> = Vec::new();
         // The response, held back until what already arrived after it has been read.
         let mut held: Option<Vec<u8>> = None;
@@ -1010,6 +1026,18 @@ impl Shared {
                 }
             }
             for ev in events.drain(..) {
+                if ev.too_large {
+                    let message = http_limits::too_large(self.max_message_bytes);
+                    if want.is_some() && !end.got_response {
+                        // It may be the response: the request fails rather than waits.
+                        end.too_large = true;
+                        end.error = Some(message);
+                        ended = true;
+                        break;
+                    }
+                    self.warn(&message);
+                    continue;
+                }
                 if ev.data.is_empty() {
                     continue; // priming event
                 }
@@ -1120,6 +1148,9 @@ fn host_port(url: &Url) -> String {
 
 /// A clear message for an HTTP exchange that did not get a status line.
 pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
+    if let Some(refused) = http_limits::cross_origin(e) {
+        return refused.to_string();
+    }
     classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
 }
 

@@ -1,0 +1,167 @@
+//! What the HTTP transports (Streamable HTTP and legacy HTTP+SSE) allow a server: how large
+//! one message may be (bodies read through [`read_body`], SSE events through the parser's
+//! own limit), and where a redirect may lead ([`redirect_policy`]).
+//!
+//! Invariants: no body is buffered past the per-message limit (`maxMessageBytes`); a redirect
+//! to another origin is never followed, so the headers from `.mcp.json`, the session id and
+//! any token only ever go to the origin the user wrote down.
+
+use reqwest::redirect::{Attempt, Policy};
+use reqwest::Response;
+
+use crate::config::MAX_MESSAGE_FIELD;
+
+/// Most redirects followed (within one origin) for one request.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// Bytes of an acknowledgement body (202/200 to a notification) read before the rest is
+/// dropped with the connection.
+pub const MAX_ACK_BODY: usize = 64 * 1024;
+
+/// A redirect to another origin, refused.
+#[derive(Debug)]
+pub struct CrossOriginRedirect {
+    /// The origin redirected to (`scheme://host:port`).
+    pub origin: String,
+}
+
+impl std::fmt::Display for CrossOriginRedirect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the server redirected to {}; harness9 does not follow a redirect to another origin (it would carry this server's headers and session there): put that URL in .mcp.json if you trust it",
+            self.origin
+        )
+    }
+}
+
+impl std::error::Error for CrossOriginRedirect {}
+
+/// Follows redirects within the origin of the request (up to [`MAX_REDIRECTS`]); stops at
+/// one that leaves it. reqwest's default policy would follow it carrying every custom
+/// header; following without them would reach a server the user never named and fail
+/// there with a confusing error, so the user decides instead.
+pub fn redirect_policy() -> Policy {
+    Policy::custom(|attempt: Attempt<'_>| {
+        let from = attempt.previous().last().map(|u| u.origin());
+        if from.as_ref() != Some(&attempt.url().origin()) {
+            let origin = attempt.url().origin().ascii_serialization();
+            return attempt.error(CrossOriginRedirect { origin });
+        }
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("the server redirected more than {MAX_REDIRECTS} times"));
+        }
+        attempt.follow()
+    })
+}
+
+/// The refused cross-origin redirect behind `e`, if that is what stopped it.
+pub fn cross_origin<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a CrossOriginRedirect> {
+    let mut cur: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(c) = err.downcast_ref::<CrossOriginRedirect>() {
+            return Some(c);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// `n` bytes for people: `128 MiB`, `64 KiB`, `1000 bytes`.
+pub fn fmt_bytes(n: usize) -> String {
+    const MIB: usize = 1024 * 1024;
+    if n >= MIB && n % MIB == 0 {
+        format!("{} MiB", n / MIB)
+    } else if n >= 1024 && n % 1024 == 0 {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The error for a message past the limit.
+pub fn too_large(limit: usize) -> String {
+    format!(
+        "the server sent a message larger than the limit of {} ({MAX_MESSAGE_FIELD}); it was discarded. Raise \"{MAX_MESSAGE_FIELD}\" for this server in .mcp.json if it really sends messages this large",
+        fmt_bytes(limit)
+    )
+}
+
+/// Why a body could not be read whole.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Longer than the limit; the text is [`too_large`].
+    TooLarge(String),
+    /// The connection broke; the text says how.
+    Broken(String),
+}
+
+impl BodyError {
+    pub fn into_message(self) -> String {
+        match self {
+            BodyError::TooLarge(m) | BodyError::Broken(m) => m,
+        }
+    }
+}
+
+/// Reads a whole body of at most `limit` bytes. A longer one (by its `Content-Length` or as
+/// it streams in) stops the read at once; dropping the response then closes the connection.
+pub async fn read_body(resp: &mut Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let declared = resp.content_length().unwrap_or(0);
+    if declared > limit as u64 {
+        return Err(BodyError::TooLarge(too_large(limit)));
+    }
+    let mut body = Vec::with_capacity((declared as usize).min(1 << 20));
+    loop {
+        match resp.chunk().await {
+            Ok(Some(c)) => {
+                if body.len() + c.len() > limit {
+                    return Err(BodyError::TooLarge(too_large(limit)));
+                }
+                body.extend_from_slice(&c);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => {
+                return Err(BodyError::Broken(format!(
+                    "reading the answer failed: {}",
+                    super::http::error_chain(&e)
+                )))
+            }
+        }
+    }
+}
+
+/// Reads and forgets an acknowledgement body (so the connection can be reused), at most
+/// [`MAX_ACK_BODY`] bytes of it.
+pub async fn drain_ack(mut resp: Response) {
+    let mut seen = 0;
+    while seen <= MAX_ACK_BODY {
+        match resp.chunk().await {
+            Ok(Some(c)) => seen += c.len(),
+            Ok(None) | Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_messages() {
+        assert_eq!(fmt_bytes(128 * 1024 * 1024), "128 MiB");
+        assert_eq!(fmt_bytes(64 * 1024), "64 KiB");
+        assert_eq!(fmt_bytes(5000), "5000 bytes");
+        assert!(too_large(4096).starts_with(
+            "the server sent a message larger than the limit of 4 KiB (maxMessageBytes)"
+        ));
+        let e = CrossOriginRedirect {
+            origin: "http://127.0.0.1:9".into(),
+        };
+        assert!(e
+            .to_string()
+            .starts_with("the server redirected to http://127.0.0.1:9;"));
+    }
+}
