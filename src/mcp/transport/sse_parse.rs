@@ -191,7 +191,12 @@ impl SseParser {
         };
         match field {
             b"data" if self.too_large => {}
-            b"data" if self.data.len() + value.len() + 1 > self.max_event_bytes => self.overflow(),
+            b"data"
+                if self.data.len() + value.len() + usize::from(self.has_data)
+                    > self.max_event_bytes =>
+            {
+                self.overflow()
+            }
             b"data" => {
                 if self.has_data {
                     self.data.push(b'\n');
