@@ -208,7 +208,7 @@ async fn stateless_server_gets_no_session_header() {
 async fn sse_answers_carry_progress_logs_and_server_requests() {
     let f = Fixture::start().await;
     let (c, log, _) = connect_http(&f.url("/stream"), &[], false).await.unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let r = c
         .call_tool(
             "progress",

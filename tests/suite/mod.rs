@@ -3,6 +3,7 @@
 mod cli;
 mod engine;
 mod fixture_client;
+mod hardening;
 mod hot_reload;
 mod http;
 mod http_real;
