@@ -5,7 +5,8 @@
 //! is scanned once); lines end with CRLF, LF or CR, also when the CR and LF arrive in
 //! different chunks; memory stays within the event limit given to [`SseParser::new`] plus
 //! the chunk being fed: an event whose data grows past the limit is discarded as it streams
-//! in (its remaining bytes are scanned, never kept) and reported as [`SseEvent::too_large`].
+//! in (its remaining bytes are scanned, never kept) and reported as [`SseEvent::too_large`]
+//! at once, when it passes the limit, not when it ends.
 //!
 //! The parser is synchronous and has no I/O, so a fuzz target can drive it directly:
 //! `SseParser::new(limit)`, then `feed(bytes, |event| ...)` any number of times.
@@ -19,7 +20,8 @@ pub struct SseEvent {
     pub data: Vec<u8>,
     /// The last event id in force when the event was dispatched (ids persist across events).
     pub id: Option<String>,
-    /// The event's data passed the parser's limit and was discarded (`data` is empty).
+    /// The event's data passed the parser's limit and is being discarded (`data` is
+    /// empty). Reported as soon as the limit is passed; the rest of the event is skipped.
     pub too_large: bool,
 }
 
@@ -156,7 +158,7 @@ impl SseParser {
         let limit = self.max_event_bytes.saturating_add(FIELD_SLACK);
         if self.buf.len().saturating_add(self.data.len()) > limit {
             // An unfinished line that cannot fit: drop it and the event it belongs to.
-            self.overflow();
+            self.overflow(&mut on_event);
             self.skip_line = true;
             self.bom_checked = true;
             self.buf = Vec::new();
@@ -167,11 +169,19 @@ impl SseParser {
         }
     }
 
-    /// The current event passed the limit: forget its data.
-    fn overflow(&mut self) {
-        self.too_large = true;
+    /// The current event passed the limit: forget its data and report it (once).
+    fn overflow(&mut self, on_event: &mut impl FnMut(SseEvent)) {
         self.has_data = false;
         self.data = Vec::new();
+        if !self.too_large {
+            self.too_large = true;
+            on_event(SseEvent {
+                event: self.event.clone(),
+                data: Vec::new(),
+                id: self.last_id.clone(),
+                too_large: true,
+            });
+        }
     }
 
     fn line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
@@ -195,7 +205,7 @@ impl SseParser {
                 if self.data.len() + value.len() + usize::from(self.has_data)
                     > self.max_event_bytes =>
             {
-                self.overflow()
+                self.overflow(on_event)
             }
             b"data" => {
                 if self.has_data {
@@ -220,13 +230,8 @@ impl SseParser {
     fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
         let event = std::mem::take(&mut self.event);
         if self.too_large {
-            self.too_large = false;
-            on_event(SseEvent {
-                event,
-                data: Vec::new(),
-                id: self.last_id.clone(),
-                too_large: true,
-            });
+            self.too_large = false; // reported when it passed the limit
+            self.has_data = false;
             return;
         }
         if !self.has_data {
