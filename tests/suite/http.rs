@@ -448,7 +448,7 @@ async fn manager_statuses_for_remote_servers() {
     };
     for n in ["remote", "fallback", "legacy"] {
         assert!(
-            matches!(state_of(&m, n), ServerState::Connected { tools: 8, .. }),
+            matches!(state_of(&m, n), ServerState::Connected { tools: 10, .. }),
             "{n}: {:?}",
             state_of(&m, n)
         );
