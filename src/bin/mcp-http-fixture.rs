@@ -581,9 +581,8 @@ async fn flood(
     } else {
         "application/json"
     };
-    let mut head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nTransfer-Encoding: chunked\r\n"
-    );
+    let mut head =
+        format!("HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nTransfer-Encoding: chunked\r\n");
     for (k, v) in extra {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -730,14 +729,22 @@ async fn handle(
         "ping" => json!({}),
         "tools/list" if profile == Profile::Dupes => {
             let mut tools = vec![
-                tool("echo", "Return the text unchanged.", json!({"text": {"type": "string"}})),
+                tool(
+                    "echo",
+                    "Return the text unchanged.",
+                    json!({"text": {"type": "string"}}),
+                ),
                 tool("echo", "A second tool named echo.", json!({})),
                 tool("get weather", "Spaces.", json!({})),
                 tool("get.weather", "A dot.", json!({})),
                 tool("get_weather", "Plain.", json!({})),
             ];
             if let Some(extra) = &state.extra_tool {
-                tools.push(tool(extra, "Named like another tool's suffixed name.", json!({})));
+                tools.push(tool(
+                    extra,
+                    "Named like another tool's suffixed name.",
+                    json!({}),
+                ));
             }
             json!({ "tools": tools })
         }

@@ -42,7 +42,10 @@ pub enum Kind<'a> {
     },
     /// An answer to one of our requests that is not a valid JSON-RPC response (a malformed
     /// error object, or neither `result` nor `error`); the text says what is wrong.
-    BadResponse { id: &'a RawValue, problem: String },
+    BadResponse {
+        id: &'a RawValue,
+        problem: String,
+    },
     /// A request from the server that expects an answer.
     Request {
         id: &'a RawValue,

@@ -105,10 +105,15 @@ async fn a_cross_origin_redirect_is_refused_and_the_headers_stay_home() {
     .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let tools: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert!(tools.as_array().unwrap().iter().any(|t| t["tool"] == "echo"));
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["tool"] == "echo"));
     let seen = requests(&home).await;
-    assert!(seen.iter().any(|e| e["path"] == "/json"
-        && e["headers"]["x-secret"] == "s3cret-value"));
+    assert!(seen
+        .iter()
+        .any(|e| e["path"] == "/json" && e["headers"]["x-secret"] == "s3cret-value"));
 }
 
 fn limited_project(f: &Fixture) -> Project {
@@ -126,12 +131,26 @@ async fn an_answer_past_max_message_bytes_fails_its_call_without_growing_memory(
         let mut runs = Vec::new();
         for server in ["j", "s"] {
             // Under the limit: fine.
-            let o = p.cli(&["mcp", "call", server, "flood", r#"{"bytes": 500000}"#, "--yes"]);
+            let o = p.cli(&[
+                "mcp",
+                "call",
+                server,
+                "flood",
+                r#"{"bytes": 500000}"#,
+                "--yes",
+            ]);
             assert_eq!(o.status.code(), Some(0), "{server}: {}", stderr(&o));
             // 400 MiB, streamed: the call fails naming the limit, memory stays flat.
             let (o, peak_kib, took) = cli_with_peak_rss(
                 &p,
-                &["mcp", "call", server, "flood", r#"{"bytes": 419430400}"#, "--yes"],
+                &[
+                    "mcp",
+                    "call",
+                    server,
+                    "flood",
+                    r#"{"bytes": 419430400}"#,
+                    "--yes",
+                ],
             );
             runs.push((server, o, peak_kib, took));
         }
@@ -172,10 +191,18 @@ async fn a_malformed_error_object_fails_the_call_at_once() {
     .unwrap();
     for (kind, o, took) in runs {
         let expected = match kind {
-            "code" => r#"the server sent an invalid answer to tools/call: the error object's "code" is missing or not an integer: {"code":"oops","message":"the code is a string"}"#,
-            "message" => r#"the server sent an invalid answer to tools/call: the error object has no "message" string: {"code":-32000}"#,
-            "string" => r#"the server sent an invalid answer to tools/call: the error is not an object: "an error that is only a string""#,
-            _ => r#"the server sent an invalid answer to tools/call: the response has neither "result" nor "error""#,
+            "code" => {
+                r#"the server sent an invalid answer to tools/call: the error object's "code" is missing or not an integer: {"code":"oops","message":"the code is a string"}"#
+            }
+            "message" => {
+                r#"the server sent an invalid answer to tools/call: the error object has no "message" string: {"code":-32000}"#
+            }
+            "string" => {
+                r#"the server sent an invalid answer to tools/call: the error is not an object: "an error that is only a string""#
+            }
+            _ => {
+                r#"the server sent an invalid answer to tools/call: the response has neither "result" nor "error""#
+            }
         };
         assert_eq!(o.status.code(), Some(1), "{kind}: {}", stdout(&o));
         assert!(stderr(&o).contains(expected), "{kind}: {}", stderr(&o));
@@ -221,13 +248,32 @@ async fn repeated_and_colliding_tool_names_get_distinct_stable_names() {
     let raw: Vec<&str> = pairs.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
         raw,
-        vec!["echo", "get weather", "get.weather", "get_weather", lookalike.as_str()],
+        vec![
+            "echo",
+            "get weather",
+            "get.weather",
+            "get_weather",
+            lookalike.as_str()
+        ],
         "the repeated echo is listed once"
     );
-    let echo = tools.as_array().unwrap().iter().find(|t| t["tool"] == "echo").unwrap();
-    assert_eq!(echo["description"], "Return the text unchanged.", "the first echo wins");
+    let echo = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "echo")
+        .unwrap();
+    assert_eq!(
+        echo["description"], "Return the text unchanged.",
+        "the first echo wins"
+    );
     let mut names: Vec<&str> = pairs.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(names.iter().all(|n| n.len() <= 64 && n.starts_with("mcp__d__")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.len() <= 64 && n.starts_with("mcp__d__")),
+        "{names:?}"
+    );
     assert_eq!(names[3], "mcp__d__get_weather");
     names.sort();
     names.dedup();

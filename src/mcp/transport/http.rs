@@ -148,7 +148,9 @@ pub(crate) fn open(
         .redirect(http_limits::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+    // Unbounded, but every reader waits for room in `backlog` before reading on.
     let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let backlog = Arc::new(http_limits::Backlog::default());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let kind = TransportKind::new(match mode {
         Mode::Streamable => "http",
@@ -161,6 +163,7 @@ pub(crate) fn open(
         has_auth_header,
         max_message_bytes: spec.max_message_bytes,
         inbound: in_tx,
+        backlog: backlog.clone(),
         log,
         closed: AtomicBool::new(false),
         closing: watch::channel(false).0,
@@ -183,6 +186,7 @@ pub(crate) fn open(
     let receiver = Box::new(HttpReceiver {
         rx: in_rx,
         done: false,
+        backlog: backlog.clone(),
     });
     Ok((Connection { sender, receiver }, kind))
 }
@@ -224,6 +228,8 @@ pub(crate) struct Shared {
     /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
     pub(crate) max_message_bytes: usize,
     inbound: mpsc::UnboundedSender<Inbound>,
+    /// What `inbound` holds; readers wait on it before reading more from the server.
+    pub(crate) backlog: Arc<http_limits::Backlog>,
     pub(crate) log: Arc<ServerLog>,
     closed: AtomicBool,
     closing: watch::Sender<bool>,
@@ -328,6 +334,13 @@ impl TransportSender for HttpSender {
 struct HttpReceiver {
     rx: mpsc::UnboundedReceiver<Inbound>,
     done: bool,
+    backlog: Arc<http_limits::Backlog>,
+}
+
+impl Drop for HttpReceiver {
+    fn drop(&mut self) {
+        self.backlog.close();
+    }
 }
 
 impl TransportReceiver for HttpReceiver {
@@ -341,7 +354,10 @@ impl TransportReceiver for HttpReceiver {
                     self.done = true;
                     Inbound::Closed(reason)
                 }
-                Some(m) => m,
+                Some(Inbound::Message(m)) => {
+                    self.backlog.take(m.len());
+                    Inbound::Message(m)
+                }
                 None => {
                     self.done = true;
                     Inbound::Closed("the connection is closed".into())
@@ -473,7 +489,12 @@ impl Shared {
                 }
             }
         }
-        let _ = self.inbound.send(Inbound::Message(bytes));
+        // Counted before it can be taken, so the count never goes below zero.
+        let n = bytes.len();
+        self.backlog.add(n);
+        if self.inbound.send(Inbound::Message(bytes)).is_err() {
+            self.backlog.take(n);
+        }
     }
 
     /// Ends the connection with `reason` (once).
@@ -1015,6 +1036,7 @@ impl Shared {
                     Err(_) => break,
                 }
             } else {
+                self.backlog.wait_for_room().await;
                 resp.chunk().await
             };
             match chunk {

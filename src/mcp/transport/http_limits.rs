@@ -2,12 +2,19 @@
 //! one message may be (bodies read through [`read_body`], SSE events through the parser's
 //! own limit), and where a redirect may lead ([`redirect_policy`]).
 //!
+//! It also keeps the [`Backlog`] of server messages the client has not read yet: past
+//! [`INBOUND_QUEUE_BYTES`] the transport stops reading from the server until the client
+//! catches up, so a server that floods notifications fills TCP buffers, not our memory.
+//!
 //! Invariants: no body is buffered past the per-message limit (`maxMessageBytes`); a redirect
 //! to another origin is never followed, so the headers from `.mcp.json`, the session id and
 //! any token only ever go to the origin the user wrote down.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use reqwest::redirect::{Attempt, Policy};
 use reqwest::Response;
+use tokio::sync::Notify;
 
 use crate::config::MAX_MESSAGE_FIELD;
 
@@ -17,6 +24,54 @@ pub const MAX_REDIRECTS: usize = 10;
 /// Bytes of an acknowledgement body (202/200 to a notification) read before the rest is
 /// dropped with the connection.
 pub const MAX_ACK_BODY: usize = 64 * 1024;
+
+/// Bytes of server messages waiting for the client past which the transport stops reading
+/// from the server (each stream may still finish the chunk it has, so the backlog stays
+/// within this plus one message per open stream).
+pub const INBOUND_QUEUE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Server messages handed to the client and not yet read by it.
+#[derive(Default)]
+pub struct Backlog {
+    bytes: AtomicUsize,
+    room: Notify,
+    /// The client stopped reading for good: nobody will make room.
+    gone: AtomicBool,
+}
+
+impl Backlog {
+    /// A message of `n` bytes was queued.
+    pub fn add(&self, n: usize) {
+        self.bytes.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// The client took a message of `n` bytes.
+    pub fn take(&self, n: usize) {
+        self.bytes.fetch_sub(n, Ordering::AcqRel);
+        self.room.notify_waiters();
+    }
+
+    /// The client is gone; readers stop waiting.
+    pub fn close(&self) {
+        self.gone.store(true, Ordering::Release);
+        self.room.notify_waiters();
+    }
+
+    /// Waits until the backlog is below [`INBOUND_QUEUE_BYTES`].
+    pub async fn wait_for_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.gone.load(Ordering::Acquire)
+                || self.bytes.load(Ordering::Acquire) < INBOUND_QUEUE_BYTES
+            {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
 
 /// A redirect to another origin, refused.
 #[derive(Debug)]
@@ -49,7 +104,9 @@ pub fn redirect_policy() -> Policy {
             return attempt.error(CrossOriginRedirect { origin });
         }
         if attempt.previous().len() > MAX_REDIRECTS {
-            return attempt.error(format!("the server redirected more than {MAX_REDIRECTS} times"));
+            return attempt.error(format!(
+                "the server redirected more than {MAX_REDIRECTS} times"
+            ));
         }
         attempt.follow()
     })
@@ -72,9 +129,9 @@ pub fn cross_origin<'a>(
 /// `n` bytes for people: `128 MiB`, `64 KiB`, `1000 bytes`.
 pub fn fmt_bytes(n: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    if n >= MIB && n % MIB == 0 {
+    if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", n / MIB)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{} KiB", n / 1024)
     } else {
         format!("{n} bytes")
@@ -148,6 +205,26 @@ pub async fn drain_ack(mut resp: Response) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_full_backlog_waits_for_the_client() {
+        let b = std::sync::Arc::new(Backlog::default());
+        b.add(INBOUND_QUEUE_BYTES);
+        let waiter = tokio::spawn({
+            let b = b.clone();
+            async move { b.wait_for_room().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished());
+        b.take(1);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
+            .await
+            .expect("room made")
+            .unwrap();
+        b.close();
+        b.add(INBOUND_QUEUE_BYTES);
+        b.wait_for_room().await; // nobody reads any more: no wait
+    }
 
     #[test]
     fn sizes_and_messages() {

@@ -182,6 +182,7 @@ fn deliver_event(shared: &Shared, ev: SseEvent) {
 async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SseParser) {
     let mut events = Vec::new();
     let reason = loop {
+        shared.backlog.wait_for_room().await;
         match resp.chunk().await {
             Ok(Some(c)) => {
                 parser.feed(&c, |e| events.push(e));

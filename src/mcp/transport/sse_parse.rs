@@ -345,11 +345,16 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         assert!(out[0].too_large && out[0].data.is_empty());
         assert_eq!(out[0].id.as_deref(), Some("7"));
-        assert_eq!((out[1].too_large, out[1].data.as_slice()), (false, &b"ok"[..]));
+        assert_eq!(
+            (out[1].too_large, out[1].data.as_slice()),
+            (false, &b"ok"[..])
+        );
         // Many short data lines that add up past the limit.
         let mut out = Vec::new();
         for _ in 0..30 {
-            p.feed(b"data: 0123456789012345678901234567890123456789\n", |e| out.push(e));
+            p.feed(b"data: 0123456789012345678901234567890123456789\n", |e| {
+                out.push(e)
+            });
         }
         p.feed(b"\n", |e| out.push(e));
         assert_eq!(out.len(), 1);
