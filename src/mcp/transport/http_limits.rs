@@ -183,7 +183,7 @@ pub async fn read_body(resp: &mut Response, limit: usize) -> Result<Vec<u8>, Bod
             Err(e) => {
                 return Err(BodyError::Broken(format!(
                     "reading the answer failed: {}",
-                    super::http::error_chain(&e)
+                    super::http_errors::error_chain(&e)
                 )))
             }
         }
