@@ -279,3 +279,79 @@ async fn repeated_and_colliding_tool_names_get_distinct_stable_names() {
     names.dedup();
     assert_eq!(names.len(), 5, "{pairs:?}");
 }
+
+#[tokio::test]
+async fn a_progress_flood_is_dropped_past_the_queue_and_noted_once() {
+    use harness9::mcp::transport::{memory, Inbound};
+    use harness9::mcp::{Client, RequestOptions, ServerLog};
+    let (conn, mut peer) = memory::pair();
+    let log = std::sync::Arc::new(ServerLog::default());
+    let connect = tokio::spawn(Client::connect(conn, "flood", log.clone()));
+    let send = |v: Value| {
+        peer.to_client
+            .send(Inbound::Message(serde_json::to_vec(&v).unwrap()))
+            .unwrap()
+    };
+    let init: Value = serde_json::from_slice(&peer.from_client.recv().await.unwrap()).unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}}),
+    );
+    let client = connect.await.unwrap().unwrap();
+    let _initialized = peer.from_client.recv().await.unwrap();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
+    let opts = RequestOptions {
+        progress: Some(tx),
+        ..Default::default()
+    };
+    let call = tokio::spawn(async move { client.call_tool("slow", None, opts).await });
+    let req: Value = serde_json::from_slice(&peer.from_client.recv().await.unwrap()).unwrap();
+    let token = req["params"]["_meta"]["progressToken"].clone();
+    for i in 0..10_000 {
+        send(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": i}}));
+    }
+    send(json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}}));
+    call.await.unwrap().expect("the call still completes");
+    let mut got = 0;
+    while rx.try_recv().is_ok() {
+        got += 1;
+    }
+    assert_eq!(got, harness9::mcp::client::PROGRESS_QUEUE);
+    let notes: Vec<String> = log
+        .tail(100)
+        .into_iter()
+        .map(|l| l.text)
+        .filter(|t| t.contains("progress notifications"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("newer ones are dropped"), "{notes:?}");
+}
+
+#[tokio::test]
+async fn a_repeated_tool_name_keeps_the_first_and_warns_in_the_server_log() {
+    let f = Fixture::start().await;
+    let (client, log, _) = super::http::connect_http(&f.url("/dupes"), &[], false)
+        .await
+        .unwrap();
+    let tools = client.list_tools(None).await.unwrap();
+    let echoes: Vec<_> = tools.iter().filter(|t| t.name == "echo").collect();
+    assert_eq!(echoes.len(), 1);
+    assert_eq!(
+        echoes[0].description.as_deref(),
+        Some("Return the text unchanged.")
+    );
+    let warnings: Vec<String> = log
+        .tail(100)
+        .into_iter()
+        .map(|l| l.text)
+        .filter(|t| t.contains("more than once"))
+        .collect();
+    assert_eq!(
+        warnings,
+        vec![
+            "the server listed the tool \"echo\" more than once; only the first definition is used"
+        ]
+    );
+    client.close().await;
+}
