@@ -506,4 +506,43 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"srv-1","error":{"code":-32601,"message":"no"}}"#
         );
     }
+
+    #[test]
+    fn malformed_answers_are_bad_responses() {
+        let kind = |text: &str| -> Result<Result<i64, String>, ()> {
+            let msg: Inbound<'_> = serde_json::from_str(text).unwrap();
+            match msg.kind() {
+                Kind::Response {
+                    outcome: Err(e), ..
+                } => Ok(Ok(e.code)),
+                Kind::BadResponse { problem, .. } => Ok(Err(problem)),
+                _ => Err(()),
+            }
+        };
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}"#),
+            Ok(Ok(-1))
+        );
+        for (text, problem) in [
+            (
+                r#"{"id":1,"error":{"code":1.5,"message":"m"}}"#,
+                "\"code\" is missing or not an integer",
+            ),
+            (
+                r#"{"id":1,"error":{"code":1}}"#,
+                "has no \"message\" string",
+            ),
+            (r#"{"id":1,"error":[1]}"#, "the error is not an object"),
+            (r#"{"id":1}"#, "neither \"result\" nor \"error\""),
+            (
+                r#"{"id":1,"error":null}"#,
+                "neither \"result\" nor \"error\"",
+            ),
+        ] {
+            match kind(text) {
+                Ok(Err(p)) => assert!(p.contains(problem), "{text}: {p}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
 }
