@@ -1,7 +1,7 @@
 //! `mcp-http-fixture`: an MCP server over HTTP that misbehaves on demand, for the tests of
 //! the Streamable HTTP and legacy HTTP+SSE transports and the HTTP benchmark.
 //!
-//! `mcp-http-fixture [--port N] [--no-journal]` binds 127.0.0.1 (port 0 = any free port) and prints its base
+//! `mcp-http-fixture [--port N] [--no-journal] [--extra-tool NAME]` binds 127.0.0.1 (port 0 = any free port) and prints its base
 //! URL (`http://127.0.0.1:PORT`) as the first line on stdout. A hand-written HTTP/1.1 server
 //! (keep-alive; event streams are chunked), so every byte on the wire
 //! is under control. The path picks the behaviour:
@@ -18,11 +18,16 @@
 //! | `/legacy/sse` | legacy HTTP+SSE: the stream names `/legacy/messages?session=N` |
 //! | `/fallback` | POST → 405, GET → a legacy HTTP+SSE stream |
 //! | `/journal` | GET: every request seen so far as a JSON array (method, path, headers, body, notes) |
+//! | `/redirect?to=URL` | any request → 307 to `URL` |
+//! | `/dupes` | like `/json`, but `tools/list` names `echo` twice, names that clean to the same text (`get weather`, `get.weather`, `get_weather`) and the `--extra-tool` name |
 //!
 //! Tools: `echo {text}`, `progress {steps}`, `notify`, `ask` (sends a server `ping` on the
 //! stream and reports the answer), `sample` (sends `sampling/createMessage`), `hang` (never
 //! answers; notes `hang-closed` in the journal when the client drops the exchange),
-//! `huge {bytes}` (one text of that size), `expire`.
+//! `huge {bytes}` (one text of that size), `expire`, `flood {bytes}` (streams an answer of
+//! that size, JSON or one SSE event, without building it), `bad_error {kind}` (answers with a
+//! malformed error: `code` not an integer, no `message`, `string` instead of an object, or
+//! `neither` result nor error).
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -45,6 +50,7 @@ enum Profile {
     Expire,
     Cut,
     Stateless,
+    Dupes,
 }
 
 impl Profile {
@@ -55,6 +61,7 @@ impl Profile {
             "/expire" => Profile::Expire,
             "/cut" => Profile::Cut,
             "/stateless" => Profile::Stateless,
+            "/dupes" => Profile::Dupes,
             _ => return None,
         })
     }
@@ -79,6 +86,8 @@ struct State {
     legacy: Mutex<HashMap<String, mpsc::UnboundedSender<Vec<u8>>>>,
     /// The response a cut stream did not deliver, for the resuming GET.
     cut_pending: Mutex<Option<Value>>,
+    /// One more tool name listed by `/dupes`.
+    extra_tool: Option<String>,
 }
 
 impl State {
@@ -111,11 +120,13 @@ impl Request {
 async fn main() {
     let mut port = 0u16;
     let mut journaling = true;
+    let mut extra_tool = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).unwrap_or(0),
             "--no-journal" => journaling = false,
+            "--extra-tool" => extra_tool = args.next(),
             other => {
                 eprintln!("mcp-http-fixture: unknown argument {other}");
                 std::process::exit(2);
@@ -133,6 +144,7 @@ async fn main() {
     }
     let state = Arc::new(State {
         journaling,
+        extra_tool,
         ..State::default()
     });
     loop {
@@ -196,6 +208,7 @@ fn reason(code: u16) -> &'static str {
     match code {
         200 => "OK",
         202 => "Accepted",
+        307 => "Temporary Redirect",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -333,6 +346,15 @@ async fn serve(
             )
             .await)
         }
+        (_, "/redirect") => {
+            let to = req
+                .query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("to="))
+                .unwrap_or("/json")
+                .to_string();
+            return ok(respond(w, 307, Some("text/plain"), &[("Location", to)], b"moved").await);
+        }
         ("POST", "/fallback") => {
             return ok(respond(w, 405, Some("text/plain"), &[], b"use GET").await)
         }
@@ -457,6 +479,13 @@ async fn post(
         state.note("cut");
         return sse_end(w).await;
     }
+    if tool_name(&body) == Some("flood") {
+        let bytes = body
+            .pointer("/params/arguments/bytes")
+            .and_then(Value::as_u64)
+            .unwrap_or(1 << 20);
+        return flood(w, profile.sse(), &body["id"], bytes, &extra).await;
+    }
     if !profile.sse() {
         let (mtx, _mrx) = mpsc::unbounded_channel();
         let hang = tool_name(&body) == Some("hang");
@@ -536,6 +565,51 @@ async fn post(
             }
         }
     }
+}
+
+/// Streams one answer of about `bytes` bytes (a JSON body or one SSE event) in 64 KiB
+/// chunks, never holding it; false when the client hung up.
+async fn flood(
+    w: &mut OwnedWriteHalf,
+    sse: bool,
+    id: &Value,
+    bytes: u64,
+    extra: &[(&str, String)],
+) -> bool {
+    let ct = if sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let mut head =
+        format!("HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nTransfer-Encoding: chunked\r\n");
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    if w.write_all(head.as_bytes()).await.is_err() {
+        return false;
+    }
+    let open = format!(
+        r#"{}{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#,
+        if sse { "event: message\ndata: " } else { "" }
+    );
+    if sse_send(w, open.as_bytes()).await.is_err() {
+        return false;
+    }
+    let block = vec![b'x'; 64 * 1024];
+    let mut sent = 0u64;
+    while sent < bytes {
+        if sse_send(w, &block).await.is_err() {
+            return false;
+        }
+        sent += block.len() as u64;
+    }
+    let close = if sse { "\"}]}}\n\n" } else { "\"}]}}" };
+    if sse_send(w, close.as_bytes()).await.is_err() {
+        return false;
+    }
+    sse_end(w).await
 }
 
 /// Resolves when the client closes its side of the connection.
@@ -653,6 +727,27 @@ async fn handle(
                 "serverInfo": {"name": "mcp-http-fixture", "version": "1.0.0"}})
         }
         "ping" => json!({}),
+        "tools/list" if profile == Profile::Dupes => {
+            let mut tools = vec![
+                tool(
+                    "echo",
+                    "Return the text unchanged.",
+                    json!({"text": {"type": "string"}}),
+                ),
+                tool("echo", "A second tool named echo.", json!({})),
+                tool("get weather", "Spaces.", json!({})),
+                tool("get.weather", "A dot.", json!({})),
+                tool("get_weather", "Plain.", json!({})),
+            ];
+            if let Some(extra) = &state.extra_tool {
+                tools.push(tool(
+                    extra,
+                    "Named like another tool's suffixed name.",
+                    json!({}),
+                ));
+            }
+            json!({ "tools": tools })
+        }
         "tools/list" => json!({"tools": [
             tool("echo", "Return the text unchanged.", json!({"text": {"type": "string"}})),
             tool("progress", "Report progress `steps` times, then answer.", json!({"steps": {"type": "integer"}})),
@@ -662,6 +757,8 @@ async fn handle(
             tool("hang", "Never answer.", json!({})),
             tool("huge", "Answer one text of `bytes` bytes.", json!({"bytes": {"type": "integer"}})),
             tool("expire", "End the session after answering.", json!({})),
+            tool("flood", "Stream an answer of `bytes` bytes.", json!({"bytes": {"type": "integer"}})),
+            tool("bad_error", "Answer with a malformed error object of `kind`.", json!({"kind": {"type": "string"}})),
         ]}),
         "tools/call" => {
             let args = body
@@ -719,6 +816,18 @@ async fn handle(
                 }
                 "huge" => "x".repeat(args["bytes"].as_u64().unwrap_or(1024) as usize),
                 "expire" => "the session ends now".into(),
+                "bad_error" => {
+                    let mut answer = json!({"jsonrpc": "2.0", "id": id});
+                    answer["error"] = match args["kind"].as_str().unwrap_or("code") {
+                        "code" => json!({"code": "oops", "message": "the code is a string"}),
+                        "message" => json!({"code": -32000}),
+                        "string" => json!("an error that is only a string"),
+                        _ => {
+                            return Some(json!({"jsonrpc": "2.0", "id": id}));
+                        }
+                    };
+                    return Some(answer);
+                }
                 other => {
                     return Some(json!({"jsonrpc": "2.0", "id": id,
                         "error": {"code": -32602, "message": format!("unknown tool {other}")}}))

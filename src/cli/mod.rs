@@ -301,7 +301,7 @@ pub async fn call(
         Ok(h) => h,
         Err(code) => return code,
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<harness9::mcp::Progress>();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();

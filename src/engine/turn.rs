@@ -533,7 +533,7 @@ async fn execute(
         (None, true) => None, // the server's own timeout applies
         (None, false) => Some(DEFAULT_TOOL_TIMEOUT),
     };
-    let (ptx, mut prx) = mpsc::unbounded_channel();
+    let (ptx, mut prx) = crate::mcp::client::progress_channel();
     let ctx = CallContext {
         timeout: inner.tool_timeout,
         progress: Some(ptx),

@@ -84,8 +84,18 @@ pub struct RequestOptions {
     pub timeout: Option<Duration>,
     /// The `.mcp.json` field a timeout message should name.
     pub timeout_field: Option<&'static str>,
-    /// Receives `notifications/progress` for this request.
-    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Receives `notifications/progress` for this request. Make it with
+    /// [`progress_channel`]: when it is full, newer notifications are dropped (the server
+    /// log says so once per request), so a flood never grows memory.
+    pub progress: Option<mpsc::Sender<Progress>>,
+}
+
+/// Progress notifications buffered for one request before newer ones are dropped.
+pub const PROGRESS_QUEUE: usize = 64;
+
+/// A channel for [`RequestOptions::progress`] of [`PROGRESS_QUEUE`] places.
+pub fn progress_channel() -> (mpsc::Sender<Progress>, mpsc::Receiver<Progress>) {
+    mpsc::channel(PROGRESS_QUEUE)
 }
 
 type Reply = Result<ReplyBody, ReplyError>;
@@ -162,6 +172,7 @@ impl ReplyBody {
                 method: method.into(),
                 error: Box::new(error),
             }),
+            Kind::BadResponse { problem, .. } => Err(invalid(problem)),
             Kind::Request { .. } | Kind::Notification { .. } | Kind::Invalid => {
                 Err(invalid("not a JSON-RPC answer".into()))
             }
@@ -225,13 +236,16 @@ impl Params<'_> {
 
 enum ReplyError {
     Rpc(RpcError),
+    /// The answer was not a valid JSON-RPC response; the text says why.
+    Invalid(String),
     Closed(String),
 }
 
 struct Inner {
     sender: Arc<dyn TransportSender>,
     pending: Mutex<IdMap<oneshot::Sender<Reply>>>,
-    progress: Mutex<IdMap<mpsc::UnboundedSender<Progress>>>,
+    /// Progress sinks by request id, with whether a drop was already noted in the log.
+    progress: Mutex<IdMap<(mpsc::Sender<Progress>, bool)>>,
     next_id: AtomicU64,
     closed: Mutex<Option<String>>,
     events: broadcast::Sender<ClientEvent>,
@@ -381,7 +395,7 @@ impl Client {
                 tools.extend(page.tools);
             }
             match page.next_cursor {
-                None => return Ok(tools),
+                None => return Ok(self.inner.without_repeats(tools)),
                 Some(c) if !seen.insert(c.clone()) => return Err(ClientError::RepeatedCursor(c)),
                 Some(c) => cursor = Some(c),
             }
@@ -550,7 +564,10 @@ impl Inner {
                 }
             }
             params = Params::from_value(value);
-            self.progress.lock().expect("progress lock").insert(id, p);
+            self.progress
+                .lock()
+                .expect("progress lock")
+                .insert(id, (p, false));
         }
         let bytes = self.encode_request(id, method, &params);
         drop(params);
@@ -582,6 +599,10 @@ impl Inner {
             Ok(Err(ReplyError::Rpc(error))) => Err(ClientError::Rpc {
                 method: method.to_string(),
                 error: Box::new(error),
+            }),
+            Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
+                method: method.into(),
+                detail,
             }),
             Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
             Err(_) => Err(self.closed_error()),
@@ -673,6 +694,10 @@ impl Inner {
                 };
                 let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
             }
+            Kind::BadResponse { id, problem } => {
+                self.note_garbage(&format!("an invalid answer ({problem})"));
+                self.answer(id, Err(ReplyError::Invalid(problem)));
+            }
             Kind::Notification { method, params } => self.on_notification(&method, params),
             Kind::Invalid => self.note_garbage("a JSON-RPC message with neither method nor result"),
         }
@@ -702,6 +727,26 @@ impl Inner {
         self.note_garbage(&format!("not valid JSON-RPC ({e}): {}", &text[..end]));
     }
 
+    /// Keeps the first of tools listed under one name twice (calls go by name, so only
+    /// one can be reached); the server log names the others.
+    fn without_repeats(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        let mut names = HashSet::with_capacity(tools.len());
+        let mut repeated = Vec::new();
+        tools.retain(|t| {
+            let first = names.insert(t.name.clone());
+            if !first {
+                repeated.push(t.name.clone());
+            }
+            first
+        });
+        for name in repeated {
+            let text = format!("the server listed the tool {name:?} more than once; only the first definition is used");
+            tracing::warn!(server = %self.name, "{text}");
+            self.log.push(LogSource::Host, "warning", &text);
+        }
+        tools
+    }
+
     fn note_garbage(&self, what: &str) {
         tracing::warn!(server = %self.name, "skipped {what}");
         self.log
@@ -723,14 +768,23 @@ impl Inner {
                 let Ok(progress) = serde_json::from_value::<Progress>(params) else {
                     return;
                 };
-                let sink = self
-                    .progress
-                    .lock()
-                    .expect("progress lock")
-                    .get(&token)
-                    .cloned();
-                if let Some(sink) = sink {
-                    let _ = sink.send(progress);
+                let full = {
+                    let mut sinks = self.progress.lock().expect("progress lock");
+                    match sinks.get_mut(&token) {
+                        Some((sink, noted)) => match sink.try_send(progress) {
+                            Err(mpsc::error::TrySendError::Full(_)) if !*noted => {
+                                *noted = true;
+                                true
+                            }
+                            Ok(()) | Err(_) => false,
+                        },
+                        None => false,
+                    }
+                };
+                if full {
+                    self.note_garbage(&format!(
+                        "progress notifications for request {token}: more than {PROGRESS_QUEUE} were waiting to be read, so newer ones are dropped"
+                    ));
                 }
             }
             "notifications/tools/list_changed" => {

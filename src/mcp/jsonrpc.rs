@@ -28,8 +28,9 @@ pub struct Inbound<'a> {
     pub params: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub result: Option<&'a RawValue>,
-    #[serde(default)]
-    pub error: Option<RpcError>,
+    /// Kept raw so that a malformed error object still answers its request.
+    #[serde(borrow, default)]
+    pub error: Option<&'a RawValue>,
 }
 
 /// What an inbound message is.
@@ -38,6 +39,12 @@ pub enum Kind<'a> {
     Response {
         id: &'a RawValue,
         outcome: Result<&'a RawValue, RpcError>,
+    },
+    /// An answer to one of our requests that is not a valid JSON-RPC response (a malformed
+    /// error object, or neither `result` nor `error`); the text says what is wrong.
+    BadResponse {
+        id: &'a RawValue,
+        problem: String,
     },
     /// A request from the server that expects an answer.
     Request {
@@ -65,17 +72,66 @@ impl<'a> Inbound<'a> {
                 method,
                 params: self.params,
             },
-            (Some(id), None) => match (self.result, self.error) {
-                (_, Some(e)) => Kind::Response {
-                    id,
-                    outcome: Err(e),
-                },
-                (Some(r), None) => Kind::Response { id, outcome: Ok(r) },
-                (None, None) => Kind::Invalid,
-            },
+            (Some(id), None) => {
+                let error = self.error.filter(|e| e.get() != "null");
+                match (self.result, error) {
+                    (_, Some(e)) => match parse_error(e) {
+                        Ok(e) => Kind::Response {
+                            id,
+                            outcome: Err(e),
+                        },
+                        Err(problem) => Kind::BadResponse { id, problem },
+                    },
+                    (Some(r), None) => Kind::Response { id, outcome: Ok(r) },
+                    (None, None) => Kind::BadResponse {
+                        id,
+                        problem: "the response has neither \"result\" nor \"error\"".into(),
+                    },
+                }
+            }
             (None, None) => Kind::Invalid,
         }
     }
+}
+
+/// Longest piece of a malformed error object quoted in a message.
+const QUOTE_LIMIT: usize = 200;
+
+/// Decodes a JSON-RPC error object, or says what is wrong with it.
+fn parse_error(raw: &RawValue) -> Result<RpcError, String> {
+    let quoted = || {
+        let text = raw.get();
+        let mut end = text.len().min(QUOTE_LIMIT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &text[..end]
+    };
+    let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    let Value::Object(obj) = value else {
+        return Err(format!("the error is not an object: {}", quoted()));
+    };
+    let code = match obj.get("code") {
+        Some(Value::Number(n)) => n.as_i64(),
+        _ => None,
+    };
+    let Some(code) = code else {
+        return Err(format!(
+            "the error object's \"code\" is missing or not an integer: {}",
+            quoted()
+        ));
+    };
+    let Some(Value::String(message)) = obj.get("message") else {
+        return Err(format!(
+            "the error object has no \"message\" string: {}",
+            quoted()
+        ));
+    };
+    Ok(RpcError {
+        code,
+        message: message.clone(),
+        data: obj.get("data").cloned(),
+    })
 }
 
 /// Decodes one message; a JSON array (a 2025-03-26 batch) yields each element.
@@ -449,5 +505,44 @@ mod tests {
             String::from_utf8(encode_response(&id, Err(error))).unwrap(),
             r#"{"jsonrpc":"2.0","id":"srv-1","error":{"code":-32601,"message":"no"}}"#
         );
+    }
+
+    #[test]
+    fn malformed_answers_are_bad_responses() {
+        let kind = |text: &str| -> Result<Result<i64, String>, ()> {
+            let msg: Inbound<'_> = serde_json::from_str(text).unwrap();
+            match msg.kind() {
+                Kind::Response {
+                    outcome: Err(e), ..
+                } => Ok(Ok(e.code)),
+                Kind::BadResponse { problem, .. } => Ok(Err(problem)),
+                _ => Err(()),
+            }
+        };
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}"#),
+            Ok(Ok(-1))
+        );
+        for (text, problem) in [
+            (
+                r#"{"id":1,"error":{"code":1.5,"message":"m"}}"#,
+                "\"code\" is missing or not an integer",
+            ),
+            (
+                r#"{"id":1,"error":{"code":1}}"#,
+                "has no \"message\" string",
+            ),
+            (r#"{"id":1,"error":[1]}"#, "the error is not an object"),
+            (r#"{"id":1}"#, "neither \"result\" nor \"error\""),
+            (
+                r#"{"id":1,"error":null}"#,
+                "neither \"result\" nor \"error\"",
+            ),
+        ] {
+            match kind(text) {
+                Ok(Err(p)) => assert!(p.contains(problem), "{text}: {p}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 }

@@ -42,7 +42,8 @@ pub struct ToolSpec {
 pub struct CallContext {
     /// Overrides the tool's own timeout.
     pub timeout: Option<Duration>,
-    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Make it with [`crate::mcp::client::progress_channel`] (bounded; a flood is dropped).
+    pub progress: Option<mpsc::Sender<Progress>>,
 }
 
 /// Why a call produced no result. Shown to the model as an error result by the engine.

@@ -89,7 +89,45 @@ pub fn assign_names(tools: &[(String, String)], reserved: &HashSet<String>) -> V
             with_suffix(name, s, t)
         });
     }
+    make_unique(tools, &mut out, reserved);
     out
+}
+
+/// Settles the collisions suffixes can still leave: the same `(server, tool)` pair listed
+/// twice, or a suffixed name equal to another tool's name. In each group of equal names
+/// the smallest `(server, tool)` keeps it and the others get a counted suffix, so the
+/// result depends on the set of tools, not on their order.
+fn make_unique(tools: &[(String, String)], names: &mut [String], reserved: &HashSet<String>) {
+    let mut taken: HashSet<String> = reserved.clone();
+    taken.extend(names.iter().cloned());
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, name) in names.iter().enumerate() {
+        groups.entry(name.as_str()).or_default().push(i);
+    }
+    let mut clashes: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+    if clashes.is_empty() {
+        return;
+    }
+    for g in &mut clashes {
+        g.sort_by(|a, b| tools[*a].cmp(&tools[*b]));
+    }
+    clashes.sort_by(|a, b| names[a[0]].cmp(&names[b[0]]));
+    for group in clashes {
+        let base = names[group[0]].clone();
+        let mut counter = 0u32;
+        for &i in &group[1..] {
+            let (s, t) = &tools[i];
+            let name = loop {
+                counter += 1;
+                let candidate = with_suffix(&base, s, &format!("{t}\u{0}{counter}"));
+                if !taken.contains(&candidate) {
+                    break candidate;
+                }
+            };
+            taken.insert(name.clone());
+            names[i] = name;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +199,28 @@ mod tests {
         let n = names(&[("a", "b")], &["mcp__a__b"]);
         assert_ne!(n[0], "mcp__a__b");
         assert!(n[0].starts_with("mcp__a__b_"));
+    }
+
+    #[test]
+    fn repeats_and_suffix_lookalikes_get_distinct_names() {
+        // The same pair twice.
+        let n = names(&[("s", "t"), ("s", "t")], &[]);
+        assert_ne!(n[0], n[1]);
+        assert!(n.iter().all(|x| x.starts_with("mcp__s__t_")), "{n:?}");
+        // A tool literally named like another's suffixed name.
+        let a = names(&[("s", "a b"), ("s", "a_b")], &[]);
+        let lookalike = a[0].strip_prefix("mcp__s__").unwrap().to_string();
+        let pairs = [("s", "a b"), ("s", "a_b"), ("s", lookalike.as_str())];
+        let n = names(&pairs, &[]);
+        let set: HashSet<_> = n.iter().collect();
+        assert_eq!(set.len(), 3, "{n:?}");
+        assert!(n.iter().all(|x| x.len() <= MAX_TOOL_NAME));
+        // Any order gives each pair the same name.
+        let mut rev = pairs;
+        rev.reverse();
+        let mut m = names(&rev, &[]);
+        m.reverse();
+        assert_eq!(n, m);
     }
 
     #[test]

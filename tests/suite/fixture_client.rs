@@ -188,7 +188,7 @@ async fn timeout_cancels_and_drops_the_late_answer() {
 #[tokio::test]
 async fn progress_reaches_the_caller() {
     let (client, _) = fixture_client(&[]).await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let opts = RequestOptions {
         progress: Some(tx),
         ..Default::default()

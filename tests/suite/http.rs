@@ -208,7 +208,7 @@ async fn stateless_server_gets_no_session_header() {
 async fn sse_answers_carry_progress_logs_and_server_requests() {
     let f = Fixture::start().await;
     let (c, log, _) = connect_http(&f.url("/stream"), &[], false).await.unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let r = c
         .call_tool(
             "progress",
@@ -448,7 +448,7 @@ async fn manager_statuses_for_remote_servers() {
     };
     for n in ["remote", "fallback", "legacy"] {
         assert!(
-            matches!(state_of(&m, n), ServerState::Connected { tools: 8, .. }),
+            matches!(state_of(&m, n), ServerState::Connected { tools: 10, .. }),
             "{n}: {:?}",
             state_of(&m, n)
         );

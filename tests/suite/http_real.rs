@@ -111,7 +111,7 @@ async fn connect(s: &Server, path: &str, legacy: bool) -> (Client, Arc<ServerLog
 }
 
 async fn progress_steps(c: &Client, tool: &str, args: serde_json::Value) -> (String, Vec<f64>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let r = c
         .call_tool(
             tool,

@@ -4,6 +4,7 @@ mod cli;
 mod containment;
 mod engine;
 mod fixture_client;
+mod hardening;
 mod hot_reload;
 mod http;
 mod http_real;

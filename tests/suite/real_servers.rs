@@ -99,7 +99,7 @@ async fn everything_structured_image_progress_and_errors() {
     assert_eq!(mime, "image/png");
     assert!(data.starts_with("iVBORw0KGgo"), "PNG base64");
 
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let o = RequestOptions {
         progress: Some(tx),
         ..opts()
@@ -193,7 +193,7 @@ async fn python_sdk_structured_image_progress_errors_and_logs() {
         "{r:?}"
     );
 
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let o = RequestOptions {
         progress: Some(tx),
         ..opts()

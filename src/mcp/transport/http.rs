@@ -42,6 +42,10 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
+use super::http_errors;
+pub use super::http_errors::{classify_failure, describe_status_parts};
+pub(crate) use super::http_errors::{describe_send_error, error_chain};
+use super::http_limits::{self, BodyError};
 use super::sse::Legacy;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
@@ -144,9 +148,12 @@ pub(crate) fn open(
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+        .redirect(http_limits::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+    // Unbounded, but every reader waits for room in `backlog` before reading on.
     let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let backlog = Arc::new(http_limits::Backlog::default());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let kind = TransportKind::new(match mode {
         Mode::Streamable => "http",
@@ -157,7 +164,9 @@ pub(crate) fn open(
         url,
         headers,
         has_auth_header,
+        max_message_bytes: spec.max_message_bytes,
         inbound: in_tx,
+        backlog: backlog.clone(),
         log,
         closed: AtomicBool::new(false),
         closing: watch::channel(false).0,
@@ -180,6 +189,7 @@ pub(crate) fn open(
     let receiver = Box::new(HttpReceiver {
         rx: in_rx,
         done: false,
+        backlog: backlog.clone(),
     });
     Ok((Connection { sender, receiver }, kind))
 }
@@ -218,7 +228,11 @@ pub(crate) struct Shared {
     pub(crate) url: Url,
     headers: HeaderMap,
     has_auth_header: bool,
+    /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
+    pub(crate) max_message_bytes: usize,
     inbound: mpsc::UnboundedSender<Inbound>,
+    /// What `inbound` holds; readers wait on it before reading more from the server.
+    pub(crate) backlog: Arc<http_limits::Backlog>,
     pub(crate) log: Arc<ServerLog>,
     closed: AtomicBool,
     closing: watch::Sender<bool>,
@@ -323,6 +337,13 @@ impl TransportSender for HttpSender {
 struct HttpReceiver {
     rx: mpsc::UnboundedReceiver<Inbound>,
     done: bool,
+    backlog: Arc<http_limits::Backlog>,
+}
+
+impl Drop for HttpReceiver {
+    fn drop(&mut self) {
+        self.backlog.close();
+    }
 }
 
 impl TransportReceiver for HttpReceiver {
@@ -336,7 +357,10 @@ impl TransportReceiver for HttpReceiver {
                     self.done = true;
                     Inbound::Closed(reason)
                 }
-                Some(m) => m,
+                Some(Inbound::Message(m)) => {
+                    self.backlog.take(m.len());
+                    Inbound::Message(m)
+                }
                 None => {
                     self.done = true;
                     Inbound::Closed("the connection is closed".into())
@@ -432,6 +456,8 @@ struct AnswerEnd {
     retry: Option<Duration>,
     /// The stream broke with an error rather than ending.
     error: Option<String>,
+    /// A message passed the size limit (`error` says so); the answer was abandoned.
+    too_large: bool,
 }
 
 impl Shared {
@@ -466,7 +492,12 @@ impl Shared {
                 }
             }
         }
-        let _ = self.inbound.send(Inbound::Message(bytes));
+        // Counted before it can be taken, so the count never goes below zero.
+        let n = bytes.len();
+        self.backlog.add(n);
+        if self.inbound.send(Inbound::Message(bytes)).is_err() {
+            self.backlog.take(n);
+        }
     }
 
     /// Ends the connection with `reason` (once).
@@ -658,7 +689,7 @@ impl Shared {
             }
             if status.is_success() {
                 // Drain the (normally empty) body so the connection can be reused.
-                let _ = resp.bytes().await;
+                http_limits::drain_ack(resp).await;
             } else {
                 let reason = describe_status(&self, resp).await;
                 self.warn(&format!("a notification was not accepted: {reason}"));
@@ -714,12 +745,12 @@ impl Shared {
             let end = self
                 .read_answer(resp, Some(&id), |this, msg, _| this.deliver(msg, Some(&id)))
                 .await;
-            if end.got_response || !sse {
+            if end.got_response || !sse || end.too_large {
                 if !end.got_response {
-                    self.fail_request(
-                        &id,
-                        "the server answered the request without a JSON-RPC response",
-                    );
+                    let why = end.error.unwrap_or_else(|| {
+                        "the server answered the request without a JSON-RPC response".into()
+                    });
+                    self.fail_request(&id, &why);
                 }
                 return;
             }
@@ -790,6 +821,11 @@ impl Shared {
                 .read_answer(resp, Some(id), |this, msg, _| this.deliver(msg, Some(id)))
                 .await;
             if end.got_response {
+                return;
+            }
+            if end.too_large {
+                let why = end.error.unwrap_or_default();
+                self.fail_request(id, &why);
                 return;
             }
             if end.events == 0 {
@@ -959,9 +995,10 @@ impl Shared {
             last_event_id: None,
             retry: None,
             error: None,
+            too_large: false,
         };
         if !is_event_stream(&resp) {
-            match resp.bytes().await {
+            match http_limits::read_body(&mut resp, self.max_message_bytes).await {
                 Ok(body) => {
                     if body.iter().any(|b| !b.is_ascii_whitespace()) {
                         let msg = body.to_vec();
@@ -971,11 +1008,14 @@ impl Shared {
                         on_message(self, msg, is);
                     }
                 }
-                Err(e) => end.error = Some(format!("reading the answer failed: {e}")),
+                Err(e) => {
+                    end.too_large = matches!(e, BodyError::TooLarge(_));
+                    end.error = Some(e.into_message());
+                }
             }
             return end;
         }
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::new(self.max_message_bytes);
         let mut events: Vec<SseEvent> = Vec::new();
         // The response, held back until what already arrived after it has been read.
         let mut held: Option<Vec<u8>> = None;
@@ -999,6 +1039,7 @@ impl Shared {
                     Err(_) => break,
                 }
             } else {
+                self.backlog.wait_for_room().await;
                 resp.chunk().await
             };
             match chunk {
@@ -1010,6 +1051,18 @@ impl Shared {
                 }
             }
             for ev in events.drain(..) {
+                if ev.too_large {
+                    let message = http_limits::too_large(self.max_message_bytes);
+                    if want.is_some() && !end.got_response {
+                        // It may be the response: the request fails rather than waits.
+                        end.too_large = true;
+                        end.error = Some(message);
+                        ended = true;
+                        break;
+                    }
+                    self.warn(&message);
+                    continue;
+                }
                 if ev.data.is_empty() {
                     continue; // priming event
                 }
@@ -1096,79 +1149,6 @@ pub(crate) fn is_event_stream(resp: &Response) -> bool {
         })
 }
 
-/// The whole error chain as one line (reqwest's top-level message hides the cause).
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = vec![e.to_string()];
-    let mut src = e.source();
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        src = s.source();
-    }
-    parts.join(": ")
-}
-
-fn host_port(url: &Url) -> String {
-    let host = url.host_str().unwrap_or("?");
-    match url.port_or_known_default() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    }
-}
-
-/// A clear message for an HTTP exchange that did not get a status line.
-pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
-    classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
-}
-
-/// The classification behind [`describe_send_error`], on the error chain's text.
-pub fn classify_failure(url: &Url, chain: &str, timeout: bool, connect: bool) -> String {
-    let lower = chain.to_ascii_lowercase();
-    let hp = host_port(url);
-    let host = url.host_str().unwrap_or("?");
-    if lower.contains("dns error")
-        || lower.contains("failed to lookup address")
-        || lower.contains("name or service not known")
-        || lower.contains("no address associated")
-        || lower.contains("nodename nor servname")
-    {
-        return format!("cannot resolve the host name \"{host}\" (DNS lookup failed); check the url in .mcp.json and your network");
-    }
-    if lower.contains("connection refused") {
-        return format!("cannot connect to {hp}: connection refused; is the server running, and is the port right?");
-    }
-    if lower.contains("certificate")
-        || lower.contains("tls")
-        || lower.contains("ssl")
-        || lower.contains("handshake")
-        || lower.contains("corrupt message")
-        || lower.contains("invalidcontenttype")
-        || lower.contains("peer is incompatible")
-    {
-        let hint = if url.scheme() == "https" {
-            "check that the server really speaks HTTPS on that port and that its certificate is valid for the host"
-        } else {
-            "check the url's scheme (http or https)"
-        };
-        return format!("TLS error talking to {hp}: {chain}; {hint}");
-    }
-    if timeout {
-        return format!("timed out talking to {hp}; is the server reachable?");
-    }
-    if lower.contains("connection reset")
-        || lower.contains("connection closed")
-        || lower.contains("incomplete message")
-    {
-        return format!("the server at {hp} closed the connection: {chain}");
-    }
-    if connect {
-        return format!("cannot connect to {hp}: {chain}");
-    }
-    format!("the HTTP exchange with {hp} failed: {chain}")
-}
-
 /// A clear message for a non-success status; reads a little of the body for detail.
 pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
     let status = resp.status();
@@ -1177,69 +1157,13 @@ pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
-    let detail = body_detail(resp).await;
+    let detail = http_errors::body_detail(resp).await;
     describe_status_parts(
         status,
         challenge.as_deref(),
         &detail,
         shared.has_auth_header,
     )
-}
-
-async fn body_detail(mut resp: Response) -> String {
-    let mut body = Vec::new();
-    while body.len() < 4096 {
-        match tokio::time::timeout(Duration::from_secs(2), resp.chunk()).await {
-            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
-            _ => break,
-        }
-    }
-    // A JSON-RPC error body: its message is the detail.
-    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) {
-        if let Some(m) = v.pointer("/error/message").and_then(|m| m.as_str()) {
-            return m.to_string();
-        }
-    }
-    let text = String::from_utf8_lossy(&body);
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut end = one_line.len().min(200);
-    while !one_line.is_char_boundary(end) {
-        end -= 1;
-    }
-    one_line[..end].to_string()
-}
-
-/// The message for one status; `challenge` is the `WWW-Authenticate` scheme.
-pub fn describe_status_parts(
-    status: StatusCode,
-    challenge: Option<&str>,
-    detail: &str,
-    sent_authorization: bool,
-) -> String {
-    let code = status.as_u16();
-    let reason = status.canonical_reason().unwrap_or("");
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    };
-    match code {
-        401 => {
-            let scheme = challenge
-                .filter(|c| !c.is_empty())
-                .map(|c| format!(" (it asks for {c} authentication)"))
-                .unwrap_or_default();
-            if sent_authorization {
-                format!("the server needs authorization and refused the credentials sent (HTTP 401 Unauthorized){scheme}; check the Authorization header in .mcp.json. OAuth sign-in is not supported by harness9 yet")
-            } else {
-                format!("the server needs authorization (HTTP 401 Unauthorized){scheme}; OAuth sign-in is not supported by harness9 yet: give a token in \"headers\" in .mcp.json, e.g. \"Authorization\": \"Bearer ${{TOKEN}}\"")
-            }
-        }
-        403 => format!("the server refused access (HTTP 403 Forbidden){detail}; check the credentials in \"headers\" in .mcp.json"),
-        404 => format!("the server has no MCP endpoint at this url (HTTP 404 Not Found){detail}; check the url in .mcp.json"),
-        500..=599 => format!("the server failed (HTTP {code} {reason}){detail}"),
-        _ => format!("the server answered HTTP {code} {reason}{detail}"),
-    }
 }
 
 #[cfg(test)]
@@ -1278,37 +1202,6 @@ mod tests {
             br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#,
             Some("9")
         ));
-    }
-
-    #[test]
-    fn failure_messages() {
-        let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
-        let m = classify_failure(&url, "error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)", false, true);
-        assert!(
-            m.starts_with("cannot connect to 127.0.0.1:9: connection refused"),
-            "{m}"
-        );
-        let url = Url::parse("https://nowhere.invalid/mcp").unwrap();
-        let m = classify_failure(&url, "error sending request: client error (Connect): dns error: failed to lookup address information: Name or service not known", false, true);
-        assert!(
-            m.starts_with("cannot resolve the host name \"nowhere.invalid\""),
-            "{m}"
-        );
-        let m = classify_failure(&url, "error sending request: client error (Connect): invalid peer certificate: UnknownIssuer", false, true);
-        assert!(
-            m.starts_with("TLS error talking to nowhere.invalid:443"),
-            "{m}"
-        );
-        let m = describe_status_parts(StatusCode::UNAUTHORIZED, Some("Bearer"), "", false);
-        assert!(m.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication)"), "{m}");
-        assert!(m.contains("OAuth sign-in is not supported"), "{m}");
-        let m = describe_status_parts(StatusCode::FORBIDDEN, None, "nope", true);
-        assert!(
-            m.starts_with("the server refused access (HTTP 403 Forbidden): nope"),
-            "{m}"
-        );
-        let m = describe_status_parts(StatusCode::BAD_GATEWAY, None, "", false);
-        assert_eq!(m, "the server failed (HTTP 502 Bad Gateway)");
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! [`Inbound::Closed`] exactly once, with the reason the peer went away.
 
 pub mod http;
+mod http_errors;
+pub mod http_limits;
 pub mod memory;
 pub mod sse;
 pub mod sse_parse;

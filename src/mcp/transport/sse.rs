@@ -21,6 +21,7 @@ use super::http::{
     describe_send_error, describe_status, error_chain, is_event_stream, HttpSpec, Mode, Shared,
     TransportKind,
 };
+use super::http_limits;
 use super::sse_parse::{SseEvent, SseParser};
 use super::Connection;
 use crate::mcp::log::ServerLog;
@@ -66,7 +67,7 @@ impl Legacy {
                 "GET {url} did not open an event stream (Content-Type: {ct})"
             ));
         }
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::new(shared.max_message_bytes);
         let mut events: Vec<SseEvent> = Vec::new();
         let mut endpoint: Option<Url> = None;
         let deadline = tokio::time::Instant::now() + ENDPOINT_WAIT;
@@ -90,6 +91,9 @@ impl Legacy {
                 Err(e) => return Err(format!("the event stream broke: {}", error_chain(&e))),
             }
             for ev in events.drain(..) {
+                if ev.too_large {
+                    return Err(http_limits::too_large(shared.max_message_bytes));
+                }
                 if endpoint.is_none() && ev.kind() == "endpoint" {
                     let text = String::from_utf8_lossy(&ev.data).trim().to_string();
                     let resolved = url
@@ -152,7 +156,7 @@ impl Legacy {
             }
         };
         if resp.status().is_success() {
-            let _ = resp.bytes().await;
+            http_limits::drain_ack(resp).await;
             return;
         }
         let reason = describe_status(shared, resp).await;
@@ -178,9 +182,15 @@ fn deliver_event(shared: &Shared, ev: SseEvent) {
 async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SseParser) {
     let mut events = Vec::new();
     let reason = loop {
+        shared.backlog.wait_for_room().await;
         match resp.chunk().await {
             Ok(Some(c)) => {
                 parser.feed(&c, |e| events.push(e));
+                if events.iter().any(|e| e.too_large) {
+                    // Responses come only on this stream: one lost would leave its call
+                    // waiting, so the connection ends with the reason instead.
+                    break http_limits::too_large(shared.max_message_bytes);
+                }
                 for ev in events.drain(..) {
                     deliver_event(&shared, ev);
                 }

@@ -3,7 +3,13 @@
 //!
 //! Invariants: work is linear in the bytes fed (a 16 MiB `data:` line split over many chunks
 //! is scanned once); lines end with CRLF, LF or CR, also when the CR and LF arrive in
-//! different chunks; there is no event size ceiling, like stdio has no line ceiling.
+//! different chunks; memory stays within the event limit given to [`SseParser::new`] plus
+//! the chunk being fed: an event whose data grows past the limit is discarded as it streams
+//! in (its remaining bytes are scanned, never kept) and reported as [`SseEvent::too_large`]
+//! at once, when it passes the limit, not when it ends.
+//!
+//! The parser is synchronous and has no I/O, so a fuzz target can drive it directly:
+//! `SseParser::new(limit)`, then `feed(bytes, |event| ...)` any number of times.
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +20,9 @@ pub struct SseEvent {
     pub data: Vec<u8>,
     /// The last event id in force when the event was dispatched (ids persist across events).
     pub id: Option<String>,
+    /// The event's data passed the parser's limit and is being discarded (`data` is
+    /// empty). Reported as soon as the limit is passed; the rest of the event is skipped.
+    pub too_large: bool,
 }
 
 impl SseEvent {
@@ -27,9 +36,18 @@ impl SseEvent {
     }
 }
 
+/// Bytes a line may hold beyond the event limit: its field name (`data: `) and line end.
+const FIELD_SLACK: usize = 16;
+
 /// Feeds bytes in, gets events out.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
+    /// The largest event data kept.
+    max_event_bytes: usize,
+    /// The current event passed the limit: its data lines are dropped until it ends.
+    too_large: bool,
+    /// The current line passed the limit: its bytes are dropped until it ends.
+    skip_line: bool,
     buf: Vec<u8>,
     /// Bytes of `buf` already known to hold no line end.
     scanned: usize,
@@ -46,8 +64,22 @@ pub struct SseParser {
 }
 
 impl SseParser {
-    pub fn new() -> SseParser {
-        SseParser::default()
+    /// A parser that keeps at most `max_event_bytes` of one event's data.
+    pub fn new(max_event_bytes: usize) -> SseParser {
+        SseParser {
+            max_event_bytes,
+            too_large: false,
+            skip_line: false,
+            buf: Vec::new(),
+            scanned: 0,
+            skip_lf: false,
+            event: String::new(),
+            data: Vec::new(),
+            has_data: false,
+            last_id: None,
+            retry_ms: None,
+            bom_checked: false,
+        }
     }
 
     /// The last event id seen on this stream (for `Last-Event-ID`).
@@ -63,6 +95,23 @@ impl SseParser {
                 chunk = &chunk[1..];
             }
             self.skip_lf = false;
+        }
+        if self.skip_line {
+            let Some(p) = chunk.iter().position(|b| *b == b'\n' || *b == b'\r') else {
+                return; // still inside the dropped line
+            };
+            let mut next = p + 1;
+            if chunk[p] == b'\r' {
+                if next < chunk.len() {
+                    if chunk[next] == b'\n' {
+                        next += 1;
+                    }
+                } else {
+                    self.skip_lf = true;
+                }
+            }
+            self.skip_line = false;
+            chunk = &chunk[next..];
         }
         self.buf.extend_from_slice(chunk);
         if !self.bom_checked && !self.buf.is_empty() {
@@ -106,8 +155,32 @@ impl SseParser {
             self.buf.drain(..start);
         }
         self.scanned = self.buf.len();
+        let limit = self.max_event_bytes.saturating_add(FIELD_SLACK);
+        if self.buf.len().saturating_add(self.data.len()) > limit {
+            // An unfinished line that cannot fit: drop it and the event it belongs to.
+            self.overflow(&mut on_event);
+            self.skip_line = true;
+            self.bom_checked = true;
+            self.buf = Vec::new();
+            self.scanned = 0;
+        }
         if self.buf.is_empty() && self.buf.capacity() > 1 << 20 {
             self.buf = Vec::new();
+        }
+    }
+
+    /// The current event passed the limit: forget its data and report it (once).
+    fn overflow(&mut self, on_event: &mut impl FnMut(SseEvent)) {
+        self.has_data = false;
+        self.data = Vec::new();
+        if !self.too_large {
+            self.too_large = true;
+            on_event(SseEvent {
+                event: self.event.clone(),
+                data: Vec::new(),
+                id: self.last_id.clone(),
+                too_large: true,
+            });
         }
     }
 
@@ -127,6 +200,13 @@ impl SseParser {
             None => (line, &b""[..]),
         };
         match field {
+            b"data" if self.too_large => {}
+            b"data"
+                if self.data.len() + value.len() + usize::from(self.has_data)
+                    > self.max_event_bytes =>
+            {
+                self.overflow(on_event)
+            }
             b"data" => {
                 if self.has_data {
                     self.data.push(b'\n');
@@ -149,6 +229,11 @@ impl SseParser {
 
     fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
         let event = std::mem::take(&mut self.event);
+        if self.too_large {
+            self.too_large = false; // reported when it passed the limit
+            self.has_data = false;
+            return;
+        }
         if !self.has_data {
             return;
         }
@@ -158,6 +243,7 @@ impl SseParser {
             event,
             data,
             id: self.last_id.clone(),
+            too_large: false,
         });
     }
 }
@@ -166,8 +252,10 @@ impl SseParser {
 mod tests {
     use super::*;
 
+    const LIMIT: usize = 32 * 1024 * 1024;
+
     fn parse_chunks(chunks: &[&[u8]]) -> (Vec<SseEvent>, SseParser) {
-        let mut p = SseParser::new();
+        let mut p = SseParser::new(LIMIT);
         let mut out = Vec::new();
         for c in chunks {
             p.feed(c, |e| out.push(e));
@@ -224,7 +312,7 @@ mod tests {
     #[test]
     fn a_huge_data_line_in_small_chunks() {
         let body = vec![b'x'; 16 * 1024 * 1024];
-        let mut p = SseParser::new();
+        let mut p = SseParser::new(LIMIT);
         let mut out = Vec::new();
         p.feed(b"event: message\ndata: ", |e| out.push(e));
         for c in body.chunks(8192) {
@@ -240,5 +328,44 @@ mod tests {
         let (_, p) = parse_chunks(&[b"retry: 10x\nid: a\0b\ndata: 1\n\n"]);
         assert_eq!(p.retry_ms, None);
         assert_eq!(p.last_event_id(), None);
+    }
+
+    #[test]
+    fn events_past_the_limit_are_dropped_as_they_stream() {
+        let mut p = SseParser::new(1000);
+        let mut out = Vec::new();
+        // One line that never fits, fed in small chunks: memory stays bounded.
+        p.feed(b"event: message\nid: 7\ndata: ", |e| out.push(e));
+        for _ in 0..10_000 {
+            p.feed(&[b'x'; 100], |e| out.push(e));
+            assert!(p.buf.capacity() <= 4096, "{}", p.buf.capacity());
+        }
+        p.feed(b"\r", |e| out.push(e));
+        p.feed(b"\ndata: more\n\ndata: ok\n\n", |e| out.push(e));
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].too_large && out[0].data.is_empty());
+        assert_eq!(out[0].id.as_deref(), Some("7"));
+        assert_eq!(
+            (out[1].too_large, out[1].data.as_slice()),
+            (false, &b"ok"[..])
+        );
+        // Many short data lines that add up past the limit.
+        let mut out = Vec::new();
+        for _ in 0..30 {
+            p.feed(b"data: 0123456789012345678901234567890123456789\n", |e| {
+                out.push(e)
+            });
+        }
+        p.feed(b"\n", |e| out.push(e));
+        assert_eq!(out.len(), 1);
+        assert!(out[0].too_large);
+        // Exactly at the limit is fine.
+        let mut out = Vec::new();
+        let body = vec![b'y'; 1000];
+        p.feed(b"data: ", |e| out.push(e));
+        p.feed(&body, |e| out.push(e));
+        p.feed(b"\n\n", |e| out.push(e));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data.len(), 1000);
     }
 }
