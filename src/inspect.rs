@@ -325,8 +325,6 @@ pub struct ServerEntry {
     pub tool_timeout_ms: u64,
     /// Why the entry cannot be used.
     pub error: Option<String>,
-    /// The entry as written, for the edit form (secrets included: it is the user's file).
-    pub raw: Value,
 }
 
 impl ServerEntry {
@@ -383,7 +381,6 @@ impl ServerEntry {
             startup_timeout_ms: crate::config::DEFAULT_STARTUP_TIMEOUT.as_millis() as u64,
             tool_timeout_ms: crate::config::DEFAULT_TOOL_TIMEOUT.as_millis() as u64,
             error: None,
-            raw: raw.clone(),
         }
     }
 }

@@ -130,8 +130,10 @@ pub(crate) fn open(
     log: Arc<ServerLog>,
     mode: Mode,
 ) -> Result<(Connection, TransportKind), String> {
-    let url =
-        Url::parse(&spec.url).map_err(|e| format!("the url \"{}\" is not valid: {e}", spec.url))?;
+    let url = Url::parse(&spec.url).map_err(|e| {
+        let shown = crate::config::mask::mask_url(&spec.url);
+        format!("the url \"{shown}\" is not valid: {e}")
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "the url \"{}\" must start with http:// or https://",
@@ -1120,7 +1122,9 @@ fn host_port(url: &Url) -> String {
 
 /// A clear message for an HTTP exchange that did not get a status line.
 pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
-    classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
+    // reqwest names the url in its message; its query may hold a token.
+    let chain = error_chain(e).replace(url.as_str(), &crate::config::mask::mask_url(url.as_str()));
+    classify_failure(url, &chain, e.is_timeout(), e.is_connect())
 }
 
 /// The classification behind [`describe_send_error`], on the error chain's text.
