@@ -117,9 +117,10 @@ impl ServerConfig {
     /// project folder), or the project folder itself. `None` for remote servers.
     pub fn resolved_cwd(&self, project: &Path) -> Option<PathBuf> {
         match &self.transport {
+            // `components` drops `.` segments, so `cwd: "."` is the project folder itself.
             TransportConfig::Stdio { cwd, .. } => Some(match cwd {
-                Some(c) if c.is_relative() => project.join(c),
-                Some(c) => c.clone(),
+                Some(c) if c.is_relative() => project.join(c).components().collect(),
+                Some(c) => c.components().collect(),
                 None => project.to_path_buf(),
             }),
             TransportConfig::Http { .. } | TransportConfig::Sse { .. } => None,
