@@ -11,8 +11,8 @@ use crate::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
 use crate::mcp::{
-    ApprovalPolicy, CallToolResult, LogLine, Manager, ManagerOptions, RestartPolicy, ServerState,
-    StatusSnapshot,
+    ApprovalPolicy, ApproveOutcome, CallToolResult, LogLine, Manager, ManagerOptions,
+    RestartPolicy, ServerState, StatusSnapshot,
 };
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
 use crate::trust::ApprovalStore;
@@ -238,13 +238,19 @@ impl Harness {
         self.manager
             .awaiting_approval()
             .iter()
-            .map(ApprovalRequest::of)
+            .map(|c| ApprovalRequest::of(c, self.manager.project()))
             .collect()
     }
 
-    /// Approves servers (recorded in the store when `remember`) and starts them.
-    pub fn approve(&self, servers: &[String], remember: bool) -> std::io::Result<()> {
-        self.manager.approve(servers, remember)
+    /// Approves servers, each given with the fingerprint of the request the user saw
+    /// (recorded in the store when `remember`), and starts them. Servers whose entry changed
+    /// since are refused and listed in [`ApproveOutcome::stale`]: ask again.
+    pub async fn approve(
+        &self,
+        servers: &[(String, String)],
+        remember: bool,
+    ) -> std::io::Result<ApproveOutcome> {
+        self.manager.approve(servers, remember).await
     }
 
     /// Stops one server and starts it again (also starts a stopped one).

@@ -4,8 +4,9 @@
 //!
 //! Nothing here starts or stops a server; [`crate::Harness`] pairs these views with the
 //! manager. Values that may be secrets (env and header values, tokens in args or URLs) are
-//! masked in [`ServerEntry`]; approval requests show the entry exactly as written, because
-//! that is what the user approves.
+//! masked in [`ServerEntry`] and [`ApprovalRequest`] (see [`crate::config::mask`]); an
+//! approval request carries the entry's fingerprint so that what is approved is what was
+//! shown.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{ConfigError, McpConfig, McpDocument, ServerConfig};
 
-/// What a masked value is shown as.
-pub const MASK: &str = "••••••";
+use crate::config::mask::is_reference;
+pub use crate::config::mask::{mask_args, mask_url, MASK};
 
 /// `.mcp.json` as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -211,7 +212,9 @@ pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
     Ok(doc.to_text())
 }
 
-/// A server that waits for the user's approval, as written in `.mcp.json`.
+/// A server that waits for the user's approval: everything that decides what runs, as
+/// written in `.mcp.json`, with values that may be secrets masked (`${VAR}` references are
+/// shown as written), and the fingerprint to approve it with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
@@ -219,27 +222,82 @@ pub struct ApprovalRequest {
     pub transport: String,
     /// Command (stdio) as written, `${VAR}` references unexpanded.
     pub command: Option<String>,
+    /// Args as written, secret-looking values masked.
     pub args: Vec<String>,
-    /// URL (http, sse) as written.
+    /// URL (http, sse) as written, password and secret query values masked.
     pub url: Option<String>,
+    /// The directory the server runs in (stdio): `cwd` as written, or the project folder.
     pub cwd: Option<String>,
     /// Names of the variables set for the server (values are not shown).
     pub env_keys: Vec<String>,
+    /// Names of the headers sent to the server (values are not shown).
+    pub header_keys: Vec<String>,
+    /// [`ServerConfig::fingerprint`] of the entry shown; pass it back to approve, so that
+    /// an entry changed meanwhile is refused rather than approved unseen.
+    pub fingerprint: String,
 }
 
 impl ApprovalRequest {
-    pub fn of(cfg: &ServerConfig) -> ApprovalRequest {
+    pub fn of(cfg: &ServerConfig, project: &Path) -> ApprovalRequest {
         let raw = RawEntry(&cfg.raw);
         ApprovalRequest {
             name: cfg.name.clone(),
             transport: cfg.transport.kind().into(),
             command: raw.string("command"),
-            args: raw.strings("args"),
-            url: raw.string("url"),
-            cwd: raw.string("cwd"),
+            args: mask_args(&raw.strings("args")),
+            url: raw.string("url").map(|u| mask_url(&u)),
+            cwd: raw
+                .string("cwd")
+                .or_else(|| cfg.resolved_cwd(project).map(|c| c.display().to_string())),
             env_keys: raw.pairs("env").into_iter().map(|(k, _)| k).collect(),
+            header_keys: raw.pairs("headers").into_iter().map(|(k, _)| k).collect(),
+            fingerprint: cfg.fingerprint(project),
         }
     }
+
+    /// The request as lines of text for a terminal prompt (one line per field that is set).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match (&self.command, &self.url) {
+            (Some(command), _) => {
+                let mut line = format!("command: {command}");
+                for a in &self.args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                out.push(line);
+            }
+            (None, Some(url)) => out.push(format!("url: {url}")),
+            (None, None) => {}
+        }
+        if let Some(cwd) = &self.cwd {
+            out.push(format!("cwd: {cwd}"));
+        }
+        if !self.env_keys.is_empty() {
+            out.push(format!("env: {}", self.env_keys.join(", ")));
+        }
+        if !self.header_keys.is_empty() {
+            out.push(format!("headers: {}", self.header_keys.join(", ")));
+        }
+        out
+    }
+}
+
+/// The text of the terminal approval prompt: every field that decides what runs, values
+/// that may be secrets masked.
+pub fn approval_prompt(waiting: &[ApprovalRequest]) -> String {
+    let mut out = format!(
+        "This project's .mcp.json wants to start {} server(s) that you have not approved:\n",
+        waiting.len()
+    );
+    for r in waiting {
+        out.push_str(&format!("  {} ({})\n", r.name, r.transport));
+        for line in r.lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
+    out.push_str("Start them? [y]es for this run / [a]lways for this project / [N]o: ");
+    out
 }
 
 /// A name and a value that may have been masked.
@@ -267,8 +325,6 @@ pub struct ServerEntry {
     pub tool_timeout_ms: u64,
     /// Why the entry cannot be used.
     pub error: Option<String>,
-    /// The entry as written, for the edit form (secrets included: it is the user's file).
-    pub raw: Value,
 }
 
 impl ServerEntry {
@@ -325,7 +381,6 @@ impl ServerEntry {
             startup_timeout_ms: crate::config::DEFAULT_STARTUP_TIMEOUT.as_millis() as u64,
             tool_timeout_ms: crate::config::DEFAULT_TOOL_TIMEOUT.as_millis() as u64,
             error: None,
-            raw: raw.clone(),
         }
     }
 }
@@ -376,139 +431,6 @@ impl RawEntry<'_> {
                 })
                 .collect(),
             _ => Vec::new(),
-        }
-    }
-}
-
-/// A value that only refers to a variable (`${VAR}`), so showing it reveals nothing.
-fn is_reference(value: &str) -> bool {
-    let v = value.trim();
-    v.starts_with("${") && v.ends_with('}') && v[2..v.len() - 1].chars().all(is_name_char)
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '-'
-}
-
-/// Words that mark a flag, parameter or variable as holding a secret.
-const SECRET_WORDS: &[&str] = &[
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "apikey",
-    "api-key",
-    "api_key",
-    "auth",
-    "credential",
-    "private-key",
-    "access-key",
-    "key",
-];
-
-fn is_secret_name(name: &str) -> bool {
-    let n = name.trim_start_matches('-').to_ascii_lowercase();
-    SECRET_WORDS
-        .iter()
-        .any(|w| n == *w || n.ends_with(&format!("-{w}")) || n.ends_with(&format!("_{w}")))
-        || SECRET_WORDS[..SECRET_WORDS.len() - 1]
-            .iter()
-            .any(|w| n.contains(w))
-}
-
-/// Masks arguments that look like secrets: the value after a secret-named flag
-/// (`--token X`), `--token=X`, `NAME=X` with a secret name, and bearer-like tokens.
-pub fn mask_args(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut mask_next = false;
-    for a in args {
-        if mask_next && !a.starts_with('-') {
-            out.push(mask_unless_reference(a));
-            mask_next = false;
-            continue;
-        }
-        mask_next = false;
-        if a.contains("://") {
-            out.push(mask_url(a));
-            continue;
-        }
-        if let Some((name, value)) = a.split_once('=') {
-            if is_secret_name(name) && !value.is_empty() {
-                out.push(format!("{name}={}", mask_unless_reference(value)));
-                continue;
-            }
-        } else if a.starts_with('-') && is_secret_name(a) {
-            mask_next = true;
-        } else if looks_like_token(a) {
-            out.push(MASK.into());
-            continue;
-        }
-        out.push(a.clone());
-    }
-    out
-}
-
-fn mask_unless_reference(v: &str) -> String {
-    if is_reference(v) {
-        v.to_string()
-    } else {
-        MASK.to_string()
-    }
-}
-
-/// Well-known token prefixes (GitHub, Slack, OpenAI-style keys, bearer headers).
-fn looks_like_token(a: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "ghp_",
-        "gho_",
-        "ghs_",
-        "github_pat_",
-        "xoxb-",
-        "xoxp-",
-        "sk-",
-        "Bearer ",
-    ];
-    PREFIXES
-        .iter()
-        .any(|p| a.starts_with(p) && a.len() > p.len() + 8)
-}
-
-/// Masks a URL's password and the values of secret-named query parameters.
-pub fn mask_url(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let base = match base.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = match rest.find('/') {
-                Some(i) => rest.split_at(i),
-                None => (rest, ""),
-            };
-            let authority = match authority.rsplit_once('@') {
-                Some((user, host)) => match user.split_once(':') {
-                    Some((name, _)) => format!("{name}:{MASK}@{host}"),
-                    None => format!("{MASK}@{host}"),
-                },
-                None => authority.to_string(),
-            };
-            format!("{scheme}://{authority}{path}")
-        }
-        None => base.to_string(),
-    };
-    match query {
-        None => base,
-        Some(q) => {
-            let q: Vec<String> = q
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, v)) if is_secret_name(k) && !is_reference(v) => {
-                        format!("{k}={MASK}")
-                    }
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{base}?{}", q.join("&"))
         }
     }
 }
@@ -671,8 +593,64 @@ mod tests {
                 }
             ]
         );
-        let req = ApprovalRequest::of(cfg.servers["s"].as_ref().unwrap());
+        let project = Path::new("/p");
+        let req = ApprovalRequest::of(cfg.servers["s"].as_ref().unwrap(), project);
         assert_eq!(req.command.as_deref(), Some("srv"));
         assert_eq!(req.env_keys, vec!["TOKEN", "HOME_DIR"]);
+        assert_eq!(req.cwd.as_deref(), Some("/p"));
+    }
+
+    #[test]
+    fn approval_request_shows_what_runs_with_values_masked() {
+        let secret = "s3cr3t-4f9a";
+        let cfg = McpConfig::parse(
+            &json!({"mcpServers": {
+                "s": {"command": "srv", "args": ["--token=${TOKEN}", "--password", "hunter2-xyz"],
+                      "cwd": "./server", "env": {"NODE_OPTIONS": "--require ./x.js", "KEY": "${TOKEN}"}},
+                "h": {"type": "http", "url": "https://h.test/mcp?api_key=${TOKEN}",
+                      "headers": {"Authorization": "Bearer ${TOKEN}"}}
+            }})
+            .to_string(),
+            "t",
+            &|_| Some(secret.into()),
+        );
+        let project = Path::new("/p");
+        let s = ApprovalRequest::of(cfg.servers["s"].as_ref().unwrap(), project);
+        assert_eq!(
+            s.lines(),
+            vec![
+                format!("command: srv --token=${{TOKEN}} --password {MASK}"),
+                "cwd: ./server".to_string(),
+                "env: NODE_OPTIONS, KEY".to_string(),
+            ]
+        );
+        assert_eq!(
+            s.fingerprint,
+            cfg.servers["s"].as_ref().unwrap().fingerprint(project)
+        );
+        let h = ApprovalRequest::of(cfg.servers["h"].as_ref().unwrap(), project);
+        assert_eq!(
+            h.lines(),
+            vec![
+                "url: https://h.test/mcp?api_key=${TOKEN}".to_string(),
+                "headers: Authorization".to_string(),
+            ]
+        );
+        let prompt = approval_prompt(&[s.clone(), h.clone()]);
+        assert!(
+            prompt.contains("      headers: Authorization\n"),
+            "{prompt}"
+        );
+        assert!(
+            !prompt.contains(secret) && !prompt.contains("hunter2"),
+            "{prompt}"
+        );
+        for req in [s, h] {
+            let text = serde_json::to_string(&req).unwrap();
+            assert!(
+                !text.contains(secret) && !text.contains("hunter2"),
+                "{text}"
+            );
+        }
     }
 }

@@ -20,8 +20,8 @@ use harness9::inspect::{
 };
 use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{
-    CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState, ServerStatus,
-    StatusSnapshot,
+    ApproveOutcome, CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState,
+    ServerStatus, StatusSnapshot,
 };
 use harness9::tools::{ToolSource, ToolSpec};
 
@@ -498,10 +498,17 @@ pub struct ApprovalRequestDto {
     pub name: String,
     pub transport: String,
     pub command: Option<String>,
+    /// Secret-looking values masked; `${VAR}` references as written.
     pub args: Vec<String>,
+    /// Password and secret query values masked.
     pub url: Option<String>,
     pub cwd: Option<String>,
+    /// Names only; values never leave the core.
     pub env_keys: Vec<String>,
+    /// Names only; values never leave the core.
+    pub header_keys: Vec<String>,
+    /// Pass back to `approve` with the name: an entry changed since is refused.
+    pub fingerprint: String,
 }
 
 impl From<ApprovalRequest> for ApprovalRequestDto {
@@ -514,6 +521,8 @@ impl From<ApprovalRequest> for ApprovalRequestDto {
             url,
             cwd,
             env_keys,
+            header_keys,
+            fingerprint,
         } = a;
         ApprovalRequestDto {
             name,
@@ -523,7 +532,31 @@ impl From<ApprovalRequest> for ApprovalRequestDto {
             url,
             cwd,
             env_keys,
+            header_keys,
+            fingerprint,
         }
+    }
+}
+
+/// One server to approve: its name and the fingerprint of the request the user saw.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
+pub struct ApprovalPickDto {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+/// What `approve` did: `stale` servers changed since they were shown and were not
+/// approved; show them again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ApproveOutcomeDto {
+    pub approved: Vec<String>,
+    pub stale: Vec<String>,
+}
+
+impl From<ApproveOutcome> for ApproveOutcomeDto {
+    fn from(o: ApproveOutcome) -> Self {
+        let ApproveOutcome { approved, stale } = o;
+        ApproveOutcomeDto { approved, stale }
     }
 }
 
@@ -550,8 +583,6 @@ pub struct ServerEntryDto {
     pub startup_timeout_ms: f64,
     pub tool_timeout_ms: f64,
     pub error: Option<String>,
-    /// The entry as written (for the edit form).
-    pub raw: Value,
 }
 
 impl From<ServerEntry> for ServerEntryDto {
@@ -569,7 +600,6 @@ impl From<ServerEntry> for ServerEntryDto {
             startup_timeout_ms,
             tool_timeout_ms,
             error,
-            raw,
         } = e;
         let kv = |v: Vec<KeyValue>| {
             v.into_iter()
@@ -589,7 +619,6 @@ impl From<ServerEntry> for ServerEntryDto {
             startup_timeout_ms: startup_timeout_ms as f64,
             tool_timeout_ms: tool_timeout_ms as f64,
             error,
-            raw,
         }
     }
 }
@@ -1095,6 +1124,8 @@ pub fn typescript_bindings() -> String {
         ContentDto::decl(&cfg),
         ToolRunDto::decl(&cfg),
         ApprovalRequestDto::decl(&cfg),
+        ApprovalPickDto::decl(&cfg),
+        ApproveOutcomeDto::decl(&cfg),
         KeyValueDto::decl(&cfg),
         ServerEntryDto::decl(&cfg),
         ConfigTextDto::decl(&cfg),
@@ -1149,6 +1180,56 @@ mod tests {
             "{BINDINGS_PATH} is out of date with src-tauri/src/bridge.rs; run \
              `UPDATE_BINDINGS=1 cargo test -p harness9-desktop bindings` and commit it"
         );
+    }
+
+    /// Secrets given through `${VAR}` (env and header values, a `--token=` arg, a URL
+    /// query) reach neither the approval dialog nor the status payload.
+    #[test]
+    fn approval_and_status_payloads_carry_no_secret() {
+        use harness9::config::McpConfig;
+        use harness9::mcp::{ApprovalPolicy, Manager, ManagerOptions};
+        use harness9::tools::ToolRegistry;
+        use harness9::trust::ApprovalStore;
+
+        const SECRET: &str = "s3cr3t-payload-4711";
+        let text = serde_json::json!({"mcpServers": {
+            "s": {"command": "srv", "args": ["--token=${T}", "--token", "${T}", "plain=${T}"],
+                  "env": {"API_KEY": "${T}", "LITERAL": "written-secret"}},
+            "h": {"type": "http", "url": "https://h.invalid/mcp?token=${T}",
+                  "headers": {"Authorization": "Bearer ${T}"}}
+        }})
+        .to_string();
+        let cfg = McpConfig::parse(&text, ".mcp.json", &|_| Some(SECRET.to_string()));
+        let data = std::env::temp_dir().join(format!("h9-bridge-test-{}", std::process::id()));
+        let manager = Manager::new(
+            &data,
+            std::sync::Arc::new(ToolRegistry::new()),
+            ManagerOptions {
+                approvals: ApprovalStore::at(data.join("approvals.json")),
+                policy: ApprovalPolicy::Ask,
+                path_for_children: None,
+            },
+        );
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(manager.reload(&cfg));
+        let status = StatusDto::from(manager.snapshot().as_ref());
+        let requests: Vec<ApprovalRequestDto> = manager
+            .awaiting_approval()
+            .iter()
+            .map(|c| ApprovalRequest::of(c, &data).into())
+            .collect();
+        assert_eq!(requests.len(), 2);
+        for payload in [
+            serde_json::to_string(&status).unwrap(),
+            serde_json::to_string(&requests).unwrap(),
+        ] {
+            assert!(!payload.contains(SECRET), "{payload}");
+            assert!(!payload.contains("written-secret"), "{payload}");
+        }
+        let _ = std::fs::remove_dir_all(&data);
     }
 
     #[test]

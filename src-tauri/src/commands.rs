@@ -73,8 +73,21 @@ pub async fn pending_approvals(state: S<'_>) -> BridgeResult<Vec<ApprovalRequest
 }
 
 #[tauri::command]
-pub async fn approve(state: S<'_>, servers: Vec<String>, remember: bool) -> BridgeResult<()> {
-    Ok(state.harness().await?.approve(&servers, remember)?)
+pub async fn approve(
+    state: S<'_>,
+    servers: Vec<ApprovalPickDto>,
+    remember: bool,
+) -> BridgeResult<ApproveOutcomeDto> {
+    let picks: Vec<(String, String)> = servers
+        .into_iter()
+        .map(|p| (p.name, p.fingerprint))
+        .collect();
+    Ok(state
+        .harness()
+        .await?
+        .approve(&picks, remember)
+        .await?
+        .into())
 }
 
 #[tauri::command]

@@ -63,7 +63,7 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
         eprintln!("harness9: {err}");
         return Err(EXIT_USAGE);
     }
-    ask_approval(&harness);
+    ask_approval(&harness).await;
     let longest = config
         .enabled()
         .map(|s| s.startup_timeout)
@@ -76,42 +76,34 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
     Ok(harness)
 }
 
-/// On a terminal, lists what unapproved servers would run and asks.
-fn ask_approval(harness: &Harness) {
-    let waiting = harness.manager().awaiting_approval();
+/// On a terminal, lists what unapproved servers would run and asks. Approves exactly the
+/// entries shown: one changed meanwhile is refused by the core and reported.
+async fn ask_approval(harness: &Harness) {
+    let waiting = harness.pending_approvals();
     if waiting.is_empty() || !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return;
     }
     let mut err = std::io::stderr();
-    let _ = writeln!(
-        err,
-        "This project's .mcp.json wants to start {} server(s) that you have not approved:",
-        waiting.len()
-    );
-    for s in &waiting {
-        let _ = writeln!(
-            err,
-            "  {:<16} {}: {}",
-            s.name,
-            s.transport.kind(),
-            s.transport.target()
-        );
-    }
-    let _ = write!(
-        err,
-        "Start them? [y]es for this run / [a]lways for this project / [N]o: "
-    );
+    let _ = write!(err, "{}", harness9::inspect::approval_prompt(&waiting));
     let _ = err.flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
-    let names: Vec<String> = waiting.iter().map(|s| s.name.clone()).collect();
+    let picks: Vec<(String, String)> = waiting
+        .iter()
+        .map(|r| (r.name.clone(), r.fingerprint.clone()))
+        .collect();
     let result = match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" => harness.manager().approve(&names, false),
-        "a" | "always" => harness.manager().approve(&names, true),
-        _ => Ok(()),
+        "y" | "yes" => harness.approve(&picks, false).await,
+        "a" | "always" => harness.approve(&picks, true).await,
+        _ => return,
     };
-    if let Err(e) = result {
-        eprintln!("harness9: could not record the approval: {e}");
+    match result {
+        Ok(outcome) => {
+            for name in outcome.stale {
+                eprintln!("harness9: server \"{name}\" changed in .mcp.json while you were asked; it was not started. Run again to review the new entry.");
+            }
+        }
+        Err(e) => eprintln!("harness9: could not record the approval: {e}"),
     }
 }
 

@@ -7,6 +7,7 @@
 //! program carries on with no servers.
 
 mod expand;
+pub mod mask;
 mod save;
 
 pub use expand::{expand, ExpandError};
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use sha2::Digest;
 
 /// File name of the project configuration, at the project root.
 pub const MCP_JSON: &str = ".mcp.json";
@@ -82,27 +84,12 @@ impl TransportConfig {
             TransportConfig::Sse { .. } => "sse",
         }
     }
-
-    /// The command line or URL, with header and env values left out (they may be secrets).
-    pub fn target(&self) -> String {
-        match self {
-            TransportConfig::Stdio { command, args, .. } => {
-                let mut s = command.clone();
-                for a in args {
-                    s.push(' ');
-                    s.push_str(&shell_quote(a));
-                }
-                s
-            }
-            TransportConfig::Http { url, .. } | TransportConfig::Sse { url, .. } => url.clone(),
-        }
-    }
 }
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,•".contains(c))
     {
         s.to_string()
     } else {
@@ -126,16 +113,85 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// What an approval is bound to: the transport, command, args and url as written.
-    pub fn fingerprint_source(&self) -> String {
-        let pick = |k: &str| self.raw.get(k).cloned().unwrap_or(Value::Null);
-        serde_json::json!([
+    /// The directory a stdio server runs in: its `cwd` (a relative one resolved against the
+    /// project folder), or the project folder itself. `None` for remote servers.
+    pub fn resolved_cwd(&self, project: &Path) -> Option<PathBuf> {
+        match &self.transport {
+            // `components` drops `.` segments, so `cwd: "."` is the project folder itself.
+            TransportConfig::Stdio { cwd, .. } => Some(match cwd {
+                Some(c) if c.is_relative() => project.join(c).components().collect(),
+                Some(c) => c.components().collect(),
+                None => project.to_path_buf(),
+            }),
+            TransportConfig::Http { .. } | TransportConfig::Sse { .. } => None,
+        }
+    }
+
+    /// What an approval is bound to: the transport, the expanded command, args, url and
+    /// working directory (as it will be used), and `env` and `headers` as written (names
+    /// and values). Changing any of them needs a new approval. A hash, so that secrets never
+    /// sit in the approval store or reach a front end.
+    pub fn fingerprint(&self, project: &Path) -> String {
+        let written = |k: &str| self.raw.get(k).cloned().unwrap_or(Value::Null);
+        let (command, args, url) = match &self.transport {
+            TransportConfig::Stdio { command, args, .. } => (
+                Value::from(command.as_str()),
+                Value::from(args.clone()),
+                Value::Null,
+            ),
+            TransportConfig::Http { url, .. } | TransportConfig::Sse { url, .. } => {
+                (Value::Null, Value::Null, Value::from(url.as_str()))
+            }
+        };
+        let cwd = self
+            .resolved_cwd(project)
+            .map(|c| Value::from(c.to_string_lossy().into_owned()))
+            .unwrap_or(Value::Null);
+        let source = serde_json::json!([
             self.transport.kind(),
-            pick("command"),
-            pick("args"),
-            pick("url")
+            command,
+            args,
+            cwd,
+            written("env"),
+            written("headers"),
+            url
         ])
-        .to_string()
+        .to_string();
+        let digest = sha2::Sha256::digest(source.as_bytes());
+        digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The command line or URL as written in the file, with values that may be secrets
+    /// masked (see [`mask`]); `${VAR}` references stay as written. Safe to show anywhere.
+    pub fn display_target(&self) -> String {
+        let text = |k: &str| match self.raw.get(k) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        match &self.transport {
+            TransportConfig::Stdio { .. } => {
+                let args: Vec<String> = match self.raw.get("args") {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|v| match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let mut s = text("command");
+                for a in mask::mask_args(&args) {
+                    s.push(' ');
+                    s.push_str(&shell_quote(&a));
+                }
+                s
+            }
+            TransportConfig::Http { .. } | TransportConfig::Sse { .. } => {
+                mask::mask_url(&text("url"))
+            }
+        }
     }
 }
 

@@ -222,7 +222,82 @@ fn target_quotes_args_and_hides_env() {
         r#"{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg name"], "env": {"SECRET": "x"}}}}"#,
     );
     assert_eq!(
-        entry(&cfg, "a").unwrap().transport.target(),
+        entry(&cfg, "a").unwrap().display_target(),
         "npx -y 'pkg name'"
+    );
+}
+
+#[test]
+fn target_masks_secrets_and_keeps_references_as_written() {
+    let env = |k: &str| (k == "TOKEN").then(|| "s3cr3t-value".to_string());
+    let cfg = McpConfig::parse(
+        r#"{"mcpServers": {
+            "a": {"command": "srv", "args": ["--token=${TOKEN}", "--api-key", "plain-secret", "x"]},
+            "h": {"url": "https://u:pw@h.example/mcp?token=abc&q=1"}}}"#,
+        "t",
+        &env,
+    );
+    assert_eq!(
+        entry(&cfg, "a").unwrap().display_target(),
+        "srv '--token=${TOKEN}' --api-key •••••• x"
+    );
+    assert_eq!(
+        entry(&cfg, "h").unwrap().display_target(),
+        "https://u:••••••@h.example/mcp?token=••••••&q=1"
+    );
+}
+
+#[test]
+fn fingerprint_covers_everything_that_decides_what_runs() {
+    let project = std::path::Path::new("/p");
+    let fp = |entry: &str| {
+        let env = |k: &str| match k {
+            "TOKEN" => Some("one".to_string()),
+            "OTHER" => Some("two".to_string()),
+            _ => None,
+        };
+        let cfg = McpConfig::parse(&format!(r#"{{"mcpServers": {{"s": {entry}}}}}"#), "t", &env);
+        entry_of(&cfg).fingerprint(project)
+    };
+    fn entry_of(cfg: &McpConfig) -> ServerConfig {
+        cfg.servers["s"].clone().unwrap()
+    }
+    let base = fp(r#"{"command": "srv", "args": ["a"]}"#);
+    let variants = [
+        r#"{"command": "srv2", "args": ["a"]}"#,
+        r#"{"command": "srv", "args": ["b"]}"#,
+        r#"{"command": "srv", "args": ["a"], "env": {"NODE_OPTIONS": "--require x"}}"#,
+        r#"{"command": "srv", "args": ["a"], "env": {"LD_PRELOAD": "x.so"}}"#,
+        r#"{"command": "srv", "args": ["a"], "env": {"PATH": "/evil"}}"#,
+        r#"{"command": "srv", "args": ["a"], "cwd": "./server"}"#,
+        r#"{"command": "srv", "args": ["${TOKEN}"]}"#,
+        r#"{"type": "http", "url": "https://h/mcp"}"#,
+    ];
+    for v in variants {
+        assert_ne!(fp(v), base, "{v}");
+    }
+    // cwd is compared as it will be used: the project itself is the default.
+    assert_eq!(
+        fp(r#"{"command": "srv", "args": ["a"], "cwd": "/p"}"#),
+        base
+    );
+    // the expanded arg counts: a different variable with the same value is the same run.
+    assert_eq!(
+        fp(r#"{"command": "srv", "args": ["${TOKEN}"]}"#),
+        fp(r#"{"command": "srv", "args": ["one"]}"#)
+    );
+    let h = fp(r#"{"type": "http", "url": "https://h/mcp"}"#);
+    assert_ne!(
+        fp(r#"{"type": "http", "url": "https://h/mcp", "headers": {"X-A": "1"}}"#),
+        h
+    );
+    assert_ne!(
+        fp(r#"{"type": "http", "url": "https://h/mcp", "headers": {"X-A": "${OTHER}"}}"#),
+        fp(r#"{"type": "http", "url": "https://h/mcp", "headers": {"X-A": "two"}}"#)
+    );
+    // timeouts and `disabled` do not decide what runs.
+    assert_eq!(
+        fp(r#"{"command": "srv", "args": ["a"], "toolTimeoutSec": 5}"#),
+        base
     );
 }

@@ -96,7 +96,8 @@ pub struct ServerStatus {
     /// in use: an `http` entry whose server only speaks the legacy HTTP+SSE transport shows
     /// `sse` once the fallback happened.
     pub transport: String,
-    /// Command line or URL; env and header values are never included.
+    /// Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
+    /// env and header values are never included.
     pub target: String,
     #[serde(flatten)]
     pub state: ServerState,
@@ -165,6 +166,17 @@ pub struct StatusSnapshot {
     pub config_error: Option<String>,
 }
 
+/// What [`Manager::approve`] did with each server it was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveOutcome {
+    /// Approved (and started if they were waiting).
+    pub approved: Vec<String>,
+    /// Refused: the entry changed (or went away) since the prompt showed it. Show the
+    /// current entry and ask again.
+    pub stale: Vec<String>,
+}
+
 /// Whether unapproved project servers may start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalPolicy {
@@ -201,6 +213,9 @@ struct Inner {
     config_error: Mutex<Option<String>>,
     status: watch::Sender<Arc<StatusSnapshot>>,
     restart_policy: Mutex<Option<RestartPolicy>>,
+    /// This project's approved fingerprints by server name, copied from the store off the
+    /// runtime threads (on reload and approval) so that starting a server never reads a file.
+    stored_approvals: Mutex<BTreeMap<String, String>>,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -230,6 +245,7 @@ impl Manager {
                 config_error: Mutex::default(),
                 status: watch::channel(Arc::new(StatusSnapshot::default())).0,
                 restart_policy: Mutex::default(),
+                stored_approvals: Mutex::default(),
             }),
         }
     }
@@ -276,6 +292,8 @@ impl Manager {
             return;
         }
         *self.inner.config_error.lock().expect("config lock") = None;
+        self.refresh_stored_approvals().await;
+        let project = self.inner.project.clone();
         let mut to_stop = Vec::new();
         let mut to_start = Vec::new();
         {
@@ -298,7 +316,7 @@ impl Manager {
                         slot.log = old.log.clone();
                         slot.generation = old.generation + 1;
                         slot.approved_for_run = old.approved_for_run
-                            && matches!((&old.entry, entry), (Ok(a), Ok(b)) if a.fingerprint_source() == b.fingerprint_source());
+                            && matches!((&old.entry, entry), (Ok(a), Ok(b)) if a.fingerprint(&project) == b.fingerprint(&project));
                         to_stop.push((name.clone(), old.generation, old));
                         to_start.push(name.clone());
                     }
@@ -346,7 +364,7 @@ impl Manager {
         }
         let approved = slot.approved_for_run
             || self.inner.policy == ApprovalPolicy::AllowAll
-            || self.inner.approvals.is_approved(&self.inner.project, &cfg);
+            || self.stored_approval_matches(&cfg);
         if !approved {
             slot.state = ServerState::AwaitingApproval;
             return;
@@ -376,28 +394,76 @@ impl Manager {
             .collect()
     }
 
-    /// Approves servers; `remember` records it in the store for later runs. Starts them.
-    pub fn approve(&self, names: &[String], remember: bool) -> std::io::Result<()> {
-        let configs: Vec<ServerConfig> = {
+    /// Approves servers, each named with the fingerprint the user was shown
+    /// ([`ServerConfig::fingerprint`]); `remember` records them in the store for later runs.
+    /// A pair whose fingerprint no longer matches the current entry (the file changed after
+    /// the prompt was drawn) is refused and reported in [`ApproveOutcome::stale`], so the
+    /// front end can show the entry again. Starts the approved servers that were waiting.
+    pub async fn approve(
+        &self,
+        picks: &[(String, String)],
+        remember: bool,
+    ) -> std::io::Result<ApproveOutcome> {
+        let mut outcome = ApproveOutcome::default();
+        let mut to_start = Vec::new();
+        {
             let mut slots = self.lock();
-            names
-                .iter()
-                .filter_map(|n| {
-                    let slot = slots.get_mut(n)?;
-                    slot.approved_for_run = true;
-                    slot.entry.as_ref().ok().cloned()
-                })
-                .collect()
-        };
-        if remember {
-            let refs: Vec<&ServerConfig> = configs.iter().collect();
-            self.inner.approvals.approve(&self.inner.project, &refs)?;
+            for (name, fingerprint) in picks {
+                let current = slots.get_mut(name).and_then(|slot| {
+                    let fp = slot.entry.as_ref().ok()?.fingerprint(&self.inner.project);
+                    (fp == *fingerprint).then_some(slot)
+                });
+                match current {
+                    Some(slot) => {
+                        slot.approved_for_run = true;
+                        if slot.state == ServerState::AwaitingApproval {
+                            to_start.push(name.clone());
+                        }
+                        outcome.approved.push(name.clone());
+                    }
+                    None => outcome.stale.push(name.clone()),
+                }
+            }
         }
-        for n in names {
+        if remember {
+            let accepted: Vec<(String, String)> = picks
+                .iter()
+                .filter(|(n, _)| outcome.approved.contains(n))
+                .cloned()
+                .collect();
+            let store = self.inner.approvals.clone();
+            let project = self.inner.project.clone();
+            tokio::task::spawn_blocking(move || store.approve(&project, &accepted))
+                .await
+                .map_err(std::io::Error::other)??;
+            self.refresh_stored_approvals().await;
+        }
+        for n in &to_start {
             self.start(n);
         }
         self.publish();
-        Ok(())
+        Ok(outcome)
+    }
+
+    /// Copies this project's approvals from the store (read on a blocking thread, once per
+    /// process; cached by the store afterwards).
+    async fn refresh_stored_approvals(&self) {
+        let store = self.inner.approvals.clone();
+        let project = self.inner.project.clone();
+        let found = tokio::task::spawn_blocking(move || store.approved(&project))
+            .await
+            .unwrap_or_default();
+        *self.inner.stored_approvals.lock().expect("approvals lock") = found;
+    }
+
+    fn stored_approval_matches(&self, cfg: &ServerConfig) -> bool {
+        let fingerprint = cfg.fingerprint(&self.inner.project);
+        self.inner
+            .stored_approvals
+            .lock()
+            .expect("approvals lock")
+            .get(&cfg.name)
+            .is_some_and(|f| *f == fingerprint)
     }
 
     /// Stops one server and starts it again.
@@ -491,7 +557,7 @@ impl Manager {
                             (_, Err(e)) => e.transport.unwrap_or("").to_string(),
                         },
                         target: match &slot.entry {
-                            Ok(c) => c.transport.target(),
+                            Ok(c) => c.display_target(),
                             Err(_) => String::new(),
                         },
                         state: slot.state.clone(),
@@ -635,23 +701,13 @@ impl Manager {
     ) -> Result<(Connection, Option<TransportKind>), String> {
         match &cfg.transport {
             TransportConfig::Stdio {
-                command,
-                args,
-                env,
-                cwd,
+                command, args, env, ..
             } => {
-                let cwd = cwd.as_ref().map(|c| {
-                    if c.is_relative() {
-                        self.inner.project.join(c)
-                    } else {
-                        c.clone()
-                    }
-                });
                 let spec = StdioSpec {
                     command: crate::shell_env::resolve_command(command),
                     args: args.clone(),
                     env: env.clone(),
-                    cwd: cwd.or_else(|| Some(self.inner.project.clone())),
+                    cwd: cfg.resolved_cwd(&self.inner.project),
                     path: self.inner.path_for_children.clone(),
                     max_message_bytes: cfg.max_message_bytes,
                 };

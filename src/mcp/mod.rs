@@ -14,4 +14,4 @@ pub mod manager;
 pub use manager::{
     ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot,
 };
-pub use manager::{RestartPolicy, RestartStatus};
+pub use manager::{ApproveOutcome, RestartPolicy, RestartStatus};

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::inspect::ApprovalRequest;
 use harness9::mcp::StatusSnapshot;
 use harness9::tools::ToolSpec;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -20,7 +21,9 @@ pub enum Action {
     StopTurn,
     Restart(String),
     EditConfig,
+    /// Approve exactly the servers the prompt showed: (name, fingerprint) pairs.
     ApproveServers {
+        servers: Vec<(String, String)>,
         remember: bool,
     },
     DeclineServers,
@@ -71,8 +74,9 @@ pub enum Modal {
         selected: usize,
         details: bool,
     },
-    /// Project servers waiting for approval: (name, what would run).
-    ServerApproval(Vec<(String, String)>),
+    /// Project servers waiting for approval, as shown (what would run, and the
+    /// fingerprint that approves exactly that).
+    ServerApproval(Vec<ApprovalRequest>),
     /// A tool call waiting for the user.
     ToolApproval {
         call_id: String,
@@ -161,18 +165,19 @@ impl App {
         }
         match self.modal.clone() {
             Modal::ServerApproval(servers) => match key.code {
-                KeyCode::Char('y') => {
+                KeyCode::Char('y') | KeyCode::Char('a') => {
                     self.modal = Modal::None;
-                    Some(Action::ApproveServers { remember: false })
-                }
-                KeyCode::Char('a') => {
-                    self.modal = Modal::None;
-                    Some(Action::ApproveServers { remember: true })
+                    Some(Action::ApproveServers {
+                        servers: servers
+                            .into_iter()
+                            .map(|r| (r.name, r.fingerprint))
+                            .collect(),
+                        remember: key.code == KeyCode::Char('a'),
+                    })
                 }
                 KeyCode::Char('n') | KeyCode::Esc => {
                     self.modal = Modal::None;
-                    self.declined
-                        .extend(servers.into_iter().map(|(name, _)| name));
+                    self.declined.extend(servers.into_iter().map(|r| r.name));
                     Some(Action::DeclineServers)
                 }
                 _ => None,
@@ -275,11 +280,12 @@ impl App {
     }
 
     /// Shows the server-approval prompt when servers wait for it (over the `/mcp` panel,
-    /// not over another question).
-    pub fn ask_server_approval(&mut self, waiting: Vec<(String, String)>) {
+    /// not over another question). A prompt already open is left as it is: the servers it
+    /// shows are the ones a yes approves; later ones are asked about after it.
+    pub fn ask_server_approval(&mut self, waiting: Vec<ApprovalRequest>) {
         let waiting: Vec<_> = waiting
             .into_iter()
-            .filter(|(name, _)| !self.declined.contains(name))
+            .filter(|r| !self.declined.contains(&r.name))
             .collect();
         if !waiting.is_empty() && matches!(self.modal, Modal::None | Modal::Mcp { .. }) {
             self.modal = Modal::ServerApproval(waiting);

@@ -112,18 +112,7 @@ fn refresh(app: &mut App, harness: &Harness) {
         .map(|s| harness.tools(Some(&s.name)))
         .collect();
     app.set_status(status, tools);
-    let waiting: Vec<(String, String)> = harness
-        .manager()
-        .awaiting_approval()
-        .iter()
-        .map(|s| {
-            (
-                s.name.clone(),
-                format!("{}: {}", s.transport.kind(), s.transport.target()),
-            )
-        })
-        .collect();
-    app.ask_server_approval(waiting);
+    app.ask_server_approval(harness.pending_approvals());
 }
 
 async fn event_loop(
@@ -189,16 +178,16 @@ async fn event_loop(
                         harness.reload().await;
                         refresh(app, harness);
                     }
-                    Action::ApproveServers { remember } => {
-                        let names: Vec<String> = harness
-                            .manager()
-                            .awaiting_approval()
-                            .iter()
-                            .map(|s| s.name.clone())
-                            .collect();
-                        if let Err(e) = harness.approve(&names, remember) {
-                            app.chat.push(ChatLine::System(format!("could not record the approval: {e}")));
+                    Action::ApproveServers { servers, remember } => {
+                        match harness.approve(&servers, remember).await {
+                            Ok(outcome) => {
+                                for name in outcome.stale {
+                                    app.chat.push(ChatLine::System(format!("{name} changed in .mcp.json since it was shown; review it again")));
+                                }
+                            }
+                            Err(e) => app.chat.push(ChatLine::System(format!("could not record the approval: {e}"))),
                         }
+                        refresh(app, harness);
                     }
                     Action::DeclineServers => {}
                     Action::AnswerTool { call_id, decision } => {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::inspect::ApprovalRequest;
 use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
 use harness9::tools::{ToolSource, ToolSpec};
@@ -146,23 +147,91 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
         }),
         vec![vec![]],
     );
-    app.ask_server_approval(vec![("fx".into(), "stdio: fx-server --flag".into())]);
+    app.ask_server_approval(vec![request("fx", "fp1")]);
     let s = screen(&app);
     assert!(s.contains("[MCP] fx ? needs approval"), "{s}");
     assert!(
         s.contains("│This project's .mcp.json wants to start:"),
         "{s}"
     );
-    assert!(s.contains("│  fx: stdio: fx-server --flag"), "{s}");
+    assert!(s.contains("│  fx (stdio)"), "{s}");
+    assert!(s.contains("│    command: fx-server --token=••••••"), "{s}");
+    assert!(s.contains("│    cwd: ./srv"), "{s}");
+    assert!(s.contains("│    env: NODE_OPTIONS"), "{s}");
     assert!(
         s.contains("[y] yes, this run  [a] always for this project  [n] no"),
         "{s}"
     );
     assert_eq!(
         app.on_key(key(KeyCode::Char('a'))),
-        Some(Action::ApproveServers { remember: true })
+        Some(Action::ApproveServers {
+            servers: vec![("fx".into(), "fp1".into())],
+            remember: true
+        })
     );
     assert_eq!(app.modal, Modal::None);
+}
+
+fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        name: name.into(),
+        transport: "stdio".into(),
+        command: Some(format!("{name}-server")),
+        args: vec!["--token=••••••".into()],
+        url: None,
+        cwd: Some("./srv".into()),
+        env_keys: vec!["NODE_OPTIONS".into()],
+        header_keys: vec![],
+        fingerprint: fingerprint.into(),
+    }
+}
+
+#[test]
+fn server_prompt_approves_only_what_it_showed() {
+    let mut app = App::new("p".into());
+    app.ask_server_approval(vec![request("a", "fa"), request("b", "fb")]);
+    // Declined servers stay waiting and are not asked about again.
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        Some(Action::DeclineServers)
+    );
+    // A prompt for a server added later; while it is open, another one arrives.
+    app.ask_server_approval(vec![
+        request("a", "fa"),
+        request("b", "fb"),
+        request("c", "fc"),
+    ]);
+    app.ask_server_approval(vec![
+        request("a", "fa"),
+        request("b", "fb"),
+        request("c", "fc"),
+        request("d", "fd"),
+    ]);
+    let s = screen(&app);
+    assert!(
+        s.contains("│  c (stdio)") && !s.contains("│  d (stdio)"),
+        "{s}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::ApproveServers {
+            servers: vec![("c".into(), "fc".into())],
+            remember: false
+        })
+    );
+    // The one added while the prompt was open is asked about next, on its own.
+    app.ask_server_approval(vec![
+        request("a", "fa"),
+        request("b", "fb"),
+        request("d", "fd"),
+    ]);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::ApproveServers {
+            servers: vec![("d".into(), "fd".into())],
+            remember: false
+        })
+    );
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! Usable at 80×24; everything wraps or truncates instead of overflowing.
 
 use harness9::engine::event::CallStatus;
+use harness9::inspect::ApprovalRequest;
 use harness9::mcp::{ServerState, ServerStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -341,17 +342,20 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
     Text::from(lines)
 }
 
-fn render_server_approval(f: &mut Frame, servers: &[(String, String)]) {
-    let height = (servers.len() as u16 + 5).min(f.area().height);
+fn render_server_approval(f: &mut Frame, servers: &[ApprovalRequest]) {
+    let mut lines = vec![Line::raw("This project's .mcp.json wants to start:")];
+    for r in servers {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", r.name), Style::new().bold()),
+            Span::raw(format!(" ({})", r.transport)),
+        ]));
+        for l in r.lines() {
+            lines.push(Line::raw(format!("    {l}")));
+        }
+    }
+    let height = (lines.len() as u16 + 4).min(f.area().height);
     let area = centered(f.area(), f.area().width.saturating_sub(4), height);
     f.render_widget(Clear, area);
-    let mut lines = vec![Line::raw("This project's .mcp.json wants to start:")];
-    for (name, target) in servers {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {name}: "), Style::new().bold()),
-            Span::raw(target.clone()),
-        ]));
-    }
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "[y] yes, this run  [a] always for this project  [n] no",

@@ -342,10 +342,12 @@ fn on_a_terminal_the_cli_asks_and_remembers() {
         "{out}"
     );
     assert!(
-        out.contains(&format!(
-            "fx               stdio: {} --pages 2",
-            fixture_bin()
-        )),
+        out.contains(&format!("      command: {} --pages 2", fixture_bin())),
+        "{out}"
+    );
+    assert!(out.contains("  fx (stdio)"), "{out}");
+    assert!(
+        out.contains(&format!("      cwd: {}", p.path().display())),
         "{out}"
     );
     assert!(

@@ -181,7 +181,10 @@ async fn approval_is_asked_remembered_and_asked_again_on_change() {
     m.reload(&p.config()).await;
     assert_eq!(state_of(&m, "fx"), ServerState::AwaitingApproval);
     assert_eq!(m.awaiting_approval().len(), 1);
-    m.approve(&["fx".into()], true).unwrap();
+    let fingerprint = m.awaiting_approval()[0].fingerprint(p.path());
+    m.approve(&[("fx".into(), fingerprint)], true)
+        .await
+        .unwrap();
     m.wait_settled(Duration::from_secs(10)).await;
     assert!(connected(&state_of(&m, "fx")));
     m.shutdown().await;

@@ -1,5 +1,6 @@
 //! Shared helpers for the integration suite.
 
+mod approvals;
 mod cli;
 mod containment;
 mod engine;

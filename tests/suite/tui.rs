@@ -133,7 +133,12 @@ fn tui_bar_panel_editor_and_exit() {
     );
     // Approval first: nothing runs before it.
     let s = t.wait_for("Approve MCP servers");
-    assert!(s.contains(&format!("fx: stdio: {}", fixture_bin())), "{s}");
+    assert!(s.contains("  fx (stdio)"), "{s}");
+    assert!(
+        s.contains(&format!("    command: {}", fixture_bin())),
+        "{s}"
+    );
+    assert!(s.contains("    env: H9_TEST_MARK"), "{s}");
     assert!(
         processes_with_mark(&mark).is_empty(),
         "a server started before approval"
@@ -154,7 +159,7 @@ fn tui_bar_panel_editor_and_exit() {
 
     // e: $EDITOR rewrites .mcp.json; the new server shows up (and asks for approval).
     t.keys(&["e"]);
-    t.wait_for("  added: stdio:");
+    t.wait_for("  added (stdio)");
     t.keys(&["y"]);
     t.wait_for("added ● 10 tools");
     t.keys(&["Escape"]);

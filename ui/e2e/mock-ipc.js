@@ -220,11 +220,14 @@ export function install(mockIPC, scenario) {
           url: s.entry.url ?? null,
           cwd: s.entry.cwd ?? null,
           envKeys: Object.keys(s.entry.env ?? {}),
+          headerKeys: Object.keys(s.entry.headers ?? {}),
+          fingerprint: `fp-${name}`,
         })),
-    approve: ({ servers: names }) => {
+    approve: ({ servers: picks }) => {
+      const names = picks.map((p) => p.name);
       for (const n of names) start(n);
       emit("mcp-status", status());
-      return null;
+      return { approved: names, stale: [] };
     },
     restart_server: ({ server }) => {
       start(server);
@@ -265,7 +268,6 @@ export function install(mockIPC, scenario) {
         startupTimeoutMs: 30000,
         toolTimeoutMs: 60000,
         error: entryError(server, e),
-        raw: e,
       };
     },
     follow_log: ({ server, channel }) => {

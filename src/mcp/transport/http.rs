@@ -134,8 +134,10 @@ pub(crate) fn open(
     log: Arc<ServerLog>,
     mode: Mode,
 ) -> Result<(Connection, TransportKind), String> {
-    let url =
-        Url::parse(&spec.url).map_err(|e| format!("the url \"{}\" is not valid: {e}", spec.url))?;
+    let url = Url::parse(&spec.url).map_err(|e| {
+        let shown = crate::config::mask::mask_url(&spec.url);
+        format!("the url \"{shown}\" is not valid: {e}")
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "the url \"{}\" must start with http:// or https://",

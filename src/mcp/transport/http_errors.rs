@@ -37,7 +37,9 @@ pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
     if let Some(refused) = http_limits::cross_origin(e) {
         return refused.to_string();
     }
-    classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
+    // reqwest names the url in its message; its query may hold a token.
+    let chain = error_chain(e).replace(url.as_str(), &crate::config::mask::mask_url(url.as_str()));
+    classify_failure(url, &chain, e.is_timeout(), e.is_connect())
 }
 
 /// The classification behind [`describe_send_error`], on the error chain's text.

@@ -80,7 +80,7 @@ describe("approval", () => {
     const { app, backend } = setup();
     backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
     backend.approvalsPending = [
-      { name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: null, envKeys: ["TOKEN"] },
+      { name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: "./srv", envKeys: ["TOKEN"], headerKeys: [], fingerprint: "fp1" },
     ];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
@@ -88,16 +88,40 @@ describe("approval", () => {
     const dialog = $(r.target, "approval-dialog");
     expect(dialog.textContent).toContain("harness9 mcp serve");
     expect(dialog.textContent).toContain("with variables TOKEN");
+    expect(dialog.textContent).toContain("./srv");
     $(r.target, "approve-all").click();
     await settle();
-    expect(backend.calls).toContainEqual(["approve", ["demo"], true]);
+    expect(backend.calls).toContainEqual(["approve", [{ name: "demo", fingerprint: "fp1" }], true]);
     expect(r.target.querySelector("[data-testid=approval-dialog]")).toBeNull();
+  });
+
+  test("an entry that changed while the dialog was open is shown again, refreshed", async () => {
+    const { app, backend } = setup();
+    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    const shown = { name: "demo", transport: "stdio", command: "old-cmd", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp1" };
+    backend.approvalsPending = [shown];
+    const r = render(App, { backend, app }, app);
+    cleanups.push(r.destroy);
+    await settle();
+    // The file changes meanwhile: the core refuses the old fingerprint.
+    backend.approvalsPending = [{ ...shown, command: "new-cmd", envKeys: ["LD_PRELOAD"], headerKeys: ["X-Api-Key"], fingerprint: "fp2" }];
+    backend.approveOutcome = { approved: [], stale: ["demo"] };
+    $(r.target, "approve-all").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["approve", [{ name: "demo", fingerprint: "fp1" }], true]);
+    const dialog = $(r.target, "approval-dialog");
+    expect(dialog.textContent).toContain("new-cmd");
+    expect(dialog.textContent).toContain("with variables LD_PRELOAD");
+    expect(dialog.textContent).toContain("with headers X-Api-Key");
+    $(r.target, "approve-all").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["approve", [{ name: "demo", fingerprint: "fp2" }], true]);
   });
 
   test("Esc dismisses the dialog until a new server asks", async () => {
     const { app, backend } = setup();
     backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
-    backend.approvalsPending = [{ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [] }];
+    backend.approvalsPending = [{ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp" }];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
     await settle();

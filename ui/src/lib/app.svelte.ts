@@ -218,10 +218,13 @@ export class AppState {
     }
   }
 
-  async approve(names: string[], remember: boolean): Promise<void> {
+  /** Approves the requests shown; any that changed meanwhile are shown again, refreshed. */
+  async approve(shown: ApprovalRequestDto[], remember: boolean): Promise<void> {
     this.approvalOpen = false;
     try {
-      await this.backend.approve(names, remember);
+      const picks = shown.map((a) => ({ name: a.name, fingerprint: a.fingerprint }));
+      const outcome = await this.backend.approve(picks, remember);
+      if (outcome.stale.length > 0) await this.showApprovals();
     } catch (e) {
       this.notify(e);
     }

@@ -79,7 +79,31 @@ export type ContentDto = { "type": "text", text: string, } | { "type": "image", 
 
 export type ToolRunDto = { content: Array<ContentDto>, structuredContent: JsonValue | null, isError: boolean, durationMs: number, };
 
-export type ApprovalRequestDto = { name: string, transport: string, command: string | null, args: Array<string>, url: string | null, cwd: string | null, envKeys: Array<string>, };
+export type ApprovalRequestDto = { name: string, transport: string, command: string | null, 
+/**
+ * Secret-looking values masked; `${VAR}` references as written.
+ */
+args: Array<string>, 
+/**
+ * Password and secret query values masked.
+ */
+url: string | null, cwd: string | null, 
+/**
+ * Names only; values never leave the core.
+ */
+envKeys: Array<string>, 
+/**
+ * Names only; values never leave the core.
+ */
+headerKeys: Array<string>, 
+/**
+ * Pass back to `approve` with the name: an entry changed since is refused.
+ */
+fingerprint: string, };
+
+export type ApprovalPickDto = { name: string, fingerprint: string, };
+
+export type ApproveOutcomeDto = { approved: Array<string>, stale: Array<string>, };
 
 export type KeyValueDto = { key: string, value: string, };
 
@@ -91,11 +115,7 @@ args: Array<string>, url: string | null, cwd: string | null,
 /**
  * Values masked unless they are `${VAR}` references.
  */
-env: Array<KeyValueDto>, headers: Array<KeyValueDto>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, error: string | null, 
-/**
- * The entry as written (for the edit form).
- */
-raw: JsonValue, };
+env: Array<KeyValueDto>, headers: Array<KeyValueDto>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, error: string | null, };
 
 export type ConfigTextDto = { path: string, text: string, exists: boolean, 
 /**

@@ -2,7 +2,9 @@
 // calls, and helpers to push events the way the Rust side would.
 
 import type {
+  ApprovalPickDto,
   ApprovalRequestDto,
+  ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
   ChatStateDto,
@@ -55,6 +57,8 @@ export class MockBackend implements Backend {
   status: StatusDto = { servers: [], configError: null };
   tools: ToolDto[] = [];
   approvalsPending: ApprovalRequestDto[] = [];
+  /** What the next `approve` answers (as the core would); `null`: everything approved. */
+  approveOutcome: ApproveOutcomeDto | null = null;
   config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntryDto> = {};
   logs: Record<string, LogLineDto[]> = {};
@@ -126,9 +130,12 @@ export class MockBackend implements Backend {
   async pendingApprovals() {
     return this.approvalsPending;
   }
-  async approve(servers: string[], remember: boolean) {
+  async approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcomeDto> {
     this.#record("approve", servers, remember);
-    this.approvalsPending = this.approvalsPending.filter((a) => !servers.includes(a.name));
+    const outcome = this.approveOutcome ?? { approved: servers.map((s) => s.name), stale: [] };
+    this.approveOutcome = null;
+    this.approvalsPending = this.approvalsPending.filter((a) => !outcome.approved.includes(a.name));
+    return outcome;
   }
   async restartServer(server: string) {
     this.#record("restartServer", server);

@@ -5,6 +5,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
   ApprovalRequestDto,
+  ApproveOutcomeDto,
   ChatEventDto,
   ChatStateDto,
   ConfigChangedDto,
@@ -52,7 +53,7 @@ export const tauriBackend: Backend = {
 
   getStatus: () => call<StatusDto>("get_status"),
   pendingApprovals: () => call<ApprovalRequestDto[]>("pending_approvals"),
-  approve: (servers, remember) => call<void>("approve", { servers, remember }),
+  approve: (servers, remember) => call<ApproveOutcomeDto>("approve", { servers, remember }),
   restartServer: (server) => call<void>("restart_server", { server }),
   stopServer: (server) => call<void>("stop_server", { server }),
   setServerDisabled: (server, disabled) => call<void>("set_server_disabled", { server, disabled }),

@@ -3,7 +3,9 @@
 // tests use the in-memory one (mock.ts).
 
 import type {
+  ApprovalPickDto,
   ApprovalRequestDto,
+  ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
   ChatStateDto,
@@ -62,7 +64,8 @@ export interface Backend {
 
   getStatus(): Promise<StatusDto>;
   pendingApprovals(): Promise<ApprovalRequestDto[]>;
-  approve(servers: string[], remember: boolean): Promise<void>;
+  /** Approves exactly the entries shown (name + fingerprint); `stale` ones changed since. */
+  approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcomeDto>;
   restartServer(server: string): Promise<void>;
   stopServer(server: string): Promise<void>;
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
