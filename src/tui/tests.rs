@@ -37,6 +37,7 @@ fn server(name: &str, transport: &str, state: ServerState) -> ServerStatus {
         target: format!("{name}-server --flag"),
         state,
         restart: None,
+        held_tools: 0,
     }
 }
 
