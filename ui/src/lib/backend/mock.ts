@@ -2,6 +2,7 @@
 // calls, and helpers to push events the way the Rust side would.
 
 import type {
+  HeldToolDto,
   ApprovalRequestDto,
   ChatDecisionDto,
   ChatEventDto,
@@ -54,6 +55,8 @@ export class MockBackend implements Backend {
   project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusDto = { servers: [], configError: null };
   tools: ToolDto[] = [];
+  /** Tools the backend holds back; `acceptTools` removes what it accepts. */
+  held: HeldToolDto[] = [];
   approvalsPending: ApprovalRequestDto[] = [];
   config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntryDto> = {};
@@ -150,6 +153,15 @@ export class MockBackend implements Backend {
   }
   async listTools() {
     return this.tools;
+  }
+  async heldTools() {
+    return this.held;
+  }
+  async acceptTools(server: string, tools: string[]) {
+    this.#record("acceptTools", server, tools);
+    const accepted = this.held.filter((h) => h.server === server && (tools.length === 0 || tools.includes(h.tool)));
+    this.held = this.held.filter((h) => !accepted.includes(h));
+    return accepted;
   }
   async callTool(callId: number, server: string, tool: string, args: unknown) {
     this.#record("callTool", callId, server, tool, args);
