@@ -1232,7 +1232,7 @@ mod tests {
             serde_json::json!({"servers": [{"name": "a", "transport": "stdio", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1"},
-                "restart": null}], "configError": null})
+                "restart": null, "heldTools": 0}], "configError": null})
         );
     }
 
