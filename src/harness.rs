@@ -10,11 +10,13 @@ use crate::config::McpConfig;
 use crate::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
+use crate::mcp::AcceptError;
 use crate::mcp::{
     ApprovalPolicy, ApproveOutcome, CallToolResult, LogLine, Manager, ManagerOptions,
     RestartPolicy, ServerState, StatusSnapshot,
 };
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
+use crate::trust::pins::HeldTool;
 use crate::trust::ApprovalStore;
 use crate::watch::{ConfigWatcher, WatchError};
 
@@ -52,6 +54,13 @@ pub enum CallError {
         server: String,
         tool: String,
         known: Vec<String>,
+    },
+    #[error("tool \"{tool}\" of server \"{server}\" is held back: {what} since you last accepted it. Review it with `harness9 mcp tools --changed`, then accept it with `harness9 mcp tools --accept {server} {tool}`")]
+    Held {
+        server: String,
+        tool: String,
+        /// "it is new" or "its description changed" and the like.
+        what: String,
     },
     #[error(transparent)]
     Tool(#[from] ToolError),
@@ -159,6 +168,17 @@ impl Harness {
             });
         }
         let Some(t) = self.registry().get_mcp(server, tool) else {
+            if let Some(h) = self
+                .held_tools(Some(server))
+                .into_iter()
+                .find(|h| h.tool == tool)
+            {
+                return Err(CallError::Held {
+                    server: server.into(),
+                    tool: tool.into(),
+                    what: h.change.summary(),
+                });
+            }
             return Err(CallError::UnknownTool {
                 server: server.into(),
                 tool: tool.into(),
@@ -211,6 +231,22 @@ impl Harness {
             None => self.registry().list(),
         };
         tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// Tools held back from the model because they are new or changed since they were
+    /// pinned (of one server or all), with what changed.
+    pub fn held_tools(&self, server: Option<&str>) -> Vec<HeldTool> {
+        self.manager.held_tools(server)
+    }
+
+    /// Accepts held tools of one server (all of them when `tools` is empty): their new
+    /// definitions are pinned and they reach the model at once. Returns what was accepted.
+    pub async fn accept_tools(
+        &self,
+        server: &str,
+        tools: &[String],
+    ) -> Result<Vec<HeldTool>, AcceptError> {
+        self.manager.accept_tools(server, tools).await
     }
 
     /// Ticks whenever the set of tools changes.

@@ -65,6 +65,12 @@ enum McpCommand {
     Tools {
         /// Only this server.
         server: Option<String>,
+        /// Show the tools held back because they changed since they were pinned, with a diff.
+        #[arg(long, conflicts_with = "accept")]
+        changed: bool,
+        /// Accept the changed tools of SERVER (all of them, or only the TOOLs named).
+        #[arg(long, num_args = 1.., value_name = "SERVER [TOOL]")]
+        accept: Option<Vec<String>>,
         #[command(flatten)]
         project: ProjectArgs,
     },
@@ -137,9 +143,16 @@ fn main() {
             cli::run_async(tui::run(dir.unwrap_or_else(|| PathBuf::from(".")), yes))
         }
         Command::Mcp(McpCommand::List { project }) => cli::run_async(cli::list(project)),
-        Command::Mcp(McpCommand::Tools { server, project }) => {
-            cli::run_async(cli::tools(project, server))
-        }
+        Command::Mcp(McpCommand::Tools {
+            server,
+            changed,
+            accept,
+            project,
+        }) => match (changed, accept) {
+            (_, Some(what)) => cli::run_async(cli::pins::accept(project, what)),
+            (true, None) => cli::run_async(cli::pins::changed(project, server)),
+            (false, None) => cli::run_async(cli::tools(project, server)),
+        },
         Command::Mcp(McpCommand::Call {
             server,
             tool,

@@ -19,11 +19,13 @@ use harness9::inspect::{
     KeyValue, ServerEntry,
 };
 use harness9::mcp::manager::StartPhase;
+use harness9::mcp::AcceptError;
 use harness9::mcp::{
     ApproveOutcome, CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState,
     ServerStatus, StatusSnapshot,
 };
 use harness9::tools::{ToolSource, ToolSpec};
+use harness9::trust::pins::HeldTool;
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -53,6 +55,8 @@ pub enum ErrorCode {
     NotConnected,
     /// The tool call itself failed (timeout, protocol error, server gone).
     ToolFailed,
+    /// The tool changed since it was pinned and is held back until the user accepts it.
+    Held,
     /// The text is not a valid `.mcp.json`; nothing was written.
     InvalidConfig,
     /// `.mcp.json` changed on disk since it was loaded; nothing was written.
@@ -98,6 +102,18 @@ impl From<CallError> for BridgeError {
             CallError::UnknownServer { .. } | CallError::UnknownTool { .. } => ErrorCode::NotFound,
             CallError::NotConnected { .. } => ErrorCode::NotConnected,
             CallError::Tool(_) => ErrorCode::ToolFailed,
+            CallError::Held { .. } => ErrorCode::Held,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+impl From<AcceptError> for BridgeError {
+    fn from(e: AcceptError) -> Self {
+        let code = match &e {
+            AcceptError::NotConnected(_) => ErrorCode::NotConnected,
+            AcceptError::NotHeld { .. } => ErrorCode::NotFound,
+            AcceptError::Save(_) => ErrorCode::Io,
         };
         Self::new(code, e.to_string())
     }
@@ -184,6 +200,8 @@ pub struct ServerStatusDto {
     pub target: String,
     pub state: ServerStateDto,
     pub restart: Option<RestartDto>,
+    /// Tools held back because they changed since they were pinned.
+    pub held_tools: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -249,8 +267,10 @@ impl From<&ServerStatus> for ServerStatusDto {
             target,
             state,
             restart,
+            held_tools,
         } = s;
         ServerStatusDto {
+            held_tools: small(*held_tools),
             name: name.clone(),
             transport: transport.clone(),
             target: target.clone(),
@@ -369,6 +389,34 @@ pub struct LogFollowDto {
 }
 
 // ---- tools -------------------------------------------------------------------------
+
+/// A tool held back from the model because it is new or changed since it was pinned.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldToolDto {
+    pub server: String,
+    pub tool: String,
+    /// One line: "it is new", "its description changed", ...
+    pub summary: String,
+    /// The readable diff, one line each (`+` now, `-` pinned).
+    pub diff: Vec<String>,
+}
+
+impl From<&HeldTool> for HeldToolDto {
+    fn from(h: &HeldTool) -> Self {
+        let HeldTool {
+            server,
+            tool,
+            change,
+        } = h;
+        HeldToolDto {
+            server: server.clone(),
+            tool: tool.clone(),
+            summary: change.summary(),
+            diff: change.diff(),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -1121,6 +1169,7 @@ pub fn typescript_bindings() -> String {
         LogLineDto::decl(&cfg),
         LogFollowDto::decl(&cfg),
         ToolDto::decl(&cfg),
+        HeldToolDto::decl(&cfg),
         ContentDto::decl(&cfg),
         ToolRunDto::decl(&cfg),
         ApprovalRequestDto::decl(&cfg),
@@ -1255,6 +1304,7 @@ mod tests {
                     server_version: "1".into(),
                 },
                 restart: None,
+                held_tools: 0,
             }],
             config_error: None,
         };
@@ -1263,7 +1313,7 @@ mod tests {
             serde_json::json!({"servers": [{"name": "a", "transport": "stdio", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1"},
-                "restart": null}], "configError": null})
+                "restart": null, "heldTools": 0}], "configError": null})
         );
     }
 

@@ -144,6 +144,27 @@ pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolDto>> {
 }
 
 #[tauri::command]
+pub async fn held_tools(state: S<'_>) -> BridgeResult<Vec<HeldToolDto>> {
+    Ok(state
+        .harness()
+        .await?
+        .held_tools(None)
+        .iter()
+        .map(Into::into)
+        .collect())
+}
+
+#[tauri::command]
+pub async fn accept_tools(
+    state: S<'_>,
+    server: String,
+    tools: Vec<String>,
+) -> BridgeResult<Vec<HeldToolDto>> {
+    let accepted = state.harness().await?.accept_tools(&server, &tools).await?;
+    Ok(accepted.iter().map(Into::into).collect())
+}
+
+#[tauri::command]
 pub async fn call_tool(
     state: S<'_>,
     call_id: u32,

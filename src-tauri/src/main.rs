@@ -77,6 +77,8 @@ fn main() {
             commands::follow_log,
             commands::unfollow_log,
             commands::list_tools,
+            commands::held_tools,
+            commands::accept_tools,
             commands::call_tool,
             commands::cancel_tool_call,
             commands::read_config,

@@ -8,6 +8,11 @@
 //! leaves a `sleep` holding stdout; `--stderr-blank-flood N` writes N empty stderr lines
 //! and `--stdout-garbage N` N bytes without a newline on stdout before serving.
 //!
+//! `--tool-overrides FILE` reads a JSON array of tool definitions at start-up: one named
+//! like a built-in tool replaces its definition (it still behaves the same), others are
+//! listed as generic tools. A missing file means no overrides, so a test can change a
+//! tool's definition between runs without changing the command line.
+//!
 //! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools and
 //! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer.
 //!
@@ -63,6 +68,7 @@ struct Config {
     protocol_version: Option<String>,
     synthetic_tools: usize,
     init_delay: Duration,
+    tool_overrides: Option<String>,
 }
 
 impl Config {
@@ -91,6 +97,7 @@ impl Config {
                 "--grandchild" => cfg.grandchild = true,
                 "--pages" => cfg.pages = parse_number(&flag_value(&mut args, &flag)) as usize,
                 "--protocol-version" => cfg.protocol_version = Some(flag_value(&mut args, &flag)),
+                "--tool-overrides" => cfg.tool_overrides = Some(flag_value(&mut args, &flag)),
                 other => usage_error(&format!("unknown argument `{other}`")),
             }
         }
@@ -360,6 +367,9 @@ impl ToolList {
             generic: HashSet::new(),
             full: String::new(),
         };
+        if let Some(path) = &cfg.tool_overrides {
+            list.apply_overrides(path);
+        }
         if cfg.messy_names {
             for name in messy_names() {
                 list.push_generic(name, "A tool whose name needs cleaning.");
@@ -372,6 +382,27 @@ impl ToolList {
         }
         list.rebuild();
         list
+    }
+
+    fn apply_overrides(&mut self, path: &str) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let defs: Vec<Value> = serde_json::from_str(&text)
+            .unwrap_or_else(|e| usage_error(&format!("{path}: not a JSON array of tools: {e}")));
+        for def in defs {
+            let name = def["name"].as_str().unwrap_or_default().to_string();
+            let at = self.entries.iter().position(|e| {
+                serde_json::from_str::<Value>(e).is_ok_and(|v| v["name"] == json!(name))
+            });
+            match at {
+                Some(i) => self.entries[i] = def.to_string(),
+                None => {
+                    self.entries.push(def.to_string());
+                    self.generic.insert(name);
+                }
+            }
+        }
     }
 
     fn push_generic(&mut self, name: String, description: &str) {

@@ -3,6 +3,7 @@
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
 pub mod exec;
+pub mod pins;
 
 use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
@@ -231,6 +232,12 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
                 s.name
             );
         }
+    }
+    let held = harness.held_tools(server.as_deref()).len();
+    if held > 0 {
+        eprintln!(
+            "harness9: {held} tool(s) changed since they were pinned and are held back; review them with `harness9 mcp tools --changed`"
+        );
     }
     let tools = harness.registry().list();
     let rows: Vec<(String, String, String, &harness9::tools::ToolSpec)> = tools

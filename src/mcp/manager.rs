@@ -24,7 +24,11 @@ use super::transport::stdio::{self, StdioSpec};
 use super::transport::{sse, Connection, TransportSender};
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::tools::ToolRegistry;
+use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
+
+mod pinning;
+pub use pinning::AcceptError;
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -105,6 +109,14 @@ pub struct ServerStatus {
     /// server has not crashed since it was last started by hand.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart: Option<RestartStatus>,
+    /// Tools whose definition changed since they were pinned, held back from the model
+    /// until the user accepts them (see [`Manager::held_tools`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub held_tools: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How a crashed stdio server is restarted (off unless [`Manager::set_restart_policy`]).
@@ -216,6 +228,9 @@ struct Inner {
     /// This project's approved fingerprints by server name, copied from the store off the
     /// runtime threads (on reload and approval) so that starting a server never reads a file.
     stored_approvals: Mutex<BTreeMap<String, String>>,
+    pins: PinStore,
+    /// The latest listing of each connected server and which of its tools are held.
+    listings: Mutex<BTreeMap<String, pinning::Listing>>,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -238,6 +253,8 @@ impl Manager {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
                 registry,
+                pins: PinStore::beside(opts.approvals.path()),
+                listings: Mutex::default(),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -562,6 +579,10 @@ impl Manager {
                         },
                         state: slot.state.clone(),
                         restart: slot.restart.clone(),
+                        held_tools: match slot.state {
+                            ServerState::Connected { .. } => self.held_count(name),
+                            _ => 0,
+                        },
                     })
                     .collect(),
                 config_error: self.inner.config_error.lock().expect("config lock").clone(),
@@ -670,7 +691,6 @@ impl Manager {
                 ));
             }
         };
-        let count = tools.len();
         let current = {
             let mut slots = self.lock();
             match slots.get_mut(name) {
@@ -687,10 +707,7 @@ impl Manager {
             client.close().await;
             return Err("stopped".into());
         }
-        self.inner
-            .registry
-            .set_server_tools(name, client.clone(), tools, cfg.tool_timeout);
-        self.set_state(name, gen, connected_state(&client, count));
+        self.publish_tools(name, gen, &client, tools, cfg).await;
         Ok(client)
     }
 
@@ -750,14 +767,7 @@ impl Manager {
                             if !self.is_current(name, gen) {
                                 return;
                             }
-                            let count = tools.len();
-                            self.inner.registry.set_server_tools(
-                                name,
-                                client.clone(),
-                                tools,
-                                cfg.tool_timeout,
-                            );
-                            self.set_state(name, gen, connected_state(&client, count));
+                            self.publish_tools(name, gen, &client, tools, cfg).await;
                         }
                         Err(e) => {
                             if let Some(log) = self.log(name) {
@@ -790,6 +800,7 @@ impl Manager {
             return;
         }
         self.inner.registry.remove_server(name);
+        self.forget_listing(name);
         let tail = self.log(name).map(|l| l.stderr_tail()).unwrap_or_default();
         {
             let mut slots = self.lock();

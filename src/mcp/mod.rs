@@ -11,7 +11,7 @@ pub use client::{Client, ClientError, ClientEvent, RequestOptions};
 pub use log::{LogLine, LogSource, ServerLog};
 pub use types::{CallToolResult, Content, Progress, ToolDef};
 pub mod manager;
+pub use manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
 pub use manager::{
     ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot,
 };
-pub use manager::{ApproveOutcome, RestartPolicy, RestartStatus};

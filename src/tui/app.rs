@@ -8,6 +8,7 @@ use harness9::engine::event::{CallStatus, Event, TurnOutcome};
 use harness9::inspect::ApprovalRequest;
 use harness9::mcp::StatusSnapshot;
 use harness9::tools::ToolSpec;
+use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Slash commands, for Tab completion.
@@ -30,6 +31,11 @@ pub enum Action {
     AnswerTool {
         call_id: String,
         decision: ToolDecision,
+    },
+    /// Accept a tool held back because its definition changed since it was pinned.
+    AcceptTool {
+        server: String,
+        tool: String,
     },
 }
 
@@ -89,13 +95,23 @@ pub enum Modal {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PanelRow {
     Server(usize),
-    Tool { server: usize, tool: usize },
+    Tool {
+        server: usize,
+        tool: usize,
+    },
+    /// A tool held back until the user accepts its change (index into [`App::held`]).
+    Held {
+        server: usize,
+        held: usize,
+    },
 }
 
 pub struct App {
     pub status: Arc<StatusSnapshot>,
     /// Tools by server, in `status.servers` order.
     pub tools: Vec<Vec<ToolSpec>>,
+    /// Held-back tools by server, in `status.servers` order.
+    pub held: Vec<Vec<HeldTool>>,
     pub chat: Vec<ChatLine>,
     pub input: String,
     pub modal: Modal,
@@ -113,6 +129,7 @@ impl App {
         App {
             status: Arc::new(StatusSnapshot::default()),
             tools: Vec::new(),
+            held: Vec::new(),
             chat: Vec::new(),
             input: String::new(),
             modal: Modal::None,
@@ -135,13 +152,20 @@ impl App {
         }
     }
 
-    /// Server rows, each followed by its tools.
+    /// Takes the held-back tools of every server (call after [`App::set_status`]).
+    pub fn set_held(&mut self, held: Vec<Vec<HeldTool>>) {
+        self.held = held;
+    }
+
+    /// Server rows, each followed by its tools and its held-back tools.
     pub fn panel_rows(&self) -> Vec<PanelRow> {
         let mut rows = Vec::new();
         for (i, _) in self.status.servers.iter().enumerate() {
             rows.push(PanelRow::Server(i));
             let n = self.tools.get(i).map(Vec::len).unwrap_or(0);
             rows.extend((0..n).map(|t| PanelRow::Tool { server: i, tool: t }));
+            let h = self.held.get(i).map(Vec::len).unwrap_or(0);
+            rows.extend((0..h).map(|k| PanelRow::Held { server: i, held: k }));
         }
         rows
     }
@@ -149,7 +173,7 @@ impl App {
     fn selected_server(&self, selected: usize) -> Option<String> {
         let idx = match self.panel_rows().get(selected)? {
             PanelRow::Server(i) => *i,
-            PanelRow::Tool { server, .. } => *server,
+            PanelRow::Tool { server, .. } | PanelRow::Held { server, .. } => *server,
         };
         self.status.servers.get(idx).map(|s| s.name.clone())
     }
@@ -227,6 +251,15 @@ impl App {
             }
             KeyCode::Char('r') => return self.selected_server(selected).map(Action::Restart),
             KeyCode::Char('e') => return Some(Action::EditConfig),
+            KeyCode::Char('a') => {
+                if let Some(PanelRow::Held { server, held }) = self.panel_rows().get(selected) {
+                    let h = self.held.get(*server)?.get(*held)?;
+                    return Some(Action::AcceptTool {
+                        server: h.server.clone(),
+                        tool: h.tool.clone(),
+                    });
+                }
+            }
             _ => {}
         }
         None

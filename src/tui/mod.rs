@@ -111,7 +111,13 @@ fn refresh(app: &mut App, harness: &Harness) {
         .iter()
         .map(|s| harness.tools(Some(&s.name)))
         .collect();
+    let held = status
+        .servers
+        .iter()
+        .map(|s| harness.held_tools(Some(&s.name)))
+        .collect();
     app.set_status(status, tools);
+    app.set_held(held);
     app.ask_server_approval(harness.pending_approvals());
 }
 
@@ -190,6 +196,12 @@ async fn event_loop(
                         refresh(app, harness);
                     }
                     Action::DeclineServers => {}
+                    Action::AcceptTool { server, tool } => {
+                        if let Err(e) = harness.accept_tools(&server, &[tool]).await {
+                            app.chat.push(ChatLine::System(format!("could not accept the tool: {e}")));
+                        }
+                        refresh(app, harness);
+                    }
                     Action::AnswerTool { call_id, decision } => {
                         if let Some(c) = &control {
                             c.approve(&call_id, match decision {

@@ -81,6 +81,12 @@ pub fn mcp_bar(app: &App) -> Line<'static> {
             format!("{m} {}", state_words(&s.state)),
             Style::new().fg(color),
         ));
+        if s.held_tools > 0 {
+            spans.push(Span::styled(
+                format!(" · {} changed", s.held_tools),
+                Style::new().fg(Color::Yellow),
+            ));
+        }
     }
     Line::from(spans)
 }
@@ -285,6 +291,18 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
                 Span::styled(desc, Style::new().fg(Color::DarkGray)),
             ])
         }
+        PanelRow::Held { server, held } => {
+            let h = &app.held[*server][*held];
+            Line::from(vec![
+                Span::styled("  ! ", Style::new().fg(Color::Yellow)),
+                Span::styled(h.tool.clone(), Style::new().fg(Color::Yellow)),
+                Span::raw("  "),
+                Span::styled(
+                    format!("held: {} · Enter diff · a accept", h.change.summary()),
+                    Style::new().fg(Color::DarkGray),
+                ),
+            ])
+        }
     }
 }
 
@@ -337,6 +355,25 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
             ));
             let schema = serde_json::to_string_pretty(&spec.input_schema).unwrap_or_default();
             lines.extend(schema.lines().map(|l| Line::raw(l.to_string())));
+        }
+        PanelRow::Held { server, held } => {
+            let h = &app.held[*server][*held];
+            lines.push(Line::styled(
+                format!("{}/{}: {} · a accept", h.server, h.tool, h.change.summary()),
+                Style::new().bold(),
+            ));
+            lines.push(Line::styled(
+                "held back from the model until you accept it",
+                Style::new().fg(Color::DarkGray),
+            ));
+            for l in h.change.diff() {
+                let color = match l.trim_start().chars().next() {
+                    Some('+') => Color::Green,
+                    Some('-') => Color::Red,
+                    _ => Color::Reset,
+                };
+                lines.push(Line::styled(l, Style::new().fg(color)));
+            }
         }
     }
     Text::from(lines)

@@ -112,6 +112,11 @@ async fn list_changed_updates_the_registry_live() {
     add.call(json!({"name": "fresh.tool"}), Default::default())
         .await
         .unwrap();
+    // A tool added after the server was first seen is held back until accepted.
+    wait_until(&m, "1 held tool", |s| s.servers[0].held_tools == 1).await;
+    assert!(m.registry().get("mcp__fx__fresh_tool").is_none());
+    let accepted = m.accept_tools("fx", &[]).await.unwrap();
+    assert_eq!(accepted.len(), 1);
     wait_until(&m, "11 tools", |s| {
         matches!(s.servers[0].state, ServerState::Connected { tools: 11, .. })
     })

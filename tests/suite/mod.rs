@@ -11,6 +11,7 @@ mod http;
 mod http_real;
 mod manager;
 mod memory;
+mod pins;
 mod provider_stub;
 mod real_servers;
 mod tui;

@@ -93,6 +93,8 @@ export function install(mockIPC, scenario) {
   let configText = "";
   let hash = 1;
   const calls = [];
+  /** Tools held back as changed since accepted: { server, tool, summary, diff }. */
+  let held = [];
 
   function addServer(name, entry, state, tools = []) {
     servers.set(name, { entry, state, tools, restart: null, log: [] });
@@ -156,6 +158,7 @@ export function install(mockIPC, scenario) {
           target: s.entry.command ? [s.entry.command, ...(s.entry.args ?? [])].join(" ") : (s.entry.url ?? ""),
           state: s.state,
           restart: s.restart,
+          heldTools: held.filter((h) => h.server === name).length,
         })),
       configError: null,
     };
@@ -209,6 +212,13 @@ export function install(mockIPC, scenario) {
     startup_metrics: () => ({ paintedMs: 1 }),
     get_status: () => status(),
     list_tools: () => toolList(),
+    held_tools: () => held,
+    accept_tools: ({ server, tools }) => {
+      const accepted = held.filter((h) => h.server === server && (tools.length === 0 || tools.includes(h.tool)));
+      held = held.filter((h) => !accepted.includes(h));
+      publish();
+      return accepted;
+    },
     pending_approvals: () =>
       [...servers.entries()]
         .filter(([, s]) => s.state.status === "awaiting-approval")
@@ -431,6 +441,14 @@ export function install(mockIPC, scenario) {
       configText = text;
       hash++;
       emit("config-changed", { revision: hash, hash: `h${hash}` });
+    },
+    /** The backend holds back a changed tool of a server. */
+    hold(h) {
+      held.push(h);
+      publish();
+    },
+    get held() {
+      return held;
     },
     crash(name) {
       const s = servers.get(name);

@@ -5,6 +5,7 @@ import { getContext, setContext } from "svelte";
 import type {
   ApprovalRequestDto,
   ConfigTextDto,
+  HeldToolDto,
   ProjectDto,
   ServerStatusDto,
   StatusDto,
@@ -36,6 +37,8 @@ export class AppState {
   recent = $state<string[]>([]);
   status = $state<StatusDto>({ servers: [], configError: null });
   tools = $state.raw<ToolDto[]>([]);
+  /** Tools held back because they changed since they were pinned. */
+  held = $state.raw<HeldToolDto[]>([]);
   view = $state<View>("tools");
   /** The server shown in the server view (and the tool list's filter). */
   selectedServer = $state<string | null>(null);
@@ -130,10 +133,22 @@ export class AppState {
 
   async refreshTools(): Promise<void> {
     try {
-      this.tools = await this.backend.listTools();
+      const [tools, held] = await Promise.all([this.backend.listTools(), this.backend.heldTools()]);
+      this.tools = tools;
+      this.held = held;
     } catch (e) {
       if (!(e instanceof BackendError && e.code === "no-project")) this.notify(e);
     }
+  }
+
+  /** Accepts one held tool: the backend pins its new definition and gives it to the model. */
+  async acceptTool(server: string, tool: string): Promise<void> {
+    try {
+      await this.backend.acceptTools(server, [tool]);
+    } catch (e) {
+      this.notify(e);
+    }
+    await this.refreshTools();
   }
 
   server(name: string): ServerStatusDto | undefined {

@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
@@ -39,7 +39,11 @@ transport: string,
 /**
  * Command line or URL, without env and header values.
  */
-target: string, state: ServerStateDto, restart: RestartDto | null, };
+target: string, state: ServerStateDto, restart: RestartDto | null, 
+/**
+ * Tools held back because they changed since they were pinned.
+ */
+heldTools: number, };
 
 export type StartPhaseDto = "spawning" | "initializing" | "listing-tools";
 
@@ -74,6 +78,16 @@ server: string | null,
  * The tool's own name on its server (used to call it).
  */
 tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, };
+
+export type HeldToolDto = { server: string, tool: string, 
+/**
+ * One line: "it is new", "its description changed", ...
+ */
+summary: string, 
+/**
+ * The readable diff, one line each (`+` now, `-` pinned).
+ */
+diff: Array<string>, };
 
 export type ContentDto = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, } | { "type": "audio", data: string, mimeType: string, } | { "type": "resource_link", uri: string, name: string, mimeType: string | null, description: string | null, } | { "type": "resource", resource: JsonValue, } | { "type": "unknown", value: JsonValue, };
 

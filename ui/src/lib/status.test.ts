@@ -8,6 +8,7 @@ const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = nul
   target: "s",
   state,
   restart,
+  heldTools: 0,
 });
 
 describe("chips", () => {
@@ -37,6 +38,12 @@ describe("chips", () => {
     const c = chipInfo(server({ status: "failed", reason: "exited", stderrTail: "" }, { attempt: 2, maxAttempts: 3, retryInMs: 2000, gaveUp: false }));
     expect(c.label).toBe("restarting");
     expect(c.title).toBe("s: failed: exited (restarting in 2 s (2/3))");
+  });
+
+  test("a server with held tools hints how many changed", () => {
+    const c = chipInfo({ ...server({ status: "connected", tools: 3, protocolVersion: "", serverName: "", serverVersion: "" }), heldTools: 2 });
+    expect(c.label).toBe("3 · 2 changed");
+    expect(c.title).toBe("s: connected, 3 tools; 2 changed since accepted, held back (review them in the tool list)");
   });
 
   test("summary counts connected servers and their tools", () => {

@@ -25,11 +25,12 @@ export function chipInfo(s: ServerStatusDto): ChipInfo {
     case "connected": {
       const n = st.tools;
       const tools = `${n} tool${n === 1 ? "" : "s"}`;
+      const held = s.heldTools > 0 ? `${s.heldTools} changed` : "";
       return {
         mark: "●",
         tone: "ok",
-        label: String(n),
-        title: `${s.name}: connected, ${tools}${st.serverName ? ` (${st.serverName} ${st.serverVersion})` : ""}`,
+        label: held ? `${n} · ${held}` : String(n),
+        title: `${s.name}: connected, ${tools}${st.serverName ? ` (${st.serverName} ${st.serverVersion})` : ""}${held ? `; ${held} since accepted, held back (review them in the tool list)` : ""}`,
       };
     }
     case "starting": {

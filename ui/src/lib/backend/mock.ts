@@ -3,6 +3,7 @@
 
 import type {
   ApprovalPickDto,
+  HeldToolDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
   ChatDecisionDto,
@@ -56,6 +57,8 @@ export class MockBackend implements Backend {
   project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusDto = { servers: [], configError: null };
   tools: ToolDto[] = [];
+  /** Tools the backend holds back; `acceptTools` removes what it accepts. */
+  held: HeldToolDto[] = [];
   approvalsPending: ApprovalRequestDto[] = [];
   /** What the next `approve` answers (as the core would); `null`: everything approved. */
   approveOutcome: ApproveOutcomeDto | null = null;
@@ -157,6 +160,15 @@ export class MockBackend implements Backend {
   }
   async listTools() {
     return this.tools;
+  }
+  async heldTools() {
+    return this.held;
+  }
+  async acceptTools(server: string, tools: string[]) {
+    this.#record("acceptTools", server, tools);
+    const accepted = this.held.filter((h) => h.server === server && (tools.length === 0 || tools.includes(h.tool)));
+    this.held = this.held.filter((h) => !accepted.includes(h));
+    return accepted;
   }
   async callTool(callId: number, server: string, tool: string, args: unknown) {
     this.#record("callTool", callId, server, tool, args);

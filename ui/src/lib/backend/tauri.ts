@@ -4,6 +4,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
+  HeldToolDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
   ChatEventDto,
@@ -69,6 +70,8 @@ export const tauriBackend: Backend = {
   },
 
   listTools: () => call<ToolDto[]>("list_tools"),
+  heldTools: () => call<HeldToolDto[]>("held_tools"),
+  acceptTools: (server, tools) => call<HeldToolDto[]>("accept_tools", { server, tools }),
   callTool: (callId, server, tool, args) =>
     call<ToolRunDto>("call_tool", { callId, server, tool, arguments: args }),
   cancelToolCall: (callId) => call<void>("cancel_tool_call", { callId }),

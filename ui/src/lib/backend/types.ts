@@ -14,6 +14,7 @@ import type {
   ConfigEditDto,
   ConfigTextDto,
   ErrorCode,
+  HeldToolDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
@@ -73,6 +74,10 @@ export interface Backend {
   followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
 
   listTools(): Promise<ToolDto[]>;
+  /** Tools held back because they changed since they were pinned, with their diff. */
+  heldTools(): Promise<HeldToolDto[]>;
+  /** Accepts held tools of one server (all when `tools` is empty); returns what was accepted. */
+  acceptTools(server: string, tools: string[]): Promise<HeldToolDto[]>;
   callTool(callId: number, server: string, tool: string, args: unknown): Promise<ToolRunDto>;
   cancelToolCall(callId: number): Promise<void>;
 
