@@ -228,7 +228,9 @@ pub fn expand_vars(data: &[u8]) {
         );
     }
     let Ok(out) = out else { return };
-    if !other.contains(['$', '{']) && !template.contains("$${") {
+    // A literal `$` (one not starting `${`) may meet a `{` after expansion; skip those.
+    let lone_dollar = template.match_indices('$').any(|(i, _)| !template[i..].starts_with("${"));
+    if !other.contains(['$', '{']) && !lone_dollar {
         assert!(
             !out.contains("${"),
             "unexpanded reference left: {template:?} -> {out:?}"
