@@ -101,8 +101,9 @@ pub fn jsonrpc_decode(data: &[u8]) {
         } => {
             assert_eq!(jsonrpc::parse_id(id), Some(7));
             assert_eq!(m, method);
-            let params: Value = serde_json::from_str(params.expect("params").get()).unwrap();
-            assert_eq!(params, value);
+            // Compared as text: floats need not survive a parse round trip exactly.
+            let params = params.expect("params").get();
+            assert_eq!(params.as_bytes(), theirs.as_slice());
         }
         Kind::Response { .. } | Kind::Notification { .. } | Kind::Invalid => {
             panic!("an encoded request decodes as something else")
@@ -229,7 +230,9 @@ pub fn expand_vars(data: &[u8]) {
     }
     let Ok(out) = out else { return };
     // A literal `$` (one not starting `${`) may meet a `{` after expansion; skip those.
-    let lone_dollar = template.match_indices('$').any(|(i, _)| !template[i..].starts_with("${"));
+    let lone_dollar = template
+        .match_indices('$')
+        .any(|(i, _)| !template[i..].starts_with("${"));
     if !other.contains(['$', '{']) && !lone_dollar {
         assert!(
             !out.contains("${"),
