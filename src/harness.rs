@@ -343,17 +343,22 @@ impl Harness {
         expected: Option<&str>,
     ) -> Result<ConfigText, ConfigSaveError> {
         let path = self.config_path();
-        if let Some(expected) = expected {
-            let now = ConfigText::read(&path)?;
-            if now.hash != expected {
-                return Err(ConfigSaveError::ChangedOnDisk {
-                    path: path.display().to_string(),
-                });
+        let (at, text, expected) = (path.clone(), text.to_owned(), expected.map(str::to_owned));
+        // The check, the write and its fsync run together on a blocking thread.
+        off_runtime(move || {
+            if let Some(expected) = expected {
+                let now = ConfigText::read(&at)?;
+                if now.hash != expected {
+                    return Err(ConfigSaveError::ChangedOnDisk {
+                        path: at.display().to_string(),
+                    });
+                }
             }
-        }
-        crate::config::save_mcp_json(&path, text)?;
+            Ok(crate::config::save_mcp_json(&at, &text)?)
+        })
+        .await??;
         self.reload().await;
-        Ok(ConfigText::read(&path)?)
+        Ok(off_runtime(move || ConfigText::read(&path)).await??)
     }
 
     /// Calls a tool and measures how long the call took.
@@ -409,4 +414,14 @@ pub enum ConfigSaveError {
     Edit(#[from] EditError),
     #[error("cannot read .mcp.json: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Runs blocking file I/O (reads, atomic writes with fsync) on tokio's blocking pool, so
+/// no runtime thread waits on the disk.
+async fn off_runtime<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| std::io::Error::other(format!("file task failed: {e}")))
 }

@@ -18,3 +18,8 @@ pub mod bench_http;
 pub mod engine;
 pub mod inspect;
 pub mod watch;
+
+/// Fuzz target bodies, shared by the fuzzer (`fuzz/`) and the corpus replay test.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz_targets;

@@ -177,6 +177,16 @@ fn expansion_rules() {
         Err(ExpandError::Unterminated("${OPEN".into()))
     );
     assert_eq!(expand("${}", &env), Err(ExpandError::Empty("${}".into())));
+    // A default may hold references; none is handed on unexpanded.
+    assert_eq!(expand("${NOPE:-${TOKEN}}x", &env).unwrap(), "s3cretx");
+    assert_eq!(expand("${TOKEN:-${NOPE}}", &env).unwrap(), "s3cret");
+    assert_eq!(expand("${NOPE:-a${NOPE:-b}c}", &env).unwrap(), "abc");
+    assert_eq!(
+        expand("${NOPE:-${NOPE2}}", &env),
+        Err(ExpandError::Unset("NOPE2".into()))
+    );
+    let deep = format!("{}x{}", "${N:-".repeat(20), "}".repeat(20));
+    assert_eq!(expand(&deep, &env), Err(ExpandError::TooDeep(deep.clone())));
 }
 
 #[test]

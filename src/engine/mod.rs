@@ -51,6 +51,7 @@ pub mod spill;
 pub mod store;
 pub mod toolset;
 mod turn;
+mod writer;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -70,6 +70,21 @@ impl Spill {
         })
     }
 
+    /// [`Spill::cut`] for async callers: a text within the limit comes back at once; a
+    /// longer one is saved on tokio's blocking pool, so no runtime thread waits on the disk.
+    pub async fn cut_off_runtime(&self, call_id: &str, text: String) -> std::io::Result<Cut> {
+        if text.chars().nth(self.limit).is_none() {
+            return Ok(Cut {
+                text,
+                spilled: None,
+            });
+        }
+        let (spill, call_id) = (self.clone(), call_id.to_owned());
+        tokio::task::spawn_blocking(move || spill.cut(&call_id, text))
+            .await
+            .map_err(|e| std::io::Error::other(format!("saving the output failed: {e}")))?
+    }
+
     /// One page of a saved output, with a line saying where the next one starts.
     pub fn read_page(&self, arguments: &Value) -> Result<String, String> {
         let id = arguments

@@ -1,8 +1,9 @@
 //! Conversations saved per project, append-only: one JSONL file per conversation under
 //! `{data dir}/conversations/{project hash}/{id}.jsonl`. The first line is a header (the
 //! project folder, the creation time); each further line is one record: a message, or the
-//! names of tools that tool search loaded. A line is written whole with one `write` call;
-//! a torn last line (a crash mid-write) is skipped on load.
+//! names of tools that tool search loaded. A line is written whole with one `write` call,
+//! on the file's own writer thread ([`super::writer`]) so that the turn loop never waits
+//! on the disk; a torn last line (a crash mid-write) is skipped on load.
 //!
 //! Loading repairs a history cut off in the middle of tool calls: every `tool_use` without
 //! a result gets an error result, so the conversation stays valid for every provider.
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::message::{Block, Message, ResultPart, Role};
+use super::writer::AppendWriter;
 
 /// Folder of conversations in the data directory.
 pub const CONVERSATIONS_DIR: &str = "conversations";
@@ -243,7 +245,7 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
 pub struct ConversationFile {
     id: String,
     path: PathBuf,
-    file: std::sync::Mutex<File>,
+    writer: AppendWriter,
 }
 
 impl ConversationFile {
@@ -264,11 +266,8 @@ impl ConversationFile {
         if ends_mid_line(&path) {
             file.write_all(b"\n").map_err(io)?;
         }
-        Ok(ConversationFile {
-            id,
-            path,
-            file: std::sync::Mutex::new(file),
-        })
+        let writer = AppendWriter::new(file, &id).map_err(io)?;
+        Ok(ConversationFile { id, path, writer })
     }
 
     pub fn id(&self) -> &str {
@@ -291,14 +290,25 @@ impl ConversationFile {
         })
     }
 
+    /// Waits until every record appended so far is on disk (blocking).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.writer.flush().map_err(|source| self.io_error(source))
+    }
+
+    /// Queues one record; an error is that of an earlier write that failed.
     fn append_record(&self, record: &Record) -> Result<(), StoreError> {
         let mut line = serde_json::to_vec(record).expect("record serializes");
         line.push(b'\n');
-        let mut f = self.file.lock().expect("conversation file lock");
-        f.write_all(&line).map_err(|source| StoreError::Io {
+        self.writer
+            .append(line)
+            .map_err(|source| self.io_error(source))
+    }
+
+    fn io_error(&self, source: std::io::Error) -> StoreError {
+        StoreError::Io {
             path: self.path.display().to_string(),
             source,
-        })
+        }
     }
 }
 
@@ -350,12 +360,14 @@ mod tests {
         let store = ConversationStore::new(data.path(), data.path());
         let file = store.create().unwrap();
         file.append_message(&Message::user_text("first")).unwrap();
+        file.flush().unwrap();
         let mut raw = OpenOptions::new().append(true).open(file.path()).unwrap();
         raw.write_all(b"{\"type\":\"message\",\"mess").unwrap();
         let (again, loaded) = store.open(file.id()).unwrap();
         assert_eq!(loaded.messages.len(), 1);
         assert_eq!(loaded.messages[0].text(), "first");
         again.append_message(&Message::user_text("second")).unwrap();
+        again.flush().unwrap();
         let (_, loaded) = store.open(file.id()).unwrap();
         let texts: Vec<String> = loaded.messages.iter().map(|m| m.text()).collect();
         assert_eq!(texts, ["first", "second"]);

@@ -405,7 +405,7 @@ async fn run_call(
             spilled: None,
         })
     } else {
-        inner.spill.cut(&call.id, text)
+        inner.spill.cut_off_runtime(&call.id, text).await
     };
     match cut {
         Ok(cut) => {

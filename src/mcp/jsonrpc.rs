@@ -162,8 +162,10 @@ pub(crate) fn quick_result(text: &str) -> Option<(u64, std::ops::Range<usize>)> 
     const RESULT_FIRST: &[u8] = br#"{"result":"#;
     const TAIL: &[u8] = br#","jsonrpc":"2.0","id":"#;
     let bytes = text.as_bytes();
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
-    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    // JSON whitespace only: a form feed is ASCII whitespace but not JSON.
+    let json_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = bytes.iter().position(|b| !json_space(b))?;
+    let end = bytes.iter().rposition(|b| !json_space(b))? + 1;
     let body = &bytes[start..end];
     if body.last() != Some(&b'}') {
         return None;
