@@ -78,6 +78,7 @@ pub fn jsonrpc_decode(data: &[u8]) {
                 }
                 | Kind::Request { .. }
                 | Kind::Notification { .. }
+                | Kind::BadResponse { .. }
                 | Kind::Invalid => panic!("fast path took a message that is no plain answer"),
             }
         }
@@ -105,7 +106,10 @@ pub fn jsonrpc_decode(data: &[u8]) {
             let params = params.expect("params").get();
             assert_eq!(params.as_bytes(), theirs.as_slice());
         }
-        Kind::Response { .. } | Kind::Notification { .. } | Kind::Invalid => {
+        Kind::Response { .. }
+        | Kind::BadResponse { .. }
+        | Kind::Notification { .. }
+        | Kind::Invalid => {
             panic!("an encoded request decodes as something else")
         }
     }
@@ -135,6 +139,17 @@ pub fn sse(data: &[u8]) {
         parse_sse(&bytewise),
         "events depend on the chunking (1)"
     );
+    // A small limit: no event keeps more data than it, however the stream is split.
+    for e in parse_sse_limited(&chunks, SMALL_LIMIT).0 {
+        assert!(
+            e.data.len() <= SMALL_LIMIT,
+            "an event kept more than the limit"
+        );
+        assert!(
+            !e.too_large || e.data.is_empty(),
+            "a discarded event kept data"
+        );
+    }
     let data_bytes: usize = whole.0.iter().map(|e| e.data.len()).sum();
     assert!(data_bytes <= body.len(), "more data out than bytes in");
     for e in &whole.0 {
@@ -151,8 +166,15 @@ pub fn sse(data: &[u8]) {
 
 type SseOutcome = (Vec<SseEvent>, Option<String>, Option<u64>);
 
+/// The event limit of the small-limit check.
+const SMALL_LIMIT: usize = 64;
+
 fn parse_sse(chunks: &[&[u8]]) -> SseOutcome {
-    let mut p = SseParser::new();
+    parse_sse_limited(chunks, usize::MAX)
+}
+
+fn parse_sse_limited(chunks: &[&[u8]], limit: usize) -> SseOutcome {
+    let mut p = SseParser::new(limit);
     let mut out = Vec::new();
     for c in chunks {
         p.feed(c, |e| out.push(e));
@@ -179,8 +201,12 @@ pub fn mcp_json(data: &[u8]) {
         assert_eq!(&server.name, name);
         assert!(server.max_message_bytes >= crate::config::MIN_MAX_MESSAGE_BYTES);
         assert!(!server.startup_timeout.is_zero() && !server.tool_timeout.is_zero());
-        let _ = server.fingerprint_source();
-        let _ = server.transport.target();
+        assert_eq!(
+            server.fingerprint(std::path::Path::new("/p")),
+            server.fingerprint(std::path::Path::new("/p")),
+            "the approval fingerprint is not deterministic"
+        );
+        let _ = server.display_target();
         let mut strings: Vec<String> = Vec::new();
         match &server.transport {
             TransportConfig::Stdio {
