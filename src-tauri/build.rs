@@ -1,6 +1,48 @@
 //! tauri.conf.json sits at the repository root (one config for the CLI and the crates).
+//!
+//! The app's own commands are declared in its permission manifest, so the webview may call
+//! only those granted in the capability (tauri.conf.json) and nothing else. The list must
+//! match `generate_handler!` in main.rs; a test in main.rs checks both lists and the
+//! capability against each other.
+
+/// Every command the desktop app registers (the `generate_handler!` list in main.rs).
+const COMMANDS: &[&str] = &[
+    "current_project",
+    "open_project",
+    "pick_folder",
+    "recent_projects",
+    "report_painted",
+    "startup_metrics",
+    "get_status",
+    "pending_approvals",
+    "approve",
+    "restart_server",
+    "stop_server",
+    "set_server_disabled",
+    "server_entry",
+    "follow_log",
+    "unfollow_log",
+    "list_tools",
+    "held_tools",
+    "accept_tools",
+    "call_tool",
+    "cancel_tool_call",
+    "read_config",
+    "check_config",
+    "edit_config",
+    "save_config",
+    "open_config_in_editor",
+    "chat_state",
+    "chat_new",
+    "chat_send",
+    "chat_stop",
+    "chat_approve",
+    "open_url",
+];
 
 fn main() {
-    tauri_build::try_build(tauri_build::Attributes::new().config_path("../tauri.conf.json"))
-        .expect("tauri-build: read ../tauri.conf.json");
+    let attributes = tauri_build::Attributes::new()
+        .config_path("../tauri.conf.json")
+        .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS));
+    tauri_build::try_build(attributes).expect("tauri-build: read ../tauri.conf.json");
 }

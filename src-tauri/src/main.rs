@@ -186,3 +186,56 @@ fn check_display() -> Result<(), String> {
         )
     }
 }
+
+/// The webview's surface: the registered commands, the permission manifest (build.rs) and
+/// the capability (tauri.conf.json) name the same commands, and nothing else is granted.
+#[cfg(test)]
+mod surface_tests {
+    /// The quoted names between `start` and the next `]` of `text`.
+    fn names_after(text: &str, start: &str, prefix: &str) -> Vec<String> {
+        let from = text.find(start).expect("list start") + start.len();
+        let body = &text[from..from + text[from..].find(']').expect("list end")];
+        body.split(',')
+            .map(|s| s.trim().trim_matches('"').trim_start_matches(prefix))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_capability_grants_exactly_the_registered_commands() {
+        let main = include_str!("main.rs");
+        let build = include_str!("../build.rs");
+        let registered = names_after(main, "generate_handler![", "commands::");
+        let manifest = names_after(build, "COMMANDS: &[&str] = &[", "");
+        assert_eq!(
+            registered, manifest,
+            "build.rs COMMANDS must list generate_handler!"
+        );
+
+        let conf: serde_json::Value =
+            serde_json::from_str(include_str!("../../tauri.conf.json")).expect("config");
+        let caps = conf["app"]["security"]["capabilities"]
+            .as_array()
+            .expect("capabilities");
+        assert_eq!(caps.len(), 1, "one capability, for the main window");
+        let granted: Vec<&str> = caps[0]["permissions"]
+            .as_array()
+            .expect("permissions")
+            .iter()
+            .map(|p| p.as_str().expect("a permission name"))
+            .collect();
+        let mut expected = vec!["core:event:allow-listen", "core:event:allow-unlisten"];
+        let allows: Vec<String> = manifest
+            .iter()
+            .map(|c| format!("allow-{}", c.replace('_', "-")))
+            .collect();
+        expected.extend(allows.iter().map(String::as_str));
+        assert_eq!(granted, expected);
+
+        let csp = conf["app"]["security"]["csp"].as_str().expect("csp");
+        for directive in ["object-src 'none'", "base-uri 'none'", "form-action 'none'"] {
+            assert!(csp.contains(directive), "CSP lacks {directive}");
+        }
+    }
+}

@@ -59,6 +59,20 @@ pub(super) async fn run(
     );
     let mut usage = Usage::default();
     let (outcome, round_trips) = turn(&inner, prompt, &tx, &control, &mut usage).await;
+    // The conversation is on disk before the turn is reported done, so a list of
+    // conversations read after `TurnEnd` shows all of it.
+    let flushed = {
+        let inner = inner.clone();
+        tokio::task::spawn_blocking(move || inner.file.as_ref().map_or(Ok(()), |f| f.flush())).await
+    };
+    if let Ok(Err(e)) = flushed {
+        emit(
+            &tx,
+            Event::Notice {
+                message: format!("{e}; this conversation will not reopen complete"),
+            },
+        );
+    }
     drop(idle);
     emit(
         &tx,
