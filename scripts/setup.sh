@@ -74,15 +74,16 @@ stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 file_sum() { if [ -f "$1" ]; then sha256sum "$1" | cut -c1-16; else echo none; fi; }
 
 # probe_stdio CMD...: start CMD, send an MCP initialize request on its stdin and
-# wait (15 s at most) for the JSON-RPC answer with id 1 on its stdout.
+# wait (60 s at most) for the JSON-RPC answer with id 1 on its stdout.
+# A fresh venv compiles the SDK on its first import, which takes long on a busy machine.
 probe_stdio() {
     local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"harness9-setup","version":"0"}}}'
     local line ok=1 n
-    coproc PROBE { exec timeout 20 "$@" 2>/dev/null; }
+    coproc PROBE { exec timeout 90 "$@" 2>/dev/null; }
     local pid=$PROBE_PID
     echo "$init" >&"${PROBE[1]}"
     for n in 1 2 3 4 5; do
-        IFS= read -r -t 15 line <&"${PROBE[0]}" || break
+        IFS= read -r -t 60 line <&"${PROBE[0]}" || break
         case "$line" in
         *'"id":1'*'"result"'* | *'"result"'*'"id":1'*)
             ok=0

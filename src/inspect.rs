@@ -398,16 +398,7 @@ impl RawEntry<'_> {
     }
 
     fn strings(&self, key: &str) -> Vec<String> {
-        match self.0.get(key) {
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
+        crate::config::strings_as_written(self.0, key)
     }
 
     fn pairs(&self, key: &str) -> Vec<(String, String)> {

@@ -171,16 +171,7 @@ impl ServerConfig {
         };
         match &self.transport {
             TransportConfig::Stdio { .. } => {
-                let args: Vec<String> = match self.raw.get("args") {
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|v| match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
+                let args = strings_as_written(&self.raw, "args");
                 let mut s = text("command");
                 for a in mask::mask_args(&args) {
                     s.push(' ');
@@ -544,6 +535,20 @@ fn bytes_field(obj: &Map<String, Value>, key: &str, default: usize) -> Result<us
             "\"{key}\" must be a number of bytes, not {}",
             type_name(other)
         )),
+    }
+}
+
+/// A list field of an entry as written (numbers taken as their text); empty when absent.
+pub(crate) fn strings_as_written(raw: &Value, key: &str) -> Vec<String> {
+    match raw.get(key) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

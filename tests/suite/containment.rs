@@ -59,7 +59,8 @@ fn wait_none_left(mark: &str, limit: Duration) -> Vec<u32> {
     }
 }
 
-fn cli_child(p: &Project, args: &[&str]) -> Child {
+/// The CLI on `p`, started with piped output and its own data directory.
+pub(super) fn cli_child(p: &Project, args: &[&str]) -> Child {
     Command::new(harness9_bin())
         .args(args)
         .arg("--project")
@@ -73,7 +74,7 @@ fn cli_child(p: &Project, args: &[&str]) -> Child {
 }
 
 /// The peak resident set of a running process, in KiB.
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
+pub(super) fn vm_hwm_kib(pid: u32) -> Option<u64> {
     let status =
         std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

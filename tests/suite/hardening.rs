@@ -22,27 +22,11 @@ fn stderr(o: &Output) -> String {
 /// Runs the CLI on `p`, sampling its peak resident memory (`VmHWM`, KiB) while it runs.
 fn cli_with_peak_rss(p: &Project, args: &[&str]) -> (Output, u64, Duration) {
     let start = Instant::now();
-    let mut child = Command::new(super::harness9_bin())
-        .args(args)
-        .arg("--project")
-        .arg(p.path())
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status_path = format!("/proc/{}/status", child.id());
+    let mut child = super::containment::cli_child(p, args);
     let mut peak = 0u64;
     while child.try_wait().unwrap().is_none() {
-        if let Ok(s) = std::fs::read_to_string(&status_path) {
-            if let Some(kib) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            {
-                peak = peak.max(kib);
-            }
+        if let Some(kib) = super::containment::vm_hwm_kib(child.id()) {
+            peak = peak.max(kib);
         }
         assert!(start.elapsed() < Duration::from_secs(60), "the CLI hung");
         std::thread::sleep(Duration::from_millis(20));
