@@ -188,6 +188,7 @@ impl Bench<'_> {
             url: self.opts.url.clone(),
             headers: self.opts.headers.clone(),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            auth: None,
         };
         let (conn, _) = http::connect(&spec, log.clone())?;
         Client::connect(conn, "bench", log)

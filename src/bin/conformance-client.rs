@@ -55,6 +55,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         url: url.to_string(),
         headers: Vec::new(),
         max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+        auth: None,
     };
     let (conn, kind) = http::connect(&spec, log.clone())?;
     let client = tokio::time::timeout(

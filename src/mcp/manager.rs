@@ -737,6 +737,7 @@ impl Manager {
                     url: url.clone(),
                     headers: headers.clone(),
                     max_message_bytes: cfg.max_message_bytes,
+                    auth: None,
                 };
                 http::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }
@@ -745,6 +746,7 @@ impl Manager {
                     url: url.clone(),
                     headers: headers.clone(),
                     max_message_bytes: cfg.max_message_bytes,
+                    auth: None,
                 };
                 sse::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }

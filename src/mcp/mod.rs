@@ -1,6 +1,7 @@
 //! The MCP client side: transports, the client of one server, and the manager of all the
 //! servers of a project.
 
+pub mod auth;
 pub mod client;
 pub mod jsonrpc;
 pub mod log;

@@ -95,6 +95,7 @@ pub async fn connect_http(
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+        auth: None,
     };
     let (conn, kind) = if legacy {
         sse::connect(&spec, log.clone())

@@ -82,6 +82,8 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// The largest body or SSE event read (see [`crate::config::DEFAULT_MAX_MESSAGE_BYTES`]).
     pub max_message_bytes: usize,
+    /// OAuth for this server ([`crate::mcp::auth`]); `None` sends only `headers`.
+    pub auth: Option<Arc<crate::mcp::auth::Authorizer>>,
 }
 
 impl std::fmt::Debug for HttpSpec {
@@ -1212,6 +1214,7 @@ mod tests {
             url: "http://x/".into(),
             headers: vec![("Authorization".into(), "Bearer SECRET-123".into())],
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            auth: None,
         };
         assert!(!format!("{spec:?}").contains("SECRET"));
         let map = config_headers(&spec.headers).unwrap();
