@@ -134,6 +134,17 @@ fn status_json(s: &ServerStatus) -> Value {
             None,
             Some(stderr_tail.clone()),
         ),
+        ServerState::NeedsAuth { reason } => (
+            0,
+            Some(format!(
+                "{reason}; sign in with: harness9 mcp login {}",
+                s.name
+            )),
+            None,
+            None,
+            None,
+            None,
+        ),
         ServerState::AwaitingApproval => (
             0,
             Some("awaiting approval: run with --yes, or approve when asked on a terminal".into()),
@@ -165,6 +176,7 @@ fn status_mark(state: &ServerState) -> &'static str {
         ServerState::Failed { .. } => "✗",
         ServerState::Disabled => "-",
         ServerState::AwaitingApproval => "?",
+        ServerState::NeedsAuth { .. } => "!",
         ServerState::Stopped => "■",
     }
 }

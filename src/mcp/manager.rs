@@ -37,6 +37,8 @@ pub enum StartPhase {
     Spawning,
     Initializing,
     ListingTools,
+    /// The authorization page is open in the browser; waiting for the user to sign in.
+    SigningIn,
 }
 
 impl StartPhase {
@@ -45,6 +47,7 @@ impl StartPhase {
             StartPhase::Spawning => "spawning",
             StartPhase::Initializing => "initializing",
             StartPhase::ListingTools => "listing tools",
+            StartPhase::SigningIn => "waiting for sign-in in the browser",
         }
     }
 }
@@ -70,6 +73,11 @@ pub enum ServerState {
     },
     Disabled,
     AwaitingApproval,
+    /// A remote server that needs the user to sign in (`harness9 mcp login`, "Sign in");
+    /// not a failure. `reason` says why (no token yet, expired, more scopes needed).
+    NeedsAuth {
+        reason: String,
+    },
     Stopped,
 }
 
@@ -82,6 +90,7 @@ impl ServerState {
             ServerState::Failed { .. } => "failed",
             ServerState::Disabled => "disabled",
             ServerState::AwaitingApproval => "awaiting-approval",
+            ServerState::NeedsAuth { .. } => "needs-auth",
             ServerState::Stopped => "stopped",
         }
     }
@@ -113,6 +122,9 @@ pub struct ServerStatus {
     /// until the user accepts them (see [`Manager::held_tools`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub held_tools: usize,
+    /// Who the user is signed in as on this (remote) server, when tokens are held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_in: Option<crate::mcp::auth::SignedIn>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -583,6 +595,7 @@ impl Manager {
                             ServerState::Connected { .. } => self.held_count(name),
                             _ => 0,
                         },
+                        signed_in: None,
                     })
                     .collect(),
                 config_error: self.inner.config_error.lock().expect("config lock").clone(),

@@ -43,6 +43,7 @@ pub fn mark(state: &ServerState) -> (&'static str, Color) {
         ServerState::Failed { .. } => ("✗", Color::Red),
         ServerState::Disabled => ("-", Color::DarkGray),
         ServerState::AwaitingApproval => ("?", Color::Magenta),
+        ServerState::NeedsAuth { .. } => ("!", Color::Yellow),
         ServerState::Stopped => ("■", Color::DarkGray),
     }
 }
@@ -56,6 +57,7 @@ fn state_words(state: &ServerState) -> String {
         ServerState::Failed { .. } => "failed".into(),
         ServerState::Disabled => "disabled".into(),
         ServerState::AwaitingApproval => "needs approval".into(),
+        ServerState::NeedsAuth { .. } => "needs sign-in".into(),
         ServerState::Stopped => "stopped".into(),
     }
 }
