@@ -39,6 +39,7 @@ fn server(name: &str, transport: &str, state: ServerState) -> ServerStatus {
         state,
         restart: None,
         held_tools: 0,
+        signed_in: None,
     }
 }
 
