@@ -15,6 +15,7 @@
 //! ([`Authorizer::set_opener`]; the conformance client does this).
 
 pub mod browser;
+pub mod callback;
 pub mod challenge;
 pub mod discovery;
 pub mod flow;
@@ -29,7 +30,8 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
-pub use store::CredentialStore;
+pub use browser::SystemOpener;
+pub use store::{CredentialStore, StoredClient, StoredTokens};
 
 /// The `"oauth"` object of an HTTP server's `.mcp.json` entry (`${VAR}` expanded).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,1 @@
+//! The loopback redirect listener (to be written)
