@@ -14,6 +14,7 @@
 //! | `/cut` | like `/stream`, but a `tools/call` stream is cut after its priming event (`retry: 100`); GET with `Last-Event-ID` delivers the response; GET without → 405 |
 //! | `/stateless` | no session, JSON answers |
 //! | `/unauth` | 401 with `WWW-Authenticate: Bearer` |
+//! | `/bearer/…` | the profile after the prefix (`/bearer/stream`, …), but every request needs `Authorization: Bearer fixture-token`, else 401 with `WWW-Authenticate: Bearer error="invalid_token"` |
 //! | `/forbidden`, `/broken` | 403, 500 |
 //! | `/legacy/sse` | legacy HTTP+SSE: the stream names `/legacy/messages?session=N` |
 //! | `/fallback` | POST → 405, GET → a legacy HTTP+SSE stream |
@@ -40,6 +41,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
+
+/// The only access token `/bearer/…` takes.
+const FIXTURE_TOKEN: &str = "fixture-token";
 
 const SUPPORTED: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -315,6 +319,23 @@ async fn serve(
     w: &mut OwnedWriteHalf,
 ) -> bool {
     let ok = |res: std::io::Result<()>| res.is_ok();
+    let mut req = req;
+    if let Some(rest) = req.path.strip_prefix("/bearer") {
+        if req.header("authorization") != Some(&format!("Bearer {FIXTURE_TOKEN}")) {
+            return ok(respond(
+                w,
+                401,
+                Some("text/plain"),
+                &[(
+                    "WWW-Authenticate",
+                    "Bearer error=\"invalid_token\", error_description=\"no valid token\"".into(),
+                )],
+                b"unauthorized",
+            )
+            .await);
+        }
+        req.path = rest.to_string();
+    }
     match (req.method.as_str(), req.path.as_str()) {
         ("GET", "/journal") => {
             let j = serde_json::to_vec(&*state.journal.lock().unwrap()).unwrap();
