@@ -1,6 +1,7 @@
 //! Shared helpers for the integration suite.
 
 mod approvals;
+mod auth_flow;
 mod auth_transport;
 mod cli;
 mod containment;
