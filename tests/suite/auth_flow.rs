@@ -223,3 +223,27 @@ async fn with_an_opener_the_connection_signs_in_by_itself_and_sign_out_forgets()
     };
     assert!(err.contains("not signed in"), "{err}");
 }
+
+#[tokio::test]
+async fn concurrent_refusals_cause_one_refresh() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let c = connect(&url, Authorizer::new(&url, None, ctx.clone()))
+        .await
+        .unwrap();
+    post(&fx, "/as/expire-access").await;
+    let calls = (0..8).map(|_| echo(&c));
+    for r in futures::future::join_all(calls).await {
+        assert_eq!(r.unwrap(), "hi");
+    }
+    assert_eq!(
+        grants(&fx).await,
+        vec!["authorization_code", "refresh_token"],
+        "one refresh for eight refused calls"
+    );
+    c.close().await;
+}
