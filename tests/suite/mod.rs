@@ -128,6 +128,7 @@ impl Project {
                 approvals: self.approvals(),
                 policy,
                 path_for_children: None,
+                auth: harness9::mcp::auth::AuthContext::memory(),
             },
         )
     }
