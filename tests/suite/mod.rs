@@ -1,6 +1,7 @@
 //! Shared helpers for the integration suite.
 
 mod approvals;
+mod auth_real;
 mod cli;
 mod containment;
 mod engine;
