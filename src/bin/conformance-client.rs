@@ -6,10 +6,20 @@
 //! legacy fallback) and the MCP client. It connects, lists the tools and calls what the
 //! scenario expects, then closes the session. Exit code 0 when every step worked; 1 with
 //! the reason on stderr otherwise. `scripts/conformance.sh` runs the suite with it.
+//!
+//! Authorization scenarios (`auth/*`) are handled by the library's OAuth flow with a
+//! headless browser: the authorization URL is fetched without following redirects and
+//! its `Location` is delivered to the loopback redirect listener with a plain GET.
+//! Client credentials given in `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`)
+//! are used as a pre-registered client.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use harness9::mcp::auth::{
+    AuthContext, AuthSettings, Authorizer, CredentialStore, OAuthConfig, Opener,
+};
 use harness9::mcp::transport::http::{self, HttpSpec};
 use harness9::mcp::{Client, RequestOptions, ServerLog};
 use serde_json::{json, Value};
@@ -42,6 +52,67 @@ fn main() {
     std::process::exit(code);
 }
 
+/// The Client ID Metadata Document URL the suite's authorization server accepts.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// A pre-registered client from `MCP_CONFORMANCE_CONTEXT`, when it names one.
+fn oauth_from_context() -> Option<OAuthConfig> {
+    let raw = std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?;
+    let v: Value = serde_json::from_str(&raw).ok()?;
+    let id = v.get("client_id")?.as_str()?.to_string();
+    Some(OAuthConfig {
+        client_id: Some(id),
+        client_secret: v
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        ..Default::default()
+    })
+}
+
+/// Plays the browser: GETs the authorization URL without following its redirect, then
+/// GETs the `Location` (our loopback listener) like a browser coming back would.
+struct HeadlessOpener;
+
+impl Opener for HeadlessOpener {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+        let url = url.to_string();
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(20))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let resp = http
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| format!("GET authorization URL: {e}"))?;
+            let location = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    format!(
+                        "the authorization endpoint answered HTTP {} without a redirect",
+                        resp.status()
+                    )
+                })?;
+            let back = reqwest::Url::parse(&url)
+                .and_then(|u| u.join(&location))
+                .map_err(|e| format!("invalid redirect {location}: {e}"))?;
+            let page = http
+                .get(back)
+                .send()
+                .await
+                .map_err(|e| format!("GET redirect: {e}"))?;
+            let _ = page.bytes().await;
+            Ok(())
+        })
+    }
+}
+
 fn opts() -> RequestOptions {
     RequestOptions {
         timeout: Some(Duration::from_secs(20)),
@@ -51,11 +122,19 @@ fn opts() -> RequestOptions {
 
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let log = Arc::new(ServerLog::default());
+    let ctx = AuthContext {
+        store: Arc::new(CredentialStore::memory()),
+        settings: AuthSettings {
+            client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
+        },
+    };
+    let auth = Authorizer::new(url, oauth_from_context(), ctx);
+    auth.set_opener(Some(Arc::new(HeadlessOpener)));
     let spec = HttpSpec {
         url: url.to_string(),
         headers: Vec::new(),
         max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
-        auth: None,
+        auth: Some(auth),
     };
     let (conn, kind) = http::connect(&spec, log.clone())?;
     let client = tokio::time::timeout(

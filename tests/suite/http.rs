@@ -460,7 +460,7 @@ async fn manager_statuses_for_remote_servers() {
     assert_eq!(status("unauth").transport, "http");
     let r = reason("unauth");
     assert!(
-        r.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication); OAuth sign-in is not supported by harness9 yet"),
+        r.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication); sign in with `harness9 mcp login`"),
         "{r}"
     );
     assert_eq!(

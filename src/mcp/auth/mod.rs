@@ -86,25 +86,50 @@ pub struct SignedIn {
 #[error("{0}")]
 pub struct AuthError(pub String);
 
+/// A token expiring within this is refreshed before the next request.
+pub const REFRESH_MARGIN_SECS: u64 = 60;
+
+/// What an authorizer holds between requests.
+#[derive(Default)]
+struct AuthState {
+    tokens: Option<StoredTokens>,
+    /// What the last discovery found (reused by refreshes and step-ups).
+    discovered: Option<flow::Discovered>,
+}
+
 /// The authorization state of one HTTP server connection; shared by the transport (which
 /// asks for headers and reports refusals) and the manager (which shows the state).
-#[allow(dead_code)] // filled in by the flow
 pub struct Authorizer {
     server_url: String,
+    /// The canonical server URL: the RFC 8707 resource and the key of its tokens.
+    resource_key: String,
     oauth: Option<OAuthConfig>,
     ctx: AuthContext,
     opener: Mutex<Option<Arc<dyn Opener>>>,
     needs_auth: Mutex<Option<String>>,
+    state: Mutex<AuthState>,
+    /// Serialises refreshes and sign-ins: concurrent refusals cause one of them.
+    serial: tokio::sync::Mutex<()>,
+    http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl Authorizer {
     pub fn new(server_url: &str, oauth: Option<OAuthConfig>, ctx: AuthContext) -> Arc<Authorizer> {
+        let resource_key = resource_key(server_url);
+        let tokens = ctx.store.tokens(&resource_key);
         Arc::new(Authorizer {
             server_url: server_url.to_string(),
+            resource_key,
             oauth,
             ctx,
             opener: Mutex::new(None),
             needs_auth: Mutex::new(None),
+            state: Mutex::new(AuthState {
+                tokens,
+                discovered: None,
+            }),
+            serial: tokio::sync::Mutex::new(()),
+            http: std::sync::OnceLock::new(),
         })
     }
 
@@ -121,11 +146,36 @@ impl Authorizer {
     /// The `Authorization` header for the next request (marked sensitive), when a token is
     /// held.
     pub fn header(&self) -> Option<HeaderValue> {
-        None
+        let st = self.state.lock().expect("auth state lock");
+        bearer_header(&st.tokens.as_ref()?.access_token)
     }
 
     /// Called before a request: refreshes a token that is about to expire.
-    pub async fn before_request(&self, _http: &reqwest::Client) {}
+    pub async fn before_request(&self, _http: &reqwest::Client) {
+        if !self.expiring() {
+            return;
+        }
+        let _serial = self.serial.lock().await;
+        if !self.expiring() {
+            return; // refreshed meanwhile
+        }
+        if let Err(e) = self.refresh().await {
+            tracing::info!(
+                "refreshing the access token of {} failed: {e}",
+                self.server_url
+            );
+        }
+    }
+
+    /// Whether the held token expires within [`REFRESH_MARGIN_SECS`] and can be refreshed.
+    fn expiring(&self) -> bool {
+        let st = self.state.lock().expect("auth state lock");
+        st.tokens.as_ref().is_some_and(|t| {
+            t.refresh_token.is_some()
+                && t.expires_at
+                    .is_some_and(|e| e <= token::now() + REFRESH_MARGIN_SECS)
+        })
+    }
 
     /// The server refused a request (`401`, or `403` with `insufficient_scope`) that was
     /// sent with `used` as its `Authorization` header. `Ok(())`: send it again (a new token
@@ -135,12 +185,144 @@ impl Authorizer {
         &self,
         _http: &reqwest::Client,
         status: u16,
-        _headers: &HeaderMap,
-        _used: Option<&HeaderValue>,
+        headers: &HeaderMap,
+        used: Option<&HeaderValue>,
     ) -> Result<(), AuthError> {
-        let why = format!("the server requires sign-in (HTTP {status})");
-        *self.needs_auth.lock().expect("needs_auth lock") = Some(why.clone());
-        Err(AuthError(why))
+        let ch = challenge::bearer(headers).unwrap_or_default();
+        let _serial = self.serial.lock().await;
+        let current = self.header();
+        if current.is_some()
+            && current.as_ref().map(HeaderValue::as_bytes) != used.map(HeaderValue::as_bytes)
+        {
+            return Ok(()); // another request already got a newer token
+        }
+        let held = self.state.lock().expect("auth state lock").tokens.clone();
+        if status == 403 {
+            if !ch.is_insufficient_scope() {
+                return Err(AuthError(format!(
+                    "the server refused access (HTTP 403){}",
+                    describe(&ch)
+                )));
+            }
+            let previous = held.map(|t| t.scopes).unwrap_or_default();
+            let wanted = ch.scope.clone().unwrap_or_default();
+            let why = format!("needs more permissions: scope {wanted}");
+            return self.sign_in_inline(&ch, &previous, why).await;
+        }
+        if let Some(t) = &held {
+            if t.refresh_token.is_some() && used.is_some() {
+                match self.refresh().await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => tracing::info!(
+                        "refreshing the access token of {} failed: {e}",
+                        self.server_url
+                    ),
+                }
+            }
+        }
+        let why = if held.is_some() || used.is_some() {
+            "the sign-in expired"
+        } else {
+            "not signed in"
+        };
+        if held.is_some() {
+            self.forget_tokens().await;
+        }
+        self.sign_in_inline(&ch, &[], why.to_string()).await
+    }
+
+    /// Signs in now when an opener is set; else records `why` and fails.
+    async fn sign_in_inline(
+        &self,
+        ch: &challenge::BearerChallenge,
+        previous: &[String],
+        why: String,
+    ) -> Result<(), AuthError> {
+        let opener = self.opener.lock().expect("opener lock").clone();
+        let Some(opener) = opener else {
+            *self.needs_auth.lock().expect("needs_auth lock") = Some(why.clone());
+            return Err(AuthError(format!(
+                "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
+            )));
+        };
+        let http = self.http()?;
+        let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
+        let tokens = run_flow(
+            &http,
+            &self.ctx,
+            self.oauth.as_ref(),
+            &disc,
+            ch,
+            previous,
+            opener,
+        )
+        .await?;
+        self.keep(tokens, Some(disc)).await;
+        Ok(())
+    }
+
+    /// Refreshes the held token; on a refusal forgets the tokens.
+    async fn refresh(&self) -> Result<(), AuthError> {
+        let (held, disc) = {
+            let st = self.state.lock().expect("auth state lock");
+            (st.tokens.clone(), st.discovered.clone())
+        };
+        let Some(held) = held else {
+            return Err(AuthError("not signed in".into()));
+        };
+        let http = self.http()?;
+        let disc = match disc {
+            Some(d) if d.meta.issuer == held.issuer => d,
+            _ => flow::discover(&http, &self.server_url, None).await?,
+        };
+        let Some(client) = register::known_client(&self.ctx, &disc.meta, self.oauth.as_ref())
+        else {
+            return Err(AuthError(
+                "no client registration is kept for the authorization server; sign in again".into(),
+            ));
+        };
+        match token::refresh(&http, &disc.meta, &client, &held, &disc.resource).await {
+            Ok(t) => {
+                self.keep(t, Some(disc)).await;
+                Ok(())
+            }
+            Err(e) => {
+                if e.code.is_some() {
+                    self.forget_tokens().await;
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn keep(&self, tokens: StoredTokens, disc: Option<flow::Discovered>) {
+        {
+            let mut st = self.state.lock().expect("auth state lock");
+            st.tokens = Some(tokens.clone());
+            if disc.is_some() {
+                st.discovered = disc;
+            }
+        }
+        *self.needs_auth.lock().expect("needs_auth lock") = None;
+        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
+        let saved = tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens)).await;
+        if let Ok(Err(e)) = saved {
+            tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
+        }
+    }
+
+    async fn forget_tokens(&self) {
+        self.state.lock().expect("auth state lock").tokens = None;
+        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
+        let _ = tokio::task::spawn_blocking(move || store.forget_tokens(&key)).await;
+    }
+
+    fn http(&self) -> Result<reqwest::Client, AuthError> {
+        if let Some(c) = self.http.get() {
+            return Ok(c.clone());
+        }
+        let c = discovery::http_client()?;
+        Ok(self.http.get_or_init(|| c).clone())
     }
 
     /// Set when the server needs the user to sign in (again); the reason, for the status.
@@ -150,22 +332,149 @@ impl Authorizer {
 
     /// The account signed in, when tokens are held.
     pub fn signed_in(&self) -> Option<SignedIn> {
-        None
+        let st = self.state.lock().expect("auth state lock");
+        st.tokens.as_ref().map(signed_in_from)
     }
+}
+
+fn signed_in_from(t: &StoredTokens) -> SignedIn {
+    SignedIn {
+        issuer: t.issuer.clone(),
+        scopes: t.scopes.clone(),
+        expires_at: t.expires_at,
+        refreshable: t.refresh_token.is_some(),
+    }
+}
+
+fn bearer_header(token: &str) -> Option<HeaderValue> {
+    let mut v = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+/// ` (invalid_token: expired)` from a challenge, or nothing.
+fn describe(ch: &challenge::BearerChallenge) -> String {
+    match (&ch.error, &ch.error_description) {
+        (Some(e), Some(d)) => format!(" ({e}: {d})"),
+        (Some(e), None) => format!(" ({e})"),
+        (None, Some(d)) => format!(" ({d})"),
+        (None, None) => String::new(),
+    }
+}
+
+/// Where the tokens of `server_url` are kept: its canonical form, else the URL as written.
+fn resource_key(server_url: &str) -> String {
+    discovery::canonical_resource(server_url).unwrap_or_else(|_| server_url.to_string())
+}
+
+/// Scope choice plus the flow.
+async fn run_flow(
+    http: &reqwest::Client,
+    ctx: &AuthContext,
+    oauth: Option<&OAuthConfig>,
+    disc: &flow::Discovered,
+    ch: &challenge::BearerChallenge,
+    previous: &[String],
+    opener: Arc<dyn Opener>,
+) -> Result<StoredTokens, AuthError> {
+    let scopes = flow::choose_scopes(
+        oauth.and_then(|o| o.scopes.as_deref()),
+        &ch.scopes(),
+        disc.prm_scopes.as_deref(),
+        disc.meta.scopes_supported.as_deref(),
+        previous,
+    );
+    flow::authorize(http, ctx, oauth, disc, &scopes, opener).await
+}
+
+/// How long the sign-in probe (an unauthenticated `initialize`) may take.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// An unauthenticated `initialize`, to learn how the server asks for sign-in. `None`: it
+/// did not refuse.
+async fn probe(
+    http: &reqwest::Client,
+    server_url: &str,
+) -> Result<Option<challenge::BearerChallenge>, AuthError> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": crate::mcp::types::LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let resp = http
+        .post(server_url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .timeout(PROBE_TIMEOUT)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| {
+            AuthError(format!(
+                "cannot reach {server_url}: {}",
+                discovery::short(&e)
+            ))
+        })?;
+    let status = resp.status().as_u16();
+    let ch = challenge::bearer(resp.headers());
+    let session = resp.headers().get("mcp-session-id").cloned();
+    drop(resp);
+    if let Some(id) = session {
+        // End the session the probe may have opened.
+        let _ = http
+            .delete(server_url)
+            .header("mcp-session-id", id)
+            .timeout(PROBE_TIMEOUT)
+            .send()
+            .await;
+    }
+    Ok(match status {
+        401 | 403 => Some(ch.unwrap_or_default()),
+        _ => None,
+    })
 }
 
 /// Signs in to the server at `server_url` with `opener` showing the authorization page,
 /// and keeps the tokens. Probes the server without a token to get its challenge.
 pub async fn sign_in(
-    _server_url: &str,
-    _oauth: Option<&OAuthConfig>,
-    _ctx: &AuthContext,
-    _opener: Arc<dyn Opener>,
+    server_url: &str,
+    oauth: Option<&OAuthConfig>,
+    ctx: &AuthContext,
+    opener: Arc<dyn Opener>,
 ) -> Result<SignedIn, AuthError> {
-    Err(AuthError("signing in is not implemented yet".into()))
+    let http = discovery::http_client()?;
+    let ch = probe(&http, server_url).await?;
+    if ch.is_none() {
+        // It let us in: sign in only when it publishes resource metadata.
+        let found = discovery::resource_metadata(&http, server_url, None).await?;
+        if found.is_none() {
+            return Err(AuthError(format!(
+                "{server_url} does not ask for sign-in (it answered without asking for a token and publishes no protected resource metadata)"
+            )));
+        }
+    }
+    let ch = ch.unwrap_or_default();
+    let disc = flow::discover(&http, server_url, Some(&ch)).await?;
+    let tokens = run_flow(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
+    let (store, key) = (ctx.store.clone(), resource_key(server_url));
+    let signed = signed_in_from(&tokens);
+    tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))
+        .await
+        .map_err(|e| AuthError(format!("keeping the sign-in failed: {e}")))?
+        .map_err(|e| AuthError(format!("signed in, but the tokens could not be kept: {e}")))?;
+    Ok(signed)
 }
 
 /// Forgets the tokens kept for the server at `server_url`. `Ok(true)` when some were kept.
-pub async fn sign_out(_server_url: &str, _ctx: &AuthContext) -> Result<bool, AuthError> {
-    Ok(false)
+pub async fn sign_out(server_url: &str, ctx: &AuthContext) -> Result<bool, AuthError> {
+    let (store, key) = (ctx.store.clone(), resource_key(server_url));
+    tokio::task::spawn_blocking(move || store.forget_tokens(&key))
+        .await
+        .map_err(|e| AuthError(format!("signing out failed: {e}")))?
+        .map_err(|e| AuthError(format!("signing out failed: {e}")))
 }

@@ -168,6 +168,7 @@ pub(crate) fn open(
         url,
         headers,
         has_auth_header,
+        auth: spec.auth.clone().filter(|_| !has_auth_header),
         max_message_bytes: spec.max_message_bytes,
         inbound: in_tx,
         backlog: backlog.clone(),
@@ -232,6 +233,8 @@ pub(crate) struct Shared {
     pub(crate) url: Url,
     headers: HeaderMap,
     has_auth_header: bool,
+    /// OAuth ([`super::http_auth`]); `None` when the entry sets its own `Authorization`.
+    pub(crate) auth: Option<Arc<crate::mcp::auth::Authorizer>>,
     /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
     pub(crate) max_message_bytes: usize,
     inbound: mpsc::UnboundedSender<Inbound>,
@@ -562,6 +565,7 @@ impl Shared {
                 headers.insert(VERSION_HEADER, v);
             }
         }
+        self.auth_header_for(&url, &mut headers);
         self.client.request(method, url).headers(headers)
     }
 
@@ -580,7 +584,7 @@ impl Shared {
     /// (400/404/405) starts the legacy fallback.
     async fn initialize(self: Arc<Self>, bytes: Bytes, id: String) {
         *self.init_request.lock().expect("init lock") = Some(bytes.clone());
-        let resp = match self.post_builder(bytes.clone(), None).send().await {
+        let resp = match self.send(|| self.post_builder(bytes.clone(), None)).await {
             Ok(r) => r,
             Err(e) => return self.close_with(describe_send_error(&self.url, &e)),
         };
@@ -662,9 +666,10 @@ impl Shared {
         loop {
             let snap = self.snapshot();
             let resp = match self
-                .post_builder(bytes.clone(), Some(&snap))
-                .timeout(ACK_TIMEOUT)
-                .send()
+                .send(|| {
+                    self.post_builder(bytes.clone(), Some(&snap))
+                        .timeout(ACK_TIMEOUT)
+                })
                 .await
             {
                 Ok(r) => r,
@@ -717,7 +722,10 @@ impl Shared {
         let mut retried = false;
         loop {
             let snap = self.snapshot();
-            let resp = match self.post_builder(bytes.clone(), Some(&snap)).send().await {
+            let resp = match self
+                .send(|| self.post_builder(bytes.clone(), Some(&snap)))
+                .await
+            {
                 Ok(r) => r,
                 Err(e) => {
                     if !self.is_closing() {
@@ -795,10 +803,11 @@ impl Shared {
             }
             let snap = self.snapshot();
             let resp = self
-                .request(reqwest::Method::GET, self.url.clone(), Some(&snap))
-                .header(ACCEPT, EVENT_STREAM)
-                .header(LAST_EVENT_ID, event_id.as_str())
-                .send()
+                .send(|| {
+                    self.request(reqwest::Method::GET, self.url.clone(), Some(&snap))
+                        .header(ACCEPT, EVENT_STREAM)
+                        .header(LAST_EVENT_ID, event_id.as_str())
+                })
                 .await;
             let resp = match resp {
                 Ok(r) => r,
@@ -872,8 +881,7 @@ impl Shared {
             format!("the server ended the session and starting a new one failed: {why}")
         };
         let resp = self
-            .post_builder(init, None)
-            .send()
+            .send(|| self.post_builder(init.clone(), None))
             .await
             .map_err(|e| fail(describe_send_error(&self.url, &e)))?;
         if !resp.status().is_success() {
@@ -896,8 +904,7 @@ impl Shared {
         if let Some(note) = note {
             let snap = self.snapshot();
             let resp = self
-                .post_builder(note, Some(&snap))
-                .send()
+                .send(|| self.post_builder(note.clone(), Some(&snap)))
                 .await
                 .map_err(|e| fail(describe_send_error(&self.url, &e)))?;
             let ok = resp.status().is_success();
@@ -941,13 +948,16 @@ impl Shared {
             if snap.epoch != start_epoch {
                 return; // a re-initialization started a new stream
             }
-            let mut req = self
-                .request(reqwest::Method::GET, self.url.clone(), Some(&snap))
-                .header(ACCEPT, EVENT_STREAM);
-            if let Some(l) = &last_id {
-                req = req.header(LAST_EVENT_ID, l.as_str());
-            }
-            let resp = match req.send().await {
+            let build = || {
+                let req = self
+                    .request(reqwest::Method::GET, self.url.clone(), Some(&snap))
+                    .header(ACCEPT, EVENT_STREAM);
+                match &last_id {
+                    Some(l) => req.header(LAST_EVENT_ID, l.as_str()),
+                    None => req,
+                }
+            };
+            let resp = match self.send(build).await {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::debug!("GET stream: {}", describe_send_error(&self.url, &e));
@@ -1155,6 +1165,9 @@ pub(crate) fn is_event_stream(resp: &Response) -> bool {
 
 /// A clear message for a non-success status; reads a little of the body for detail.
 pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
+    if let Some(r) = resp.extensions().get::<super::http_auth::AuthRefusal>() {
+        return r.0.clone();
+    }
     let status = resp.status();
     let challenge = resp
         .headers()

@@ -131,9 +131,9 @@ pub fn describe_status_parts(
                 .map(|c| format!(" (it asks for {c} authentication)"))
                 .unwrap_or_default();
             if sent_authorization {
-                format!("the server needs authorization and refused the credentials sent (HTTP 401 Unauthorized){scheme}; check the Authorization header in .mcp.json. OAuth sign-in is not supported by harness9 yet")
+                format!("the server needs authorization and refused the credentials sent (HTTP 401 Unauthorized){scheme}; check the Authorization header in .mcp.json (or remove it and sign in with `harness9 mcp login`)")
             } else {
-                format!("the server needs authorization (HTTP 401 Unauthorized){scheme}; OAuth sign-in is not supported by harness9 yet: give a token in \"headers\" in .mcp.json, e.g. \"Authorization\": \"Bearer ${{TOKEN}}\"")
+                format!("the server needs authorization (HTTP 401 Unauthorized){scheme}; sign in with `harness9 mcp login`, or give a token in \"headers\" in .mcp.json, e.g. \"Authorization\": \"Bearer ${{TOKEN}}\"")
             }
         }
         403 => format!("the server refused access (HTTP 403 Forbidden){detail}; check the credentials in \"headers\" in .mcp.json"),
@@ -168,7 +168,7 @@ mod tests {
         );
         let m = describe_status_parts(StatusCode::UNAUTHORIZED, Some("Bearer"), "", false);
         assert!(m.starts_with("the server needs authorization (HTTP 401 Unauthorized) (it asks for Bearer authentication)"), "{m}");
-        assert!(m.contains("OAuth sign-in is not supported"), "{m}");
+        assert!(m.contains("sign in with `harness9 mcp login`"), "{m}");
         let m = describe_status_parts(StatusCode::FORBIDDEN, None, "nope", true);
         assert!(
             m.starts_with("the server refused access (HTTP 403 Forbidden): nope"),

@@ -5,6 +5,7 @@
 //! [`Inbound::Closed`] exactly once, with the reason the peer went away.
 
 pub mod http;
+mod http_auth;
 mod http_errors;
 pub mod http_limits;
 pub mod memory;

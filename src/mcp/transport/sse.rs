@@ -48,9 +48,11 @@ impl Legacy {
     /// read by a background task that hands `message` events to the client.
     pub(crate) async fn open(shared: &Arc<Shared>, url: Url) -> Result<Legacy, String> {
         let mut resp = shared
-            .request(reqwest::Method::GET, url.clone(), None)
-            .header(ACCEPT, "text/event-stream")
-            .send()
+            .send(|| {
+                shared
+                    .request(reqwest::Method::GET, url.clone(), None)
+                    .header(ACCEPT, "text/event-stream")
+            })
             .await
             .map_err(|e| describe_send_error(&url, &e))?;
         if !resp.status().is_success() {
@@ -129,11 +131,13 @@ impl Legacy {
         handshake: bool,
     ) {
         let resp = shared
-            .request(reqwest::Method::POST, self.endpoint.clone(), None)
-            .header(CONTENT_TYPE, "application/json")
-            .body(bytes)
-            .timeout(super::http::ACK_TIMEOUT)
-            .send()
+            .send(|| {
+                shared
+                    .request(reqwest::Method::POST, self.endpoint.clone(), None)
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(bytes.clone())
+                    .timeout(super::http::ACK_TIMEOUT)
+            })
             .await;
         let resp = match resp {
             Ok(r) => r,
