@@ -150,6 +150,18 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
     assert!(table.stdout.contains("! needs-auth"), "{}", table.stdout);
     outputs.push(list);
     outputs.push(table);
+    let call = cli(
+        &project,
+        &python,
+        &["mcp", "call", "srv", "echo", r#"{"text": "x"}"#],
+    );
+    assert_eq!(call.code, 1);
+    assert!(
+        call.stderr.contains("run `harness9 mcp login srv`"),
+        "{}",
+        call.stderr
+    );
+    assert_eq!(count(&events, "authorize"), 0, "mcp call opened no browser");
 
     // Sign in: the URL is printed, the browser stand-in follows it, the tokens are kept.
     let login = cli(&project, &python, &["mcp", "login", "srv"]);

@@ -141,6 +141,7 @@ impl Project {
             .arg("--project")
             .arg(self.path())
             .env("HARNESS9_DATA_DIR", self.data.path())
+            .env("HARNESS9_CREDENTIALS", "file")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap()
