@@ -263,3 +263,24 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
         }
     }
 }
+
+#[test]
+fn login_and_logout_are_for_remote_servers_only() {
+    let project = Project::new(&json!({"mcpServers": {
+        "local": {"command": super::fixture_bin()}
+    }}));
+    let login = project.cli(&["mcp", "login", "local", "--yes"]);
+    assert_eq!(login.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&login.stderr),
+        "harness9: signing in to \"local\" failed: server \"local\" is a local (stdio) server; signing in is for remote (http or sse) servers. Give it credentials through \"env\" in .mcp.json\n"
+    );
+    let logout = project.cli(&["mcp", "logout", "local", "--yes"]);
+    assert_eq!(logout.status.code(), Some(2));
+    let unknown = project.cli(&["mcp", "login", "nope", "--yes"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr),
+        "harness9: no server named \"nope\" in .mcp.json (servers: [\"local\"])\n"
+    );
+}
