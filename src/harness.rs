@@ -318,6 +318,12 @@ impl Harness {
         self.manager.sign_out(server).await
     }
 
+    /// Where sign-in tokens are kept, in words for the user ("the system keychain (…)",
+    /// "a file readable only by you: …").
+    pub fn credentials_location(&self) -> String {
+        self.manager.credentials_location()
+    }
+
     pub async fn restart_server(&self, server: &str) {
         self.manager.restart(server).await;
     }

@@ -284,3 +284,124 @@ fn login_and_logout_are_for_remote_servers_only() {
         "harness9: no server named \"nope\" in .mcp.json (servers: [\"local\"])\n"
     );
 }
+
+/// Records the server's state when the page is opened, then follows the redirects like a
+/// browser that is signed in already (or fails, as a machine without a browser would).
+struct RecordingOpener {
+    manager: harness9::mcp::Manager,
+    seen: std::sync::Arc<std::sync::Mutex<Option<harness9::mcp::ServerState>>>,
+    works: bool,
+}
+
+impl harness9::mcp::auth::Opener for RecordingOpener {
+    fn open(&self, url: &str) -> futures::future::BoxFuture<'static, Result<(), String>> {
+        *self.seen.lock().unwrap() = Some(super::state_of(&self.manager, "srv"));
+        let (url, works) = (url.to_string(), self.works);
+        Box::pin(async move {
+            if !works {
+                return Err("no browser here".to_string());
+            }
+            let answer = reqwest::get(&url).await.map_err(|e| e.to_string())?;
+            assert!(answer.status().is_success(), "{}", answer.status());
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_facade_signs_in_shows_the_account_and_signs_out() {
+    use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
+    use harness9::mcp::manager::StartPhase;
+    use harness9::mcp::{ApprovalPolicy, ServerState};
+    use harness9::{Harness, HarnessOptions};
+    use std::sync::{Arc, Mutex};
+
+    let Some(python) = external("H9_PYTHON") else {
+        return;
+    };
+    let port = free_port();
+    let scratch = tempfile::tempdir().unwrap();
+    let events = scratch.path().join("events.log");
+    let _server = start_server(&python, port, &events);
+    let issuer = format!("http://127.0.0.1:{port}");
+    let project = Project::new(&json!({"mcpServers": {
+        "srv": {"type": "http", "url": format!("{issuer}/mcp")}
+    }}));
+    let h = Harness::open(
+        project.path(),
+        HarnessOptions {
+            policy: ApprovalPolicy::AllowAll,
+            login_shell_path: false,
+            approvals: project.approvals(),
+            auth: Some(AuthContext {
+                store: Arc::new(CredentialStore::file(
+                    scratch.path().join("credentials.json"),
+                )),
+                settings: AuthSettings::default(),
+            }),
+            ..HarnessOptions::default()
+        },
+    );
+    h.start(None).await;
+    h.manager().wait_settled(Duration::from_secs(20)).await;
+    assert!(
+        matches!(
+            super::state_of(h.manager(), "srv"),
+            ServerState::NeedsAuth { .. }
+        ),
+        "{:?}",
+        h.status()
+    );
+
+    // A sign-in that cannot open the page leaves the server waiting, with the reason.
+    let seen = Arc::new(Mutex::new(None));
+    let failing = RecordingOpener {
+        manager: h.manager().clone(),
+        seen: seen.clone(),
+        works: false,
+    };
+    let err = h.sign_in("srv", Arc::new(failing)).await.unwrap_err();
+    assert!(err.contains("no browser here"), "{err}");
+    assert!(
+        matches!(super::state_of(h.manager(), "srv"), ServerState::NeedsAuth { ref reason } if reason.contains("no browser here")),
+        "{:?}",
+        h.status()
+    );
+
+    let opener = RecordingOpener {
+        manager: h.manager().clone(),
+        seen: seen.clone(),
+        works: true,
+    };
+    let signed = h.sign_in("srv", Arc::new(opener)).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some(ServerState::Starting {
+            phase: StartPhase::SigningIn
+        }),
+        "the status showed the sign-in while the page was open"
+    );
+    assert_eq!(signed.issuer, issuer);
+    assert_eq!(signed.scopes, vec!["mcp:tools".to_string()]);
+    assert!(signed.refreshable);
+    super::wait_until(h.manager(), "connected", |s| {
+        matches!(s.servers[0].state, ServerState::Connected { .. })
+    })
+    .await;
+    let shown = h.manager().snapshot().servers[0].signed_in.clone();
+    assert_eq!(shown.map(|s| s.issuer), Some(issuer.clone()));
+    let result = h
+        .call_tool("srv", "echo", json!({"text": "hi"}), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(result.to_text(), "hi");
+
+    assert_eq!(h.sign_out("srv").await, Ok(true));
+    super::wait_until(h.manager(), "needs-auth", |s| {
+        matches!(s.servers[0].state, ServerState::NeedsAuth { .. })
+    })
+    .await;
+    assert_eq!(h.manager().snapshot().servers[0].signed_in, None);
+    assert_eq!(h.sign_out("srv").await, Ok(false));
+    h.shutdown().await;
+}

@@ -112,6 +112,7 @@ pub fn probe(timeout: Duration) -> Result<(), String> {
                 .and_then(|e| e.get_password().map(|_| ()))
                 .or_else(|e| match e {
                     keyring::Error::NoEntry => Ok(()),
+                    keyring::Error::NoDefaultStore => Err(format!("the {NAME} is not running")),
                     other => Err(describe(&other)),
                 });
             let _ = tx.send(outcome);
