@@ -236,18 +236,21 @@ impl Manager {
                 "server \"{name}\" is a local (stdio) server; there is no sign-in to forget"
             ));
         };
-        let forgot = auth::sign_out(url, &self.inner.auth)
-            .await
-            .map_err(|e| e.0)?;
         let was_running = self.lock().get(name).is_some_and(|s| {
             !matches!(
                 s.state,
                 ServerState::Stopped | ServerState::Disabled | ServerState::AwaitingApproval
             )
         });
+        // End the connection first: closing it may still refresh (and keep) a token.
         if was_running {
-            self.restart(name).await;
+            self.stop(name).await;
         }
-        Ok(forgot)
+        let forgot = auth::sign_out(url, &self.inner.auth).await.map_err(|e| e.0);
+        if was_running {
+            self.start(name);
+            self.publish();
+        }
+        forgot
     }
 }
