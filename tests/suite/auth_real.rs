@@ -16,7 +16,7 @@ use super::{external, harness9_bin, Project};
 const TOKEN_TTL_SECS: u64 = 3;
 
 /// The server process, killed (with its group) on drop.
-struct Server(std::process::Child);
+pub(super) struct Server(std::process::Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -28,7 +28,7 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
@@ -37,7 +37,7 @@ fn servers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers")
 }
 
-fn start_server(python: &Path, port: u16, events: &Path) -> Server {
+pub(super) fn start_server(python: &Path, port: u16, events: &Path) -> Server {
     use std::os::unix::process::CommandExt;
     let child = Command::new(python)
         .arg(servers_dir().join("py_auth_server.py"))
@@ -69,12 +69,17 @@ struct Run {
     stderr: String,
 }
 
-fn cli(project: &Project, python: &Path, args: &[&str]) -> Run {
-    let browser = format!(
+/// `$BROWSER` for the tests: the redirect follower, run by the venv's python.
+pub(super) fn browser(python: &Path) -> String {
+    format!(
         "'{}' '{}'",
         python.display(),
         servers_dir().join("follow-redirects.py").display()
-    );
+    )
+}
+
+fn cli(project: &Project, python: &Path, args: &[&str]) -> Run {
+    let browser = browser(python);
     let out: Output = Command::new(harness9_bin())
         .args(args)
         .arg("--yes")

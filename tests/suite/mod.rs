@@ -10,6 +10,7 @@ mod hardening;
 mod hot_reload;
 mod http;
 mod http_real;
+mod keychain_real;
 mod manager;
 mod memory;
 mod pins;
