@@ -159,6 +159,11 @@ impl Manager {
                     "server \"{name}\" is disabled; enable it in .mcp.json first"
                 ));
             }
+            if has_own_authorization(&cfg) {
+                return Err(format!(
+                    "server \"{name}\" sends its own Authorization header (\"headers\" in .mcp.json); remove it to sign in instead"
+                ));
+            }
             let approved = slot.approved_for_run || self.inner.policy == ApprovalPolicy::AllowAll;
             if !approved && !self.stored_approval_matches(&cfg) {
                 return Err(format!(
