@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance) against our
-# client: every client scenario of the 2025-11-25 requirement set, each run with
-# `conformance-client` (src/bin/conformance-client.rs, built on the library) and the mock
-# server's URL. Prints one line per scenario and, last, `conformance: N passed, N failed,
-# N skipped`. Exit code 1 when a scenario we run fails.
+# client, `conformance-client` (src/bin/conformance-client.rs, built on the library), in two
+# sets:
 #
-# Scenarios of features harness9 does not implement yet are skipped and named (OAuth:
-# auth/*; elicitation). `--all` runs them as well (they fail).
+#   1. suite 0.1.16: every client scenario of the 2025-11-25 set plus the two 2025-03-26
+#      authorization back-compat scenarios;
+#   2. suite 0.2.0-alpha.12: every `auth/*` scenario its `--requirements 2026-07-28` set
+#      scores. Its mock MCP server speaks only the stateless 2026-07-28 wire at that
+#      revision (no `initialize`), which harness9 does not speak yet, so these run with
+#      `--spec-version 2025-11-25 --force`: the same authorization server and checks, with
+#      the `initialize` handshake. `--wire-2026` also runs them at their own wire and
+#      reports their checks (not scored: the client cannot finish there).
 #
-# Installs, idempotently, into .deps/conformance: the suite and Node 22 (the suite needs
-# it; npm package `node`). Pins below; the transitive versions are locked in
-# scripts/deps/conformance/package-lock.json (regenerated when a pin changes: commit it).
+# Prints one line per scenario, then `conformance: <set>: N passed, N failed[, N skipped]`
+# per set. Exit code 1 when a scenario we run fails.
+#
+# Skipped, and named: elicitation (server asks the user for input; not supported yet).
+# `--all` runs skipped scenarios as well (they fail).
+#
+# Installs, idempotently, into .deps/conformance and .deps/conformance-next: each suite and
+# Node 22 (the suite needs it; npm package `node`). Pins below; the transitive versions are
+# locked in scripts/deps/<dir>/package-lock.json (regenerated when a pin changes: commit it).
 set -euo pipefail
 
-CONFORMANCE_VERSION="0.1.16" # npm @modelcontextprotocol/conformance
-NODE22_VERSION="22.23.3"     # npm node (Node.js 22 runtime for the suite)
-SPEC_VERSION="2025-11-25"
+CONFORMANCE_VERSION="0.1.16"           # npm @modelcontextprotocol/conformance
+CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12" # the release that knows the 2026-07-28 set
+NODE22_VERSION="22.23.3"               # npm node (Node.js 22 runtime for the suite)
 SCENARIO_TIMEOUT_MS=60000
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DIR="$ROOT/.deps/conformance"
-LOCK="$ROOT/scripts/deps/conformance/package-lock.json"
-SUITE_BIN="$DIR/node_modules/.bin/conformance"
 
 log() { echo "conformance: $*" >&2; }
 die() {
@@ -30,12 +37,18 @@ die() {
 }
 
 RUN_ALL=0
-[ "${1:-}" = "--all" ] && RUN_ALL=1
+WIRE_2026=0
+for arg in "$@"; do
+    case "$arg" in
+    --all) RUN_ALL=1 ;;
+    --wire-2026) WIRE_2026=1 ;;
+    *) die "unknown option $arg (options: --all, --wire-2026)" ;;
+    esac
+done
 
 # Not implemented yet: skipped unless --all.
 unsupported_reason() {
     case "$1" in
-    auth/*) echo "OAuth authorization is not supported yet" ;;
     elicitation-*) echo "elicitation (server asks the user for input) is not supported yet" ;;
     *) echo "" ;;
     esac
@@ -43,58 +56,65 @@ unsupported_reason() {
 
 file_sum() { if [ -f "$1" ]; then sha256sum "$1" | cut -c1-16; else echo none; fi; }
 
+# install_suite NAME VERSION: the suite VERSION and Node 22 into .deps/NAME, locked by
+# scripts/deps/NAME/package-lock.json.
 install_suite() {
+    local name="$1" version="$2"
+    local dir="$ROOT/.deps/$name"
+    local lock="$ROOT/scripts/deps/$name/package-lock.json"
+    local stamp="$dir/.h9-stamp"
     command -v npm >/dev/null || die "npm is not installed"
-    local stamp="$DIR/.h9-stamp"
-    local want="conformance=$CONFORMANCE_VERSION node=$NODE22_VERSION lock=$(file_sum "$LOCK")"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$SUITE_BIN" ] &&
-        [ -x "$DIR/node_modules/.bin/node" ]; then
+    local want="conformance=$version node=$NODE22_VERSION lock=$(file_sum "$lock")"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+        [ -x "$dir/node_modules/.bin/conformance" ] && [ -x "$dir/node_modules/.bin/node" ]; then
         return 0
     fi
-    log "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION and node@$NODE22_VERSION into .deps/conformance"
-    mkdir -p "$DIR"
+    log "installing @modelcontextprotocol/conformance@$version and node@$NODE22_VERSION into .deps/$name"
+    mkdir -p "$dir"
     rm -f "$stamp"
-    cat >"$DIR/package.json" <<EOF
+    cat >"$dir/package.json" <<JSON
 {
-  "name": "harness9-conformance",
+  "name": "harness9-$name",
   "private": true,
   "description": "The MCP conformance suite and the Node 22 it needs (written by scripts/conformance.sh)",
   "dependencies": {
-    "@modelcontextprotocol/conformance": "$CONFORMANCE_VERSION",
+    "@modelcontextprotocol/conformance": "$version",
     "node": "$NODE22_VERSION"
   }
 }
-EOF
-    local flags=(--prefix "$DIR" --no-audit --no-fund --no-update-notifier
+JSON
+    local flags=(--prefix "$dir" --no-audit --no-fund --no-update-notifier
         --omit-lockfile-registry-resolved --loglevel=error)
     local locked=""
-    if [ -f "$LOCK" ]; then
+    if [ -f "$lock" ]; then
         locked="$(node -e '
             const d = ((require(process.argv[1]).packages || {})[""] || {}).dependencies || {};
             process.stdout.write((d["@modelcontextprotocol/conformance"] || "") + " " + (d.node || ""));
-        ' "$LOCK" 2>/dev/null || true)"
+        ' "$lock" 2>/dev/null || true)"
     fi
-    if [ "$locked" = "$CONFORMANCE_VERSION $NODE22_VERSION" ]; then
-        cp "$LOCK" "$DIR/package-lock.json"
+    if [ "$locked" = "$version $NODE22_VERSION" ]; then
+        cp "$lock" "$dir/package-lock.json"
         npm ci "${flags[@]}" >&2
     else
-        log "scripts/deps/conformance/package-lock.json is missing or for other versions: resolving afresh"
-        rm -f "$DIR/package-lock.json"
+        log "scripts/deps/$name/package-lock.json is missing or for other versions: resolving afresh"
+        rm -f "$dir/package-lock.json"
         npm install "${flags[@]}" --save-exact >&2
-        mkdir -p "$(dirname "$LOCK")"
-        cp "$DIR/package-lock.json" "$LOCK"
-        log "wrote scripts/deps/conformance/package-lock.json (commit it)"
-        want="conformance=$CONFORMANCE_VERSION node=$NODE22_VERSION lock=$(file_sum "$LOCK")"
+        mkdir -p "$(dirname "$lock")"
+        cp "$dir/package-lock.json" "$lock"
+        log "wrote scripts/deps/$name/package-lock.json (commit it)"
+        want="conformance=$version node=$NODE22_VERSION lock=$(file_sum "$lock")"
     fi
-    [ -x "$SUITE_BIN" ] || die "expected $SUITE_BIN after npm install"
+    [ -x "$dir/node_modules/.bin/conformance" ] || die "expected the suite in .deps/$name after npm install"
     local v
-    v="$("$DIR/node_modules/.bin/node" --version)" || die "node@$NODE22_VERSION does not run"
-    case "$v" in v22.*) ;; *) die "expected Node 22 in .deps/conformance, got $v" ;; esac
+    v="$("$dir/node_modules/.bin/node" --version)" || die "node@$NODE22_VERSION does not run"
+    case "$v" in v22.*) ;; *) die "expected Node 22 in .deps/$name, got $v" ;; esac
     echo "$want" >"$stamp"
 }
 
-install_suite
-export PATH="$DIR/node_modules/.bin:$PATH" # the suite's `#!/usr/bin/env node` gets Node 22
+install_suite conformance "$CONFORMANCE_VERSION"
+install_suite conformance-next "$CONFORMANCE_NEXT_VERSION"
+STABLE="$ROOT/.deps/conformance/node_modules/.bin"
+NEXT="$ROOT/.deps/conformance-next/node_modules/.bin"
 
 cd "$ROOT"
 log "building conformance-client"
@@ -102,32 +122,97 @@ cargo build --quiet --bin conformance-client
 CLIENT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/conformance-client"
 [ -x "$CLIENT" ] || die "no $CLIENT after cargo build"
 
-mapfile -t SCENARIOS < <(conformance list --client --spec-version "$SPEC_VERSION" |
-    sed -n 's/^ *- \([^ ]*\).*/\1/p')
-[ "${#SCENARIOS[@]}" -gt 0 ] || die "the suite listed no client scenarios for $SPEC_VERSION"
+# The suite's `#!/usr/bin/env node` must find Node 22: each run puts its suite first.
+suite() {
+    local bin="$1"
+    shift
+    PATH="$bin:$PATH" "$bin/conformance" "$@"
+}
+
+scenario_names() { sed -n 's/^ *- \([^ ]*\).*/\1/p'; }
 
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 passed=0
 failed=0
 skipped=0
-for s in "${SCENARIOS[@]}"; do
+any_failed=0
+
+# run_one BIN SCENARIO [extra flags…]: runs one scenario, prints pass/FAIL.
+run_one() {
+    local bin="$1" s="$2"
+    shift 2
+    local slug="${s//\//_}"
+    if suite "$bin" client --command "$CLIENT" --scenario "$s" --timeout "$SCENARIO_TIMEOUT_MS" \
+        -o "$OUT/results" "$@" >"$OUT/$slug.txt" 2>&1; then
+        echo "conformance: pass $s"
+        passed=$((passed + 1))
+    else
+        echo "conformance: FAIL $s"
+        sed -e 's/\x1b\[[0-9;]*m//g' "$OUT/$slug.txt" | tail -n 25 | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
+}
+
+summary() {
+    echo "conformance: $1: $passed passed, $failed failed${2:+, $skipped skipped}"
+    [ "$failed" -eq 0 ] || any_failed=1
+    passed=0
+    failed=0
+    skipped=0
+}
+
+# Set 1: suite 0.1.16, the 2025-11-25 client scenarios and the 2025-03-26 back-compat ones.
+mapfile -t SET1 < <({
+    suite "$STABLE" list --client --spec-version 2025-11-25
+    suite "$STABLE" list --client --spec-version 2025-03-26
+} | scenario_names | awk '!seen[$0]++')
+[ "${#SET1[@]}" -gt 0 ] || die "suite $CONFORMANCE_VERSION listed no client scenarios"
+for s in "${SET1[@]}"; do
     reason="$(unsupported_reason "$s")"
     if [ -n "$reason" ] && [ "$RUN_ALL" -eq 0 ]; then
         echo "conformance: skip $s ($reason)"
         skipped=$((skipped + 1))
         continue
     fi
-    slug="${s//\//_}"
-    if conformance client --command "$CLIENT" --scenario "$s" --timeout "$SCENARIO_TIMEOUT_MS" \
-        -o "$OUT/results" >"$OUT/$slug.txt" 2>&1; then
-        echo "conformance: pass $s"
-        passed=$((passed + 1))
-    else
-        echo "conformance: FAIL $s${reason:+ ($reason)}"
-        sed -e 's/\x1b\[[0-9;]*m//g' "$OUT/$slug.txt" | tail -n 25 | sed 's/^/    /'
-        failed=$((failed + 1))
-    fi
+    run_one "$STABLE" "$s"
 done
-echo "conformance: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+summary "2025-11-25 set (suite $CONFORMANCE_VERSION)" skipped
+
+# Set 2: suite 0.2.0-alpha.12, the auth/* scenarios the 2026-07-28 requirements score.
+mapfile -t SET2 < <(suite "$NEXT" list --client --requirements 2026-07-28 |
+    sed -n '/^Client scenarios/,/^$/p' | scenario_names | grep '^auth/')
+[ "${#SET2[@]}" -gt 0 ] || die "suite $CONFORMANCE_NEXT_VERSION listed no auth scenarios for 2026-07-28"
+for s in "${SET2[@]}"; do
+    run_one "$NEXT" "$s" --spec-version 2025-11-25 --force
+done
+summary "2026-07-28 auth set (suite $CONFORMANCE_NEXT_VERSION, initialize handshake)"
+
+# Informational: the same scenarios at the 2026-07-28 wire. Only their checks are counted
+# (the client exits non-zero there: its `initialize` is refused).
+if [ "$WIRE_2026" -eq 1 ]; then
+    clean=0
+    dirty=0
+    for s in "${SET2[@]}"; do
+        slug="${s//\//_}"
+        rm -rf "$OUT/wire"
+        suite "$NEXT" client --command "$CLIENT" --scenario "$s" --timeout "$SCENARIO_TIMEOUT_MS" \
+            -o "$OUT/wire" >"$OUT/$slug.wire.txt" 2>&1 || true
+        checks="$(find "$OUT/wire" -name checks.json | head -n 1)"
+        bad="$(PATH="$NEXT:$PATH" node -e '
+            const f = process.argv[1];
+            const c = f ? JSON.parse(require("fs").readFileSync(f, "utf8")) : [{ id: "no-checks-recorded", status: "FAILURE" }];
+            process.stdout.write(c.filter(x => x.status === "FAILURE" || x.status === "WARNING").map(x => x.id).join(" "));
+        ' "$checks")"
+        if [ -z "$bad" ]; then
+            echo "conformance: checks pass at the 2026-07-28 wire: $s"
+            clean=$((clean + 1))
+        else
+            echo "conformance: checks FAIL at the 2026-07-28 wire: $s ($bad)"
+            dirty=$((dirty + 1))
+        fi
+    done
+    echo "conformance: 2026-07-28 auth set at its own wire (not scored): $clean with every check passing, $dirty with failing checks"
+fi
+
+[ "$any_failed" -eq 0 ]

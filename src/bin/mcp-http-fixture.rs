@@ -1,7 +1,7 @@
 //! `mcp-http-fixture`: an MCP server over HTTP that misbehaves on demand, for the tests of
 //! the Streamable HTTP and legacy HTTP+SSE transports and the HTTP benchmark.
 //!
-//! `mcp-http-fixture [--port N] [--no-journal] [--extra-tool NAME]` binds 127.0.0.1 (port 0 = any free port) and prints its base
+//! `mcp-http-fixture [--port N] [--no-journal] [--extra-tool NAME] [--token-ttl SECS]` binds 127.0.0.1 (port 0 = any free port) and prints its base
 //! URL (`http://127.0.0.1:PORT`) as the first line on stdout. A hand-written HTTP/1.1 server
 //! (keep-alive; event streams are chunked), so every byte on the wire
 //! is under control. The path picks the behaviour:
@@ -14,10 +14,12 @@
 //! | `/cut` | like `/stream`, but a `tools/call` stream is cut after its priming event (`retry: 100`); GET with `Last-Event-ID` delivers the response; GET without → 405 |
 //! | `/stateless` | no session, JSON answers |
 //! | `/unauth` | 401 with `WWW-Authenticate: Bearer` |
+//! | `/bearer/…` | the profile after the prefix (`/bearer/stream`, …), but every request needs `Authorization: Bearer fixture-token`, else 401 with `WWW-Authenticate: Bearer error="invalid_token"` |
 //! | `/forbidden`, `/broken` | 403, 500 |
 //! | `/legacy/sse` | legacy HTTP+SSE: the stream names `/legacy/messages?session=N` |
 //! | `/fallback` | POST → 405, GET → a legacy HTTP+SSE stream |
 //! | `/journal` | GET: every request seen so far as a JSON array (method, path, headers, body, notes) |
+//! | `/oauth/…`, `/.well-known/…`, `/as/…` | a protected resource and its authorization server ([`oauth`]) |
 //! | `/redirect?to=URL` | any request → 307 to `URL` |
 //! | `/dupes` | like `/json`, but `tools/list` names `echo` twice, names that clean to the same text (`get weather`, `get.weather`, `get_weather`) and the `--extra-tool` name |
 //!
@@ -36,10 +38,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+#[path = "fixture_oauth/mod.rs"]
+mod oauth;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
+
+/// The only access token `/bearer/…` takes.
+const FIXTURE_TOKEN: &str = "fixture-token";
 
 const SUPPORTED: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -88,6 +96,9 @@ struct State {
     cut_pending: Mutex<Option<Value>>,
     /// One more tool name listed by `/dupes`.
     extra_tool: Option<String>,
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+    oauth: oauth::OAuthState,
 }
 
 impl State {
@@ -121,12 +132,19 @@ async fn main() {
     let mut port = 0u16;
     let mut journaling = true;
     let mut extra_tool = None;
+    let mut token_ttl = oauth::DEFAULT_TOKEN_TTL;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).unwrap_or(0),
             "--no-journal" => journaling = false,
             "--extra-tool" => extra_tool = args.next(),
+            "--token-ttl" => {
+                token_ttl = args
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(token_ttl)
+            }
             other => {
                 eprintln!("mcp-http-fixture: unknown argument {other}");
                 std::process::exit(2);
@@ -145,6 +163,8 @@ async fn main() {
     let state = Arc::new(State {
         journaling,
         extra_tool,
+        base: format!("http://{addr}"),
+        oauth: oauth::OAuthState::new(token_ttl),
         ..State::default()
     });
     loop {
@@ -207,7 +227,9 @@ async fn read_request(r: &mut BufReader<OwnedReadHalf>) -> Option<Request> {
 fn reason(code: u16) -> &'static str {
     match code {
         200 => "OK",
+        201 => "Created",
         202 => "Accepted",
+        302 => "Found",
         307 => "Temporary Redirect",
         400 => "Bad Request",
         401 => "Unauthorized",
@@ -315,6 +337,38 @@ async fn serve(
     w: &mut OwnedWriteHalf,
 ) -> bool {
     let ok = |res: std::io::Result<()>| res.is_ok();
+    let mut req = req;
+    if let Some(rest) = req.path.strip_prefix("/bearer") {
+        if req.header("authorization") != Some(&format!("Bearer {FIXTURE_TOKEN}")) {
+            return ok(respond(
+                w,
+                401,
+                Some("text/plain"),
+                &[(
+                    "WWW-Authenticate",
+                    "Bearer error=\"invalid_token\", error_description=\"no valid token\"".into(),
+                )],
+                b"unauthorized",
+            )
+            .await);
+        }
+        req.path = rest.to_string();
+    }
+    if let Some(r) = state
+        .oauth
+        .route(&state.base, &req.method, &req.path, &req.query, &req.body)
+    {
+        return ok(respond(w, r.code, r.content_type, &r.headers, &r.body).await);
+    }
+    if req.path.starts_with("/oauth/") {
+        match state
+            .oauth
+            .guard(&state.base, &req.path, req.header("authorization"))
+        {
+            Ok(rest) => req.path = rest,
+            Err(r) => return ok(respond(w, r.code, r.content_type, &r.headers, &r.body).await),
+        }
+    }
     match (req.method.as_str(), req.path.as_str()) {
         ("GET", "/journal") => {
             let j = serde_json::to_vec(&*state.journal.lock().unwrap()).unwrap();

@@ -1,7 +1,9 @@
 //! Shared helpers for the integration suite.
 
 mod approvals;
+mod auth_flow;
 mod auth_real;
+mod auth_transport;
 mod cli;
 mod containment;
 mod engine;

@@ -113,7 +113,7 @@ impl CallbackListener {
 
 fn minutes(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         let m = s / 60;
         format!("{m} minute{}", if m == 1 { "" } else { "s" })
     } else {

@@ -1,7 +1,7 @@
 //! The authorization code flow, step by step: discovery from a challenge ([`discover`]),
 //! the scopes to ask for ([`choose_scopes`]), then [`authorize`]: PKCE and `state`, the
 //! loopback listener, client registration, the browser, the RFC 9207 `iss` check
-//! ([`check_iss`]) and the code exchange.
+//! ([`check_iss`]) and the code exchange. [`probe`] asks a server how it wants sign-in.
 
 use std::sync::Arc;
 
@@ -272,6 +272,78 @@ async fn open_and_wait(
             Err(e) => Err(AuthError(format!("cannot open the sign-in page: {e}; open it yourself: {url}"))),
         },
     }
+}
+
+/// Chooses the scopes ([`choose_scopes`]) and runs the flow.
+pub async fn run(
+    http: &reqwest::Client,
+    ctx: &AuthContext,
+    oauth: Option<&OAuthConfig>,
+    disc: &Discovered,
+    ch: &BearerChallenge,
+    previous: &[String],
+    opener: Arc<dyn Opener>,
+) -> Result<StoredTokens, AuthError> {
+    let scopes = choose_scopes(
+        oauth.and_then(|o| o.scopes.as_deref()),
+        &ch.scopes(),
+        disc.prm_scopes.as_deref(),
+        disc.meta.scopes_supported.as_deref(),
+        previous,
+    );
+    authorize(http, ctx, oauth, disc, &scopes, opener).await
+}
+
+/// How long the sign-in probe (an unauthenticated `initialize`) may take.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// An unauthenticated `initialize`, to learn how the server asks for sign-in. `None`: it
+/// did not refuse.
+pub async fn probe(
+    http: &reqwest::Client,
+    server_url: &str,
+) -> Result<Option<BearerChallenge>, AuthError> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": crate::mcp::types::LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let resp = http
+        .post(server_url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .timeout(PROBE_TIMEOUT)
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| {
+            AuthError(format!(
+                "cannot reach {server_url}: {}",
+                discovery::short(&e)
+            ))
+        })?;
+    let status = resp.status().as_u16();
+    let ch = super::challenge::bearer(resp.headers());
+    let session = resp.headers().get("mcp-session-id").cloned();
+    drop(resp);
+    if let Some(id) = session {
+        // End the session the probe may have opened.
+        let _ = http
+            .delete(server_url)
+            .header("mcp-session-id", id)
+            .timeout(PROBE_TIMEOUT)
+            .send()
+            .await;
+    }
+    Ok(match status {
+        401 | 403 => Some(ch.unwrap_or_default()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

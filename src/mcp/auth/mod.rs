@@ -204,9 +204,17 @@ impl Authorizer {
                     describe(&ch)
                 )));
             }
-            let previous = held.map(|t| t.scopes).unwrap_or_default();
-            let wanted = ch.scope.clone().unwrap_or_default();
-            let why = format!("needs more permissions: scope {wanted}");
+            // Step-up: what was granted plus what the server asks for now.
+            let mut previous = held.map(|t| t.scopes).unwrap_or_default();
+            for s in ch.scopes() {
+                if !previous.contains(&s) {
+                    previous.push(s);
+                }
+            }
+            let why = match ch.scope.as_deref().filter(|s| !s.is_empty()) {
+                Some(wanted) => format!("needs more permissions: scope {wanted}"),
+                None => "needs more permissions".to_string(),
+            };
             return self.sign_in_inline(&ch, &previous, why).await;
         }
         if let Some(t) = &held {
@@ -247,7 +255,7 @@ impl Authorizer {
         };
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
-        let tokens = run_flow(
+        let tokens = flow::run(
             &http,
             &self.ctx,
             self.oauth.as_ref(),
@@ -325,6 +333,18 @@ impl Authorizer {
         Ok(self.http.get_or_init(|| c).clone())
     }
 
+    /// Takes the tokens kept in the store now (after a sign-in made elsewhere, such as
+    /// `harness9 mcp login` or the front ends' "Sign in"); clears [`Authorizer::needs_auth`]
+    /// when there are some.
+    pub fn reload(&self) {
+        let tokens = self.ctx.store.tokens(&self.resource_key);
+        let found = tokens.is_some();
+        self.state.lock().expect("auth state lock").tokens = tokens;
+        if found {
+            *self.needs_auth.lock().expect("needs_auth lock") = None;
+        }
+    }
+
     /// Set when the server needs the user to sign in (again); the reason, for the status.
     pub fn needs_auth(&self) -> Option<String> {
         self.needs_auth.lock().expect("needs_auth lock").clone()
@@ -367,78 +387,6 @@ fn resource_key(server_url: &str) -> String {
     discovery::canonical_resource(server_url).unwrap_or_else(|_| server_url.to_string())
 }
 
-/// Scope choice plus the flow.
-async fn run_flow(
-    http: &reqwest::Client,
-    ctx: &AuthContext,
-    oauth: Option<&OAuthConfig>,
-    disc: &flow::Discovered,
-    ch: &challenge::BearerChallenge,
-    previous: &[String],
-    opener: Arc<dyn Opener>,
-) -> Result<StoredTokens, AuthError> {
-    let scopes = flow::choose_scopes(
-        oauth.and_then(|o| o.scopes.as_deref()),
-        &ch.scopes(),
-        disc.prm_scopes.as_deref(),
-        disc.meta.scopes_supported.as_deref(),
-        previous,
-    );
-    flow::authorize(http, ctx, oauth, disc, &scopes, opener).await
-}
-
-/// How long the sign-in probe (an unauthenticated `initialize`) may take.
-const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// An unauthenticated `initialize`, to learn how the server asks for sign-in. `None`: it
-/// did not refuse.
-async fn probe(
-    http: &reqwest::Client,
-    server_url: &str,
-) -> Result<Option<challenge::BearerChallenge>, AuthError> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": crate::mcp::types::LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")}
-        }
-    });
-    let resp = http
-        .post(server_url)
-        .header(
-            reqwest::header::ACCEPT,
-            "application/json, text/event-stream",
-        )
-        .timeout(PROBE_TIMEOUT)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| {
-            AuthError(format!(
-                "cannot reach {server_url}: {}",
-                discovery::short(&e)
-            ))
-        })?;
-    let status = resp.status().as_u16();
-    let ch = challenge::bearer(resp.headers());
-    let session = resp.headers().get("mcp-session-id").cloned();
-    drop(resp);
-    if let Some(id) = session {
-        // End the session the probe may have opened.
-        let _ = http
-            .delete(server_url)
-            .header("mcp-session-id", id)
-            .timeout(PROBE_TIMEOUT)
-            .send()
-            .await;
-    }
-    Ok(match status {
-        401 | 403 => Some(ch.unwrap_or_default()),
-        _ => None,
-    })
-}
-
 /// Signs in to the server at `server_url` with `opener` showing the authorization page,
 /// and keeps the tokens. Probes the server without a token to get its challenge.
 pub async fn sign_in(
@@ -448,7 +396,7 @@ pub async fn sign_in(
     opener: Arc<dyn Opener>,
 ) -> Result<SignedIn, AuthError> {
     let http = discovery::http_client()?;
-    let ch = probe(&http, server_url).await?;
+    let ch = flow::probe(&http, server_url).await?;
     if ch.is_none() {
         // It let us in: sign in only when it publishes resource metadata.
         let found = discovery::resource_metadata(&http, server_url, None).await?;
@@ -460,7 +408,7 @@ pub async fn sign_in(
     }
     let ch = ch.unwrap_or_default();
     let disc = flow::discover(&http, server_url, Some(&ch)).await?;
-    let tokens = run_flow(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
+    let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let (store, key) = (ctx.store.clone(), resource_key(server_url));
     let signed = signed_in_from(&tokens);
     tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))

@@ -93,7 +93,6 @@ pub fn build_request(
 }
 
 /// Redeems an authorization code.
-#[allow(clippy::too_many_arguments)]
 pub async fn exchange_code(
     http: &reqwest::Client,
     meta: &ServerMetadata,

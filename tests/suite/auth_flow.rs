@@ -1,0 +1,225 @@
+//! Signing in, refreshing and signing out against `mcp-http-fixture`'s own authorization
+//! server (`/oauth/…`, `/as/…`), with a headless browser that follows the authorization
+//! endpoint's redirect to our loopback listener.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use harness9::mcp::auth::{
+    self, AuthContext, AuthSettings, Authorizer, CredentialStore, Opener, SignedIn,
+};
+use harness9::mcp::transport::http::{self, HttpSpec};
+use harness9::mcp::{Client, RequestOptions, ServerLog};
+use serde_json::json;
+
+use super::http::Fixture;
+
+/// Follows the authorization endpoint's redirect to the loopback listener, like a browser
+/// whose user approves at once.
+struct Headless;
+
+impl Opener for Headless {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+        let url = url.to_string();
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let resp = http.get(&url).send().await.map_err(|e| e.to_string())?;
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or("no redirect")?
+                .to_string();
+            http.get(to).send().await.map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+fn ctx() -> AuthContext {
+    AuthContext {
+        store: Arc::new(CredentialStore::memory()),
+        settings: AuthSettings::default(),
+    }
+}
+
+async fn connect(url: &str, auth: Arc<Authorizer>) -> Result<Client, String> {
+    let log = Arc::new(ServerLog::default());
+    let spec = HttpSpec {
+        url: url.into(),
+        headers: Vec::new(),
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+        auth: Some(auth),
+    };
+    let (conn, _) = http::connect(&spec, log.clone()).expect("transport opens");
+    tokio::time::timeout(Duration::from_secs(20), Client::connect(conn, "test", log))
+        .await
+        .expect("handshake within 20 s")
+        .map_err(|e| e.to_string())
+}
+
+async fn echo(c: &Client) -> Result<String, String> {
+    let opts = RequestOptions {
+        timeout: Some(Duration::from_secs(20)),
+        ..Default::default()
+    };
+    c.call_tool("echo", Some(json!({"text": "hi"})), opts)
+        .await
+        .map(|r| r.to_text())
+        .map_err(|e| e.to_string())
+}
+
+/// The grant types of every token request the fixture saw.
+async fn grants(fx: &Fixture) -> Vec<String> {
+    fx.journal()
+        .await
+        .iter()
+        .filter(|e| e["path"] == "/as/token")
+        .filter_map(|e| e["body"].as_str())
+        .filter_map(|b| {
+            url::form_urlencoded::parse(b.as_bytes())
+                .find(|(k, _)| k == "grant_type")
+                .map(|(_, v)| v.into_owned())
+        })
+        .collect()
+}
+
+async fn post(fx: &Fixture, path: &str) {
+    reqwest::Client::new()
+        .post(fx.url(path))
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn sign_in_then_requests_refresh_and_finally_need_sign_in_again() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    let signed = auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .expect("signed in");
+    let issuer = fx.url("/as");
+    assert_eq!(
+        signed,
+        SignedIn {
+            issuer: issuer.clone(),
+            scopes: vec!["tools".into(), "offline_access".into()],
+            expires_at: signed.expires_at,
+            refreshable: true,
+        }
+    );
+    let j = fx.journal().await;
+    let reg = j
+        .iter()
+        .find(|e| e["path"] == "/as/register")
+        .expect("registered");
+    assert_eq!(reg["body"]["application_type"], "native");
+    assert_eq!(
+        reg["body"]["grant_types"],
+        json!(["authorization_code", "refresh_token"])
+    );
+    let authz = j.iter().find(|e| e["path"] == "/as/authorize").unwrap();
+    let q: Vec<(String, String)> =
+        url::form_urlencoded::parse(authz["query"].as_str().unwrap().as_bytes())
+            .into_owned()
+            .collect();
+    let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(get("resource"), Some(url.clone()));
+    assert_eq!(get("code_challenge_method").as_deref(), Some("S256"));
+    assert_eq!(get("scope").as_deref(), Some("tools offline_access"));
+
+    // A new connection (a restart) uses the kept token; no browser is needed.
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = connect(&url, a.clone())
+        .await
+        .expect("connects with the kept token");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(grants(&fx).await, vec!["authorization_code"]);
+
+    // The server stops taking the token: one refresh, and the request goes through.
+    post(&fx, "/as/expire-access").await;
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(
+        grants(&fx).await,
+        vec!["authorization_code", "refresh_token"]
+    );
+    assert_eq!(a.needs_auth(), None);
+
+    // Nothing works any more: the refresh fails, the tokens are forgotten, and without an
+    // opener the server waits for sign-in.
+    post(&fx, "/as/expire-all").await;
+    let err = echo(&c).await.unwrap_err();
+    assert!(
+        err.contains("the server requires sign-in (the sign-in expired)"),
+        "{err}"
+    );
+    assert_eq!(a.needs_auth().as_deref(), Some("the sign-in expired"));
+    assert_eq!(a.signed_in(), None);
+    assert!(
+        ctx.store.tokens(&url).is_none(),
+        "forgotten in the store too"
+    );
+    c.close().await;
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_the_request() {
+    let fx = Fixture::start_with(&["--token-ttl", "30"]).await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = connect(&url, a).await.expect("connects");
+    let j = fx.journal().await;
+    let order: Vec<&str> = j
+        .iter()
+        .filter_map(
+            |e| match (e["path"].as_str(), e["body"]["method"].as_str()) {
+                (Some("/as/token"), _) => Some("token"),
+                (Some("/oauth/json"), Some("initialize"))
+                    if e["headers"]["authorization"].is_string() =>
+                {
+                    Some("initialize")
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    // The code exchange, then a refresh before the first request (the token had less than
+    // a minute left).
+    assert_eq!(&order[..3], ["token", "token", "initialize"], "{j:#?}");
+    assert_eq!(
+        &grants(&fx).await[..2],
+        ["authorization_code", "refresh_token"]
+    );
+    c.close().await;
+}
+
+#[tokio::test]
+async fn with_an_opener_the_connection_signs_in_by_itself_and_sign_out_forgets() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/stream");
+    let ctx = ctx();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    a.set_opener(Some(Arc::new(Headless)));
+    let c = connect(&url, a.clone()).await.expect("signs in inline");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(a.signed_in().map(|s| s.issuer), Some(fx.url("/as")));
+    c.close().await;
+    assert!(auth::sign_out(&url, &ctx).await.unwrap());
+    assert!(!auth::sign_out(&url, &ctx).await.unwrap());
+    let again = Authorizer::new(&url, None, ctx.clone());
+    assert_eq!(again.signed_in(), None);
+    let Err(err) = connect(&url, again.clone()).await else {
+        panic!("connected after signing out")
+    };
+    assert!(err.contains("not signed in"), "{err}");
+}
