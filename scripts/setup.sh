@@ -236,6 +236,8 @@ setup_desktop() {
 mkdir -p "$DEPS"
 # tmux drives the terminal UI in its end-to-end test; `script` (bsdutils) gives the CLI a terminal.
 need_apt tmux bsdutils
+# A private D-Bus session with GNOME Keyring's Secret Service: the keychain token store's test.
+need_apt dbus-daemon dbus-bin gnome-keyring
 setup_node
 setup_python
 setup_desktop

@@ -29,6 +29,9 @@ pub struct HarnessOptions {
     pub approvals: ApprovalStore,
     /// Restart crashed stdio servers with backoff (long-running front ends turn it on).
     pub restart: Option<RestartPolicy>,
+    /// Where sign-in tokens are kept; `None`: the user's store
+    /// ([`crate::mcp::auth::AuthContext::open_default`], opened by [`Harness::open`]).
+    pub auth: Option<crate::mcp::auth::AuthContext>,
 }
 
 impl Default for HarnessOptions {
@@ -38,6 +41,7 @@ impl Default for HarnessOptions {
             login_shell_path: crate::shell_env::outside_terminal(),
             approvals: ApprovalStore::default_location(),
             restart: None,
+            auth: None,
         }
     }
 }
@@ -101,6 +105,9 @@ impl Harness {
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children,
+                auth: opts
+                    .auth
+                    .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
             },
         );
         manager.set_restart_policy(opts.restart);
@@ -302,15 +309,19 @@ impl Harness {
         server: &str,
         opener: std::sync::Arc<dyn crate::mcp::auth::Opener>,
     ) -> Result<crate::mcp::auth::SignedIn, String> {
-        let _ = (server, opener);
-        Err("signing in is not implemented yet".into())
+        self.manager.sign_in(server, opener).await
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then needs sign-in
     /// again). `Ok(true)` when tokens were kept.
     pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
-        let _ = server;
-        Ok(false)
+        self.manager.sign_out(server).await
+    }
+
+    /// Where sign-in tokens are kept, in words for the user ("the system keychain (…)",
+    /// "a file readable only by you: …").
+    pub fn credentials_location(&self) -> String {
+        self.manager.credentials_location()
     }
 
     pub async fn restart_server(&self, server: &str) {

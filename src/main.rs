@@ -83,6 +83,19 @@ enum McpCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// Sign in to a remote server in the browser ($BROWSER, else the system opener) and
+    /// keep its tokens.
+    Login {
+        server: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Forget the tokens kept for a remote server.
+    Logout {
+        server: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
     /// Run harness9 as an MCP server on stdio with built-in tools confined to the project.
     Serve {
         #[command(flatten)]
@@ -160,6 +173,12 @@ fn main() {
             project,
         }) => cli::run_async(cli::call(project, server, tool, args)),
         Command::Mcp(McpCommand::Serve { project }) => cli::run_async(cli::serve(project)),
+        Command::Mcp(McpCommand::Login { server, project }) => {
+            cli::run_async(cli::login::login(project, server))
+        }
+        Command::Mcp(McpCommand::Logout { server, project }) => {
+            cli::run_async(cli::login::logout(project, server))
+        }
         Command::Bench(BenchCommand::Mcp {
             scenarios,
             quick,

@@ -1257,6 +1257,7 @@ mod tests {
                 approvals: ApprovalStore::at(data.join("approvals.json")),
                 policy: ApprovalPolicy::Ask,
                 path_for_children: None,
+                auth: harness9::mcp::auth::AuthContext::memory(),
             },
         );
         tokio::runtime::Builder::new_current_thread()

@@ -3,6 +3,7 @@
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
 pub mod exec;
+pub mod login;
 pub mod pins;
 
 use std::future::Future;
@@ -166,6 +167,7 @@ fn status_json(s: &ServerStatus) -> Value {
         "serverName": server_name,
         "serverVersion": server_version,
         "stderrTail": tail,
+        "signedIn": s.signed_in,
     })
 }
 
@@ -238,6 +240,11 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
     for s in &snapshot.servers {
         if let ServerState::Failed { reason, .. } = &s.state {
             eprintln!("harness9: server \"{}\" failed: {reason}", s.name);
+        } else if let ServerState::NeedsAuth { reason } = &s.state {
+            eprintln!(
+                "harness9: server \"{}\" needs sign-in ({reason}); run `harness9 mcp login {}`",
+                s.name, s.name
+            );
         } else if s.state == ServerState::AwaitingApproval {
             eprintln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",

@@ -8,6 +8,7 @@
 
 mod expand;
 pub mod mask;
+pub mod oauth;
 mod save;
 
 pub use expand::{expand, ExpandError};
@@ -107,6 +108,9 @@ pub struct ServerConfig {
     pub tool_timeout: Duration,
     /// The per-message limit for this server ([`DEFAULT_MAX_MESSAGE_BYTES`] unless set).
     pub max_message_bytes: usize,
+    /// Sign-in settings of a remote server (`"oauth"`, `${VAR}` expanded); `None` when the
+    /// entry has none (signing in then uses what the servers advertise).
+    pub oauth: Option<crate::mcp::auth::OAuthConfig>,
     /// The entry exactly as written (unexpanded); compared to decide whether a reload must
     /// restart the server, and fingerprinted for approval.
     pub raw: Value,
@@ -128,8 +132,8 @@ impl ServerConfig {
     }
 
     /// What an approval is bound to: the transport, the expanded command, args, url and
-    /// working directory (as it will be used), and `env` and `headers` as written (names
-    /// and values). Changing any of them needs a new approval. A hash, so that secrets never
+    /// working directory (as it will be used), and `env`, `headers` and (when present)
+    /// `oauth` as written (names and values). Changing any of them needs a new approval. A hash, so that secrets never
     /// sit in the approval store or reach a front end.
     pub fn fingerprint(&self, project: &Path) -> String {
         let written = |k: &str| self.raw.get(k).cloned().unwrap_or(Value::Null);
@@ -147,7 +151,7 @@ impl ServerConfig {
             .resolved_cwd(project)
             .map(|c| Value::from(c.to_string_lossy().into_owned()))
             .unwrap_or(Value::Null);
-        let source = serde_json::json!([
+        let mut source = serde_json::json!([
             self.transport.kind(),
             command,
             args,
@@ -155,8 +159,14 @@ impl ServerConfig {
             written("env"),
             written("headers"),
             url
-        ])
-        .to_string();
+        ]);
+        // Only when present, so that entries without it keep their approvals.
+        if let (Some(o), Value::Array(parts)) = (self.raw.get(oauth::OAUTH_FIELD), &mut source) {
+            if !o.is_null() {
+                parts.push(o.clone());
+            }
+        }
+        let source = source.to_string();
         let digest = sha2::Sha256::digest(source.as_bytes());
         digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
     }
@@ -363,6 +373,10 @@ fn parse_entry(
         .map_err(|m| fail(m, Some(kind)))?;
     let max_message_bytes = bytes_field(obj, MAX_MESSAGE_FIELD, DEFAULT_MAX_MESSAGE_BYTES)
         .map_err(|m| fail(m, Some(kind)))?;
+    let oauth = oauth::parse(obj, kind, &|field, s| {
+        expand(s, env).map_err(|e| format!("{field}: {e}"))
+    })
+    .map_err(|m| fail(m, Some(kind)))?;
 
     Ok(ServerConfig {
         name: name.to_string(),
@@ -371,6 +385,7 @@ fn parse_entry(
         startup_timeout,
         tool_timeout,
         max_message_bytes,
+        oauth,
         raw: entry.clone(),
     })
 }

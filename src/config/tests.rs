@@ -311,3 +311,93 @@ fn fingerprint_covers_everything_that_decides_what_runs() {
         base
     );
 }
+
+#[test]
+fn oauth_settings_are_read_and_expanded() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "h": {"url": "https://h/mcp", "oauth": {"clientId": "app-1", "clientSecret": "${TOKEN}", "scopes": ["read", "write"], "callbackPort": 8765}},
+            "s": {"type": "sse", "url": "https://h/sse", "oauth": {"scopes": "a b"}},
+            "n": {"url": "https://h/mcp"}
+        }}"#,
+    );
+    assert_eq!(
+        entry(&cfg, "h").unwrap().oauth,
+        Some(crate::mcp::auth::OAuthConfig {
+            client_id: Some("app-1".into()),
+            client_secret: Some("s3cret".into()),
+            scopes: Some(vec!["read".into(), "write".into()]),
+            callback_port: Some(8765),
+        })
+    );
+    assert_eq!(
+        entry(&cfg, "s").unwrap().oauth.unwrap().scopes,
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    assert_eq!(entry(&cfg, "n").unwrap().oauth, None);
+}
+
+#[test]
+fn bad_oauth_settings_say_what_to_fix() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "stdio": {"command": "x", "oauth": {"clientId": "a"}},
+            "shape": {"url": "https://h/mcp", "oauth": "app-1"},
+            "typo": {"url": "https://h/mcp", "oauth": {"clientID": "a"}},
+            "port": {"url": "https://h/mcp", "oauth": {"callbackPort": 70000}},
+            "unset": {"url": "https://h/mcp", "oauth": {"clientId": "a", "clientSecret": "${NOPE}"}},
+            "alone": {"url": "https://h/mcp", "oauth": {"clientSecret": "x"}}
+        }}"#,
+    );
+    let msg = |n: &str| entry(&cfg, n).unwrap_err().message;
+    assert_eq!(msg("stdio"), "server \"stdio\": \"oauth\" only applies to remote (http or sse) servers; give a local server its credentials through \"env\"");
+    assert_eq!(msg("shape"), "server \"shape\": \"oauth\" must be an object {\"clientId\": …, \"clientSecret\": …, \"scopes\": […], \"callbackPort\": …}, not a string");
+    assert_eq!(msg("typo"), "server \"typo\": \"oauth.clientID\" is not a known setting; use clientId, clientSecret, scopes, callbackPort");
+    assert_eq!(
+        msg("port"),
+        "server \"port\": \"oauth.callbackPort\" must be a port number from 1 to 65535"
+    );
+    assert_eq!(msg("unset"), "server \"unset\": oauth.clientSecret: environment variable ${NOPE} is not set; set it, or write ${NOPE:-default} in .mcp.json");
+    assert_eq!(msg("alone"), "server \"alone\": \"oauth.clientSecret\" is set without \"oauth.clientId\"; add the client ID it belongs to");
+}
+
+#[test]
+fn fingerprint_covers_oauth_only_when_present() {
+    let project = std::path::Path::new("/p");
+    let fp = |e: &str| {
+        entry(&parse(&format!(r#"{{"mcpServers": {{"s": {e}}}}}"#)), "s")
+            .unwrap()
+            .fingerprint(project)
+    };
+    // The value main computed before `oauth` existed: approvals given then still hold.
+    assert_eq!(
+        fp(r#"{"type": "http", "url": "https://h/mcp"}"#),
+        "47fa41d3ad81067badf6b0cbc47351db"
+    );
+    let with = fp(r#"{"type": "http", "url": "https://h/mcp", "oauth": {"clientId": "a"}}"#);
+    assert_ne!(with, "47fa41d3ad81067badf6b0cbc47351db");
+    assert_ne!(
+        with,
+        fp(r#"{"type": "http", "url": "https://h/mcp", "oauth": {"clientId": "b"}}"#)
+    );
+}
+
+#[test]
+fn the_client_secret_is_never_shown() {
+    let cfg = parse(
+        r#"{"mcpServers": {
+            "h": {"url": "https://h/mcp", "oauth": {"clientId": "app-1", "clientSecret": "plain-secret", "scopes": ["read"]}},
+            "r": {"url": "https://h/mcp", "oauth": {"clientId": "app-1", "clientSecret": "${TOKEN}"}}
+        }}"#,
+    );
+    assert_eq!(
+        oauth::shown(&entry(&cfg, "h").unwrap().raw).unwrap(),
+        "client ID app-1, client secret ••••••, scopes read"
+    );
+    assert_eq!(
+        oauth::shown(&entry(&cfg, "r").unwrap().raw).unwrap(),
+        "client ID app-1, client secret ${TOKEN}"
+    );
+    let shown = format!("{:?}", entry(&cfg, "h").unwrap().oauth.unwrap());
+    assert!(!shown.contains("plain-secret"), "{shown}");
+}

@@ -27,6 +27,7 @@ use crate::tools::ToolRegistry;
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
+mod auth;
 mod pinning;
 pub use pinning::AcceptError;
 
@@ -225,6 +226,8 @@ struct Slot {
     /// Automatic restarts in the current series of crashes.
     restart: Option<RestartStatus>,
     connected_at: Option<Instant>,
+    /// The authorization state of the latest start of a remote server.
+    authorizer: Option<Arc<crate::mcp::auth::Authorizer>>,
 }
 
 struct Inner {
@@ -243,6 +246,8 @@ struct Inner {
     pins: PinStore,
     /// The latest listing of each connected server and which of its tools are held.
     listings: Mutex<BTreeMap<String, pinning::Listing>>,
+    /// Credential store and settings shared by the remote servers' authorizers.
+    auth: crate::mcp::auth::AuthContext,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -257,6 +262,8 @@ pub struct ManagerOptions {
     pub policy: ApprovalPolicy,
     /// PATH for children whose entry sets none (see [`crate::shell_env`]).
     pub path_for_children: Option<OsString>,
+    /// Where sign-in tokens are kept ([`crate::mcp::auth::AuthContext::open_default`]).
+    pub auth: crate::mcp::auth::AuthContext,
 }
 
 impl Manager {
@@ -275,6 +282,7 @@ impl Manager {
                 status: watch::channel(Arc::new(StatusSnapshot::default())).0,
                 restart_policy: Mutex::default(),
                 stored_approvals: Mutex::default(),
+                auth: opts.auth,
             }),
         }
     }
@@ -595,7 +603,7 @@ impl Manager {
                             ServerState::Connected { .. } => self.held_count(name),
                             _ => 0,
                         },
-                        signed_in: None,
+                        signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
                     })
                     .collect(),
                 config_error: self.inner.config_error.lock().expect("config lock").clone(),
@@ -616,6 +624,9 @@ impl Manager {
         let client = match outcome {
             Ok(c) => c,
             Err(reason) => {
+                if self.settle_needs_auth(&name, gen, &log) {
+                    return;
+                }
                 let tail = log.stderr_tail();
                 log.push(
                     LogSource::Host,
@@ -644,7 +655,8 @@ impl Manager {
         log: Arc<ServerLog>,
         gen: u64,
     ) -> Result<Arc<Client>, String> {
-        let (conn, kind) = self.open_transport(cfg, log.clone())?;
+        let authorizer = self.new_authorizer(name, cfg, gen);
+        let (conn, kind) = self.open_transport(cfg, log.clone(), authorizer)?;
         let sender = conn.sender.clone();
         let current = {
             let mut slots = self.lock();
@@ -728,6 +740,7 @@ impl Manager {
         &self,
         cfg: &ServerConfig,
         log: Arc<ServerLog>,
+        authorizer: Option<Arc<crate::mcp::auth::Authorizer>>,
     ) -> Result<(Connection, Option<TransportKind>), String> {
         match &cfg.transport {
             TransportConfig::Stdio {
@@ -750,7 +763,7 @@ impl Manager {
                     url: url.clone(),
                     headers: headers.clone(),
                     max_message_bytes: cfg.max_message_bytes,
-                    auth: None,
+                    auth: authorizer.clone(),
                 };
                 http::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }
@@ -759,7 +772,7 @@ impl Manager {
                     url: url.clone(),
                     headers: headers.clone(),
                     max_message_bytes: cfg.max_message_bytes,
-                    auth: None,
+                    auth: authorizer.clone(),
                 };
                 sse::connect(&spec, log).map(|(c, k)| (c, Some(k)))
             }
@@ -813,6 +826,13 @@ impl Manager {
     fn on_closed(&self, name: &str, gen: u64, reason: String) {
         if !self.is_current(name, gen) {
             return;
+        }
+        if let Some(log) = self.log(name) {
+            if self.settle_needs_auth(name, gen, &log) {
+                self.inner.registry.remove_server(name);
+                self.forget_listing(name);
+                return;
+            }
         }
         self.inner.registry.remove_server(name);
         self.forget_listing(name);
@@ -946,6 +966,7 @@ fn new_slot(entry: Result<ServerConfig, EntryError>) -> Slot {
         approved_for_run: false,
         restart: None,
         connected_at: None,
+        authorizer: None,
     }
 }
 

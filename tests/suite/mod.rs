@@ -2,6 +2,7 @@
 
 mod approvals;
 mod auth_flow;
+mod auth_real;
 mod auth_transport;
 mod cli;
 mod containment;
@@ -11,6 +12,7 @@ mod hardening;
 mod hot_reload;
 mod http;
 mod http_real;
+mod keychain_real;
 mod manager;
 mod memory;
 mod pins;
@@ -130,6 +132,7 @@ impl Project {
                 approvals: self.approvals(),
                 policy,
                 path_for_children: None,
+                auth: harness9::mcp::auth::AuthContext::memory(),
             },
         )
     }
@@ -141,6 +144,7 @@ impl Project {
             .arg("--project")
             .arg(self.path())
             .env("HARNESS9_DATA_DIR", self.data.path())
+            .env("HARNESS9_CREDENTIALS", "file")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap()

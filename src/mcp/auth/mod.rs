@@ -34,7 +34,8 @@ pub use browser::SystemOpener;
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
 /// The `"oauth"` object of an HTTP server's `.mcp.json` entry (`${VAR}` expanded).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `Debug` hides the client secret.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct OAuthConfig {
     /// A client registered beforehand with the authorization server.
     pub client_id: Option<String>,

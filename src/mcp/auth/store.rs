@@ -1,13 +1,41 @@
 //! Where tokens and client registrations are kept: the OS keychain (Secret Service on
-//! Linux), else a file readable only by the user.
+//! Linux, the Keychain on macOS, the Credential Manager on Windows), else a file readable
+//! only by the user in the data directory.
+//!
+//! [`CredentialStore::open`] picks the keychain when one answers within
+//! [`KEYCHAIN_PROBE_TIMEOUT`] (headless machines have none: no D-Bus session, or no Secret
+//! Service on it), else the file; [`CREDENTIALS_ENV`] forces either. Every read goes to the
+//! backend, so two processes (the CLI and the desktop app) see each other's sign-ins.
+//!
+//! Secrets never appear in `Debug` output, logs or error messages.
 //!
 //! Methods are synchronous and may block briefly (a file write, a keychain call); async
 //! code calls the writing ones through `spawn_blocking`.
 
+mod file;
+mod keychain;
+
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+/// Environment variable choosing where credentials are kept: `file`, `keychain` or
+/// `memory` (nothing survives the process); unset or `auto`: the keychain when reachable,
+/// else the file.
+pub const CREDENTIALS_ENV: &str = "HARNESS9_CREDENTIALS";
+
+/// Name of the credentials file in the data directory (used when no keychain answers).
+pub const CREDENTIALS_FILE: &str = "credentials.json";
+
+/// How long [`CredentialStore::open`] waits for the keychain to answer before it keeps
+/// credentials in the file instead.
+pub const KEYCHAIN_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The service name credentials are filed under in the keychain.
+pub const KEYCHAIN_SERVICE: &str = "harness9";
 
 /// The tokens of one server (keyed by its canonical resource URL).
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,72 +90,206 @@ impl std::fmt::Debug for StoredClient {
     }
 }
 
+/// What is kept: tokens by server (canonical resource URL), registrations by issuer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kept {
+    #[serde(default)]
+    tokens: BTreeMap<String, StoredTokens>,
+    #[serde(default)]
+    clients: BTreeMap<String, StoredClient>,
+}
+
+enum Backend {
+    Memory(Mutex<Kept>),
+    File(file::FileBackend),
+    Keychain(keychain::Keychain),
+}
+
 /// Tokens by server (canonical resource URL) and client registrations by issuer.
 pub struct CredentialStore {
-    tokens: Mutex<BTreeMap<String, StoredTokens>>,
-    clients: Mutex<BTreeMap<String, StoredClient>>,
+    backend: Backend,
+}
+
+impl std::fmt::Debug for CredentialStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialStore")
+            .field("location", &self.location())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One entry of the store: the key the backends file it under.
+pub(crate) enum Key<'a> {
+    Tokens(&'a str),
+    Client(&'a str),
 }
 
 impl CredentialStore {
     /// Kept in memory only (tests, the conformance client).
     pub fn memory() -> CredentialStore {
         CredentialStore {
-            tokens: Mutex::default(),
-            clients: Mutex::default(),
+            backend: Backend::Memory(Mutex::default()),
         }
     }
 
-    /// Where credentials are kept, for the user ("in memory only", "the system keychain",
-    /// "a file readable only by you: …").
+    /// Kept in `path`, a JSON file created readable and writable only by the user.
+    pub fn file(path: PathBuf) -> CredentialStore {
+        CredentialStore {
+            backend: Backend::File(file::FileBackend::new(path)),
+        }
+    }
+
+    /// The OS keychain or, when none answers (or [`CREDENTIALS_ENV`] says `file`),
+    /// [`CREDENTIALS_FILE`] in `data_dir`. May wait up to [`KEYCHAIN_PROBE_TIMEOUT`].
+    pub fn open(data_dir: &Path) -> CredentialStore {
+        Self::open_as(
+            &std::env::var(CREDENTIALS_ENV).unwrap_or_default(),
+            data_dir,
+        )
+    }
+
+    /// [`CredentialStore::open`] with `choice` in place of [`CREDENTIALS_ENV`].
+    pub fn open_as(choice: &str, data_dir: &Path) -> CredentialStore {
+        let in_file = || CredentialStore::file(data_dir.join(CREDENTIALS_FILE));
+        match choice.trim() {
+            "file" => return in_file(),
+            "memory" => return CredentialStore::memory(),
+            "keychain" => {
+                return CredentialStore {
+                    backend: Backend::Keychain(keychain::Keychain),
+                }
+            }
+            "" | "auto" => {}
+            other => tracing::warn!(
+                "{CREDENTIALS_ENV}={other:?} is not one of file, keychain, memory or auto; choosing automatically"
+            ),
+        }
+        match keychain::probe(KEYCHAIN_PROBE_TIMEOUT) {
+            Ok(()) => CredentialStore {
+                backend: Backend::Keychain(keychain::Keychain),
+            },
+            Err(why) => {
+                tracing::info!("no keychain available ({why}); keeping credentials in a file");
+                in_file()
+            }
+        }
+    }
+
+    /// Where credentials are kept, for the user ("in memory only", "the system keychain
+    /// (…)", "a file readable only by you: …").
     pub fn location(&self) -> String {
-        "in memory only".into()
+        match &self.backend {
+            Backend::Memory(_) => "in memory only".into(),
+            Backend::File(f) => format!("a file readable only by you: {}", f.path().display()),
+            Backend::Keychain(_) => format!("the system keychain ({})", keychain::NAME),
+        }
+    }
+
+    /// The credentials file, when that is where they are kept.
+    pub fn file_path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::File(f) => Some(f.path()),
+            Backend::Memory(_) | Backend::Keychain(_) => None,
+        }
+    }
+
+    /// Something the user should know about the store (the file was readable by others
+    /// and has been made private), once found.
+    pub fn warning(&self) -> Option<String> {
+        match &self.backend {
+            Backend::File(f) => f.warning(),
+            Backend::Memory(_) | Backend::Keychain(_) => None,
+        }
     }
 
     pub fn tokens(&self, resource: &str) -> Option<StoredTokens> {
-        self.tokens
-            .lock()
-            .expect("tokens lock")
-            .get(resource)
-            .cloned()
+        self.get(Key::Tokens(resource))
+            .and_then(|v| serde_json::from_value(v).ok())
     }
 
     pub fn save_tokens(&self, resource: &str, tokens: &StoredTokens) -> Result<(), String> {
-        self.tokens
-            .lock()
-            .expect("tokens lock")
-            .insert(resource.to_string(), tokens.clone());
-        Ok(())
+        let value = serde_json::to_value(tokens).map_err(|e| e.to_string())?;
+        self.put(Key::Tokens(resource), Some(value)).map(|_| ())
     }
 
     /// `Ok(true)` when tokens were kept for `resource`.
     pub fn forget_tokens(&self, resource: &str) -> Result<bool, String> {
-        Ok(self
-            .tokens
-            .lock()
-            .expect("tokens lock")
-            .remove(resource)
-            .is_some())
+        self.put(Key::Tokens(resource), None)
     }
 
     pub fn client(&self, issuer: &str) -> Option<StoredClient> {
-        self.clients
-            .lock()
-            .expect("clients lock")
-            .get(issuer)
-            .cloned()
+        self.get(Key::Client(issuer))
+            .and_then(|v| serde_json::from_value(v).ok())
     }
 
     pub fn save_client(&self, issuer: &str, client: &StoredClient) -> Result<(), String> {
-        self.clients
-            .lock()
-            .expect("clients lock")
-            .insert(issuer.to_string(), client.clone());
-        Ok(())
+        let value = serde_json::to_value(client).map_err(|e| e.to_string())?;
+        self.put(Key::Client(issuer), Some(value)).map(|_| ())
     }
 
     /// Forgets the registration with `issuer` (it was rejected; register again).
     pub fn forget_client(&self, issuer: &str) -> Result<(), String> {
-        self.clients.lock().expect("clients lock").remove(issuer);
-        Ok(())
+        self.put(Key::Client(issuer), None).map(|_| ())
+    }
+
+    fn get(&self, key: Key<'_>) -> Option<serde_json::Value> {
+        match &self.backend {
+            Backend::Memory(m) => kept_get(&m.lock().expect("store lock"), &key),
+            Backend::File(f) => match f.load() {
+                Ok(kept) => kept_get(&kept, &key),
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    None
+                }
+            },
+            Backend::Keychain(k) => match k.get(&key) {
+                Ok(v) => v,
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    None
+                }
+            },
+        }
+    }
+
+    /// Sets (Some) or removes (None) one entry; `Ok(true)` when it was there before.
+    fn put(&self, key: Key<'_>, value: Option<serde_json::Value>) -> Result<bool, String> {
+        match &self.backend {
+            Backend::Memory(m) => Ok(kept_put(&mut m.lock().expect("store lock"), &key, value)),
+            Backend::File(f) => f.update(|kept| kept_put(kept, &key, value)),
+            Backend::Keychain(k) => k.put(&key, value),
+        }
     }
 }
+
+fn kept_get(kept: &Kept, key: &Key<'_>) -> Option<serde_json::Value> {
+    match key {
+        Key::Tokens(r) => kept
+            .tokens
+            .get(*r)
+            .and_then(|t| serde_json::to_value(t).ok()),
+        Key::Client(i) => kept
+            .clients
+            .get(*i)
+            .and_then(|c| serde_json::to_value(c).ok()),
+    }
+}
+
+fn kept_put(kept: &mut Kept, key: &Key<'_>, value: Option<serde_json::Value>) -> bool {
+    match (key, value) {
+        (Key::Tokens(r), Some(v)) => match serde_json::from_value(v) {
+            Ok(t) => kept.tokens.insert(r.to_string(), t).is_some(),
+            Err(_) => false,
+        },
+        (Key::Tokens(r), None) => kept.tokens.remove(*r).is_some(),
+        (Key::Client(i), Some(v)) => match serde_json::from_value(v) {
+            Ok(c) => kept.clients.insert(i.to_string(), c).is_some(),
+            Err(_) => false,
+        },
+        (Key::Client(i), None) => kept.clients.remove(*i).is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -71,6 +71,8 @@ pub fn build_request(
                 .expect("base64 is a valid header value");
             v.set_sensitive(true);
             req = req.header(reqwest::header::AUTHORIZATION, v);
+            // RFC 6749 allows it beside Basic; the Python SDK's token endpoint requires it.
+            params.push(("client_id", client.client_id.clone()));
         }
         AUTH_POST => {
             params.push(("client_id", client.client_id.clone()));
@@ -272,7 +274,7 @@ mod tests {
         let (auth, body) = built(&client(AUTH_BASIC, Some("s&cret/+")));
         let expected = STANDARD.encode("id%3A1+%C3%A9:s%26cret%2F%2B");
         assert_eq!(auth, Some(format!("Basic {expected}")));
-        assert_eq!(body, "grant_type=refresh_token");
+        assert_eq!(body, "grant_type=refresh_token&client_id=id%3A1+%C3%A9");
     }
 
     #[test]

@@ -1,0 +1,185 @@
+//! `harness9 mcp login SERVER` and `harness9 mcp logout SERVER`: signing in to a remote
+//! server and forgetting the sign-in. The authorization URL is always printed too (the
+//! opener prints nothing), so a machine without a browser can finish in another one.
+//! Tokens never reach the output, `--json` included.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use harness9::mcp::auth::{Opener, SignedIn, SystemOpener};
+use harness9::mcp::{ServerState, ServerStatus};
+use harness9::Harness;
+use serde_json::json;
+
+use super::{open, EXIT_FAILED, EXIT_USAGE};
+use crate::ProjectArgs;
+
+/// How long `mcp login` waits for the server to connect with its new tokens.
+pub const LOGIN_CONNECT_WAIT: Duration = Duration::from_secs(30);
+
+/// Prints the URL, then hands it to the system opener; a browser that cannot be started
+/// is only a note (the URL is on the screen and the listener keeps waiting).
+struct PrintingOpener;
+
+impl Opener for PrintingOpener {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+        eprintln!(
+            "Opening the sign-in page in your browser. If it does not open, visit:\n\n  {url}\n"
+        );
+        let opening = SystemOpener.open(url);
+        Box::pin(async move {
+            if let Err(e) = opening.await {
+                eprintln!("harness9: {e}");
+            }
+            eprintln!("Waiting for you to finish signing in…");
+            Ok(())
+        })
+    }
+}
+
+/// Checks that `server` is in `.mcp.json` before anything starts.
+fn known_server(args: &ProjectArgs, server: &str) -> Result<(), i32> {
+    let cfg = harness9::config::McpConfig::load_project(&args.project);
+    if cfg.error.is_none() && !cfg.servers.contains_key(server) {
+        let known: Vec<&String> = cfg.servers.keys().collect();
+        eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+        return Err(EXIT_USAGE);
+    }
+    Ok(())
+}
+
+fn status_of(harness: &Harness, server: &str) -> Option<ServerStatus> {
+    harness
+        .manager()
+        .snapshot()
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .cloned()
+}
+
+/// What the server does after the sign-in, in words.
+fn connection_line(status: Option<&ServerStatus>) -> (String, bool) {
+    match status.map(|s| &s.state) {
+        Some(ServerState::Connected { tools, .. }) => (format!("connected, {tools} tools"), true),
+        Some(ServerState::Failed { reason, .. }) => (format!("failed: {reason}"), false),
+        Some(ServerState::NeedsAuth { reason }) => {
+            (format!("still needs sign-in: {reason}"), false)
+        }
+        Some(other) => (other.word().to_string(), false),
+        None => ("not started".into(), false),
+    }
+}
+
+fn scopes_text(s: &SignedIn) -> String {
+    if s.scopes.is_empty() {
+        "(none)".into()
+    } else {
+        s.scopes.join(" ")
+    }
+}
+
+pub async fn login(args: ProjectArgs, server: String) -> i32 {
+    if let Err(code) = known_server(&args, &server) {
+        return code;
+    }
+    let only = [server.clone()];
+    let harness = match open(&args, Some(&only)).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    if let Some(ServerStatus {
+        state: ServerState::AwaitingApproval,
+        ..
+    }) = status_of(&harness, &server)
+    {
+        eprintln!("harness9: server \"{server}\" is awaiting approval; run with --yes, or approve it when asked on a terminal");
+        harness.shutdown().await;
+        return EXIT_FAILED;
+    }
+    let outcome = harness.sign_in(&server, Arc::new(PrintingOpener)).await;
+    let code = match outcome {
+        Ok(signed_in) => {
+            harness.manager().wait_settled(LOGIN_CONNECT_WAIT).await;
+            let status = status_of(&harness, &server);
+            let (connection, connected) = connection_line(status.as_ref());
+            let location = harness.manager().credentials_location();
+            if args.json {
+                let out = json!({
+                    "server": server,
+                    "signedIn": signed_in,
+                    "credentials": location,
+                    "status": status.as_ref().map(|s| s.state.word()),
+                    "connection": connection,
+                });
+                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+            } else {
+                println!("Signed in to \"{server}\" with {}", signed_in.issuer);
+                println!("Scopes: {}", scopes_text(&signed_in));
+                println!("Tokens are kept in {location}");
+                println!("Server: {connection}");
+            }
+            if connected {
+                0
+            } else {
+                EXIT_FAILED
+            }
+        }
+        Err(e) => {
+            eprintln!("harness9: signing in to \"{server}\" failed: {e}");
+            if e.contains("local (stdio) server") {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILED
+            }
+        }
+    };
+    if let Some(w) = harness.manager().auth_context().store.warning() {
+        eprintln!("harness9: warning: {w}");
+    }
+    harness.shutdown().await;
+    code
+}
+
+pub async fn logout(args: ProjectArgs, server: String) -> i32 {
+    if let Err(code) = known_server(&args, &server) {
+        return code;
+    }
+    let only = [server.clone()];
+    let harness = match open(&args, Some(&only)).await {
+        Ok(h) => h,
+        Err(code) => return code,
+    };
+    let code = match harness.sign_out(&server).await {
+        Ok(forgot) => {
+            harness.manager().wait_settled(LOGIN_CONNECT_WAIT).await;
+            let status = status_of(&harness, &server);
+            let location = harness.manager().credentials_location();
+            if args.json {
+                let out = json!({
+                    "server": server,
+                    "signedOut": forgot,
+                    "credentials": location,
+                    "status": status.as_ref().map(|s| s.state.word()),
+                });
+                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+            } else if forgot {
+                println!("Signed out of \"{server}\"; its tokens were removed from {location}");
+            } else {
+                println!("No sign-in was kept for \"{server}\"");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("harness9: signing out of \"{server}\" failed: {e}");
+            if e.contains("local (stdio) server") {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILED
+            }
+        }
+    };
+    harness.shutdown().await;
+    code
+}

@@ -1,0 +1,128 @@
+//! The OS keychain backend: one entry per server's tokens and per client registration,
+//! filed under [`KEYCHAIN_SERVICE`], each holding the JSON of what is kept. Keychain
+//! errors are described without the stored value (some carry its bytes).
+
+use std::time::Duration;
+
+use super::{Key, KEYCHAIN_SERVICE};
+
+/// The keychain's name, for the user.
+#[cfg(target_os = "macos")]
+pub const NAME: &str = "macOS Keychain";
+#[cfg(target_os = "windows")]
+pub const NAME: &str = "Windows Credential Manager";
+#[cfg(not(any(target_os = "macos", target_os = "windows")))]
+pub const NAME: &str = "Secret Service";
+
+/// What to do when the keychain does not work.
+const KEYCHAIN_HINT: &str = "unlock the keychain, or set HARNESS9_CREDENTIALS=file to keep credentials in a file readable only by you";
+
+pub struct Keychain;
+
+fn account(key: &Key<'_>) -> String {
+    match key {
+        Key::Tokens(resource) => format!("tokens {resource}"),
+        Key::Client(issuer) => format!("client {issuer}"),
+    }
+}
+
+fn entry(key: &Key<'_>) -> Result<keyring::Entry, String> {
+    keyring::Entry::new(KEYCHAIN_SERVICE, &account(key)).map_err(|e| {
+        format!(
+            "the {NAME} cannot be used: {}; {KEYCHAIN_HINT}",
+            describe(&e)
+        )
+    })
+}
+
+impl Keychain {
+    pub fn get(&self, key: &Key<'_>) -> Result<Option<serde_json::Value>, String> {
+        match entry(key)?.get_password() {
+            Ok(text) => Ok(serde_json::from_str(&text).ok()),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(format!(
+                "cannot read from the {NAME}: {}; {KEYCHAIN_HINT}",
+                describe(&e)
+            )),
+        }
+    }
+
+    /// Sets (Some) or deletes (None) an entry; `Ok(true)` when it existed before.
+    pub fn put(&self, key: &Key<'_>, value: Option<serde_json::Value>) -> Result<bool, String> {
+        let e = entry(key)?;
+        let existed = match e.get_password() {
+            Ok(_) => true,
+            Err(keyring::Error::NoEntry) => false,
+            Err(err) => {
+                return Err(format!(
+                    "cannot read from the {NAME}: {}; {KEYCHAIN_HINT}",
+                    describe(&err)
+                ))
+            }
+        };
+        let result = match value {
+            Some(v) => e.set_password(&v.to_string()),
+            None if existed => e.delete_credential(),
+            None => Ok(()),
+        };
+        match result {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(existed),
+            Err(err) => Err(format!(
+                "cannot write to the {NAME}: {}; {KEYCHAIN_HINT}",
+                describe(&err)
+            )),
+        }
+    }
+}
+
+/// A keychain error in words, never with the stored value.
+fn describe(e: &keyring::Error) -> String {
+    match e {
+        keyring::Error::PlatformFailure(p) => p.to_string(),
+        keyring::Error::NoStorageAccess(p) => format!("no access ({p})"),
+        keyring::Error::NoEntry => "no such entry".into(),
+        keyring::Error::BadEncoding(_) | keyring::Error::BadDataFormat(..) => {
+            "the stored value is not readable".into()
+        }
+        keyring::Error::NoDefaultStore => "no keychain is available".into(),
+        keyring::Error::Invalid(what, why) => format!("invalid {what}: {why}"),
+        keyring::Error::TooLong(what, max) => format!("{what} is longer than {max}"),
+        _ => "the keychain refused the request".into(),
+    }
+}
+
+/// Whether the keychain answers within `timeout`: a D-Bus session must exist (Linux) and
+/// a harmless lookup must come back. The lookup runs on its own thread, so a keychain
+/// that hangs (a Secret Service that never starts) only costs `timeout`.
+pub fn probe(timeout: Duration) -> Result<(), String> {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let has_bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|a| !a.is_empty())
+            || std::env::var_os("XDG_RUNTIME_DIR")
+                .is_some_and(|d| std::path::Path::new(&d).join("bus").exists());
+        if !has_bus {
+            return Err("no D-Bus session".into());
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("keychain-probe".into())
+        .spawn(move || {
+            let outcome = keyring::Entry::new(KEYCHAIN_SERVICE, "probe")
+                .and_then(|e| e.get_password().map(|_| ()))
+                .or_else(|e| match e {
+                    keyring::Error::NoEntry => Ok(()),
+                    keyring::Error::NoDefaultStore => Err(format!("the {NAME} is not running")),
+                    other => Err(describe(&other)),
+                });
+            let _ = tx.send(outcome);
+        })
+        .map_err(|e| format!("cannot start the keychain probe: {e}"))?;
+    match rx.recv_timeout(timeout) {
+        Ok(outcome) => outcome,
+        Err(_) => Err(format!(
+            "the {NAME} did not answer within {} s",
+            timeout.as_secs()
+        )),
+    }
+}
