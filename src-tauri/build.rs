@@ -20,6 +20,8 @@ const COMMANDS: &[&str] = &[
     "stop_server",
     "set_server_disabled",
     "server_entry",
+    "sign_in",
+    "sign_out",
     "follow_log",
     "unfollow_log",
     "list_tools",

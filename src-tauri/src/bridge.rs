@@ -27,6 +27,8 @@ use harness9::mcp::{
 use harness9::tools::{ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
+pub use crate::auth::SignedInDto;
+
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
     /// [`super::StatusDto`]: every change of any server's status.
@@ -69,6 +71,8 @@ pub enum ErrorCode {
     NotConfigured,
     /// A chat turn is already running.
     Busy,
+    /// Signing in to a remote server did not work: the message says why and what to do.
+    SignInFailed,
     /// Anything else (a bug): the message says what.
     Internal,
 }
@@ -202,6 +206,8 @@ pub struct ServerStatusDto {
     pub restart: Option<RestartDto>,
     /// Tools held back because they changed since they were pinned.
     pub held_tools: u32,
+    /// Who the user is signed in as (remote servers with tokens kept).
+    pub signed_in: Option<SignedInDto>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -210,6 +216,8 @@ pub enum StartPhaseDto {
     Spawning,
     Initializing,
     ListingTools,
+    /// The authorization page is open in the browser; waiting for the user.
+    SigningIn,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -234,6 +242,10 @@ pub enum ServerStateDto {
     },
     Disabled,
     AwaitingApproval,
+    /// A remote server that needs the user to sign in; `reason` says why.
+    NeedsAuth {
+        reason: String,
+    },
     Stopped,
 }
 
@@ -268,8 +280,10 @@ impl From<&ServerStatus> for ServerStatusDto {
             state,
             restart,
             held_tools,
+            signed_in,
         } = s;
         ServerStatusDto {
+            signed_in: signed_in.as_ref().map(Into::into),
             held_tools: small(*held_tools),
             name: name.clone(),
             transport: transport.clone(),
@@ -303,6 +317,7 @@ impl From<StartPhase> for StartPhaseDto {
             StartPhase::Spawning => StartPhaseDto::Spawning,
             StartPhase::Initializing => StartPhaseDto::Initializing,
             StartPhase::ListingTools => StartPhaseDto::ListingTools,
+            StartPhase::SigningIn => StartPhaseDto::SigningIn,
         }
     }
 }
@@ -333,6 +348,9 @@ impl From<&ServerState> for ServerStateDto {
             },
             ServerState::Disabled => ServerStateDto::Disabled,
             ServerState::AwaitingApproval => ServerStateDto::AwaitingApproval,
+            ServerState::NeedsAuth { reason } => ServerStateDto::NeedsAuth {
+                reason: reason.clone(),
+            },
             ServerState::Stopped => ServerStateDto::Stopped,
         }
     }
@@ -1162,6 +1180,7 @@ pub fn typescript_bindings() -> String {
         StartupDto::decl(&cfg),
         StatusDto::decl(&cfg),
         ServerStatusDto::decl(&cfg),
+        SignedInDto::decl(&cfg),
         StartPhaseDto::decl(&cfg),
         ServerStateDto::decl(&cfg),
         RestartDto::decl(&cfg),
@@ -1306,6 +1325,7 @@ mod tests {
                 },
                 restart: None,
                 held_tools: 0,
+                signed_in: None,
             }],
             config_error: None,
         };
@@ -1314,7 +1334,7 @@ mod tests {
             serde_json::json!({"servers": [{"name": "a", "transport": "stdio", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1"},
-                "restart": null, "heldTools": 0}], "configError": null})
+                "restart": null, "heldTools": 0, "signedIn": null}], "configError": null})
         );
     }
 

@@ -130,6 +130,29 @@ pub fn unfollow_log(state: S<'_>, follow_id: u32) {
     state.unfollow(follow_id)
 }
 
+/// Signs in to a remote server: opens its authorization page in the browser and waits
+/// for the user (the server shows the signing-in phase meanwhile; stopping it cancels).
+#[tauri::command]
+pub async fn sign_in(app: AppHandle, state: S<'_>, server: String) -> BridgeResult<SignedInDto> {
+    let harness = state.harness().await?;
+    harness
+        .sign_in(&server, crate::auth::opener(&app))
+        .await
+        .map(|s| (&s).into())
+        .map_err(|e| BridgeError::new(ErrorCode::SignInFailed, e))
+}
+
+/// Forgets the tokens kept for a remote server; true when some were kept.
+#[tauri::command]
+pub async fn sign_out(state: S<'_>, server: String) -> BridgeResult<bool> {
+    state
+        .harness()
+        .await?
+        .sign_out(&server)
+        .await
+        .map_err(|e| BridgeError::new(ErrorCode::Io, e))
+}
+
 // ---- tools -------------------------------------------------------------------------------
 
 #[tauri::command]

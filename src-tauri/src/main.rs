@@ -6,6 +6,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod auth;
 mod bridge;
 mod chat;
 mod commands;
@@ -74,6 +75,8 @@ fn main() {
             commands::stop_server,
             commands::set_server_disabled,
             commands::server_entry,
+            commands::sign_in,
+            commands::sign_out,
             commands::follow_log,
             commands::unfollow_log,
             commands::list_tools,

@@ -11,6 +11,8 @@ use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::auth::Notice;
+
 /// Slash commands, for Tab completion.
 pub const COMMANDS: &[&str] = &["/mcp", "/quit"];
 
@@ -37,6 +39,11 @@ pub enum Action {
         server: String,
         tool: String,
     },
+    /// Sign in to a remote server (in the background; the outcome comes back as
+    /// [`super::auth::AuthDone`]).
+    SignIn(String),
+    /// Forget the sign-in of a remote server.
+    SignOut(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +129,10 @@ pub struct App {
     pub scroll: u16,
     /// Servers the user said no to; not asked again in this run.
     pub declined: Vec<String>,
+    /// Servers with a sign-in under way (asked for here, not finished yet).
+    pub signing_in: Vec<String>,
+    /// The outcome of the last sign-in or sign-out, shown in the panel until the next key.
+    pub notice: Option<Notice>,
 }
 
 impl App {
@@ -137,6 +148,8 @@ impl App {
             provider,
             scroll: 0,
             declined: Vec::new(),
+            signing_in: Vec::new(),
+            notice: None,
         }
     }
 
@@ -223,6 +236,7 @@ impl App {
 
     fn panel_key(&mut self, key: KeyEvent, selected: usize, details: bool) -> Option<Action> {
         let n = self.panel_rows().len();
+        self.notice = None;
         match key.code {
             KeyCode::Esc if details => {
                 self.modal = Modal::Mcp {
@@ -259,7 +273,9 @@ impl App {
                         tool: h.tool.clone(),
                     });
                 }
+                return self.auth_key(selected, true);
             }
+            KeyCode::Char('o') => return self.auth_key(selected, false),
             _ => {}
         }
         None

@@ -4,15 +4,21 @@
 //! [`view::render`]. The terminal is restored on every exit path, panics included.
 
 mod app;
+mod auth;
 mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_auth;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
 use futures::StreamExt;
 use harness9::engine::{Decision, Engine, EngineOptions, Event, TurnControl};
 use harness9::mcp::ApprovalPolicy;
@@ -27,6 +33,7 @@ use ratatui::Terminal;
 use tokio::sync::mpsc;
 
 use app::{Action, App, ChatLine, ToolDecision};
+use auth::AuthDone;
 
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 
@@ -133,6 +140,9 @@ async fn event_loop(
     let mut tools = harness.subscribe_tools();
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<Event>();
     let mut control: Option<TurnControl> = None;
+    // Sign-ins and sign-outs under way; they wait for the browser, so they run beside the
+    // loop instead of in it.
+    let mut auth_jobs: FuturesUnordered<BoxFuture<'_, AuthDone>> = FuturesUnordered::new();
     refresh(app, harness);
     loop {
         if term.draw(|f| view::render(f, app)).is_err() {
@@ -196,6 +206,15 @@ async fn event_loop(
                         refresh(app, harness);
                     }
                     Action::DeclineServers => {}
+                    Action::SignIn(server) => auth_jobs.push(Box::pin(async move {
+                        let opener = Arc::new(harness9::mcp::auth::SystemOpener);
+                        let result = harness.sign_in(&server, opener).await;
+                        AuthDone::SignIn { server, result }
+                    })),
+                    Action::SignOut(server) => auth_jobs.push(Box::pin(async move {
+                        let result = harness.sign_out(&server).await;
+                        AuthDone::SignOut { server, result }
+                    })),
                     Action::AcceptTool { server, tool } => {
                         if let Err(e) = harness.accept_tools(&server, &[tool]).await {
                             app.chat.push(ChatLine::System(format!("could not accept the tool: {e}")));
@@ -219,6 +238,10 @@ async fn event_loop(
             }
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
+                refresh(app, harness);
+            }
+            Some(done) = auth_jobs.next(), if !auth_jobs.is_empty() => {
+                app.auth_done(done);
                 refresh(app, harness);
             }
             Some(event) = ev_rx.recv() => {

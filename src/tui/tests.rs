@@ -15,7 +15,7 @@ use serde_json::json;
 use super::app::{Action, App, Modal};
 use super::view;
 
-fn screen(app: &App) -> String {
+pub(super) fn screen(app: &App) -> String {
     let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
     term.draw(|f| view::render(f, app)).unwrap();
     let buf = term.backend().buffer().clone();
@@ -31,7 +31,7 @@ fn screen(app: &App) -> String {
     out
 }
 
-fn server(name: &str, transport: &str, state: ServerState) -> ServerStatus {
+pub(super) fn server(name: &str, transport: &str, state: ServerState) -> ServerStatus {
     ServerStatus {
         name: name.into(),
         transport: transport.into(),
@@ -104,7 +104,7 @@ fn app_with_servers() -> App {
     app
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 

@@ -3,6 +3,7 @@
 
 use harness9::engine::event::CallStatus;
 use harness9::inspect::ApprovalRequest;
+use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{ServerState, ServerStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -11,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::app::{App, ChatLine, Modal, PanelRow, ToolLineStatus};
+use super::auth;
 
 pub fn render(f: &mut Frame, app: &App) {
     let bar_height = u16::from(app.has_servers());
@@ -43,7 +45,8 @@ pub fn mark(state: &ServerState) -> (&'static str, Color) {
         ServerState::Failed { .. } => ("✗", Color::Red),
         ServerState::Disabled => ("-", Color::DarkGray),
         ServerState::AwaitingApproval => ("?", Color::Magenta),
-        ServerState::NeedsAuth { .. } => ("!", Color::Yellow),
+        // Like awaiting approval: waiting for the user, not failed.
+        ServerState::NeedsAuth { .. } => ("!", Color::Magenta),
         ServerState::Stopped => ("■", Color::DarkGray),
     }
 }
@@ -53,6 +56,9 @@ fn state_words(state: &ServerState) -> String {
         ServerState::Connected { tools, .. } => {
             format!("{tools} tool{}", if *tools == 1 { "" } else { "s" })
         }
+        ServerState::Starting {
+            phase: StartPhase::SigningIn,
+        } => "signing in…".into(),
         ServerState::Starting { phase } => phase.label().to_string(),
         ServerState::Failed { .. } => "failed".into(),
         ServerState::Disabled => "disabled".into(),
@@ -219,9 +225,21 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
         .title(
             " MCP servers · ↑↓/jk move · Enter details · r restart · e edit .mcp.json · Esc close ",
         )
-        .title_style(Style::new().bold());
-    let inner = block.inner(area);
+        .title_style(Style::new().bold())
+        .title_bottom(Line::styled(
+            app.panel_hints(selected),
+            Style::new().fg(Color::Yellow),
+        ));
+    let mut inner = block.inner(area);
     f.render_widget(block, area);
+    if let Some(status) = app.panel_status() {
+        let status = Paragraph::new(status).wrap(Wrap { trim: false });
+        let height = (status.line_count(inner.width) as u16).min(4);
+        let [rest, last] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(height)]).areas(inner);
+        f.render_widget(status, last);
+        inner = rest;
+    }
     let rows = app.panel_rows();
     if details {
         if let Some(row) = rows.get(selected) {
@@ -337,8 +355,10 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                         lines.extend(stderr_tail.lines().map(|l| Line::raw(l.to_string())));
                     }
                 }
+                ServerState::NeedsAuth { .. } => {}
                 other => lines.push(Line::raw(other.word().to_string())),
             }
+            lines.extend(auth::detail_lines(s));
         }
         PanelRow::Tool { server, tool } => {
             let spec = &app.tools[*server][*tool];

@@ -285,6 +285,49 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("sign in to a remote server: chip button, progress, Cancel, account and Sign out", async () => {
+    const { page, errors } = await open("auth");
+    const bar = page.getByTestId("statusbar");
+    await page.waitForSelector("[data-testid=chip-remote][data-status=needs-auth]");
+    assert.match(await bar.getByTestId("chip-remote").innerText(), /remote\s*needs sign-in/);
+    await shot(page, "needs-auth");
+
+    // The chip's button starts the sign-in; the panel shows the wait and can cancel it.
+    await bar.getByTestId("sign-in-remote").click();
+    await page.waitForSelector("[data-testid=chip-remote][data-status=starting]");
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls), [{ signIn: "remote" }]);
+    assert.equal(await bar.getByTestId("sign-in-remote").count(), 0);
+    await bar.getByTestId("chip-remote").click();
+    const wait = page.getByTestId("signing-in");
+    await wait.waitFor();
+    assert.match(await wait.innerText(), /Waiting for you to sign in in the browser…/);
+    await shot(page, "signing-in");
+    await page.getByTestId("sign-in-cancel").click();
+    await page.waitForSelector("[data-testid=chip-remote][data-status=stopped]");
+    assert.equal(await page.getByTestId("signing-in").count(), 0);
+    assert.equal(await page.getByTestId("notice").count(), 0);
+
+    // Started again it needs sign-in again; from the panel, this time the user signs in.
+    await page.getByTestId("start").click();
+    await page.waitForSelector("[data-testid=chip-remote][data-status=needs-auth]");
+    assert.match(await page.getByTestId("needs-auth").innerText(), /Sign-in needed: the server requires sign-in \(HTTP 401\)/);
+    await page.getByTestId("panel-sign-in").click();
+    await page.getByTestId("signing-in").waitFor();
+    await page.evaluate(() => window.__mock.finishSignIn("remote"));
+    await page.waitForSelector("[data-testid=chip-remote][data-status=connected]");
+    assert.match(await page.getByTestId("signed-in").innerText(), /^Signed in to https:\/\/auth\.example\.com · read write · expires in \d+ min · renews itself$/);
+    assert.match(await page.getByTestId("notice").innerText(), /Signed in to remote \(https:\/\/auth\.example\.com\)/);
+    assert.equal(await page.getByTestId("tool-row").count(), 2);
+    await shot(page, "signed-in");
+
+    await page.getByTestId("sign-out").click();
+    await page.waitForSelector("[data-testid=chip-remote][data-status=needs-auth]");
+    assert.equal(await page.getByTestId("signed-in").count(), 0);
+    assert.deepEqual((await page.evaluate(() => window.__mock.calls)).at(-1), { signOut: "remote" });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   for (const scheme of ["light", "dark"]) {
     test(`screenshots (${scheme})`, async () => {
       const { page, errors } = await open("rich", scheme);

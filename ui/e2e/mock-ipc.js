@@ -4,7 +4,8 @@
 // installed before the app's bundle. `window.__mock` lets the test drive it.
 //
 // Scenarios (URL ?scenario=...): "flows" (default; a demo project whose servers need
-// approval), "rich" (servers in every state, for screenshots), "big" (10,000 tools).
+// approval), "rich" (servers in every state, for screenshots), "big" (10,000 tools), "auth"
+// (a remote server that needs sign-in; `__mock.finishSignIn(name)` plays the browser).
 
 const DEMO_TOOLS = [
   {
@@ -135,6 +136,9 @@ export function install(mockIPC, scenario) {
       line("stderr", "", "harness9 mcp serve: serving /home/user/projects/demo"),
       line("server", "info", "3 tools ready"),
     );
+  } else if (scenario === "auth") {
+    addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, connected(3), DEMO_TOOLS);
+    addServer("remote", { type: "http", url: "https://mcp.example.com/mcp" }, { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" }, DEMO_TOOLS.slice(0, 2));
   } else {
     addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, { status: "awaiting-approval" }, DEMO_TOOLS);
   }
@@ -159,6 +163,7 @@ export function install(mockIPC, scenario) {
           state: s.state,
           restart: s.restart,
           heldTools: held.filter((h) => h.server === name).length,
+          signedIn: s.signedIn ?? null,
         })),
       configError: null,
     };
@@ -197,7 +202,9 @@ export function install(mockIPC, scenario) {
     setTimeout(() => {
       if (s.state.status !== "starting") return;
       if (!s.tools.length && s.entry.command && s.entry.command !== "harness9") s.tools = DEMO_TOOLS.slice(0, 1);
-      s.state = connected(s.tools.length);
+      // In the sign-in scenario a remote server answers 401 until the user signs in.
+      if (scenario === "auth" && s.entry.url && !s.signedIn) s.state = { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" };
+      else s.state = connected(s.tools.length);
       pushLog(name, line("stderr", "", `${name}: ready`));
       publish();
     }, delay);
@@ -244,7 +251,25 @@ export function install(mockIPC, scenario) {
       emit("mcp-status", status());
       return null;
     },
+    sign_in: ({ server }) => {
+      const s = servers.get(server);
+      calls.push({ signIn: server });
+      s.state = { status: "starting", phase: "signing-in" };
+      publish();
+      return new Promise((resolve, reject) => signIns.set(server, { resolve, reject }));
+    },
+    sign_out: ({ server }) => {
+      const s = servers.get(server);
+      calls.push({ signOut: server });
+      const had = Boolean(s.signedIn);
+      s.signedIn = null;
+      s.state = { status: "needs-auth", reason: "signed out" };
+      publish();
+      return had;
+    },
     stop_server: ({ server }) => {
+      signIns.get(server)?.reject({ code: "sign-in-failed", message: "the sign-in was cancelled" });
+      signIns.delete(server);
       servers.get(server).state = { status: "stopped" };
       publish();
       return null;
@@ -405,6 +430,8 @@ export function install(mockIPC, scenario) {
   };
 
   const chat = { history: [], turn: null, approvals: [], opened: [] };
+  /** Sign-ins waiting for the browser: name -> { resolve, reject }. */
+  const signIns = new Map();
 
   function chatState() {
     return { provider: "anthropic", model: "stub-model", error: null, busy: chat.turn !== null, conversationId: "c1", history: chat.history };
@@ -449,6 +476,15 @@ export function install(mockIPC, scenario) {
     },
     get held() {
       return held;
+    },
+    /** The user signs in in the browser: the waiting sign_in resolves. */
+    finishSignIn(name) {
+      const s = servers.get(name);
+      s.signedIn = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: Date.now() + 3600_000, refreshable: true };
+      s.state = connected(s.tools.length);
+      publish();
+      signIns.get(name)?.resolve(s.signedIn);
+      signIns.delete(name);
     },
     crash(name) {
       const s = servers.get(name);

@@ -270,6 +270,20 @@ describe("the desktop app on examples/demo", () => {
     await session.screenshot("3-tool-result");
   });
 
+  test("the sign-in commands are granted and answer with a code (a local server cannot sign in)", async () => {
+    const invoke = (cmd) =>
+      session.run(
+        `return window.__TAURI_INTERNALS__.invoke(arguments[0], { server: "demo" }).then((v) => ({ ok: v }), (e) => ({ err: e }))`,
+        cmd,
+      );
+    const signIn = await invoke("sign_in");
+    assert.equal(signIn.err?.code, "sign-in-failed", JSON.stringify(signIn));
+    const signOut = await invoke("sign_out");
+    assert.ok(typeof signOut.ok === "boolean" || typeof signOut.err?.code === "string", JSON.stringify(signOut));
+    // A local server offers no Sign in.
+    assert.equal((await session.findAll("[data-testid=panel-sign-in], [data-testid^=sign-in-]")).length, 0);
+  });
+
   test("add a server in the settings pane, save, see its chip", async () => {
     await session.click(await session.find("[data-testid=nav-settings]"));
     await session.waitFor("[data-testid=config-ok]", "the config to validate");

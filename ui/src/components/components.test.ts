@@ -24,6 +24,7 @@ function connected(name: string, tools: number): ServerStatusDto {
     state: { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1" },
     restart: null,
     heldTools: 0,
+    signedIn: null,
   };
 }
 

@@ -47,6 +47,8 @@ export class AppState {
   approvals = $state<ApprovalRequestDto[]>([]);
   approvalOpen = $state(false);
   notices = $state<Notice[]>([]);
+  /** Servers with a sign-in under way from this window (the browser is open). */
+  signingIn = $state<string[]>([]);
   theme = $state<Theme>("system");
   /** Set by the settings pane while it is open; Ctrl/Cmd+S calls it. */
   saveHandler: (() => void) | null = null;
@@ -54,6 +56,8 @@ export class AppState {
   configDraft: { loaded: ConfigTextDto; text: string } | null = null;
 
   #dismissed = new Set<string>();
+  /** Sign-ins the user cancelled: their outcome is not reported. */
+  #cancelledSignIns = new Set<string>();
   #unlisten: Unlisten[] = [];
   #noticeId = 0;
   #toolsTimer: ReturnType<typeof setTimeout> | null = null;
@@ -268,6 +272,46 @@ export class AppState {
         case "disable":
           return await b.setServerDisabled(name, true);
       }
+    } catch (e) {
+      this.notify(e);
+    }
+  }
+
+  // ---- signing in to remote servers ---------------------------------------------
+
+  /** Whether the server waits for the user to sign in in the browser. */
+  isSigningIn(name: string): boolean {
+    const st = this.server(name)?.state;
+    return this.signingIn.includes(name) || (st?.status === "starting" && st.phase === "signing-in");
+  }
+
+  /** Signs in to a remote server: the backend opens the browser and waits for the user. */
+  async signIn(name: string): Promise<void> {
+    if (this.signingIn.includes(name)) return;
+    this.#cancelledSignIns.delete(name);
+    this.signingIn = [...this.signingIn, name];
+    try {
+      const who = await this.backend.signIn(name);
+      if (!this.#cancelledSignIns.has(name)) this.notify(`Signed in to ${name} (${who.issuer})`, "info");
+    } catch (e) {
+      if (!this.#cancelledSignIns.has(name)) this.notify(`Could not sign in to ${name}: ${BackendError.from(e).message}`);
+    } finally {
+      this.#cancelledSignIns.delete(name);
+      this.signingIn = this.signingIn.filter((n) => n !== name);
+    }
+  }
+
+  /** Cancels a sign-in under way: stops the server (which ends the wait for the browser). */
+  async cancelSignIn(name: string): Promise<void> {
+    if (this.signingIn.includes(name)) this.#cancelledSignIns.add(name);
+    this.signingIn = this.signingIn.filter((n) => n !== name);
+    await this.serverAction("stop", name);
+  }
+
+  async signOut(name: string): Promise<void> {
+    try {
+      const had = await this.backend.signOut(name);
+      this.notify(had ? `Signed out of ${name}` : `No sign-in was kept for ${name}`, "info");
     } catch (e) {
       this.notify(e);
     }

@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
@@ -43,11 +43,29 @@ target: string, state: ServerStateDto, restart: RestartDto | null,
 /**
  * Tools held back because they changed since they were pinned.
  */
-heldTools: number, };
+heldTools: number, 
+/**
+ * Who the user is signed in as (remote servers with tokens kept).
+ */
+signedIn: SignedInDto | null, };
 
-export type StartPhaseDto = "spawning" | "initializing" | "listing-tools";
+export type SignedInDto = { 
+/**
+ * The authorization server's issuer URL.
+ */
+issuer: string, scopes: Array<string>, 
+/**
+ * When the access token expires (ms since the Unix epoch), when known.
+ */
+expiresAtMs: number | null, 
+/**
+ * Whether a refresh token is kept (the sign-in renews itself).
+ */
+refreshable: boolean, };
 
-export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "stopped" };
+export type StartPhaseDto = "spawning" | "initializing" | "listing-tools" | "signing-in";
+
+export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "needs-auth", reason: string, } | { "status": "stopped" };
 
 export type RestartDto = { attempt: number, maxAttempts: number, retryInMs: number | null, gaveUp: boolean, };
 

@@ -9,6 +9,7 @@ const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = nul
   state,
   restart,
   heldTools: 0,
+  signedIn: null,
 });
 
 describe("chips", () => {
@@ -32,6 +33,13 @@ describe("chips", () => {
       ["?", "ask", "approve"],
       ["■", "off", "stopped"],
     ]);
+  });
+
+  test("a server waiting for sign-in asks, and says why", () => {
+    const c = chipInfo(server({ status: "needs-auth", reason: "no token yet" }));
+    expect([c.mark, c.tone, c.label, c.title]).toEqual(["!", "ask", "needs sign-in", "s: needs you to sign in (no token yet)"]);
+    const w = chipInfo(server({ status: "starting", phase: "signing-in" }));
+    expect([w.mark, w.tone, w.label, w.title]).toEqual(["○", "warn", "signing in", "s: waiting for you to sign in in the browser"]);
   });
 
   test("a crashed server shows its restart attempts", () => {

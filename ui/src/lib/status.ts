@@ -17,6 +17,7 @@ const PHASES: Record<string, string> = {
   spawning: "spawning",
   initializing: "initializing",
   "listing-tools": "listing tools",
+  "signing-in": "signing in",
 };
 
 export function chipInfo(s: ServerStatusDto): ChipInfo {
@@ -35,7 +36,11 @@ export function chipInfo(s: ServerStatusDto): ChipInfo {
     }
     case "starting": {
       const phase = PHASES[st.phase] ?? st.phase;
-      return { mark: "○", tone: "warn", label: phase, title: `${s.name}: starting (${phase})` };
+      const title =
+        st.phase === "signing-in"
+          ? `${s.name}: waiting for you to sign in in the browser`
+          : `${s.name}: starting (${phase})`;
+      return { mark: "○", tone: "warn", label: phase, title };
     }
     case "failed": {
       const r = s.restart;
@@ -56,6 +61,8 @@ export function chipInfo(s: ServerStatusDto): ChipInfo {
       return { mark: "⊘", tone: "off", label: "disabled", title: `${s.name}: disabled in .mcp.json` };
     case "awaiting-approval":
       return { mark: "?", tone: "ask", label: "approve", title: `${s.name}: waiting for your approval` };
+    case "needs-auth":
+      return { mark: "!", tone: "ask", label: "needs sign-in", title: `${s.name}: needs you to sign in (${st.reason})` };
     case "stopped":
       return { mark: "■", tone: "off", label: "stopped", title: `${s.name}: stopped` };
   }

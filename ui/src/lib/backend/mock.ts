@@ -17,6 +17,7 @@ import type {
   MenuAction,
   ProjectDto,
   ServerEntryDto,
+  SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
@@ -64,6 +65,10 @@ export class MockBackend implements Backend {
   approveOutcome: ApproveOutcomeDto | null = null;
   config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntryDto> = {};
+  /** What the next `signIn` does: resolve with an account, or reject with a message. */
+  signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true };
+  /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
+  finishSignIn: (() => void) | null = null;
   logs: Record<string, LogLineDto[]> = {};
   /** Every call, as [method, ...args]. */
   calls: unknown[][] = [];
@@ -151,6 +156,21 @@ export class MockBackend implements Backend {
   }
   async serverEntry(server: string) {
     return this.entries[server] ?? null;
+  }
+  signIn(server: string): Promise<SignedInDto> {
+    this.#record("signIn", server);
+    const result = this.signInResult;
+    return new Promise((resolve, reject) => {
+      this.finishSignIn = () => {
+        this.finishSignIn = null;
+        if (typeof result === "string") reject(new BackendError("sign-in-failed", result));
+        else resolve(result);
+      };
+    });
+  }
+  async signOut(server: string) {
+    this.#record("signOut", server);
+    return true;
   }
   async followLog(server: string, onLine: (l: LogLineDto) => void): Promise<LogFollow> {
     const set = this.#logFollowers.get(server) ?? new Set();

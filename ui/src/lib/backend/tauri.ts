@@ -18,6 +18,7 @@ import type {
   MenuAction,
   ProjectDto,
   ServerEntryDto,
+  SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
@@ -59,6 +60,8 @@ export const tauriBackend: Backend = {
   stopServer: (server) => call<void>("stop_server", { server }),
   setServerDisabled: (server, disabled) => call<void>("set_server_disabled", { server, disabled }),
   serverEntry: (server) => call<ServerEntryDto | null>("server_entry", { server }),
+  signIn: (server) => call<SignedInDto>("sign_in", { server }),
+  signOut: (server) => call<boolean>("sign_out", { server }),
   async followLog(server, onLine): Promise<LogFollow> {
     const channel = new Channel<LogLineDto>();
     channel.onmessage = onLine;

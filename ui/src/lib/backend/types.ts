@@ -19,6 +19,7 @@ import type {
   MenuAction,
   ProjectDto,
   ServerEntryDto,
+  SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
@@ -72,6 +73,13 @@ export interface Backend {
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
   serverEntry(server: string): Promise<ServerEntryDto | null>;
   followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
+  /**
+   * Signs in to a remote server: the backend opens its authorization page in the browser
+   * and resolves once the user has signed in (stopping the server cancels).
+   */
+  signIn(server: string): Promise<SignedInDto>;
+  /** Forgets the sign-in kept for a remote server; true when there was one. */
+  signOut(server: string): Promise<boolean>;
 
   listTools(): Promise<ToolDto[]>;
   /** Tools held back because they changed since they were pinned, with their diff. */
