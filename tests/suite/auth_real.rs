@@ -173,7 +173,11 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
         tools.stderr,
         "harness9: server \"srv\" needs sign-in (not signed in); run `harness9 mcp login srv`\n"
     );
-    assert_eq!(count(&events, "authorize"), 0, "mcp tools opened no browser");
+    assert_eq!(
+        count(&events, "authorize"),
+        0,
+        "mcp tools opened no browser"
+    );
 
     // Sign in: the URL is printed, the browser stand-in follows it, the tokens are kept.
     let login = cli(&project, &python, &["mcp", "login", "srv"]);

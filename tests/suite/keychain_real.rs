@@ -75,6 +75,37 @@ fn has_secret_service(bus: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
 }
 
+/// Whether the keyring's default collection exists yet: until it does, a new item lands
+/// in the session collection, which a later lookup in the default one does not see.
+fn has_default_collection(bus: &str) -> bool {
+    Command::new("dbus-send")
+        .args([
+            &format!("--bus={bus}"),
+            "--print-reply",
+            "--dest=org.freedesktop.secrets",
+            "/org/freedesktop/secrets",
+            "org.freedesktop.Secret.Service.ReadAlias",
+            "string:default",
+        ])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/"))
+}
+
+/// Whether the keyring's login collection is the default one yet.
+fn has_default_collection(bus: &str) -> bool {
+    Command::new("dbus-send")
+        .args([
+            &format!("--bus={bus}"),
+            "--print-reply",
+            "--dest=org.freedesktop.secrets",
+            "/org/freedesktop/secrets",
+            "org.freedesktop.Secret.Service.ReadAlias",
+            "string:default",
+        ])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/login"))
+}
+
 fn keyring(bus: &str, home: &Path) -> Killed {
     let mut child = Command::new("gnome-keyring-daemon")
         .args(["--foreground", "--unlock", "--components=secrets"])
@@ -89,7 +120,7 @@ fn keyring(bus: &str, home: &Path) -> Killed {
         .expect("start gnome-keyring-daemon");
     child.stdin.take().unwrap().write_all(b"throwaway").unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !has_secret_service(bus) {
+    while !has_secret_service(bus) || !has_default_collection(bus) {
         assert!(
             Instant::now() < deadline,
             "the Secret Service did not appear on the bus"
