@@ -3,8 +3,10 @@
 
 pub mod auth;
 pub mod client;
+pub mod features;
 pub mod jsonrpc;
 pub mod log;
+pub mod requests;
 pub mod transport;
 pub mod types;
 
