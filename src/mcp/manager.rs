@@ -795,6 +795,13 @@ impl Manager {
                         }
                     }
                 }
+                // Resources, prompts and elicitations: the surface task follows these.
+                Ok(
+                    ClientEvent::ResourcesChanged
+                    | ClientEvent::ResourceUpdated { .. }
+                    | ClientEvent::PromptsChanged
+                    | ClientEvent::ElicitationComplete { .. },
+                ) => {}
                 Ok(ClientEvent::Closed(reason)) => {
                     self.on_closed(name, gen, reason);
                     self.maybe_restart(name, cfg, gen);

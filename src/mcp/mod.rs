@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod client;
 pub mod features;
+pub mod handler;
 pub mod jsonrpc;
 pub mod log;
 pub mod requests;
