@@ -27,8 +27,14 @@ use crate::tools::ToolRegistry;
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
+mod asks;
 mod pinning;
+mod surface;
+pub use asks::{Ask, AskAnswer, AskError, AskKind, AskQueue, Unanswered, DEFAULT_ASK_TIMEOUT};
 pub use pinning::AcceptError;
+pub use surface::{
+    FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
+};
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -243,6 +249,8 @@ struct Inner {
     pins: PinStore,
     /// The latest listing of each connected server and which of its tools are held.
     listings: Mutex<BTreeMap<String, pinning::Listing>>,
+    /// Resources, prompts, roots and the consent queue ([`surface`]).
+    surface: surface::Surface,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -267,6 +275,7 @@ impl Manager {
                 registry,
                 pins: PinStore::beside(opts.approvals.path()),
                 listings: Mutex::default(),
+                surface: surface::Surface::new(project),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -633,6 +642,7 @@ impl Manager {
                 return;
             }
         };
+        self.follow_features(&name, gen, &client, cfg.startup_timeout);
         self.watch_events(&name, &cfg, client, gen).await;
     }
 
@@ -670,8 +680,9 @@ impl Manager {
             },
         );
         let steps = async {
+            let handler = self.client_handler(name, log.clone());
             let client = Arc::new(
-                Client::connect(conn, name, log)
+                Client::connect_with(conn, name, log, Some(handler))
                     .await
                     .map_err(|e| e.to_string())?,
             );

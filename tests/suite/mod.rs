@@ -14,6 +14,7 @@ mod memory;
 mod pins;
 mod provider_stub;
 mod real_servers;
+mod surface;
 mod tui;
 
 use std::path::{Path, PathBuf};
