@@ -73,6 +73,25 @@ impl ElicitRequest {
     }
 }
 
+/// The URL elicitations a `-32042` error (URL elicitation required) asks the user to
+/// complete before the request can succeed; empty for any other error.
+pub fn required_elicitations(error: &crate::mcp::jsonrpc::RpcError) -> Vec<ElicitRequest> {
+    if error.code != URL_ELICITATION_REQUIRED {
+        return Vec::new();
+    }
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("elicitations"))
+        .and_then(Value::as_array)
+        .map(|all| {
+            all.iter()
+                .filter_map(|e| ElicitRequest::from_params(e).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The user's choice in an elicitation.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

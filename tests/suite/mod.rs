@@ -15,6 +15,7 @@ mod pins;
 mod provider_stub;
 mod real_servers;
 mod surface;
+mod surface_cli;
 mod tui;
 
 use std::path::{Path, PathBuf};
