@@ -385,3 +385,89 @@ async fn everything_roots_and_sampling() {
     let _ = Value::Null;
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn everything_resource_list_changes_are_followed() {
+    let Some(p) = everything_project() else {
+        return;
+    };
+    let h = open(&p, false).await;
+    let before = h.resources(Some("ev")).await.unwrap().len();
+    let mut events = h.subscribe_surface();
+    let r = h
+        .call_tool(
+            "ev",
+            "gzip-file-as-resource",
+            json!({"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8="}),
+            CallContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&r),
+        "[resource link: hello.gz <demo://resource/session/hello.gz>]"
+    );
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while events.recv().await.unwrap()
+            != (harness9::mcp::manager::SurfaceEvent::ListingChanged {
+                server: "ev".into(),
+            })
+        {}
+    })
+    .await
+    .expect("listed again");
+    let after = h.resources(Some("ev")).await.unwrap();
+    assert_eq!(after.len(), before + 1);
+    let gz = after
+        .iter()
+        .find(|r| r.resource.uri == "demo://resource/session/hello.gz")
+        .expect("the new resource");
+    assert_eq!(gz.resource.mime_type.as_deref(), Some("application/gzip"));
+    let read = h.read_resource("ev", &gz.resource.uri).await.unwrap();
+    assert!(read.contents[0].blob.is_some());
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn fixture_pages_resources_and_prompts_through_the_facade() {
+    let p = Project::new(&json!({"mcpServers": {
+        "fx": {"command": super::fixture_bin(), "env": {"REFSERVER_RESOURCES": "2500", "REFSERVER_PROMPTS": "1001"}},
+        "plain": {"command": super::fixture_bin()}
+    }}));
+    let h = open(&p, false).await;
+    let start = Instant::now();
+    let resources = h.resources(None).await.unwrap();
+    let prompts = h.prompts(None).await.unwrap();
+    eprintln!("façade listings in hand after {:?}", start.elapsed());
+    assert_eq!(resources.len(), 2500);
+    assert_eq!(resources[2499].resource.uri, "fixture://resource/2499");
+    assert_eq!(resources[0].resource.title.as_deref(), Some("Resource 0"));
+    assert_eq!(prompts.len(), 1001);
+    assert_eq!(h.resources(Some("plain")).await.unwrap(), vec![]);
+    let err = h
+        .read_resource("plain", "fixture://resource/1")
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "server \"plain\" does not offer resources");
+    let read = h.read_resource("fx", "fixture://resource/1").await.unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("resource 1"));
+    let mut args = Map::new();
+    args.insert("topic".into(), json!("tides"));
+    let got = h.get_prompt("fx", "prompt-1000", args).await.unwrap();
+    assert_eq!(got.to_text(), "user: prompt-1000 about tides");
+    let err = h
+        .get_prompt("fx", "prompt-1000", Map::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "server \"fx\": the server answered prompts/get with error -32602: Missing required argument: topic"
+    );
+    h.manager().stop("fx").await;
+    let err = h.resources(Some("fx")).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "server \"fx\" is not connected: it is stopped"
+    );
+    h.shutdown().await;
+}
