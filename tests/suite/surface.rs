@@ -471,3 +471,28 @@ async fn fixture_pages_resources_and_prompts_through_the_facade() {
     );
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn python_completion_and_titles() {
+    let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    let h = open(&p, false).await;
+    let done = h
+        .complete(
+            "py",
+            &CompletionRef::Prompt {
+                name: "review".into(),
+            },
+            "focus",
+            "s",
+            &Map::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.values, ["security", "speed", "style"]);
+    let prompts = h.prompts(Some("py")).await.unwrap();
+    assert_eq!(prompts[0].prompt.title.as_deref(), Some("Code review"));
+    h.shutdown().await;
+}

@@ -310,3 +310,95 @@ fn call_declines_elicitation_unless_answers_are_given() {
         stderr(&o)
     );
 }
+
+fn python() -> Option<Project> {
+    let python = external("H9_PYTHON")?;
+    let server = external("H9_PY_SERVER")?;
+    Some(Project::new(&json!({"mcpServers": {
+        "py": {"command": python, "args": [server]}
+    }})))
+}
+
+#[test]
+fn python_sdk_server_resources_prompts_and_elicitation() {
+    let Some(p) = python() else { return };
+    let o = p.cli(&["mcp", "resources", "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "SERVER  URI             NAME     MIME
+py      h9://readme     Read me  text/plain
+py      h9://pixel.png  pixel    image/png
+
+SERVER  URI TEMPLATE       NAME  MIME
+py      h9://notes/{name}  note  text/plain
+"
+    );
+    let png = p.path().join("pixel.png");
+    let o = p.cli(&[
+        "mcp",
+        "read",
+        "py",
+        "h9://pixel.png",
+        "--yes",
+        "--output",
+        png.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read(&png)
+        .unwrap()
+        .starts_with(b"\x89PNG\r\n\x1a\n"));
+    let o = p.cli(&["mcp", "read", "py", "h9://notes/abc", "--yes"]);
+    assert_eq!(stdout(&o), "note abc\n");
+    let o = p.cli(&[
+        "mcp",
+        "prompt",
+        "py",
+        "review",
+        r#"{"code": "x = 1", "focus": "speed"}"#,
+        "--yes",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "user: Review this code for speed:\nx = 1\n");
+
+    // SEP-1034: an empty answers file accepts with every default filled in.
+    let answers = p.path().join("answers.json");
+    std::fs::write(&answers, "{}").unwrap();
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "py",
+        "ask_client",
+        r#"{"kind": "profile"}"#,
+        "--yes",
+        "--elicitation",
+        answers.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "accept: {\"name\":\"Ann\",\"age\":30,\"subscribe\":true}\n"
+    );
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "py",
+        "ask_client",
+        r#"{"kind": "profile"}"#,
+        "--yes",
+    ]);
+    assert_eq!(stdout(&o), "decline\n");
+    // Sampling is not announced by the CLI: the server hears "not supported".
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "py",
+        "ask_client",
+        r#"{"kind": "sample"}"#,
+        "--yes",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "error: harness9 does not support \"sampling/createMessage\"\n"
+    );
+}
