@@ -28,6 +28,7 @@ use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
 mod asks;
+mod consent;
 mod pinning;
 mod surface;
 pub use asks::{Ask, AskAnswer, AskError, AskKind, AskQueue, Unanswered, DEFAULT_ASK_TIMEOUT};

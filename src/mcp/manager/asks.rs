@@ -46,7 +46,7 @@ pub enum AskKind {
     Elicitation { request: ElicitRequest },
     /// Let the host's model answer these messages (shown with the system prompt and the
     /// token limit before the user approves).
-    Sampling { request: CreateMessageRequest },
+    Sampling { request: Box<CreateMessageRequest> },
 }
 
 /// A front end's answer to an [`Ask`].

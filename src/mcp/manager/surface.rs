@@ -1,18 +1,14 @@
-//! The whole client surface of a project's servers beyond tools: each connected server's
+//! The client surface of a project's servers beyond tools: each connected server's
 //! resources, resource templates and prompts (listed after connecting, listed again on
-//! `list_changed`), reading, subscribing, prompts with arguments, completion, the logging
-//! level, the roots every server is given, and the handler that turns a server's
-//! elicitation and sampling requests into [`Ask`]s for the user.
+//! `list_changed`), reading, subscribing, prompts with arguments, completion and the
+//! logging level. What servers ask of the host (elicitation, sampling, roots) is
+//! [`consent`](super::consent)'s.
 //!
 //! Invariants: a listing belongs to one start of a server (its generation); a stale one
-//! is never shown. The handler holds no reference back to the manager (no cycle), and
-//! announces sampling only when it was turned on before the server started. Roots are
-//! the project folder plus the extra roots set here; every connected server hears
-//! `notifications/roots/list_changed` when they change.
+//! is never shown, and the task that follows a server's changes ends with its connection.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -20,20 +16,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
-use super::asks::{AskAnswer, AskKind, AskQueue, Unanswered};
+use super::consent::Shared;
 use super::{Manager, ServerState};
 use crate::mcp::client::{Client, ClientError, ClientEvent};
 use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, Prompt, ReadResourceResult, Resource,
     ResourceTemplate,
 };
-use crate::mcp::handler::{ClientHandler, HandlerFuture, Handles};
-use crate::mcp::jsonrpc::RpcError;
-use crate::mcp::log::{LogSource, ServerLog};
-use crate::mcp::requests::{
-    CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult, Root,
-    USER_REJECTED,
-};
+use crate::mcp::log::LogSource;
 
 /// Events of the feature surface, for front ends that show resources and prompts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,17 +101,9 @@ fn known_hint(known: &[String]) -> String {
     }
 }
 
-/// What the handlers of all servers share; no reference back to the manager.
-pub(super) struct Shared {
-    pub(super) asks: Arc<AskQueue>,
-    sampling: AtomicBool,
-    project_root: Root,
-    extra_roots: Mutex<Vec<Root>>,
-}
-
 /// The surface state of one manager.
 pub(super) struct Surface {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     listings: Mutex<BTreeMap<String, (u64, Arc<ServerFeatures>)>>,
     changed: watch::Sender<u64>,
     events: broadcast::Sender<SurfaceEvent>,
@@ -129,16 +111,8 @@ pub(super) struct Surface {
 
 impl Surface {
     pub(super) fn new(project: &Path) -> Surface {
-        let name = project
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
         Surface {
-            shared: Arc::new(Shared {
-                asks: Arc::default(),
-                sampling: AtomicBool::new(false),
-                project_root: Root::of_path(project, name),
-                extra_roots: Mutex::default(),
-            }),
+            shared: Arc::new(Shared::new(project)),
             listings: Mutex::default(),
             changed: watch::channel(0).0,
             events: broadcast::channel(SURFACE_EVENTS).0,
@@ -155,82 +129,6 @@ enum Which {
 }
 
 impl Manager {
-    /// The handler given to one server's client at connect.
-    pub(super) fn client_handler(
-        &self,
-        server: &str,
-        log: Arc<ServerLog>,
-    ) -> Arc<dyn ClientHandler> {
-        let shared = self.inner.surface.shared.clone();
-        let handles = Handles {
-            elicitation_form: true,
-            elicitation_url: true,
-            sampling: shared.sampling.load(Ordering::Relaxed),
-            sampling_tools: false,
-            roots: true,
-            roots_list_changed: true,
-        };
-        Arc::new(ServerHandler {
-            server: server.to_string(),
-            shared,
-            handles,
-            notes: Notes {
-                server: server.to_string(),
-                log,
-            },
-        })
-    }
-
-    /// The consent queue of every server's elicitation and sampling requests.
-    pub fn asks(&self) -> &Arc<AskQueue> {
-        &self.inner.surface.shared.asks
-    }
-
-    /// Whether servers started from now on are told the client handles sampling (off
-    /// by default: only turn it on when something answers sampling asks).
-    pub fn set_sampling(&self, enabled: bool) {
-        self.inner
-            .surface
-            .shared
-            .sampling
-            .store(enabled, Ordering::Relaxed);
-    }
-
-    /// The roots every server gets: the project folder first, then the extra ones.
-    pub fn roots(&self) -> Vec<Root> {
-        self.inner.surface.shared.roots()
-    }
-
-    /// Replaces the extra roots (folders besides the project) and tells every connected
-    /// server that the roots changed.
-    pub fn set_extra_roots(&self, folders: &[PathBuf]) {
-        let roots: Vec<Root> = folders
-            .iter()
-            .map(|f| Root::of_path(f, f.file_name().map(|n| n.to_string_lossy().into_owned())))
-            .collect();
-        {
-            let mut extra = self
-                .inner
-                .surface
-                .shared
-                .extra_roots
-                .lock()
-                .expect("roots lock");
-            if *extra == roots {
-                return;
-            }
-            *extra = roots;
-        }
-        let clients: Vec<Arc<Client>> = self
-            .lock()
-            .values()
-            .filter_map(|s| s.client.clone())
-            .collect();
-        for c in clients {
-            let _ = c.notify_roots_changed();
-        }
-    }
-
     /// Listing changes, resource updates and finished URL elicitations.
     pub fn subscribe_surface(&self) -> broadcast::Receiver<SurfaceEvent> {
         self.inner.surface.events.subscribe()
@@ -551,134 +449,5 @@ fn client_error(server: &str, error: ClientError) -> FeatureError {
     FeatureError::Client {
         server: server.into(),
         error,
-    }
-}
-
-impl Shared {
-    fn roots(&self) -> Vec<Root> {
-        let mut roots = vec![self.project_root.clone()];
-        roots.extend(self.extra_roots.lock().expect("roots lock").iter().cloned());
-        roots
-    }
-}
-
-/// Answers one server's requests through the consent queue.
-struct ServerHandler {
-    server: String,
-    shared: Arc<Shared>,
-    handles: Handles,
-    notes: Notes,
-}
-
-/// Writes what became of a server's request to its log.
-#[derive(Clone)]
-struct Notes {
-    server: String,
-    log: Arc<ServerLog>,
-}
-
-impl Notes {
-    fn note(&self, text: &str) {
-        tracing::info!(server = %self.server, "{text}");
-        self.log.push(LogSource::Host, "info", text);
-    }
-}
-
-impl ClientHandler for ServerHandler {
-    fn handles(&self) -> Handles {
-        self.handles
-    }
-
-    fn elicit(&self, request: ElicitRequest) -> HandlerFuture<ElicitResult> {
-        let schema = match &request {
-            ElicitRequest::Form {
-                requested_schema, ..
-            } => Some(requested_schema.clone()),
-            ElicitRequest::Url { .. } => None,
-        };
-        let what = format!(
-            "asked for input ({} mode): {:?}",
-            request.mode(),
-            request.message()
-        );
-        let waiting = self
-            .shared
-            .asks
-            .ask(&self.server, AskKind::Elicitation { request });
-        let notes = self.notes.clone();
-        Box::pin(async move {
-            let (result, how) = match waiting.answer().await {
-                Ok(AskAnswer::Elicit(r)) => {
-                    let how = format!("{:?}", r.action).to_lowercase();
-                    let r = match (r.action, schema) {
-                        (ElicitAction::Accept, Some(schema)) => {
-                            ElicitResult::accept_form(&schema, r.content.unwrap_or_default())
-                        }
-                        (ElicitAction::Accept, None) => ElicitResult::accept_url(),
-                        (ElicitAction::Decline | ElicitAction::Cancel, _) => ElicitResult {
-                            action: r.action,
-                            content: None,
-                        },
-                    };
-                    (r, format!("{how}ed by the user"))
-                }
-                Ok(AskAnswer::Refuse(_)) | Ok(AskAnswer::Sample(_)) => {
-                    (ElicitResult::decline(), "declined by the user".into())
-                }
-                Err(why) => (
-                    ElicitResult::decline(),
-                    format!("declined: {}", why.reason()),
-                ),
-            };
-            notes.note(&format!("the server {what}; {how}"));
-            Ok(result)
-        })
-    }
-
-    fn create_message(&self, request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
-        let waiting = self
-            .shared
-            .asks
-            .ask(&self.server, AskKind::Sampling { request });
-        let h = self.notes.clone();
-        Box::pin(async move {
-            let refused = |reason: String| RpcError {
-                code: USER_REJECTED,
-                message: reason,
-                data: None,
-            };
-            match waiting.answer().await {
-                Ok(AskAnswer::Sample(result)) => {
-                    h.note("the server asked the model for a message; the user approved it");
-                    Ok(result)
-                }
-                Ok(AskAnswer::Refuse(reason)) => {
-                    h.note("the server asked the model for a message; the user refused");
-                    Err(refused(reason_or_default(reason)))
-                }
-                Ok(AskAnswer::Elicit(_)) => Err(refused(reason_or_default(String::new()))),
-                Err(why) => {
-                    let text = match why {
-                        Unanswered::NoFrontEnd => "harness9 has no model provider for sampling here and no one to approve it; the request was refused".to_string(),
-                        Unanswered::TimedOut(_) => format!("the sampling request was refused: {}", why.reason()),
-                    };
-                    h.note(&format!("the server asked the model for a message; {text}"));
-                    Err(refused(text))
-                }
-            }
-        })
-    }
-
-    fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
-        let roots = self.shared.roots();
-        Box::pin(async move { Ok(roots) })
-    }
-}
-
-fn reason_or_default(reason: String) -> String {
-    if reason.trim().is_empty() {
-        "the user refused the sampling request".into()
-    } else {
-        reason
     }
 }
