@@ -100,6 +100,31 @@ pub trait ClientHandler: Send + Sync + 'static {
     }
 }
 
+/// Accepts every form elicitation with nothing filled in but the schema's defaults
+/// (SEP-1034) and declines URL mode; handles nothing else. For unattended runs that must
+/// say yes (the conformance suite's `elicitation-sep1034-client-defaults`), never for a
+/// user's session, where the front end asks the user.
+pub struct AcceptDefaults;
+
+impl ClientHandler for AcceptDefaults {
+    fn handles(&self) -> Handles {
+        Handles {
+            elicitation_form: true,
+            ..Handles::default()
+        }
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> HandlerFuture<ElicitResult> {
+        let result = match request {
+            ElicitRequest::Form {
+                requested_schema, ..
+            } => ElicitResult::accept_form(&requested_schema, Map::new()),
+            ElicitRequest::Url { .. } => ElicitResult::decline(),
+        };
+        Box::pin(async move { Ok(result) })
+    }
+}
+
 fn not_handled<T: Send + 'static>(method: &str) -> HandlerFuture<T> {
     let error = RpcError {
         code: METHOD_NOT_FOUND,
@@ -112,6 +137,33 @@ fn not_handled<T: Send + 'static>(method: &str) -> HandlerFuture<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::FutureExt;
+
+    #[test]
+    fn accept_defaults_fills_in_every_default() {
+        let request = ElicitRequest::Form {
+            message: "m".into(),
+            requested_schema: json!({"type": "object", "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "status": {"type": "string", "enum": ["a", "b"], "default": "b"},
+                "none": {"type": "string"}
+            }}),
+        };
+        let result = AcceptDefaults
+            .elicit(request)
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(result).unwrap(),
+            json!({"action": "accept", "content": {"name": "John Doe", "age": 30, "status": "b"}})
+        );
+        assert_eq!(
+            AcceptDefaults.handles().capabilities(),
+            json!({"elicitation": {"form": {}}})
+        );
+    }
 
     #[test]
     fn capabilities_announce_exactly_what_is_handled() {

@@ -402,3 +402,54 @@ py      h9://notes/{name}  note  text/plain
         "error: harness9 does not support \"sampling/createMessage\"\n"
     );
 }
+
+/// `harness9 exec` with the model played by the stub, on the everything server.
+async fn exec_elicitation(answers: Option<&str>) -> (i32, String, String) {
+    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+    let p = everything().expect("checked by the caller");
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::tool("mcp__ev__trigger-elicitation-request", json!({})),
+            Reply::text("done"),
+        ],
+    )
+    .await;
+    let mut cmd = std::process::Command::new(super::harness9_bin());
+    cmd.args(["exec", "--yes", "--allow-tools", "mcp__ev__*", "ask me"])
+        .arg("--project")
+        .arg(p.path())
+        .env("HARNESS9_DATA_DIR", p.data.path())
+        .env("HARNESS9_CONFIG_DIR", p.data.path().join("config"))
+        .env("HARNESS9_PROVIDER", "openai")
+        .env("HARNESS9_MODEL", "stub-model")
+        .env("OPENAI_API_KEY", TEST_KEY)
+        .env("OPENAI_BASE_URL", stub.base_url())
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(std::process::Stdio::null());
+    if let Some(a) = answers {
+        let file = p.path().join("answers.json");
+        std::fs::write(&file, a).unwrap();
+        cmd.arg("--elicitation").arg(file);
+    }
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    (o.status.code().unwrap_or(-1), stdout(&o), stderr(&o))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_declines_elicitation_unless_answers_are_given() {
+    if everything().is_none() {
+        return;
+    }
+    let (code, out, err) = exec_elicitation(None).await;
+    assert_eq!((code, out.as_str()), (0, "done\n"), "{err}");
+    assert!(
+        err.contains("harness9: server \"ev\" asked for input (\"Please provide inputs for the following fields:\"); declined because no one can answer here. Pass --elicitation FILE (a JSON object of answers) to accept.\n"),
+        "{err}"
+    );
+    let (code, _, err) = exec_elicitation(Some(r#"{"name": "Ada"}"#)).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("answered from the elicitation file"), "{err}");
+}
