@@ -65,6 +65,20 @@ impl ElicitRequest {
         }
     }
 
+    /// The full domain (and port) of a URL elicitation's URL, to show the user before
+    /// they agree to open it; `None` for a form or a URL that does not parse.
+    pub fn url_domain(&self) -> Option<String> {
+        let ElicitRequest::Url { url, .. } = self else {
+            return None;
+        };
+        let parsed = reqwest::Url::parse(url).ok()?;
+        let host = parsed.host_str()?;
+        Some(match parsed.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        })
+    }
+
     pub fn mode(&self) -> &'static str {
         match self {
             ElicitRequest::Form { .. } => "form",
@@ -271,6 +285,17 @@ mod tests {
             "mode": "url", "message": "Sign", "url": "https://example.com/x", "elicitationId": "e1"
         }))
         .unwrap();
+        assert_eq!(url.url_domain().as_deref(), Some("example.com"));
+        let odd = ElicitRequest::Url {
+            message: String::new(),
+            url: "https://login.example.com.evil.test:8443/a?b#c".into(),
+            elicitation_id: String::new(),
+        };
+        assert_eq!(
+            odd.url_domain().as_deref(),
+            Some("login.example.com.evil.test:8443")
+        );
+        assert_eq!(form.url_domain(), None);
         assert_eq!(
             url,
             ElicitRequest::Url {

@@ -33,6 +33,9 @@ pub struct Ask {
     pub server: String,
     #[serde(flatten)]
     pub kind: AskKind,
+    /// For a URL elicitation: the URL's full domain, to show before the user agrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_domain: Option<String>,
     /// When the request reached the client (for the latency figure; not sent to UIs).
     #[serde(skip)]
     pub arrived: Instant,
@@ -174,10 +177,15 @@ impl AskQueue {
             };
         }
         let (tx, rx) = oneshot::channel();
+        let url_domain = match &kind {
+            AskKind::Elicitation { request } => request.url_domain(),
+            AskKind::Sampling { .. } => None,
+        };
         let ask = Ask {
             id,
             server: server.to_string(),
             kind,
+            url_domain,
             arrived: Instant::now(),
         };
         self.pending

@@ -175,7 +175,11 @@ impl ClientHandler for ServerHandler {
         Box::pin(async move {
             let (result, how) = match waiting.answer().await {
                 Ok(AskAnswer::Elicit(r)) => {
-                    let how = format!("{:?}", r.action).to_lowercase();
+                    let how = match r.action {
+                        ElicitAction::Accept => "accepted by the user",
+                        ElicitAction::Decline => "declined by the user",
+                        ElicitAction::Cancel => "cancelled by the user",
+                    };
                     let r = match (r.action, schema) {
                         (ElicitAction::Accept, Some(schema)) => {
                             ElicitResult::accept_form(&schema, r.content.unwrap_or_default())
@@ -186,7 +190,7 @@ impl ClientHandler for ServerHandler {
                             content: None,
                         },
                     };
-                    (r, format!("{how}ed by the user"))
+                    (r, how.to_string())
                 }
                 Ok(AskAnswer::Refuse(_)) | Ok(AskAnswer::Sample(_)) => {
                     (ElicitResult::decline(), "declined by the user".into())
