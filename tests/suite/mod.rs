@@ -16,6 +16,7 @@ mod provider_stub;
 mod real_servers;
 mod surface;
 mod surface_cli;
+mod surface_listing;
 mod tui;
 
 use std::path::{Path, PathBuf};
