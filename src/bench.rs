@@ -31,6 +31,9 @@ pub const SCENARIOS: [&str; 6] = [
     "fanout_start",
 ];
 
+/// Scenarios run only when named in `--scenarios` (outside the contract's default set).
+pub const EXTRA_SCENARIOS: [&str; 1] = ["big_features"];
+
 /// Fresh servers started (and timed) by `handshake`.
 const HANDSHAKE_REPS: usize = 20;
 /// Untimed calls before `seq_latency` starts timing.
@@ -142,10 +145,15 @@ fn parse_scenarios(list: Option<&str>) -> Result<Vec<&'static str>, String> {
     };
     let mut selected = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let Some(name) = SCENARIOS.iter().find(|s| **s == item) else {
+        let Some(name) = SCENARIOS
+            .iter()
+            .chain(&EXTRA_SCENARIOS)
+            .find(|s| **s == item)
+        else {
             return Err(format!(
-                "unknown scenario \"{item}\"; choose from {}",
-                SCENARIOS.join(", ")
+                "unknown scenario \"{item}\"; choose from {}, {}",
+                SCENARIOS.join(", "),
+                EXTRA_SCENARIOS.join(", ")
             ));
         };
         if !selected.contains(name) {
@@ -188,7 +196,7 @@ impl Sizes {
 }
 
 /// A scenario's figures: the fields after `"ok":true`, in output order.
-type Figures = Map<String, Value>;
+pub(crate) type Figures = Map<String, Value>;
 
 struct Bench {
     command: Vec<String>,
@@ -204,6 +212,17 @@ impl Bench {
             "big_list" => self.big_list().await,
             "big_result" => self.big_result().await,
             "fanout_start" => self.fanout_start().await,
+            "big_features" => {
+                use crate::bench_features as f;
+                let env = [
+                    (f::ENV_RESOURCES, f::BIG_RESOURCES.to_string()),
+                    (f::ENV_PROMPTS, f::BIG_PROMPTS.to_string()),
+                ];
+                let client = self.connect(&env).await?;
+                let result = f::big_features_on(&client).await;
+                client.close().await;
+                result
+            }
             other => Err(format!("unknown scenario {other}")),
         }
     }

@@ -1,6 +1,9 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod surface;
+pub use surface::FEATURES_WAIT;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -14,6 +14,7 @@ pub mod trust;
 pub use harness::{Harness, HarnessOptions};
 pub mod bench;
 pub mod bench_engine;
+mod bench_features;
 pub mod bench_http;
 pub mod engine;
 pub mod inspect;

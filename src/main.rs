@@ -80,6 +80,10 @@ enum McpCommand {
         tool: String,
         /// Arguments as a JSON object.
         args: Option<String>,
+        /// Answers to the server's questions (elicitation): a JSON object of field values.
+        /// Without it, every question is declined.
+        #[arg(long, value_name = "FILE")]
+        elicitation: Option<PathBuf>,
         #[command(flatten)]
         project: ProjectArgs,
     },
@@ -96,6 +100,8 @@ enum McpCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+    #[command(flatten)]
+    Surface(cli::surface::SurfaceCommand),
     /// Run harness9 as an MCP server on stdio with built-in tools confined to the project.
     Serve {
         #[command(flatten)]
@@ -170,8 +176,9 @@ fn main() {
             server,
             tool,
             args,
+            elicitation,
             project,
-        }) => cli::run_async(cli::call(project, server, tool, args)),
+        }) => cli::run_async(cli::call(project, server, tool, args, elicitation)),
         Command::Mcp(McpCommand::Serve { project }) => cli::run_async(cli::serve(project)),
         Command::Mcp(McpCommand::Login { server, project }) => {
             cli::run_async(cli::login::login(project, server))
@@ -179,6 +186,7 @@ fn main() {
         Command::Mcp(McpCommand::Logout { server, project }) => {
             cli::run_async(cli::login::logout(project, server))
         }
+        Command::Mcp(McpCommand::Surface(command)) => cli::run_async(cli::surface::run(command)),
         Command::Bench(BenchCommand::Mcp {
             scenarios,
             quick,

@@ -13,12 +13,16 @@
 //! listed as generic tools. A missing file means no overrides, so a test can change a
 //! tool's definition between runs without changing the command line.
 //!
-//! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools and
-//! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer.
+//! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools,
+//! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer, and `REFSERVER_RESOURCES=N`
+//! and `REFSERVER_PROMPTS=N` offer synthetic resources and prompts ([`features`]).
 //!
 //! All output goes through one buffered writer shared with the `sleep` worker
 //! threads. The main loop flushes only when no further complete request is
 //! buffered, so pipelined requests are answered in batches.
+
+#[path = "mcp-fixture/features.rs"]
+mod features;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -226,6 +230,8 @@ struct Params<'a> {
     #[serde(borrow)]
     name: Option<&'a RawValue>,
     #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow)]
     arguments: Option<Args<'a>>,
     #[serde(borrow, rename = "_meta")]
     meta: Option<Meta<'a>>,
@@ -248,6 +254,8 @@ struct Args<'a> {
     message: Option<&'a RawValue>,
     #[serde(borrow)]
     name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    topic: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -459,6 +467,7 @@ struct Server {
     tools: ToolList,
     pending: Vec<PendingCall>,
     server_requests: u64,
+    features: features::Features,
 }
 
 impl Server {
@@ -485,6 +494,7 @@ impl Server {
             "ping" | "logging/setLevel" => out.result(id, ["{}"]),
             "tools/list" => self.list_tools(out, id, &params),
             "tools/call" => self.call_tool(out, id, params),
+            other if self.features.handle(out, other, id, &params) => {}
             _ => out.error(id, -32601, &format!("Method not found: {method}"), None),
         }
     }
@@ -506,9 +516,11 @@ impl Server {
             (None, Some(asked)) if SUPPORTED_VERSIONS.contains(&asked.as_str()) => asked,
             _ => SUPPORTED_VERSIONS[0].to_string(),
         };
+        let mut capabilities = json!({"tools": {"listChanged": true}, "logging": {}});
+        self.features.declare(&mut capabilities);
         let result = json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}, "logging": {}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "mcp-fixture", "version": "0.1.0"},
         });
         out.result(id, [result.to_string().as_str()]);
@@ -855,6 +867,7 @@ fn main() {
         tools,
         pending: Vec::new(),
         server_requests: 0,
+        features: features::Features::from_env(),
     };
     serve(&mut server)
 }

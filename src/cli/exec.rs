@@ -41,6 +41,10 @@ pub struct ExecArgs {
     /// Continue the project's latest conversation instead of starting a new one.
     #[arg(long = "continue")]
     continue_latest: bool,
+    /// Answers to the servers' questions (elicitation): a JSON object of field values.
+    /// Without it, every question is declined.
+    #[arg(long, value_name = "FILE")]
+    elicitation: Option<std::path::PathBuf>,
     #[command(flatten)]
     project: ProjectArgs,
 }
@@ -52,6 +56,18 @@ pub async fn exec(args: ExecArgs) -> i32 {
     };
     let settings = match ProviderSettings::resolve(&overrides) {
         Ok(s) => s,
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let answers = match args
+        .elicitation
+        .as_deref()
+        .map(super::asks::read_answers)
+        .transpose()
+    {
+        Ok(a) => a,
         Err(e) => {
             eprintln!("harness9: {e}");
             return EXIT_USAGE;
@@ -104,6 +120,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
             return EXIT_FAILED;
         }
     };
+    let answerer = super::asks::answer_unattended(&harness, answers);
     let control = turn.control();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -185,6 +202,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
         }
     }
     ctrl_c.abort();
+    answerer.abort();
     harness.shutdown().await;
     code
 }

@@ -2,9 +2,11 @@
 //! for approval when needed, and prints a table or JSON. Exit codes: 0 success, 1 the
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
+pub mod asks;
 pub mod exec;
 pub mod login;
 pub mod pins;
+pub mod surface;
 
 use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
@@ -271,21 +273,44 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
             ToolSource::Builtin => None,
         })
         .collect();
+    let defs: std::collections::HashMap<(String, String), harness9::mcp::ToolDef> = harness
+        .tool_defs(server.as_deref())
+        .into_iter()
+        .map(|(s, d)| ((s, d.name.clone()), d))
+        .collect();
+    let def_of = |server: &String, tool: &String| defs.get(&(server.clone(), tool.clone()));
     if args.json {
         let out: Vec<Value> = rows
             .iter()
             .map(|(name, server, tool, spec)| {
-                json!({"name": name, "server": server, "tool": tool, "description": spec.description, "inputSchema": spec.input_schema})
+                let def = def_of(server, tool);
+                let mut row = json!({"name": name, "server": server, "tool": tool, "description": spec.description, "inputSchema": spec.input_schema});
+                if let Some(d) = def {
+                    row["title"] = json!(d.title);
+                    row["annotations"] = json!(d.annotations);
+                    row["marks"] = json!(d.hints().marks());
+                }
+                row
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out).expect("json"));
     } else {
+        let marks: Vec<String> = rows
+            .iter()
+            .map(|(_, server, tool, _)| {
+                def_of(server, tool).map_or(String::new(), |d| d.hints().marks().join(","))
+            })
+            .collect();
         let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
         let raw_width = rows.iter().map(|r| r.2.len()).max().unwrap_or(4).max(4);
-        println!("{:<width$}  {:<raw_width$}  DESCRIPTION", "NAME", "TOOL");
-        for (name, _, tool, spec) in &rows {
+        let marks_width = marks.iter().map(String::len).max().unwrap_or(5).max(5);
+        println!(
+            "{:<width$}  {:<raw_width$}  {:<marks_width$}  DESCRIPTION",
+            "NAME", "TOOL", "HINTS"
+        );
+        for ((name, _, tool, spec), marks) in rows.iter().zip(&marks) {
             let first = spec.description.lines().next().unwrap_or("");
-            println!("{name:<width$}  {tool:<raw_width$}  {first}");
+            println!("{name:<width$}  {tool:<raw_width$}  {marks:<marks_width$}  {first}");
         }
     }
     harness.shutdown().await;
@@ -297,7 +322,15 @@ pub async fn call(
     server: String,
     tool: String,
     arguments: Option<String>,
+    elicitation: Option<std::path::PathBuf>,
 ) -> i32 {
+    let answers = match elicitation.as_deref().map(asks::read_answers).transpose() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let arguments = match arguments.as_deref().map(serde_json::from_str::<Value>) {
         None => json!({}),
         Some(Ok(v @ Value::Object(_))) => v,
@@ -331,7 +364,9 @@ pub async fn call(
         timeout: None,
         progress: Some(tx),
     };
+    let answerer = asks::answer_unattended(&harness, answers);
     let outcome = harness.call_tool(&server, &tool, arguments, ctx).await;
+    answerer.abort();
     let _ = printer.await;
     let code = match outcome {
         Ok(result) => {
@@ -354,6 +389,7 @@ pub async fn call(
         }
         Err(e) => {
             eprintln!("harness9: {e}");
+            asks::explain_required_elicitations(&e);
             EXIT_FAILED
         }
     };

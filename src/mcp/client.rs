@@ -5,7 +5,9 @@
 //! task owns the receiving half, and when it ends every pending request fails at once with
 //! the reason (exit status and stderr tail on stdio). No lock is held across an `.await`.
 //! Every request goes out through [`Inner::encode_request`], the one place that can add
-//! per-request metadata when a second protocol era is spoken.
+//! per-request metadata when a second protocol era is spoken. Requests from the server go
+//! to the [`ClientHandler`] given at connect, each on its own task ([`served`]); resources,
+//! prompts and completion live in [`features`].
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -18,6 +20,12 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+mod features;
+mod served;
+#[cfg(test)]
+mod surface_tests;
+
+use super::handler::ClientHandler;
 use super::jsonrpc::{self, Inbound as Msg, Kind, RpcError};
 use super::log::{LogSource, ServerLog};
 use super::transport::{Connection, Inbound, TransportSender};
@@ -51,9 +59,9 @@ pub enum ClientError {
     #[error("the server speaks MCP protocol version {0}, which harness9 does not support (it supports {supported}); update the server or harness9", supported = SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
     UnsupportedVersion(String),
     #[error(
-        "the server repeated the tools/list cursor {0:?}; it is misbehaving (listing stopped)"
+        "the server repeated the {method} cursor {cursor:?}; it is misbehaving (listing stopped)"
     )]
-    RepeatedCursor(String),
+    RepeatedCursor { method: String, cursor: String },
     #[error("the request was cancelled")]
     Cancelled,
 }
@@ -74,6 +82,14 @@ pub(crate) fn fmt_duration(d: Duration) -> String {
 pub enum ClientEvent {
     /// `notifications/tools/list_changed`: list the tools again.
     ToolsChanged,
+    /// `notifications/resources/list_changed`: list the resources (and templates) again.
+    ResourcesChanged,
+    /// `notifications/resources/updated`: a subscribed resource changed; read it again.
+    ResourceUpdated { uri: String },
+    /// `notifications/prompts/list_changed`: list the prompts again.
+    PromptsChanged,
+    /// `notifications/elicitation/complete`: a URL elicitation finished out of band.
+    ElicitationComplete { elicitation_id: String },
     /// The connection ended; the text says why.
     Closed(String),
 }
@@ -251,6 +267,9 @@ struct Inner {
     events: broadcast::Sender<ClientEvent>,
     log: Arc<ServerLog>,
     name: String,
+    handler: Option<Arc<dyn ClientHandler>>,
+    /// Server requests being answered by the handler, by their id as JSON text.
+    served: served::Served,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -267,6 +286,20 @@ impl Client {
         name: &str,
         log: Arc<ServerLog>,
     ) -> Result<Client, ClientError> {
+        Client::connect_with(conn, name, log, None).await
+    }
+
+    /// [`Client::connect`] with a handler for the server's requests: `initialize`
+    /// announces exactly what it [handles](ClientHandler::handles).
+    pub async fn connect_with(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> Result<Client, ClientError> {
+        let capabilities = handler
+            .as_ref()
+            .map_or_else(|| json!({}), |h| h.handles().capabilities());
         let inner = Arc::new(Inner {
             sender: conn.sender,
             pending: Mutex::default(),
@@ -276,6 +309,8 @@ impl Client {
             events: broadcast::channel(64).0,
             log,
             name: name.to_string(),
+            handler,
+            served: served::Served::default(),
         });
         let reader_inner = inner.clone();
         let mut receiver = conn.receiver;
@@ -293,7 +328,7 @@ impl Client {
 
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
         });
         let body = match inner
@@ -396,7 +431,12 @@ impl Client {
             }
             match page.next_cursor {
                 None => return Ok(self.inner.without_repeats(tools)),
-                Some(c) if !seen.insert(c.clone()) => return Err(ClientError::RepeatedCursor(c)),
+                Some(c) if !seen.insert(c.clone()) => {
+                    return Err(ClientError::RepeatedCursor {
+                        method: "tools/list".into(),
+                        cursor: c,
+                    })
+                }
                 Some(c) => cursor = Some(c),
             }
         }
@@ -683,17 +723,7 @@ impl Inner {
                 };
                 self.answer(id, reply);
             }
-            Kind::Request { id, method, .. } => {
-                let outcome = match method.as_str() {
-                    "ping" => Ok(json!({})),
-                    other => Err(RpcError {
-                        code: jsonrpc::METHOD_NOT_FOUND,
-                        message: format!("harness9 does not support \"{other}\""),
-                        data: None,
-                    }),
-                };
-                let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
-            }
+            Kind::Request { id, method, params } => self.serve(id, &method, params),
             Kind::BadResponse { id, problem } => {
                 self.note_garbage(&format!("an invalid answer ({problem})"));
                 self.answer(id, Err(ReplyError::Invalid(problem)));
@@ -790,6 +820,34 @@ impl Inner {
             "notifications/tools/list_changed" => {
                 let _ = self.events.send(ClientEvent::ToolsChanged);
             }
+            "notifications/resources/list_changed" => {
+                let _ = self.events.send(ClientEvent::ResourcesChanged);
+            }
+            "notifications/prompts/list_changed" => {
+                let _ = self.events.send(ClientEvent::PromptsChanged);
+            }
+            "notifications/resources/updated" => {
+                if let Some(uri) = params.get("uri").and_then(Value::as_str) {
+                    let uri = uri.to_string();
+                    let _ = self.events.send(ClientEvent::ResourceUpdated { uri });
+                }
+            }
+            "notifications/elicitation/complete" => {
+                if let Some(id) = params.get("elicitationId").and_then(Value::as_str) {
+                    if let Some(h) = &self.handler {
+                        h.elicitation_complete(id);
+                    }
+                    let elicitation_id = id.to_string();
+                    let _ = self
+                        .events
+                        .send(ClientEvent::ElicitationComplete { elicitation_id });
+                }
+            }
+            "notifications/cancelled" => {
+                if let Some(id) = params.get("requestId") {
+                    self.served.cancel(&id.to_string());
+                }
+            }
             "notifications/message" => {
                 let level = params
                     .get("level")
@@ -834,6 +892,7 @@ impl Inner {
             let _ = tx.send(Err(ReplyError::Closed(reason.clone())));
         }
         self.progress.lock().expect("progress lock").clear();
+        self.served.cancel_all();
         let _ = self.events.send(ClientEvent::Closed(reason));
     }
 }

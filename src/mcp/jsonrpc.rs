@@ -16,6 +16,7 @@ pub struct RpcError {
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// One inbound message, borrowed from the line or body it was read from.
 #[derive(Debug, Deserialize)]

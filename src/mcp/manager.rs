@@ -27,9 +27,16 @@ use crate::tools::ToolRegistry;
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
+mod asks;
 mod auth;
+mod consent;
 mod pinning;
+mod surface;
+pub use asks::{Ask, AskAnswer, AskError, AskKind, AskQueue, Unanswered, DEFAULT_ASK_TIMEOUT};
 pub use pinning::AcceptError;
+pub use surface::{
+    FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
+};
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -248,6 +255,8 @@ struct Inner {
     listings: Mutex<BTreeMap<String, pinning::Listing>>,
     /// Credential store and settings shared by the remote servers' authorizers.
     auth: crate::mcp::auth::AuthContext,
+    /// Resources, prompts, roots and the consent queue ([`surface`]).
+    surface: surface::Surface,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -274,6 +283,7 @@ impl Manager {
                 registry,
                 pins: PinStore::beside(opts.approvals.path()),
                 listings: Mutex::default(),
+                surface: surface::Surface::new(project),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -644,6 +654,7 @@ impl Manager {
                 return;
             }
         };
+        self.follow_features(&name, gen, &client, cfg.startup_timeout);
         self.watch_events(&name, &cfg, client, gen).await;
     }
 
@@ -682,8 +693,9 @@ impl Manager {
             },
         );
         let steps = async {
+            let handler = self.client_handler(name, log.clone());
             let client = Arc::new(
-                Client::connect(conn, name, log)
+                Client::connect_with(conn, name, log, Some(handler))
                     .await
                     .map_err(|e| e.to_string())?,
             );
@@ -808,6 +820,13 @@ impl Manager {
                         }
                     }
                 }
+                // Resources, prompts and elicitations: the surface task follows these.
+                Ok(
+                    ClientEvent::ResourcesChanged
+                    | ClientEvent::ResourceUpdated { .. }
+                    | ClientEvent::PromptsChanged
+                    | ClientEvent::ElicitationComplete { .. },
+                ) => {}
                 Ok(ClientEvent::Closed(reason)) => {
                     self.on_closed(name, gen, reason);
                     self.maybe_restart(name, cfg, gen);

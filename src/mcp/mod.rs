@@ -3,8 +3,11 @@
 
 pub mod auth;
 pub mod client;
+pub mod features;
+pub mod handler;
 pub mod jsonrpc;
 pub mod log;
+pub mod requests;
 pub mod transport;
 pub mod types;
 

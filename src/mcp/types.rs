@@ -46,9 +46,11 @@ pub struct ToolDef {
     pub input_schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
-    /// Hints only: never trusted for security decisions.
+    /// Hints only: never trusted for security decisions (see [`ToolDef::hints`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<super::features::Icon>,
 }
 
 fn empty_object_schema() -> Value {
@@ -63,6 +65,11 @@ impl ToolDef {
             .and_then(|a| a.get("readOnlyHint"))
             .and_then(Value::as_bool)
             .unwrap_or(false)
+    }
+
+    /// The annotations with the spec's defaults (untrusted hints).
+    pub fn hints(&self) -> super::features::ToolAnnotations {
+        super::features::ToolAnnotations::from_value(self.annotations.as_ref())
     }
 }
 
@@ -347,7 +354,7 @@ impl CallToolResult {
     }
 }
 
-fn base64_len(data: &str) -> usize {
+pub(crate) fn base64_len(data: &str) -> usize {
     let pad = data.bytes().rev().take_while(|b| *b == b'=').count();
     ((data.len() / 4) * 3).saturating_sub(pad.min(2))
 }

@@ -8,6 +8,8 @@ stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
 /mcp, SSE at /sse with messages posted to /messages/).
 
 Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client.
+Resources: h9://readme (text), h9://pixel.png (binary), the template
+h9://notes/{name}. Prompt: review (code required, focus optional, focus completes).
 """
 
 from __future__ import annotations
@@ -55,6 +57,14 @@ class Weather(BaseModel):
 
 class Answer(BaseModel):
     answer: str
+
+
+class Profile(BaseModel):
+    """Every field has a default (SEP-1034)."""
+
+    name: str = "Ann"
+    age: int = 30
+    subscribe: bool = True
 
 
 @server.tool(description="Return the given text unchanged.")
@@ -109,11 +119,12 @@ async def notify_and_ask(ctx: Context) -> str:
 @server.tool(
     description=(
         "Make a server-to-client request (kind 'elicit' = elicitation/create, "
+        "'profile' = elicitation/create of a form whose fields all have defaults, "
         "'sample' = sampling/createMessage) and return what the client answered "
         "or the error text it got."
     )
 )
-async def ask_client(ctx: Context, kind: Literal["elicit", "sample"] = "elicit") -> str:
+async def ask_client(ctx: Context, kind: Literal["elicit", "profile", "sample"] = "elicit") -> str:
     try:
         if kind == "sample":
             from mcp_types import SamplingMessage, TextContent
@@ -124,10 +135,47 @@ async def ask_client(ctx: Context, kind: Literal["elicit", "sample"] = "elicit")
                 related_request_id=ctx.request_id,
             )
             return f"sampled: {result.model_dump_json(by_alias=True, exclude_none=True)}"
+        if kind == "profile":
+            profile = await ctx.elicit("Your profile?", Profile)
+            if profile.action == "accept":
+                return f"accept: {profile.data.model_dump_json()}"
+            return profile.action
         outcome = await ctx.elicit("What is the answer?", Answer)
         return f"elicited: {outcome.action}"
     except Exception as exc:  # noqa: BLE001 - the error text is the point
         return f"error: {exc}"
+
+
+@server.resource("h9://readme", name="readme", title="Read me", mime_type="text/plain")
+def readme() -> str:
+    return "harness9 python test server"
+
+
+@server.resource("h9://pixel.png", name="pixel", mime_type="image/png")
+def pixel() -> bytes:
+    return tiny_png()
+
+
+@server.resource("h9://notes/{name}", name="note", mime_type="text/plain")
+def note(name: str) -> str:
+    return f"note {name}"
+
+
+@server.prompt(title="Code review", description="Review a piece of code.")
+def review(code: str, focus: str = "correctness") -> str:
+    return f"Review this code for {focus}:\n{code}"
+
+
+FOCI = ["correctness", "security", "speed", "style"]
+
+
+@server.completion()
+async def complete(ref, argument, context):  # noqa: ANN001 - SDK callback
+    from mcp_types import Completion
+
+    if argument.name == "focus":
+        return Completion(values=[f for f in FOCI if f.startswith(argument.value)])
+    return None
 
 
 def main() -> None:

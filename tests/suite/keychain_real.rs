@@ -75,22 +75,6 @@ fn has_secret_service(bus: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
 }
 
-/// Whether the keyring's default collection exists yet: until it does, a new item lands
-/// in the session collection, which a later lookup in the default one does not see.
-fn has_default_collection(bus: &str) -> bool {
-    Command::new("dbus-send")
-        .args([
-            &format!("--bus={bus}"),
-            "--print-reply",
-            "--dest=org.freedesktop.secrets",
-            "/org/freedesktop/secrets",
-            "org.freedesktop.Secret.Service.ReadAlias",
-            "string:default",
-        ])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/"))
-}
-
 /// Whether the keyring's login collection is the default one yet.
 fn has_default_collection(bus: &str) -> bool {
     Command::new("dbus-send")

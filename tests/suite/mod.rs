@@ -18,6 +18,9 @@ mod memory;
 mod pins;
 mod provider_stub;
 mod real_servers;
+mod surface;
+mod surface_cli;
+mod surface_listing;
 mod tui;
 
 use std::path::{Path, PathBuf};

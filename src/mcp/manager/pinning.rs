@@ -115,6 +115,16 @@ impl Manager {
         self.set_state(name, gen, connected_state(&client, count));
     }
 
+    /// The tool definitions of the connected servers (or one), as listed, held ones too.
+    pub fn tool_defs(&self, server: Option<&str>) -> Vec<(String, ToolDef)> {
+        let listings = self.inner.listings.lock().expect("listings lock");
+        listings
+            .iter()
+            .filter(|(name, _)| server.is_none_or(|s| s == name.as_str()))
+            .flat_map(|(name, l)| l.defs.iter().map(|d| (name.clone(), d.clone())))
+            .collect()
+    }
+
     pub(super) fn forget_listing(&self, name: &str) {
         self.inner
             .listings

@@ -1,0 +1,113 @@
+//! Answers what servers ask when there is no one to ask (`harness9 exec`, `mcp call`):
+//! an elicitation is declined unless `--elicitation FILE` gave answers, a sampling request
+//! is refused, and each is reported on stderr with what to do instead.
+
+use std::path::Path;
+
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::requests::{missing_required, ElicitAction, ElicitRequest, ElicitResult};
+use harness9::Harness;
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+
+/// Reads an `--elicitation` file: one JSON object of field answers.
+pub fn read_answers(path: &Path) -> Result<Map<String, Value>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read the elicitation answers {}: {e}",
+            path.display()
+        )
+    })?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) | Err(_) => Err(format!(
+            "{} must hold one JSON object of answers, e.g. {{\"name\": \"Ada\", \"agree\": true}}",
+            path.display()
+        )),
+    }
+}
+
+/// Answers every ask of the harness until the returned task is aborted.
+pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>) -> JoinHandle<()> {
+    let mut asks = harness.subscribe_asks();
+    let answerer = harness.manager().asks().clone();
+    tokio::spawn(async move {
+        loop {
+            let pending: Vec<Ask> = asks.borrow_and_update().as_ref().clone();
+            for ask in pending {
+                let answer = decide(&ask, answers.as_ref());
+                let _ = answerer.answer(ask.id, answer);
+            }
+            if asks.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// What to answer, with a line on stderr saying what happened.
+fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
+    let server = &ask.server;
+    match &ask.kind {
+        AskKind::Elicitation {
+            request:
+                ElicitRequest::Form {
+                    message,
+                    requested_schema,
+                },
+        } => {
+            let Some(answers) = answers else {
+                eprintln!("harness9: server \"{server}\" asked for input ({message:?}); declined because no one can answer here. Pass --elicitation FILE (a JSON object of answers) to accept.");
+                return AskAnswer::Elicit(ElicitResult::decline());
+            };
+            let fields = requested_schema
+                .get("properties")
+                .and_then(Value::as_object);
+            let given: Map<String, Value> = answers
+                .iter()
+                .filter(|(k, _)| fields.is_none_or(|f| f.contains_key(*k)))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let result = ElicitResult::accept_form(requested_schema, given);
+            let content = result.content.clone().unwrap_or_default();
+            let missing = missing_required(requested_schema, &content);
+            if !missing.is_empty() {
+                eprintln!("harness9: server \"{server}\" asked for input ({message:?}); declined because the elicitation answers lack {}", missing.join(", "));
+                return AskAnswer::Elicit(ElicitResult::decline());
+            }
+            eprintln!("harness9: server \"{server}\" asked for input ({message:?}); answered from the elicitation file");
+            AskAnswer::Elicit(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(content),
+            })
+        }
+        AskKind::Elicitation {
+            request: ElicitRequest::Url { message, url, .. },
+        } => {
+            eprintln!("harness9: server \"{server}\" asked you to open {url} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.");
+            AskAnswer::Elicit(ElicitResult::decline())
+        }
+        AskKind::Sampling { .. } => {
+            eprintln!("harness9: server \"{server}\" asked the model for a message; refused (sampling needs a front end to approve it)");
+            AskAnswer::Refuse(
+                "harness9 cannot approve sampling requests in this command; the request was refused"
+                    .into(),
+            )
+        }
+    }
+}
+
+/// After a `-32042` error: the URLs the server wants the user to open first.
+pub fn explain_required_elicitations(error: &harness9::harness::CallError) {
+    use harness9::harness::CallError;
+    use harness9::mcp::ClientError;
+    use harness9::tools::ToolError;
+    let CallError::Tool(ToolError::Client(ClientError::Rpc { error, .. })) = error else {
+        return;
+    };
+    for e in harness9::mcp::requests::required_elicitations(error) {
+        if let ElicitRequest::Url { message, url, .. } = e {
+            eprintln!("harness9: the server needs you to open {url} first ({message:?}); open it if you trust it, then run again");
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The façade's share of the client surface beyond tools: resources, prompts, completion,
+//! logging levels, roots, and the consent queue through which servers ask the user
+//! (elicitation) or the model (sampling). Each method is one call on the manager.
+//!
+//! Consent model: every elicitation and sampling request becomes an [`Ask`] naming its
+//! server. A front end that wants to answer holds [`Harness::subscribe_asks`] (a new ask
+//! wakes it at once) and answers with [`Harness::answer_ask`]. When no front end holds
+//! one, nothing waits: an elicitation is declined and a sampling request refused, and the
+//! server is told so.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, watch};
+
+use super::Harness;
+use crate::mcp::features::{
+    Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
+};
+use crate::mcp::manager::{
+    Ask, AskAnswer, AskError, FeatureError, ServerFeatures, ServerPrompt, ServerResource,
+    ServerTemplate, SurfaceEvent,
+};
+use crate::mcp::requests::Root;
+use crate::mcp::ToolDef;
+
+/// How long a listing call waits for servers that connected but are still being listed.
+pub const FEATURES_WAIT: Duration = Duration::from_secs(30);
+
+impl Harness {
+    /// What each connected server (or one) offers beyond tools.
+    pub async fn features(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<(String, Arc<ServerFeatures>)>, FeatureError> {
+        self.manager.features(server, FEATURES_WAIT).await
+    }
+
+    /// Every resource of the connected servers (or of one), all pages.
+    pub async fn resources(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<ServerResource>, FeatureError> {
+        let all = self.features(server).await?;
+        Ok(all
+            .iter()
+            .flat_map(|(s, f)| {
+                f.resources.iter().map(|r| ServerResource {
+                    server: s.clone(),
+                    resource: r.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Every resource template of the connected servers (or of one).
+    pub async fn resource_templates(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<ServerTemplate>, FeatureError> {
+        let all = self.features(server).await?;
+        Ok(all
+            .iter()
+            .flat_map(|(s, f)| {
+                f.templates.iter().map(|t| ServerTemplate {
+                    server: s.clone(),
+                    template: t.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Every prompt of the connected servers (or of one).
+    pub async fn prompts(&self, server: Option<&str>) -> Result<Vec<ServerPrompt>, FeatureError> {
+        let all = self.features(server).await?;
+        Ok(all
+            .iter()
+            .flat_map(|(s, f)| {
+                f.prompts.iter().map(|p| ServerPrompt {
+                    server: s.clone(),
+                    prompt: p.clone(),
+                })
+            })
+            .collect())
+    }
+
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, FeatureError> {
+        self.manager.read_resource(server, uri).await
+    }
+
+    /// Updates of the resource arrive as [`SurfaceEvent::ResourceUpdated`].
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
+        self.manager.subscribe_resource(server, uri, true).await
+    }
+
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
+        self.manager.subscribe_resource(server, uri, false).await
+    }
+
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<GetPromptResult, FeatureError> {
+        self.manager.get_prompt(server, name, arguments).await
+    }
+
+    /// Suggestions for a prompt argument or a template variable, as typed so far.
+    pub async fn complete(
+        &self,
+        server: &str,
+        reference: &CompletionRef,
+        argument: &str,
+        value: &str,
+        context: &Map<String, Value>,
+    ) -> Result<Completion, FeatureError> {
+        self.manager
+            .complete(server, reference, argument, value, context)
+            .await
+    }
+
+    pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
+        self.manager.set_log_level(server, level).await
+    }
+
+    /// Listing changes, resource updates, finished URL elicitations.
+    pub fn subscribe_surface(&self) -> broadcast::Receiver<SurfaceEvent> {
+        self.manager.subscribe_surface()
+    }
+
+    /// The roots servers get: the project folder, then the extra roots.
+    pub fn roots(&self) -> Vec<Root> {
+        self.manager.roots()
+    }
+
+    /// Sets the extra roots; connected servers are told the roots changed.
+    pub fn set_extra_roots(&self, folders: &[PathBuf]) {
+        self.manager.set_extra_roots(folders)
+    }
+
+    /// The tool definitions as their servers listed them (annotations, titles, icons).
+    pub fn tool_defs(&self, server: Option<&str>) -> Vec<(String, ToolDef)> {
+        self.manager.tool_defs(server)
+    }
+
+    /// The asks waiting for the user; holding the receiver makes the caller a front end
+    /// (asks wait for its answer instead of getting their default at once).
+    pub fn subscribe_asks(&self) -> watch::Receiver<Arc<Vec<Ask>>> {
+        self.manager.asks().subscribe()
+    }
+
+    pub fn pending_asks(&self) -> Vec<Ask> {
+        self.manager.asks().pending().as_ref().clone()
+    }
+
+    pub fn answer_ask(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
+        self.manager.asks().answer(id, answer)
+    }
+
+    /// Announce sampling to servers started from now on (off by default): only when a
+    /// front end answers sampling asks.
+    pub fn set_sampling(&self, enabled: bool) {
+        self.manager.set_sampling(enabled)
+    }
+}

@@ -1,0 +1,330 @@
+//! The consent queue: what servers ask of the user (elicitation, sampling) waits here as
+//! an [`Ask`] until a front end answers it.
+//!
+//! Invariants: a front end is whoever holds a receiver from [`AskQueue::subscribe`]. When
+//! none does, an ask is never queued and gets its default at once (elicitation declined,
+//! sampling refused); otherwise it waits for [`AskQueue::answer`] up to
+//! [`DEFAULT_ASK_TIMEOUT`], then gets its default. The pending list goes out on a `watch`
+//! channel, so a new ask wakes every subscriber at once (no polling) and a slow one can
+//! never block a server. An ask whose request ends first (the server cancelled it, or
+//! went away) leaves the queue at once.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::{oneshot, watch};
+
+use crate::mcp::requests::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
+};
+
+/// How long an ask waits for a front end's answer before it gets its default.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// Something a server asks of the user.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Ask {
+    pub id: u64,
+    /// The server that asks (always shown to the user).
+    pub server: String,
+    #[serde(flatten)]
+    pub kind: AskKind,
+    /// For a URL elicitation: the URL's full domain, to show before the user agrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_domain: Option<String>,
+    /// When the request reached the client (for the latency figure; not sent to UIs).
+    #[serde(skip)]
+    pub arrived: Instant,
+}
+
+/// What is asked.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum AskKind {
+    /// Fill in a form, or agree to open a URL.
+    Elicitation { request: ElicitRequest },
+    /// Let the host's model answer these messages (shown with the system prompt and the
+    /// token limit before the user approves).
+    Sampling { request: Box<CreateMessageRequest> },
+}
+
+/// A front end's answer to an [`Ask`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskAnswer {
+    /// The answer to an elicitation (an accepted form gets the schema's defaults for the
+    /// fields left out).
+    Elicit(ElicitResult),
+    /// The approved answer to a sampling request.
+    Sample(CreateMessageResult),
+    /// No: an elicitation is declined, a sampling request refused with this reason.
+    Refuse(String),
+}
+
+/// Why an ask got its default instead of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unanswered {
+    /// No front end listens (`harness9 exec`, `mcp call`, a test without one).
+    NoFrontEnd,
+    /// A front end listens but nobody answered in time.
+    TimedOut(Duration),
+}
+
+impl Unanswered {
+    /// Why, in words for a log line or an error to the server.
+    pub fn reason(self) -> String {
+        match self {
+            Unanswered::NoFrontEnd => "no one can answer it here".into(),
+            Unanswered::TimedOut(t) => format!(
+                "the user did not answer within {}",
+                crate::mcp::client::fmt_duration(t)
+            ),
+        }
+    }
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AskError {
+    #[error(
+        "there is no pending request {0} (it was answered, cancelled by the server, or timed out)"
+    )]
+    Unknown(u64),
+    #[error("request {id} is {kind}; answer it with {expected}")]
+    WrongAnswer {
+        id: u64,
+        kind: &'static str,
+        expected: &'static str,
+    },
+}
+
+type Pending = BTreeMap<u64, (Ask, oneshot::Sender<AskAnswer>)>;
+
+/// The queue of one manager (all its servers).
+pub struct AskQueue {
+    next_id: AtomicU64,
+    pending: Mutex<Pending>,
+    published: watch::Sender<Arc<Vec<Ask>>>,
+    timeout: Mutex<Duration>,
+}
+
+impl Default for AskQueue {
+    fn default() -> Self {
+        AskQueue {
+            next_id: AtomicU64::new(1),
+            pending: Mutex::default(),
+            published: watch::channel(Arc::new(Vec::new())).0,
+            timeout: Mutex::new(DEFAULT_ASK_TIMEOUT),
+        }
+    }
+}
+
+/// One ask in the queue, from the side of the request that made it.
+pub(super) struct Waiting {
+    queue: Arc<AskQueue>,
+    id: u64,
+    rx: Option<oneshot::Receiver<AskAnswer>>,
+    timeout: Duration,
+}
+
+impl Waiting {
+    /// The front end's answer, or why there is none (then the default applies).
+    pub(super) async fn answer(mut self) -> Result<AskAnswer, Unanswered> {
+        let rx = self.rx.take().ok_or(Unanswered::NoFrontEnd)?;
+        match tokio::time::timeout(self.timeout, rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) | Err(_) => Err(Unanswered::TimedOut(self.timeout)),
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.rx.is_some() || self.queue.is_pending(self.id) {
+            self.queue.withdraw(self.id);
+        }
+    }
+}
+
+impl AskQueue {
+    /// Wakes on every change of the pending asks; holding one makes you a front end.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Vec<Ask>>> {
+        self.published.subscribe()
+    }
+
+    pub fn pending(&self) -> Arc<Vec<Ask>> {
+        self.published.borrow().clone()
+    }
+
+    /// How long asks wait for an answer (tests shorten it).
+    pub fn set_timeout(&self, timeout: Duration) {
+        *self.timeout.lock().expect("ask timeout lock") = timeout;
+    }
+
+    /// Queues an ask when a front end listens (else it is answered with its default).
+    pub(super) fn ask(self: &Arc<Self>, server: &str, kind: AskKind) -> Waiting {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let timeout = *self.timeout.lock().expect("ask timeout lock");
+        if self.published.receiver_count() == 0 {
+            return Waiting {
+                queue: self.clone(),
+                id,
+                rx: None,
+                timeout,
+            };
+        }
+        let (tx, rx) = oneshot::channel();
+        let url_domain = match &kind {
+            AskKind::Elicitation { request } => request.url_domain(),
+            AskKind::Sampling { .. } => None,
+        };
+        let ask = Ask {
+            id,
+            server: server.to_string(),
+            kind,
+            url_domain,
+            arrived: Instant::now(),
+        };
+        self.pending
+            .lock()
+            .expect("asks lock")
+            .insert(id, (ask, tx));
+        self.publish();
+        Waiting {
+            queue: self.clone(),
+            id,
+            rx: Some(rx),
+            timeout,
+        }
+    }
+
+    /// Answers a pending ask.
+    pub fn answer(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
+        let taken = {
+            let mut pending = self.pending.lock().expect("asks lock");
+            let Some((ask, _)) = pending.get(&id) else {
+                return Err(AskError::Unknown(id));
+            };
+            let fits = match (&ask.kind, &answer) {
+                (_, AskAnswer::Refuse(_)) => Ok(()),
+                (AskKind::Elicitation { .. }, AskAnswer::Elicit(_)) => Ok(()),
+                (AskKind::Sampling { .. }, AskAnswer::Sample(_)) => Ok(()),
+                (AskKind::Elicitation { .. }, AskAnswer::Sample(_)) => Err((
+                    "an elicitation",
+                    "an elicitation answer (accept, decline or cancel)",
+                )),
+                (AskKind::Sampling { .. }, AskAnswer::Elicit(_)) => {
+                    Err(("a sampling request", "a sampled message or a refusal"))
+                }
+            };
+            if let Err((kind, expected)) = fits {
+                return Err(AskError::WrongAnswer { id, kind, expected });
+            }
+            pending.remove(&id)
+        };
+        self.publish();
+        if let Some((_, tx)) = taken {
+            let _ = tx.send(answer);
+        }
+        Ok(())
+    }
+
+    fn is_pending(&self, id: u64) -> bool {
+        self.pending.lock().expect("asks lock").contains_key(&id)
+    }
+
+    fn withdraw(&self, id: u64) {
+        let removed = self.pending.lock().expect("asks lock").remove(&id);
+        if removed.is_some() {
+            self.publish();
+        }
+    }
+
+    fn publish(&self) {
+        let list: Vec<Ask> = {
+            let pending = self.pending.lock().expect("asks lock");
+            pending.values().map(|(a, _)| a.clone()).collect()
+        };
+        self.published.send_replace(Arc::new(list));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn form() -> AskKind {
+        AskKind::Elicitation {
+            request: ElicitRequest::Form {
+                message: "Name?".into(),
+                requested_schema: json!({"type": "object"}),
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn without_a_front_end_the_default_comes_at_once() {
+        let queue = Arc::new(AskQueue::default());
+        let waiting = queue.ask("s", form());
+        assert_eq!(waiting.answer().await, Err(Unanswered::NoFrontEnd));
+        assert!(queue.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_front_end_sees_the_ask_and_answers_it() {
+        let queue = Arc::new(AskQueue::default());
+        let mut rx = queue.subscribe();
+        let waiting = queue.ask("s", form());
+        rx.changed().await.unwrap();
+        let ask = rx.borrow_and_update()[0].clone();
+        assert_eq!(
+            serde_json::to_value(&ask).unwrap(),
+            json!({"id": ask.id, "server": "s", "kind": "elicitation", "request": {
+                "mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}
+            }})
+        );
+        let wrong = AskAnswer::Sample(CreateMessageResult {
+            role: "assistant".into(),
+            content: json!({"type": "text", "text": "x"}),
+            model: "m".into(),
+            stop_reason: None,
+        });
+        assert_eq!(
+            queue.answer(ask.id, wrong).unwrap_err().to_string(),
+            format!("request {} is an elicitation; answer it with an elicitation answer (accept, decline or cancel)", ask.id)
+        );
+        queue
+            .answer(ask.id, AskAnswer::Elicit(ElicitResult::cancel()))
+            .unwrap();
+        assert_eq!(
+            waiting.answer().await,
+            Ok(AskAnswer::Elicit(ElicitResult::cancel()))
+        );
+        assert!(queue.pending().is_empty());
+        assert_eq!(
+            queue.answer(ask.id, AskAnswer::Refuse(String::new())),
+            Err(AskError::Unknown(ask.id))
+        );
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_ask_leaves_the_queue() {
+        let queue = Arc::new(AskQueue::default());
+        let _rx = queue.subscribe();
+        let waiting = queue.ask("s", form());
+        assert_eq!(queue.pending().len(), 1);
+        drop(waiting);
+        assert!(queue.pending().is_empty());
+        queue.set_timeout(Duration::from_millis(10));
+        let waiting = queue.ask("s", form());
+        assert_eq!(
+            waiting.answer().await,
+            Err(Unanswered::TimedOut(Duration::from_millis(10)))
+        );
+        assert!(queue.pending().is_empty());
+    }
+}
