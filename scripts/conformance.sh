@@ -15,8 +15,8 @@
 # Prints one line per scenario, then `conformance: <set>: N passed, N failed[, N skipped]`
 # per set. Exit code 1 when a scenario we run fails.
 #
-# Skipped, and named: elicitation (server asks the user for input; not supported yet).
-# `--all` runs skipped scenarios as well (they fail).
+# Scenarios of features harness9 lacks would be skipped and named here (none today);
+# `--all` runs skipped scenarios as well.
 #
 # Installs, idempotently, into .deps/conformance and .deps/conformance-next: each suite and
 # Node 22 (the suite needs it; npm package `node`). Pins below; the transitive versions are
@@ -49,7 +49,6 @@ done
 # Not implemented yet: skipped unless --all.
 unsupported_reason() {
     case "$1" in
-    elicitation-*) echo "elicitation (server asks the user for input) is not supported yet" ;;
     *) echo "" ;;
     esac
 }

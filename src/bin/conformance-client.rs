@@ -139,7 +139,14 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let (conn, kind) = http::connect(&spec, log.clone())?;
     let client = tokio::time::timeout(
         Duration::from_secs(20),
-        Client::connect(conn, "conformance", log.clone()),
+        // Elicitation is answered as a user who accepts every form as offered: the
+        // schema's defaults filled in (SEP-1034).
+        Client::connect_with(
+            conn,
+            "conformance",
+            log.clone(),
+            Some(Arc::new(harness9::mcp::handler::AcceptDefaults)),
+        ),
     )
     .await
     .map_err(|_| "initialize did not finish within 20 s".to_string())?
