@@ -247,3 +247,62 @@ async fn concurrent_refusals_cause_one_refresh() {
     );
     c.close().await;
 }
+
+/// Waits until the fixture's token endpoint has seen `n` refresh requests.
+async fn wait_for_refreshes(fx: &Fixture, n: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while grants(fx)
+        .await
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count()
+        < n
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no refresh reached the token endpoint"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_under_way_when_the_connection_closes_is_still_kept() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let c = connect(&url, Authorizer::new(&url, None, ctx.clone()))
+        .await
+        .unwrap();
+    // The server stops taking the token and answers the refresh late: the refresh token
+    // sent is spent before its answer arrives.
+    post(&fx, "/as/expire-access").await;
+    post(&fx, "/as/slow-token?ms=700").await;
+    let c = Arc::new(c);
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { echo(&c).await }
+    });
+    wait_for_refreshes(&fx, 1).await;
+    c.close().await;
+    let _ = call.await;
+
+    // The next start (a new process, say) still has a working sign-in: its refresh
+    // token is the one the server issued last.
+    post(&fx, "/as/slow-token?ms=0").await;
+    post(&fx, "/as/expire-access").await;
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = connect(&url, a.clone())
+        .await
+        .expect("still signed in after the connection closed mid-refresh");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(
+        grants(&fx).await,
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(a.needs_auth(), None);
+    c.close().await;
+}

@@ -75,8 +75,8 @@ fn has_secret_service(bus: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
 }
 
-/// Whether the keyring's default collection exists yet: until it does, a new item lands
-/// in the session collection, which a later lookup in the default one does not see.
+/// Whether the keyring's default collection (the login keyring, unlocked with the
+/// throwaway password) exists yet: until it does, a write has nowhere to go.
 fn has_default_collection(bus: &str) -> bool {
     Command::new("dbus-send")
         .args([
@@ -89,21 +89,6 @@ fn has_default_collection(bus: &str) -> bool {
         ])
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/"))
-}
-
-/// Whether the keyring's login collection is the default one yet.
-fn has_default_collection(bus: &str) -> bool {
-    Command::new("dbus-send")
-        .args([
-            &format!("--bus={bus}"),
-            "--print-reply",
-            "--dest=org.freedesktop.secrets",
-            "/org/freedesktop/secrets",
-            "org.freedesktop.Secret.Service.ReadAlias",
-            "string:default",
-        ])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/login"))
 }
 
 fn keyring(bus: &str, home: &Path) -> Killed {

@@ -20,17 +20,19 @@ pub mod challenge;
 pub mod discovery;
 pub mod flow;
 pub mod pkce;
+mod refresh;
 pub mod register;
 pub mod store;
 pub mod token;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
 pub use browser::SystemOpener;
+pub use refresh::REFRESH_SETTLE_TIMEOUT;
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
 /// The `"oauth"` object of an HTTP server's `.mcp.json` entry (`${VAR}` expanded).
@@ -100,6 +102,8 @@ struct AuthState {
 /// The authorization state of one HTTP server connection; shared by the transport (which
 /// asks for headers and reports refusals) and the manager (which shows the state).
 pub struct Authorizer {
+    /// Itself, for the task a refresh runs in.
+    me: Weak<Authorizer>,
     server_url: String,
     /// The canonical server URL: the RFC 8707 resource and the key of its tokens.
     resource_key: String,
@@ -108,8 +112,9 @@ pub struct Authorizer {
     opener: Mutex<Option<Arc<dyn Opener>>>,
     needs_auth: Mutex<Option<String>>,
     state: Mutex<AuthState>,
-    /// Serialises refreshes and sign-ins: concurrent refusals cause one of them.
-    serial: tokio::sync::Mutex<()>,
+    /// Serialises refreshes and sign-ins: concurrent refusals cause one of them. A refresh
+    /// holds it until its tokens are kept, even when the request that asked is gone.
+    serial: Arc<tokio::sync::Mutex<()>>,
     http: std::sync::OnceLock<reqwest::Client>,
 }
 
@@ -117,7 +122,8 @@ impl Authorizer {
     pub fn new(server_url: &str, oauth: Option<OAuthConfig>, ctx: AuthContext) -> Arc<Authorizer> {
         let resource_key = resource_key(server_url);
         let tokens = ctx.store.tokens(&resource_key);
-        Arc::new(Authorizer {
+        Arc::new_cyclic(|me| Authorizer {
+            me: me.clone(),
             server_url: server_url.to_string(),
             resource_key,
             oauth,
@@ -128,7 +134,7 @@ impl Authorizer {
                 tokens,
                 discovered: None,
             }),
-            serial: tokio::sync::Mutex::new(()),
+            serial: Arc::new(tokio::sync::Mutex::new(())),
             http: std::sync::OnceLock::new(),
         })
     }
@@ -155,11 +161,11 @@ impl Authorizer {
         if !self.expiring() {
             return;
         }
-        let _serial = self.serial.lock().await;
+        let serial = self.serial.clone().lock_owned().await;
         if !self.expiring() {
             return; // refreshed meanwhile
         }
-        if let Err(e) = self.refresh().await {
+        if let (Err(e), _) = self.refresh_kept(serial).await {
             tracing::info!(
                 "refreshing the access token of {} failed: {e}",
                 self.server_url
@@ -189,7 +195,7 @@ impl Authorizer {
         used: Option<&HeaderValue>,
     ) -> Result<(), AuthError> {
         let ch = challenge::bearer(headers).unwrap_or_default();
-        let _serial = self.serial.lock().await;
+        let mut serial = self.serial.clone().lock_owned().await;
         let current = self.header();
         if current.is_some()
             && current.as_ref().map(HeaderValue::as_bytes) != used.map(HeaderValue::as_bytes)
@@ -219,7 +225,12 @@ impl Authorizer {
         }
         if let Some(t) = &held {
             if t.refresh_token.is_some() && used.is_some() {
-                match self.refresh().await {
+                let (refreshed, back) = self.refresh_kept(serial).await;
+                serial = match back {
+                    Some(g) => g,
+                    None => self.serial.clone().lock_owned().await,
+                };
+                match refreshed {
                     Ok(()) => return Ok(()),
                     Err(e) => tracing::info!(
                         "refreshing the access token of {} failed: {e}",
@@ -236,7 +247,9 @@ impl Authorizer {
         if held.is_some() {
             self.forget_tokens().await;
         }
-        self.sign_in_inline(&ch, &[], why.to_string()).await
+        let signed_in = self.sign_in_inline(&ch, &[], why.to_string()).await;
+        drop(serial);
+        signed_in
     }
 
     /// Signs in now when an opener is set; else records `why` and fails.
@@ -267,56 +280,6 @@ impl Authorizer {
         .await?;
         self.keep(tokens, Some(disc)).await;
         Ok(())
-    }
-
-    /// Refreshes the held token; on a refusal forgets the tokens.
-    async fn refresh(&self) -> Result<(), AuthError> {
-        let (held, disc) = {
-            let st = self.state.lock().expect("auth state lock");
-            (st.tokens.clone(), st.discovered.clone())
-        };
-        let Some(held) = held else {
-            return Err(AuthError("not signed in".into()));
-        };
-        let http = self.http()?;
-        let disc = match disc {
-            Some(d) if d.meta.issuer == held.issuer => d,
-            _ => flow::discover(&http, &self.server_url, None).await?,
-        };
-        let Some(client) = register::known_client(&self.ctx, &disc.meta, self.oauth.as_ref())
-        else {
-            return Err(AuthError(
-                "no client registration is kept for the authorization server; sign in again".into(),
-            ));
-        };
-        match token::refresh(&http, &disc.meta, &client, &held, &disc.resource).await {
-            Ok(t) => {
-                self.keep(t, Some(disc)).await;
-                Ok(())
-            }
-            Err(e) => {
-                if e.code.is_some() {
-                    self.forget_tokens().await;
-                }
-                Err(e.into())
-            }
-        }
-    }
-
-    async fn keep(&self, tokens: StoredTokens, disc: Option<flow::Discovered>) {
-        {
-            let mut st = self.state.lock().expect("auth state lock");
-            st.tokens = Some(tokens.clone());
-            if disc.is_some() {
-                st.discovered = disc;
-            }
-        }
-        *self.needs_auth.lock().expect("needs_auth lock") = None;
-        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
-        let saved = tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens)).await;
-        if let Ok(Err(e)) = saved {
-            tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
-        }
     }
 
     async fn forget_tokens(&self) {
