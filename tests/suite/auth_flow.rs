@@ -168,37 +168,54 @@ async fn sign_in_then_requests_refresh_and_finally_need_sign_in_again() {
     c.close().await;
 }
 
+/// The fixture's requests in order: `token` for the token endpoint, the method for the
+/// MCP requests that carried a token.
+async fn order(fx: &Fixture) -> Vec<String> {
+    fx.journal()
+        .await
+        .iter()
+        .filter_map(
+            |e| match (e["path"].as_str(), e["body"]["method"].as_str()) {
+                (Some("/as/token"), _) => Some("token".to_string()),
+                (Some("/oauth/json"), Some(m)) if e["headers"]["authorization"].is_string() => {
+                    Some(m.to_string())
+                }
+                _ => None,
+            },
+        )
+        .collect()
+}
+
 #[tokio::test]
-async fn a_token_about_to_expire_is_refreshed_before_the_request() {
-    let fx = Fixture::start_with(&["--token-ttl", "30"]).await;
+async fn a_short_lived_token_is_used_first_and_refreshed_in_the_last_half_of_its_life() {
+    // Four-second tokens: well under the refresh margin of a minute.
+    let fx = Fixture::start_with(&["--token-ttl", "4"]).await;
     let url = fx.url("/oauth/json");
     let ctx = ctx();
     auth::sign_in(&url, None, &ctx, Arc::new(Headless))
         .await
         .unwrap();
-    let a = Authorizer::new(&url, None, ctx.clone());
-    let c = connect(&url, a).await.expect("connects");
-    let j = fx.journal().await;
-    let order: Vec<&str> = j
-        .iter()
-        .filter_map(
-            |e| match (e["path"].as_str(), e["body"]["method"].as_str()) {
-                (Some("/as/token"), _) => Some("token"),
-                (Some("/oauth/json"), Some("initialize"))
-                    if e["headers"]["authorization"].is_string() =>
-                {
-                    Some("initialize")
-                }
-                _ => None,
-            },
-        )
-        .collect();
-    // The code exchange, then a refresh before the first request (the token had less than
-    // a minute left).
-    assert_eq!(&order[..3], ["token", "token", "initialize"], "{j:#?}");
+    let c = connect(&url, Authorizer::new(&url, None, ctx.clone()))
+        .await
+        .expect("connects");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
     assert_eq!(
-        &grants(&fx).await[..2],
-        ["authorization_code", "refresh_token"]
+        grants(&fx).await,
+        ["authorization_code"],
+        "a token just issued is used, not refreshed: {:?}",
+        order(&fx).await
+    );
+
+    // Past half its lifetime: one refresh, before the request (not after a refusal).
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+    let order = order(&fx).await;
+    assert_eq!(
+        &order[order.len() - 3..],
+        ["token", "tools/call", "tools/call"],
+        "{order:?}"
     );
     c.close().await;
 }

@@ -32,7 +32,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
 pub use browser::SystemOpener;
-pub use refresh::REFRESH_SETTLE_TIMEOUT;
+pub use refresh::{refresh_margin, REFRESH_MARGIN_SECS, REFRESH_SETTLE_TIMEOUT};
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
 /// The `"oauth"` object of an HTTP server's `.mcp.json` entry (`${VAR}` expanded).
@@ -87,9 +87,6 @@ pub struct SignedIn {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct AuthError(pub String);
-
-/// A token expiring within this is refreshed before the next request.
-pub const REFRESH_MARGIN_SECS: u64 = 60;
 
 /// What an authorizer holds between requests.
 #[derive(Default)]
@@ -173,13 +170,13 @@ impl Authorizer {
         }
     }
 
-    /// Whether the held token expires within [`REFRESH_MARGIN_SECS`] and can be refreshed.
+    /// Whether the held token expires within its [`refresh_margin`] and can be refreshed.
     fn expiring(&self) -> bool {
         let st = self.state.lock().expect("auth state lock");
         st.tokens.as_ref().is_some_and(|t| {
             t.refresh_token.is_some()
                 && t.expires_at
-                    .is_some_and(|e| e <= token::now() + REFRESH_MARGIN_SECS)
+                    .is_some_and(|e| e <= token::now() + refresh_margin(t))
         })
     }
 

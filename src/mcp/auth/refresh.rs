@@ -1,4 +1,5 @@
-//! Refreshing an authorizer's tokens so that a refresh is never lost halfway.
+//! Refreshing an authorizer's tokens: when ([`refresh_margin`]: shortly before expiry,
+//! never for a token that was just issued), and so that a refresh is never lost halfway.
 //!
 //! Authorization servers rotate refresh tokens: once the token endpoint has answered a
 //! refresh, the refresh token that was sent is spent. So a refresh, once started, runs to
@@ -13,6 +14,22 @@ use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 
 use super::{flow, register, token, AuthError, Authorizer, StoredTokens};
+
+/// A token expiring within this is refreshed before the next request; a short-lived one
+/// only in the last half of its lifetime ([`refresh_margin`]).
+pub const REFRESH_MARGIN_SECS: u64 = 60;
+
+/// How long before it expires a token is refreshed: [`REFRESH_MARGIN_SECS`], but at most
+/// half its lifetime, so that a token that lives less than twice the margin is used
+/// before it is refreshed (not refreshed by every request).
+pub fn refresh_margin(t: &StoredTokens) -> u64 {
+    match (t.issued_at, t.expires_at) {
+        (Some(issued), Some(expires)) => {
+            REFRESH_MARGIN_SECS.min(expires.saturating_sub(issued) / 2)
+        }
+        _ => REFRESH_MARGIN_SECS,
+    }
+}
 
 /// How long closing a connection waits for a refresh in flight to be answered and kept.
 pub const REFRESH_SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -109,5 +126,36 @@ impl Authorizer {
         if let Ok(Err(e)) = saved {
             tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lasting(issued_at: Option<u64>, lifetime: Option<u64>) -> StoredTokens {
+        StoredTokens {
+            access_token: "a".into(),
+            refresh_token: Some("r".into()),
+            expires_at: lifetime.map(|l| 1_000 + l),
+            issued_at,
+            scopes: Vec::new(),
+            issuer: "https://auth.example".into(),
+        }
+    }
+
+    #[test]
+    fn the_margin_is_at_most_half_the_lifetime() {
+        assert_eq!(refresh_margin(&lasting(Some(1_000), Some(3_600))), 60);
+        assert_eq!(refresh_margin(&lasting(Some(1_000), Some(120))), 60);
+        assert_eq!(refresh_margin(&lasting(Some(1_000), Some(30))), 15);
+        assert_eq!(refresh_margin(&lasting(Some(1_000), Some(3))), 1);
+        assert_eq!(refresh_margin(&lasting(Some(1_000), Some(1))), 0);
+        // Kept by an older version (no issue time), or no expiry given: the full margin.
+        assert_eq!(refresh_margin(&lasting(None, Some(3))), REFRESH_MARGIN_SECS);
+        assert_eq!(
+            refresh_margin(&lasting(Some(1_000), None)),
+            REFRESH_MARGIN_SECS
+        );
     }
 }

@@ -47,6 +47,10 @@ pub struct StoredTokens {
     /// Seconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When they were issued, in seconds since the Unix epoch (with `expires_at`, the
+    /// access token's lifetime); unknown for tokens kept by older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
     #[serde(default)]
     pub scopes: Vec<String>,
     /// The authorization server that issued them.

@@ -5,6 +5,7 @@ fn tokens(access: &str) -> StoredTokens {
         access_token: access.into(),
         refresh_token: Some(format!("refresh-{access}")),
         expires_at: Some(1_900_000_000),
+        issued_at: Some(1_899_996_400),
         scopes: vec!["read".into()],
         issuer: "https://auth.example".into(),
     }
