@@ -265,19 +265,13 @@ async fn concurrent_refusals_cause_one_refresh() {
     c.close().await;
 }
 
-/// Waits until the fixture's token endpoint has seen `n` refresh requests.
-async fn wait_for_refreshes(fx: &Fixture, n: usize) {
+/// Waits until the fixture's token endpoint has seen `n` requests with `grant`.
+async fn wait_for_grants(fx: &Fixture, grant: &str, n: usize) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while grants(fx)
-        .await
-        .iter()
-        .filter(|g| *g == "refresh_token")
-        .count()
-        < n
-    {
+    while grants(fx).await.iter().filter(|g| *g == grant).count() < n {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "no refresh reached the token endpoint"
+            "no {grant} request reached the token endpoint"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -303,7 +297,7 @@ async fn a_refresh_under_way_when_the_connection_closes_is_still_kept() {
         let c = c.clone();
         async move { echo(&c).await }
     });
-    wait_for_refreshes(&fx, 1).await;
+    wait_for_grants(&fx, "refresh_token", 1).await;
     c.close().await;
     let _ = call.await;
 
@@ -322,4 +316,86 @@ async fn a_refresh_under_way_when_the_connection_closes_is_still_kept() {
     );
     assert_eq!(a.needs_auth(), None);
     c.close().await;
+}
+
+#[tokio::test]
+async fn a_refresh_that_ends_after_a_sign_out_does_not_bring_the_tokens_back() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = Arc::new(connect(&url, a.clone()).await.unwrap());
+    post(&fx, "/as/expire-access").await;
+    post(&fx, "/as/slow-token?ms=700").await;
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { echo(&c).await }
+    });
+    // The user signs out while the refresh is on its way.
+    wait_for_grants(&fx, "refresh_token", 1).await;
+    assert!(auth::sign_out(&url, &ctx).await.unwrap());
+
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.contains("the server requires sign-in"), "{err}");
+    assert!(a.needs_auth().is_some());
+    assert_eq!(a.signed_in(), None);
+    c.close().await;
+    assert!(ctx.store.tokens(&url).is_none(), "the sign-out stays");
+    assert_eq!(Authorizer::new(&url, None, ctx.clone()).signed_in(), None);
+}
+
+#[tokio::test]
+async fn an_inline_sign_in_that_ends_after_a_sign_out_keeps_nothing() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    a.set_opener(Some(Arc::new(Headless)));
+    post(&fx, "/as/slow-token?ms=700").await;
+    let connecting = tokio::spawn({
+        let (url, a) = (url.clone(), a.clone());
+        async move { connect(&url, a).await.map(|_| ()) }
+    });
+    // The user signs out while the code is being exchanged for tokens.
+    wait_for_grants(&fx, "authorization_code", 1).await;
+    auth::sign_out(&url, &ctx).await.unwrap();
+
+    let err = connecting.await.unwrap().unwrap_err();
+    assert!(err.contains("signed out"), "{err}");
+    assert!(ctx.store.tokens(&url).is_none(), "the sign-out stays");
+    assert_eq!(a.signed_in(), None);
+}
+
+#[tokio::test]
+async fn a_refused_refresh_keeps_tokens_kept_elsewhere_meanwhile() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    // Two authorizers (two processes, say) start from the same tokens; the first
+    // refreshes them, which spends the refresh token the second holds.
+    let first = Authorizer::new(&url, None, ctx.clone());
+    let second = Authorizer::new(&url, None, ctx.clone());
+    let c1 = connect(&url, first).await.unwrap();
+    post(&fx, "/as/expire-access").await;
+    assert_eq!(echo(&c1).await.unwrap(), "hi");
+    let refreshed = ctx.store.tokens(&url).expect("kept");
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+
+    // The second one's token is refused: it takes the tokens kept meanwhile instead of
+    // refreshing with a spent refresh token (and forgetting the sign-in).
+    let c2 = connect(&url, second.clone())
+        .await
+        .expect("connects with the tokens kept meanwhile");
+    assert_eq!(echo(&c2).await.unwrap(), "hi");
+    assert_eq!(ctx.store.tokens(&url), Some(refreshed));
+    assert_eq!(second.needs_auth(), None);
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+    c1.close().await;
+    c2.close().await;
 }

@@ -94,6 +94,9 @@ struct AuthState {
     tokens: Option<StoredTokens>,
     /// What the last discovery found (reused by refreshes and step-ups).
     discovered: Option<flow::Discovered>,
+    /// What the store held when this authorizer last read or wrote it: a refresh or
+    /// sign-in keeps its tokens only while the store still holds these.
+    kept: Option<StoredTokens>,
 }
 
 /// The authorization state of one HTTP server connection; shared by the transport (which
@@ -128,6 +131,7 @@ impl Authorizer {
             opener: Mutex::new(None),
             needs_auth: Mutex::new(None),
             state: Mutex::new(AuthState {
+                kept: tokens.clone(),
                 tokens,
                 discovered: None,
             }),
@@ -241,8 +245,10 @@ impl Authorizer {
         } else {
             "not signed in"
         };
-        if held.is_some() {
-            self.forget_tokens().await;
+        if let Some(held) = held {
+            if self.forget_refused(held).await {
+                return Ok(()); // newer tokens were kept meanwhile (elsewhere): try those
+            }
         }
         let signed_in = self.sign_in_inline(&ch, &[], why.to_string()).await;
         drop(serial);
@@ -258,11 +264,10 @@ impl Authorizer {
     ) -> Result<(), AuthError> {
         let opener = self.opener.lock().expect("opener lock").clone();
         let Some(opener) = opener else {
-            *self.needs_auth.lock().expect("needs_auth lock") = Some(why.clone());
-            return Err(AuthError(format!(
-                "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
-            )));
+            return Err(self.needs_sign_in(why));
         };
+        let since = self.ctx.store.sign_outs(&self.resource_key);
+        let kept = self.state.lock().expect("auth state lock").kept.clone();
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
         let tokens = flow::run(
@@ -275,14 +280,16 @@ impl Authorizer {
             opener,
         )
         .await?;
-        self.keep(tokens, Some(disc)).await;
-        Ok(())
+        self.keep(tokens, Some(disc), kept, since).await
     }
 
-    async fn forget_tokens(&self) {
-        self.state.lock().expect("auth state lock").tokens = None;
-        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
-        let _ = tokio::task::spawn_blocking(move || store.forget_tokens(&key)).await;
+    /// Records that the user must sign in (`why`, for the status); the error to fail with.
+    fn needs_sign_in(&self, why: String) -> AuthError {
+        let text = format!(
+            "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
+        );
+        *self.needs_auth.lock().expect("needs_auth lock") = Some(why);
+        AuthError(text)
     }
 
     fn http(&self) -> Result<reqwest::Client, AuthError> {
@@ -299,7 +306,11 @@ impl Authorizer {
     pub fn reload(&self) {
         let tokens = self.ctx.store.tokens(&self.resource_key);
         let found = tokens.is_some();
-        self.state.lock().expect("auth state lock").tokens = tokens;
+        {
+            let mut st = self.state.lock().expect("auth state lock");
+            st.kept = tokens.clone();
+            st.tokens = tokens;
+        }
         if found {
             *self.needs_auth.lock().expect("needs_auth lock") = None;
         }

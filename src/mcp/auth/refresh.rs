@@ -78,10 +78,21 @@ impl Authorizer {
         }
     }
 
-    /// Refreshes the held token; on a refusal forgets the tokens.
+    /// Refreshes the held token; on a refusal forgets the tokens. Takes what the store
+    /// holds first when that changed meanwhile (a refresh, sign-in or sign-out elsewhere).
     async fn refresh(&self) -> Result<(), AuthError> {
+        let since = self.ctx.store.sign_outs(&self.resource_key);
+        let stored = self.stored().await;
         let (held, disc) = {
-            let st = self.state.lock().expect("auth state lock");
+            let mut st = self.state.lock().expect("auth state lock");
+            if stored != st.kept {
+                st.tokens = stored.clone();
+                st.kept = stored.clone();
+                return match stored {
+                    Some(_) => Ok(()),
+                    None => Err(AuthError("signed out".into())),
+                };
+            }
             (st.tokens.clone(), st.discovered.clone())
         };
         let Some(held) = held else {
@@ -99,33 +110,96 @@ impl Authorizer {
             ));
         };
         match token::refresh(&http, &disc.meta, &client, &held, &disc.resource).await {
-            Ok(t) => {
-                self.keep(t, Some(disc)).await;
-                Ok(())
-            }
+            Ok(t) => self.keep(t, Some(disc), stored, since).await,
             Err(e) => {
-                if e.code.is_some() {
-                    self.forget_tokens().await;
+                if e.code.is_some() && self.forget_refused(held).await {
+                    return Ok(()); // newer tokens were kept meanwhile: use those
                 }
                 Err(e.into())
             }
         }
     }
 
-    pub(super) async fn keep(&self, tokens: StoredTokens, disc: Option<flow::Discovered>) {
-        {
-            let mut st = self.state.lock().expect("auth state lock");
-            st.tokens = Some(tokens.clone());
-            if disc.is_some() {
-                st.discovered = disc;
+    /// Holds `tokens` and keeps them in the store, unless the store no longer holds
+    /// `expected` or a sign-out happened since [`super::CredentialStore::sign_outs`] said
+    /// `since`: then this authorizer takes what the store holds, and fails when that is
+    /// nothing (the user signed out meanwhile). A store that cannot be written is only
+    /// warned about (the tokens are held for this connection).
+    pub(super) async fn keep(
+        &self,
+        tokens: StoredTokens,
+        disc: Option<flow::Discovered>,
+        expected: Option<StoredTokens>,
+        since: u64,
+    ) -> Result<(), AuthError> {
+        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
+        let saving = tokens.clone();
+        let saved = tokio::task::spawn_blocking(move || {
+            store.save_tokens_if(&key, &saving, expected.as_ref(), since)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        let now_kept = match saved {
+            Ok(true) => Some(Some(tokens.clone())),
+            Ok(false) => None,
+            Err(e) => {
+                tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
+                Some(self.state.lock().expect("auth state lock").kept.clone())
             }
+        };
+        let held = match now_kept {
+            Some(kept) => {
+                let mut st = self.state.lock().expect("auth state lock");
+                st.tokens = Some(tokens);
+                st.kept = kept;
+                if disc.is_some() {
+                    st.discovered = disc;
+                }
+                true
+            }
+            None => {
+                // Signed out (or signed in anew) while this was under way: that wins.
+                let stored = self.stored().await;
+                let mut st = self.state.lock().expect("auth state lock");
+                st.tokens = stored.clone();
+                st.kept = stored.clone();
+                stored.is_some()
+            }
+        };
+        if !held {
+            return Err(self.needs_sign_in("signed out".into()));
         }
         *self.needs_auth.lock().expect("needs_auth lock") = None;
+        Ok(())
+    }
+
+    /// Forgets `refused` (tokens the server no longer takes): here, and in the store when
+    /// it still holds them. `true` when the store holds other tokens (kept elsewhere
+    /// meanwhile), which this authorizer then holds instead.
+    pub(super) async fn forget_refused(&self, refused: StoredTokens) -> bool {
         let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
-        let saved = tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens)).await;
-        if let Ok(Err(e)) = saved {
-            tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
+        let forgetting = refused.clone();
+        let forgot = tokio::task::spawn_blocking(move || store.forget_tokens_if(&key, &forgetting))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        if let Err(e) = forgot {
+            tracing::warn!("forgetting the tokens of {} failed: {e}", self.server_url);
         }
+        let stored = self.stored().await;
+        let other = stored.clone().filter(|t| *t != refused);
+        let mut st = self.state.lock().expect("auth state lock");
+        st.tokens = other.clone();
+        st.kept = stored;
+        other.is_some()
+    }
+
+    /// The tokens the store holds now.
+    async fn stored(&self) -> Option<StoredTokens> {
+        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
+        tokio::task::spawn_blocking(move || store.tokens(&key))
+            .await
+            .ok()
+            .flatten()
     }
 }
 
