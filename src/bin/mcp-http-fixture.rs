@@ -358,6 +358,9 @@ async fn serve(
         .oauth
         .route(&state.base, &req.method, &req.path, &req.query, &req.body)
     {
+        if let Some(d) = state.oauth.delay(&req.method, &req.path) {
+            tokio::time::sleep(d).await;
+        }
         return ok(respond(w, r.code, r.content_type, &r.headers, &r.body).await);
     }
     if req.path.starts_with("/oauth/") {

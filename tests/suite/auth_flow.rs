@@ -168,37 +168,54 @@ async fn sign_in_then_requests_refresh_and_finally_need_sign_in_again() {
     c.close().await;
 }
 
+/// The fixture's requests in order: `token` for the token endpoint, the method for the
+/// MCP requests that carried a token.
+async fn order(fx: &Fixture) -> Vec<String> {
+    fx.journal()
+        .await
+        .iter()
+        .filter_map(
+            |e| match (e["path"].as_str(), e["body"]["method"].as_str()) {
+                (Some("/as/token"), _) => Some("token".to_string()),
+                (Some("/oauth/json"), Some(m)) if e["headers"]["authorization"].is_string() => {
+                    Some(m.to_string())
+                }
+                _ => None,
+            },
+        )
+        .collect()
+}
+
 #[tokio::test]
-async fn a_token_about_to_expire_is_refreshed_before_the_request() {
-    let fx = Fixture::start_with(&["--token-ttl", "30"]).await;
+async fn a_short_lived_token_is_used_first_and_refreshed_in_the_last_half_of_its_life() {
+    // Four-second tokens: well under the refresh margin of a minute.
+    let fx = Fixture::start_with(&["--token-ttl", "4"]).await;
     let url = fx.url("/oauth/json");
     let ctx = ctx();
     auth::sign_in(&url, None, &ctx, Arc::new(Headless))
         .await
         .unwrap();
-    let a = Authorizer::new(&url, None, ctx.clone());
-    let c = connect(&url, a).await.expect("connects");
-    let j = fx.journal().await;
-    let order: Vec<&str> = j
-        .iter()
-        .filter_map(
-            |e| match (e["path"].as_str(), e["body"]["method"].as_str()) {
-                (Some("/as/token"), _) => Some("token"),
-                (Some("/oauth/json"), Some("initialize"))
-                    if e["headers"]["authorization"].is_string() =>
-                {
-                    Some("initialize")
-                }
-                _ => None,
-            },
-        )
-        .collect();
-    // The code exchange, then a refresh before the first request (the token had less than
-    // a minute left).
-    assert_eq!(&order[..3], ["token", "token", "initialize"], "{j:#?}");
+    let c = connect(&url, Authorizer::new(&url, None, ctx.clone()))
+        .await
+        .expect("connects");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
     assert_eq!(
-        &grants(&fx).await[..2],
-        ["authorization_code", "refresh_token"]
+        grants(&fx).await,
+        ["authorization_code"],
+        "a token just issued is used, not refreshed: {:?}",
+        order(&fx).await
+    );
+
+    // Past half its lifetime: one refresh, before the request (not after a refusal).
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+    let order = order(&fx).await;
+    assert_eq!(
+        &order[order.len() - 3..],
+        ["token", "tools/call", "tools/call"],
+        "{order:?}"
     );
     c.close().await;
 }
@@ -246,4 +263,139 @@ async fn concurrent_refusals_cause_one_refresh() {
         "one refresh for eight refused calls"
     );
     c.close().await;
+}
+
+/// Waits until the fixture's token endpoint has seen `n` requests with `grant`.
+async fn wait_for_grants(fx: &Fixture, grant: &str, n: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while grants(fx).await.iter().filter(|g| *g == grant).count() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {grant} request reached the token endpoint"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_under_way_when_the_connection_closes_is_still_kept() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let c = connect(&url, Authorizer::new(&url, None, ctx.clone()))
+        .await
+        .unwrap();
+    // The server stops taking the token and answers the refresh late: the refresh token
+    // sent is spent before its answer arrives.
+    post(&fx, "/as/expire-access").await;
+    post(&fx, "/as/slow-token?ms=700").await;
+    let c = Arc::new(c);
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { echo(&c).await }
+    });
+    wait_for_grants(&fx, "refresh_token", 1).await;
+    c.close().await;
+    let _ = call.await;
+
+    // The next start (a new process, say) still has a working sign-in: its refresh
+    // token is the one the server issued last.
+    post(&fx, "/as/slow-token?ms=0").await;
+    post(&fx, "/as/expire-access").await;
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = connect(&url, a.clone())
+        .await
+        .expect("still signed in after the connection closed mid-refresh");
+    assert_eq!(echo(&c).await.unwrap(), "hi");
+    assert_eq!(
+        grants(&fx).await,
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(a.needs_auth(), None);
+    c.close().await;
+}
+
+#[tokio::test]
+async fn a_refresh_that_ends_after_a_sign_out_does_not_bring_the_tokens_back() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    let c = Arc::new(connect(&url, a.clone()).await.unwrap());
+    post(&fx, "/as/expire-access").await;
+    post(&fx, "/as/slow-token?ms=700").await;
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { echo(&c).await }
+    });
+    // The user signs out while the refresh is on its way.
+    wait_for_grants(&fx, "refresh_token", 1).await;
+    assert!(auth::sign_out(&url, &ctx).await.unwrap());
+
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.contains("the server requires sign-in"), "{err}");
+    assert!(a.needs_auth().is_some());
+    assert_eq!(a.signed_in(), None);
+    c.close().await;
+    assert!(ctx.store.tokens(&url).is_none(), "the sign-out stays");
+    assert_eq!(Authorizer::new(&url, None, ctx.clone()).signed_in(), None);
+}
+
+#[tokio::test]
+async fn an_inline_sign_in_that_ends_after_a_sign_out_keeps_nothing() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    let a = Authorizer::new(&url, None, ctx.clone());
+    a.set_opener(Some(Arc::new(Headless)));
+    post(&fx, "/as/slow-token?ms=700").await;
+    let connecting = tokio::spawn({
+        let (url, a) = (url.clone(), a.clone());
+        async move { connect(&url, a).await.map(|_| ()) }
+    });
+    // The user signs out while the code is being exchanged for tokens.
+    wait_for_grants(&fx, "authorization_code", 1).await;
+    auth::sign_out(&url, &ctx).await.unwrap();
+
+    let err = connecting.await.unwrap().unwrap_err();
+    assert!(err.contains("signed out"), "{err}");
+    assert!(ctx.store.tokens(&url).is_none(), "the sign-out stays");
+    assert_eq!(a.signed_in(), None);
+}
+
+#[tokio::test]
+async fn a_refused_refresh_keeps_tokens_kept_elsewhere_meanwhile() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    auth::sign_in(&url, None, &ctx, Arc::new(Headless))
+        .await
+        .unwrap();
+    // Two authorizers (two processes, say) start from the same tokens; the first
+    // refreshes them, which spends the refresh token the second holds.
+    let first = Authorizer::new(&url, None, ctx.clone());
+    let second = Authorizer::new(&url, None, ctx.clone());
+    let c1 = connect(&url, first).await.unwrap();
+    post(&fx, "/as/expire-access").await;
+    assert_eq!(echo(&c1).await.unwrap(), "hi");
+    let refreshed = ctx.store.tokens(&url).expect("kept");
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+
+    // The second one's token is refused: it takes the tokens kept meanwhile instead of
+    // refreshing with a spent refresh token (and forgetting the sign-in).
+    let c2 = connect(&url, second.clone())
+        .await
+        .expect("connects with the tokens kept meanwhile");
+    assert_eq!(echo(&c2).await.unwrap(), "hi");
+    assert_eq!(ctx.store.tokens(&url), Some(refreshed));
+    assert_eq!(second.needs_auth(), None);
+    assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
+    c1.close().await;
+    c2.close().await;
 }

@@ -20,6 +20,7 @@ fn ctx_with(url: &str, token: Option<&str>) -> AuthContext {
             access_token: t.into(),
             refresh_token: None,
             expires_at: None,
+            issued_at: None,
             scopes: vec![],
             issuer: "http://127.0.0.1/issuer".into(),
         };

@@ -75,7 +75,8 @@ fn has_secret_service(bus: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("boolean true"))
 }
 
-/// Whether the keyring's login collection is the default one yet.
+/// Whether the keyring's default collection (the login keyring, unlocked with the
+/// throwaway password) exists yet: until it does, a write has nowhere to go.
 fn has_default_collection(bus: &str) -> bool {
     Command::new("dbus-send")
         .args([
@@ -87,7 +88,7 @@ fn has_default_collection(bus: &str) -> bool {
             "string:default",
         ])
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/login"))
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("/collection/"))
 }
 
 fn keyring(bus: &str, home: &Path) -> Killed {

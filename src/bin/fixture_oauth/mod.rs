@@ -10,11 +10,14 @@
 //! | `/as/register`, `/as/authorize`, `/as/token` | DCR, auto-approving authorization (302 to the redirect URI with `code`, `state`, `iss`), token endpoint (PKCE checked; `authorization_code` and `refresh_token` grants) |
 //! | `POST /as/expire-access` | every access token issued so far stops working (the server-side expiry) |
 //! | `POST /as/expire-all` | access and refresh tokens stop working |
+//! | `POST /as/slow-token?ms=N` | from now on the token endpoint answers N ms after it has issued the tokens (a refresh token is already rotated while its answer is on the way) |
 //!
 //! Access tokens live `--token-ttl SECS` (default 3600) as far as `expires_in` says.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -32,6 +35,8 @@ pub struct OAuthState {
     codes: Mutex<HashMap<String, (String, String)>>,
     access: Mutex<HashSet<String>>,
     refresh: Mutex<HashSet<String>>,
+    /// `/as/slow-token`: how long the token endpoint holds its answer, in ms.
+    token_delay_ms: AtomicU64,
 }
 
 /// An answer to send.
@@ -57,6 +62,12 @@ impl OAuthState {
             token_ttl,
             ..Default::default()
         }
+    }
+
+    /// How long to hold the answer to a request of `path` (the slow token endpoint).
+    pub fn delay(&self, method: &str, path: &str) -> Option<Duration> {
+        let ms = self.token_delay_ms.load(Ordering::Relaxed);
+        (method == "POST" && path == "/as/token" && ms > 0).then(|| Duration::from_millis(ms))
     }
 
     fn fresh(&self, prefix: &str) -> String {
@@ -172,6 +183,14 @@ impl OAuthState {
             ("POST", "/as/token") => Some(self.token(body)),
             ("POST", "/as/expire-access") => {
                 self.access.lock().unwrap().clear();
+                Some(json_reply(200, json!({})))
+            }
+            ("POST", "/as/slow-token") => {
+                let ms = url::form_urlencoded::parse(query.as_bytes())
+                    .find(|(k, _)| k == "ms")
+                    .and_then(|(_, v)| v.parse().ok())
+                    .unwrap_or(0);
+                self.token_delay_ms.store(ms, Ordering::Relaxed);
                 Some(json_reply(200, json!({})))
             }
             ("POST", "/as/expire-all") => {

@@ -20,17 +20,19 @@ pub mod challenge;
 pub mod discovery;
 pub mod flow;
 pub mod pkce;
+mod refresh;
 pub mod register;
 pub mod store;
 pub mod token;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
 pub use browser::SystemOpener;
+pub use refresh::{refresh_margin, REFRESH_MARGIN_SECS, REFRESH_SETTLE_TIMEOUT};
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
 /// The `"oauth"` object of an HTTP server's `.mcp.json` entry (`${VAR}` expanded).
@@ -86,20 +88,22 @@ pub struct SignedIn {
 #[error("{0}")]
 pub struct AuthError(pub String);
 
-/// A token expiring within this is refreshed before the next request.
-pub const REFRESH_MARGIN_SECS: u64 = 60;
-
 /// What an authorizer holds between requests.
 #[derive(Default)]
 struct AuthState {
     tokens: Option<StoredTokens>,
     /// What the last discovery found (reused by refreshes and step-ups).
     discovered: Option<flow::Discovered>,
+    /// What the store held when this authorizer last read or wrote it: a refresh or
+    /// sign-in keeps its tokens only while the store still holds these.
+    kept: Option<StoredTokens>,
 }
 
 /// The authorization state of one HTTP server connection; shared by the transport (which
 /// asks for headers and reports refusals) and the manager (which shows the state).
 pub struct Authorizer {
+    /// Itself, for the task a refresh runs in.
+    me: Weak<Authorizer>,
     server_url: String,
     /// The canonical server URL: the RFC 8707 resource and the key of its tokens.
     resource_key: String,
@@ -108,8 +112,9 @@ pub struct Authorizer {
     opener: Mutex<Option<Arc<dyn Opener>>>,
     needs_auth: Mutex<Option<String>>,
     state: Mutex<AuthState>,
-    /// Serialises refreshes and sign-ins: concurrent refusals cause one of them.
-    serial: tokio::sync::Mutex<()>,
+    /// Serialises refreshes and sign-ins: concurrent refusals cause one of them. A refresh
+    /// holds it until its tokens are kept, even when the request that asked is gone.
+    serial: Arc<tokio::sync::Mutex<()>>,
     http: std::sync::OnceLock<reqwest::Client>,
 }
 
@@ -117,7 +122,8 @@ impl Authorizer {
     pub fn new(server_url: &str, oauth: Option<OAuthConfig>, ctx: AuthContext) -> Arc<Authorizer> {
         let resource_key = resource_key(server_url);
         let tokens = ctx.store.tokens(&resource_key);
-        Arc::new(Authorizer {
+        Arc::new_cyclic(|me| Authorizer {
+            me: me.clone(),
             server_url: server_url.to_string(),
             resource_key,
             oauth,
@@ -125,10 +131,11 @@ impl Authorizer {
             opener: Mutex::new(None),
             needs_auth: Mutex::new(None),
             state: Mutex::new(AuthState {
+                kept: tokens.clone(),
                 tokens,
                 discovered: None,
             }),
-            serial: tokio::sync::Mutex::new(()),
+            serial: Arc::new(tokio::sync::Mutex::new(())),
             http: std::sync::OnceLock::new(),
         })
     }
@@ -155,11 +162,11 @@ impl Authorizer {
         if !self.expiring() {
             return;
         }
-        let _serial = self.serial.lock().await;
+        let serial = self.serial.clone().lock_owned().await;
         if !self.expiring() {
             return; // refreshed meanwhile
         }
-        if let Err(e) = self.refresh().await {
+        if let (Err(e), _) = self.refresh_kept(serial).await {
             tracing::info!(
                 "refreshing the access token of {} failed: {e}",
                 self.server_url
@@ -167,13 +174,13 @@ impl Authorizer {
         }
     }
 
-    /// Whether the held token expires within [`REFRESH_MARGIN_SECS`] and can be refreshed.
+    /// Whether the held token expires within its [`refresh_margin`] and can be refreshed.
     fn expiring(&self) -> bool {
         let st = self.state.lock().expect("auth state lock");
         st.tokens.as_ref().is_some_and(|t| {
             t.refresh_token.is_some()
                 && t.expires_at
-                    .is_some_and(|e| e <= token::now() + REFRESH_MARGIN_SECS)
+                    .is_some_and(|e| e <= token::now() + refresh_margin(t))
         })
     }
 
@@ -189,7 +196,7 @@ impl Authorizer {
         used: Option<&HeaderValue>,
     ) -> Result<(), AuthError> {
         let ch = challenge::bearer(headers).unwrap_or_default();
-        let _serial = self.serial.lock().await;
+        let mut serial = self.serial.clone().lock_owned().await;
         let current = self.header();
         if current.is_some()
             && current.as_ref().map(HeaderValue::as_bytes) != used.map(HeaderValue::as_bytes)
@@ -219,7 +226,12 @@ impl Authorizer {
         }
         if let Some(t) = &held {
             if t.refresh_token.is_some() && used.is_some() {
-                match self.refresh().await {
+                let (refreshed, back) = self.refresh_kept(serial).await;
+                serial = match back {
+                    Some(g) => g,
+                    None => self.serial.clone().lock_owned().await,
+                };
+                match refreshed {
                     Ok(()) => return Ok(()),
                     Err(e) => tracing::info!(
                         "refreshing the access token of {} failed: {e}",
@@ -233,10 +245,14 @@ impl Authorizer {
         } else {
             "not signed in"
         };
-        if held.is_some() {
-            self.forget_tokens().await;
+        if let Some(held) = held {
+            if self.forget_refused(held).await {
+                return Ok(()); // newer tokens were kept meanwhile (elsewhere): try those
+            }
         }
-        self.sign_in_inline(&ch, &[], why.to_string()).await
+        let signed_in = self.sign_in_inline(&ch, &[], why.to_string()).await;
+        drop(serial);
+        signed_in
     }
 
     /// Signs in now when an opener is set; else records `why` and fails.
@@ -248,11 +264,10 @@ impl Authorizer {
     ) -> Result<(), AuthError> {
         let opener = self.opener.lock().expect("opener lock").clone();
         let Some(opener) = opener else {
-            *self.needs_auth.lock().expect("needs_auth lock") = Some(why.clone());
-            return Err(AuthError(format!(
-                "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
-            )));
+            return Err(self.needs_sign_in(why));
         };
+        let since = self.ctx.store.sign_outs(&self.resource_key);
+        let kept = self.state.lock().expect("auth state lock").kept.clone();
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
         let tokens = flow::run(
@@ -265,64 +280,16 @@ impl Authorizer {
             opener,
         )
         .await?;
-        self.keep(tokens, Some(disc)).await;
-        Ok(())
+        self.keep(tokens, Some(disc), kept, since).await
     }
 
-    /// Refreshes the held token; on a refusal forgets the tokens.
-    async fn refresh(&self) -> Result<(), AuthError> {
-        let (held, disc) = {
-            let st = self.state.lock().expect("auth state lock");
-            (st.tokens.clone(), st.discovered.clone())
-        };
-        let Some(held) = held else {
-            return Err(AuthError("not signed in".into()));
-        };
-        let http = self.http()?;
-        let disc = match disc {
-            Some(d) if d.meta.issuer == held.issuer => d,
-            _ => flow::discover(&http, &self.server_url, None).await?,
-        };
-        let Some(client) = register::known_client(&self.ctx, &disc.meta, self.oauth.as_ref())
-        else {
-            return Err(AuthError(
-                "no client registration is kept for the authorization server; sign in again".into(),
-            ));
-        };
-        match token::refresh(&http, &disc.meta, &client, &held, &disc.resource).await {
-            Ok(t) => {
-                self.keep(t, Some(disc)).await;
-                Ok(())
-            }
-            Err(e) => {
-                if e.code.is_some() {
-                    self.forget_tokens().await;
-                }
-                Err(e.into())
-            }
-        }
-    }
-
-    async fn keep(&self, tokens: StoredTokens, disc: Option<flow::Discovered>) {
-        {
-            let mut st = self.state.lock().expect("auth state lock");
-            st.tokens = Some(tokens.clone());
-            if disc.is_some() {
-                st.discovered = disc;
-            }
-        }
-        *self.needs_auth.lock().expect("needs_auth lock") = None;
-        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
-        let saved = tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens)).await;
-        if let Ok(Err(e)) = saved {
-            tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
-        }
-    }
-
-    async fn forget_tokens(&self) {
-        self.state.lock().expect("auth state lock").tokens = None;
-        let (store, key) = (self.ctx.store.clone(), self.resource_key.clone());
-        let _ = tokio::task::spawn_blocking(move || store.forget_tokens(&key)).await;
+    /// Records that the user must sign in (`why`, for the status); the error to fail with.
+    fn needs_sign_in(&self, why: String) -> AuthError {
+        let text = format!(
+            "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
+        );
+        *self.needs_auth.lock().expect("needs_auth lock") = Some(why);
+        AuthError(text)
     }
 
     fn http(&self) -> Result<reqwest::Client, AuthError> {
@@ -339,7 +306,11 @@ impl Authorizer {
     pub fn reload(&self) {
         let tokens = self.ctx.store.tokens(&self.resource_key);
         let found = tokens.is_some();
-        self.state.lock().expect("auth state lock").tokens = tokens;
+        {
+            let mut st = self.state.lock().expect("auth state lock");
+            st.kept = tokens.clone();
+            st.tokens = tokens;
+        }
         if found {
             *self.needs_auth.lock().expect("needs_auth lock") = None;
         }

@@ -15,7 +15,7 @@
 mod file;
 mod keychain;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -47,6 +47,10 @@ pub struct StoredTokens {
     /// Seconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When they were issued, in seconds since the Unix epoch (with `expires_at`, the
+    /// access token's lifetime); unknown for tokens kept by older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
     #[serde(default)]
     pub scopes: Vec<String>,
     /// The authorization server that issued them.
@@ -109,6 +113,9 @@ enum Backend {
 /// Tokens by server (canonical resource URL) and client registrations by issuer.
 pub struct CredentialStore {
     backend: Backend,
+    /// Sign-outs so far in this process, by resource. Its lock makes a checked save
+    /// ([`CredentialStore::save_tokens_if`]) one step with respect to a sign-out.
+    sign_outs: Mutex<HashMap<String, u64>>,
 }
 
 impl std::fmt::Debug for CredentialStore {
@@ -128,16 +135,19 @@ pub(crate) enum Key<'a> {
 impl CredentialStore {
     /// Kept in memory only (tests, the conformance client).
     pub fn memory() -> CredentialStore {
+        CredentialStore::on(Backend::Memory(Mutex::default()))
+    }
+
+    fn on(backend: Backend) -> CredentialStore {
         CredentialStore {
-            backend: Backend::Memory(Mutex::default()),
+            backend,
+            sign_outs: Mutex::default(),
         }
     }
 
     /// Kept in `path`, a JSON file created readable and writable only by the user.
     pub fn file(path: PathBuf) -> CredentialStore {
-        CredentialStore {
-            backend: Backend::File(file::FileBackend::new(path)),
-        }
+        CredentialStore::on(Backend::File(file::FileBackend::new(path)))
     }
 
     /// The OS keychain or, when none answers (or [`CREDENTIALS_ENV`] says `file`),
@@ -155,20 +165,14 @@ impl CredentialStore {
         match choice.trim() {
             "file" => return in_file(),
             "memory" => return CredentialStore::memory(),
-            "keychain" => {
-                return CredentialStore {
-                    backend: Backend::Keychain(keychain::Keychain),
-                }
-            }
+            "keychain" => return CredentialStore::on(Backend::Keychain(keychain::Keychain)),
             "" | "auto" => {}
             other => tracing::warn!(
                 "{CREDENTIALS_ENV}={other:?} is not one of file, keychain, memory or auto; choosing automatically"
             ),
         }
         match keychain::probe(KEYCHAIN_PROBE_TIMEOUT) {
-            Ok(()) => CredentialStore {
-                backend: Backend::Keychain(keychain::Keychain),
-            },
+            Ok(()) => CredentialStore::on(Backend::Keychain(keychain::Keychain)),
             Err(why) => {
                 tracing::info!("no keychain available ({why}); keeping credentials in a file");
                 in_file()
@@ -213,8 +217,53 @@ impl CredentialStore {
         self.put(Key::Tokens(resource), Some(value)).map(|_| ())
     }
 
-    /// `Ok(true)` when tokens were kept for `resource`.
+    /// Signs out of `resource`: forgets its tokens. `Ok(true)` when tokens were kept.
     pub fn forget_tokens(&self, resource: &str) -> Result<bool, String> {
+        let mut sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        *sign_outs.entry(resource.to_string()).or_default() += 1;
+        self.put(Key::Tokens(resource), None)
+    }
+
+    /// How many times this process signed out of `resource` so far; give it back to
+    /// [`CredentialStore::save_tokens_if`].
+    pub fn sign_outs(&self, resource: &str) -> u64 {
+        let sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        sign_outs.get(resource).copied().unwrap_or(0)
+    }
+
+    /// Saves `tokens` for `resource` only when this process has not signed out of it since
+    /// [`CredentialStore::sign_outs`] said `since`, and the store still holds `expected`
+    /// (what the caller last read or wrote): a refresh or sign-in that ends after a
+    /// sign-out, or after someone else kept newer tokens, must not bring old ones back.
+    /// `Ok(false)`: not saved.
+    pub fn save_tokens_if(
+        &self,
+        resource: &str,
+        tokens: &StoredTokens,
+        expected: Option<&StoredTokens>,
+        since: u64,
+    ) -> Result<bool, String> {
+        let sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        if sign_outs.get(resource).copied().unwrap_or(0) != since
+            || self.tokens(resource).as_ref() != expected
+        {
+            return Ok(false);
+        }
+        self.save_tokens(resource, tokens)?;
+        Ok(true)
+    }
+
+    /// Forgets the tokens of `resource` only when they are still `expected` (the server
+    /// refused them; tokens someone else has kept meanwhile stay). `Ok(true)` when forgotten.
+    pub fn forget_tokens_if(
+        &self,
+        resource: &str,
+        expected: &StoredTokens,
+    ) -> Result<bool, String> {
+        let _sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        if self.tokens(resource).as_ref() != Some(expected) {
+            return Ok(false);
+        }
         self.put(Key::Tokens(resource), None)
     }
 

@@ -147,10 +147,12 @@ fn into_stored(
         Some(s) => super::challenge::split_scopes(Some(s)),
         None => asked.to_vec(),
     };
+    let issued_at = now();
     StoredTokens {
         access_token: r.access_token,
         refresh_token: r.refresh_token.or(old_refresh),
-        expires_at: r.expires_in.map(|s| now().saturating_add(s)),
+        expires_at: r.expires_in.map(|s| issued_at.saturating_add(s)),
+        issued_at: Some(issued_at),
         scopes,
         issuer: meta.issuer.clone(),
     }

@@ -1126,6 +1126,10 @@ impl Shared {
             return;
         }
         self.abort_all();
+        // A refresh under way keeps its new tokens before the caller goes on (or quits).
+        if let Some(auth) = &self.auth {
+            auth.settle().await;
+        }
         let snap = self.snapshot();
         if snap.id.is_some() && self.legacy().is_none() {
             let req = self

@@ -5,6 +5,7 @@ fn tokens(access: &str) -> StoredTokens {
         access_token: access.into(),
         refresh_token: Some(format!("refresh-{access}")),
         expires_at: Some(1_900_000_000),
+        issued_at: Some(1_899_996_400),
         scopes: vec!["read".into()],
         issuer: "https://auth.example".into(),
     }
@@ -149,4 +150,39 @@ fn without_a_bus_the_file_is_chosen_at_once() {
     let store = CredentialStore::open_as("auto", dir.path());
     assert!(store.file_path().is_some(), "{}", store.location());
     assert!(started.elapsed() < KEYCHAIN_PROBE_TIMEOUT);
+}
+
+#[test]
+fn checked_saves_do_not_undo_a_sign_out_or_newer_tokens() {
+    let store = CredentialStore::memory();
+    let r = "https://mcp.example/mcp";
+    store.save_tokens(r, &tokens("a1")).unwrap();
+    let since = store.sign_outs(r);
+    // A refresh from a1 that ends while a1 is still kept: saved.
+    assert_eq!(
+        store.save_tokens_if(r, &tokens("a2"), Some(&tokens("a1")), since),
+        Ok(true)
+    );
+    // One that started from a1 (someone kept a2 meanwhile): not saved.
+    assert_eq!(
+        store.save_tokens_if(r, &tokens("b"), Some(&tokens("a1")), since),
+        Ok(false)
+    );
+    assert_eq!(store.tokens(r), Some(tokens("a2")));
+    // A refused a1 is not forgotten over a2; a refused a2 is.
+    assert_eq!(store.forget_tokens_if(r, &tokens("a1")), Ok(false));
+    assert_eq!(store.forget_tokens_if(r, &tokens("a2")), Ok(true));
+    assert_eq!(store.tokens(r), None);
+    // After a sign-out, a sign-in that started before it keeps nothing, even though the
+    // store holds what it started from (nothing); one started after it does.
+    let before = store.sign_outs(r);
+    assert_eq!(store.forget_tokens(r), Ok(false));
+    assert_eq!(
+        store.save_tokens_if(r, &tokens("c"), None, before),
+        Ok(false)
+    );
+    assert_eq!(store.tokens(r), None);
+    let after = store.sign_outs(r);
+    assert_eq!(store.save_tokens_if(r, &tokens("c"), None, after), Ok(true));
+    assert_eq!(store.tokens(r), Some(tokens("c")));
 }
