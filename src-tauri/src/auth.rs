@@ -56,6 +56,8 @@ pub struct SignedInDto {
     pub expires_at_ms: Option<f64>,
     /// Whether a refresh token is kept (the sign-in renews itself).
     pub refreshable: bool,
+    /// Where the tokens are kept, in words (the keychain, or the private file).
+    pub kept_in: String,
 }
 
 impl From<&SignedIn> for SignedInDto {
@@ -65,12 +67,14 @@ impl From<&SignedIn> for SignedInDto {
             scopes,
             expires_at,
             refreshable,
+            kept_in,
         } = s;
         SignedInDto {
             issuer: issuer.clone(),
             scopes: scopes.clone(),
             expires_at_ms: expires_at.map(|secs| secs as f64 * 1000.0),
             refreshable: *refreshable,
+            kept_in: kept_in.clone(),
         }
     }
 }
@@ -128,12 +132,14 @@ mod tests {
                 scopes: vec!["read".into()],
                 expires_at: Some(1_700_000_000),
                 refreshable: true,
+                kept_in: "the system keychain (Secret Service)".into(),
             }),
         );
         assert_eq!(
             v["signedIn"],
             json!({"issuer": "https://auth.example.com", "scopes": ["read"],
-                   "expiresAtMs": 1_700_000_000_000.0, "refreshable": true})
+                   "expiresAtMs": 1_700_000_000_000.0, "refreshable": true,
+                   "keptIn": "the system keychain (Secret Service)"})
         );
     }
 }

@@ -219,6 +219,10 @@ pub fn detail_lines(s: &ServerStatus) -> Vec<Line<'static>> {
             signed_in_words(si, now_secs()),
             Style::new().fg(Color::Green),
         ));
+        lines.push(Line::styled(
+            format!("tokens kept in {}", si.kept_in),
+            Style::new().fg(Color::DarkGray),
+        ));
     }
     lines
 }

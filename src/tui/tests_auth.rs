@@ -18,6 +18,7 @@ fn signed_in() -> SignedIn {
         scopes: vec!["read".into(), "write".into()],
         expires_at: None,
         refreshable: true,
+        kept_in: "the system keychain (Secret Service)".into(),
     }
 }
 

@@ -112,6 +112,7 @@ async fn sign_in_then_requests_refresh_and_finally_need_sign_in_again() {
             scopes: vec!["tools".into(), "offline_access".into()],
             expires_at: signed.expires_at,
             refreshable: true,
+            kept_in: "in memory only".into(),
         }
     );
     let j = fx.journal().await;

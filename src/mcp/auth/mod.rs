@@ -81,6 +81,8 @@ pub struct SignedIn {
     pub expires_at: Option<u64>,
     /// Whether a refresh token is kept.
     pub refreshable: bool,
+    /// Where the tokens are kept, in words ([`CredentialStore::location`]).
+    pub kept_in: String,
 }
 
 /// Why signing in did not work; the text says what to do.
@@ -324,16 +326,19 @@ impl Authorizer {
     /// The account signed in, when tokens are held.
     pub fn signed_in(&self) -> Option<SignedIn> {
         let st = self.state.lock().expect("auth state lock");
-        st.tokens.as_ref().map(signed_in_from)
+        st.tokens
+            .as_ref()
+            .map(|t| signed_in_from(t, &self.ctx.store))
     }
 }
 
-fn signed_in_from(t: &StoredTokens) -> SignedIn {
+fn signed_in_from(t: &StoredTokens, store: &CredentialStore) -> SignedIn {
     SignedIn {
         issuer: t.issuer.clone(),
         scopes: t.scopes.clone(),
         expires_at: t.expires_at,
         refreshable: t.refresh_token.is_some(),
+        kept_in: store.location(),
     }
 }
 
@@ -381,7 +386,7 @@ pub async fn sign_in(
     let disc = flow::discover(&http, server_url, Some(&ch)).await?;
     let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let (store, key) = (ctx.store.clone(), resource_key(server_url));
-    let signed = signed_in_from(&tokens);
+    let signed = signed_in_from(&tokens, &ctx.store);
     tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))
         .await
         .map_err(|e| AuthError(format!("keeping the sign-in failed: {e}")))?

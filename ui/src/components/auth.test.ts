@@ -13,7 +13,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-const ACCOUNT: SignedInDto = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: null, refreshable: true };
+const ACCOUNT: SignedInDto = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
 
 function remote(state: ServerStateDto, signedIn: SignedInDto | null = null): ServerStatusDto {
   return { name: "remote", transport: "http", target: "https://mcp.example.com/mcp", state, restart: null, heldTools: 0, signedIn };
@@ -113,6 +113,7 @@ describe("signing in from the server panel", () => {
     cleanups.push(r.destroy);
     await settle();
     expect(text($(r.target, "signed-in"))).toBe("Signed in to https://auth.example.com · read write · expires in 45 min · renews itself");
+    expect(text($(r.target, "kept-in"))).toBe("kept in the system keychain (Secret Service)");
     expect(r.target.querySelector("[data-testid=panel-sign-in]")).toBeNull();
     $(r.target, "sign-out").click();
     await settle();

@@ -61,7 +61,11 @@ expiresAtMs: number | null,
 /**
  * Whether a refresh token is kept (the sign-in renews itself).
  */
-refreshable: boolean, };
+refreshable: boolean, 
+/**
+ * Where the tokens are kept, in words (the keychain, or the private file).
+ */
+keptIn: string, };
 
 export type StartPhaseDto = "spawning" | "initializing" | "listing-tools" | "signing-in";
 

@@ -66,7 +66,7 @@ export class MockBackend implements Backend {
   config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntryDto> = {};
   /** What the next `signIn` does: resolve with an account, or reject with a message. */
-  signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true };
+  signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
   finishSignIn: (() => void) | null = null;
   logs: Record<string, LogLineDto[]> = {};
