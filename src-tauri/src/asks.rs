@@ -165,9 +165,10 @@ pub async fn answer(
         }
         (
             AskKind::Elicitation {
-                request: ElicitRequest::Form {
-                    requested_schema, ..
-                },
+                request:
+                    ElicitRequest::Form {
+                        requested_schema, ..
+                    },
             },
             AskAnswerDto::Accept { content },
         ) => {
