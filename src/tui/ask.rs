@@ -119,7 +119,11 @@ fn choices(s: &Value) -> Option<Vec<(String, String)>> {
 fn control(s: &Value) -> Option<Control> {
     let default = s.get("default");
     let ty = s.get("type").and_then(Value::as_str);
+    // A choice among none cannot be answered in a form: the JSON answer takes it.
     if let (Some(c), None | Some("string")) = (choices(s), ty) {
+        if c.is_empty() {
+            return None;
+        }
         let chosen = default
             .and_then(Value::as_str)
             .and_then(|d| c.iter().position(|(v, _)| v == d));
@@ -330,14 +334,13 @@ impl AskView {
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let sampling = matches!(self.body, Body::Sampling);
+        let cancel = ctrl && key.code == KeyCode::Char('c');
         if sampling
-            && (key.code == KeyCode::Esc
-                || ctrl
-                || matches!(key.code, KeyCode::Char('n') | KeyCode::Enter))
+            && (cancel || matches!(key.code, KeyCode::Esc | KeyCode::Char('n') | KeyCode::Enter))
         {
             return self.answer(AskAnswer::Refuse(SAMPLING_REFUSAL.into()));
         }
-        if ctrl && key.code == KeyCode::Char('c') {
+        if cancel {
             return self.answer(AskAnswer::Elicit(ElicitResult::cancel()));
         }
         if key.code == KeyCode::Esc {
