@@ -36,7 +36,7 @@ const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 /** The choices of an enum schema: `enum` (with legacy `enumNames`) or `oneOf`/`anyOf` of `{const, title}`. */
 function choices(s: Obj): Choice[] | null {
   if (Array.isArray(s.enum)) {
-    if (!s.enum.every((v) => typeof v === "string")) return null;
+    if (s.enum.length === 0 || !s.enum.every((v) => typeof v === "string")) return null;
     const names = Array.isArray(s.enumNames) ? s.enumNames : [];
     return (s.enum as string[]).map((value, i) => ({ value, label: str(names[i]) ?? value }));
   }
