@@ -56,6 +56,7 @@ function field(name: string, s: unknown, required: boolean): ElicitField | null 
   if (!isObj(s)) return null;
   const base: Base = { name, label: str(s.title) ?? name, description: str(s.description), required };
   const picks = choices(s);
+  if (!picks && (s.enum !== undefined || s.oneOf !== undefined || s.anyOf !== undefined)) return null;
   if (picks && (s.type === undefined || s.type === "string")) return { ...base, kind: "enum", choices: picks };
   switch (s.type) {
     case "string": {
