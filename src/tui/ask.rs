@@ -119,8 +119,16 @@ fn choices(s: &Value) -> Option<Vec<(String, String)>> {
 fn control(s: &Value) -> Option<Control> {
     let default = s.get("default");
     let ty = s.get("type").and_then(Value::as_str);
+    let picks = choices(s);
+    if picks.is_none()
+        && ["enum", "oneOf", "anyOf"]
+            .iter()
+            .any(|k| s.get(*k).is_some())
+    {
+        return None;
+    }
     // A choice among none cannot be answered in a form: the JSON answer takes it.
-    if let (Some(c), None | Some("string")) = (choices(s), ty) {
+    if let (Some(c), None | Some("string")) = (picks, ty) {
         if c.is_empty() {
             return None;
         }
