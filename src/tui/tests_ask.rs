@@ -67,19 +67,19 @@ fn a_form_names_the_server_prefills_defaults_and_validates() {
     assert_eq!(
         body(&s),
         vec![
-            "  ┌ profile asks for input ────────────────────────────────────────────────────┐",
-            "  │1 more waiting                                                              │",
-            "  │Tell us about you                                                           │",
-            "  │                                                                            │",
-            "  │> Name*: Ada_                                                               │",
-            "  │  Email*:                                                                   │",
-            "  │  age:                                                                      │",
-            "  │  news: [x]                                                                 │",
-            "  │  plan: ‹ choose ›                                                          │",
-            "  │  langs: [ ] en [x] fr                                                      │",
-            "  │                                                                            │",
-            "  │Tab next · Space toggle · Enter accept · Esc decline · Ctrl-C cancel        │",
-            "  └────────────────────────────────────────────────────────────────────────────┘",
+            "  ┌ profile asks for input ──────────────────────────────────────────────────┐",
+            "  │1 more waiting                                                            │",
+            "  │Tell us about you                                                         │",
+            "  │                                                                          │",
+            "  │> Name*: Ada_                                                             │",
+            "  │  Email*:                                                                 │",
+            "  │  age:                                                                    │",
+            "  │  news: [x]                                                               │",
+            "  │  plan: ‹ choose ›                                                        │",
+            "  │  langs: [ ] en [x] fr                                                    │",
+            "  │                                                                          │",
+            "  │Tab next · Space toggle · Enter accept · Esc decline · Ctrl-C cancel      │",
+            "  └──────────────────────────────────────────────────────────────────────────┘",
         ]
     );
     app.on_key(key(KeyCode::Tab));
