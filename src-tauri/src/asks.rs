@@ -14,7 +14,6 @@ use tauri::{AppHandle, Emitter};
 use tokio::task::AbortHandle;
 use ts_rs::TS;
 
-use harness9::mcp::auth::Opener;
 use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
 use harness9::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 use harness9::Harness;
