@@ -27,7 +27,7 @@ use harness9::mcp::{
 use harness9::tools::{ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
-pub use crate::asks::{AskAnswerDto, AskDto, AskRequestDto};
+pub use crate::asks::{AskAnswerDto, AskDto};
 pub use crate::auth::SignedInDto;
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
@@ -1213,7 +1213,7 @@ pub fn typescript_bindings() -> String {
         ChatItemDto::decl(&cfg),
         ChatStateDto::decl(&cfg),
         AskDto::decl(&cfg),
-        AskRequestDto::decl(&cfg),
+        crate::asks::AskRequestDto::decl(&cfg),
         AskAnswerDto::decl(&cfg),
     ];
     let mut out = String::from(
