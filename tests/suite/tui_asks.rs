@@ -55,18 +55,18 @@ fn tui_answers_a_python_servers_form() {
     // The form: defaults pre-filled (SEP-1034); the first field is focused.
     let s = t.wait_for("py asks for input");
     assert!(s.contains("Your profile?"), "{s}");
-    assert!(s.contains("name: Ann"), "{s}");
-    assert!(s.contains("age: 30"), "{s}");
-    assert!(s.contains("subscribe: [x]"), "{s}");
+    assert!(s.contains("Name: Ann"), "{s}");
+    assert!(s.contains("Age: 30"), "{s}");
+    assert!(s.contains("Subscribe: [x]"), "{s}");
     // Change the name to Bo and turn subscribe off, then accept.
-    let focused_name = s.lines().any(|l| l.contains("> name: Ann"));
+    let focused_name = s.lines().any(|l| l.contains("> Name: Ann"));
     if !focused_name {
-        while !t.screen().lines().any(|l| l.contains("> name:")) {
+        while !t.screen().lines().any(|l| l.contains("> Name:")) {
             t.keys(&["Tab"]);
         }
     }
     t.keys(&["BSpace", "BSpace", "BSpace", "B", "o"]);
-    while !t.screen().lines().any(|l| l.contains("> subscribe:")) {
+    while !t.screen().lines().any(|l| l.contains("> Subscribe:")) {
         t.keys(&["Tab"]);
     }
     t.keys(&["Space", "Enter"]);
