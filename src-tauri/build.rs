@@ -40,6 +40,8 @@ const COMMANDS: &[&str] = &[
     "chat_stop",
     "chat_approve",
     "open_url",
+    "pending_asks",
+    "answer_ask",
 ];
 
 fn main() {

@@ -27,6 +27,7 @@ use harness9::mcp::{
 use harness9::tools::{ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
+pub use crate::asks::{AskAnswerDto, AskDto};
 pub use crate::auth::SignedInDto;
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
@@ -41,6 +42,8 @@ pub mod events {
     pub const PROJECT_CHANGED: &str = "project-changed";
     /// [`super::MenuAction`]: a native menu item was chosen.
     pub const MENU: &str = "menu";
+    /// `AskDto[]`: the asks of servers waiting for the user changed.
+    pub const ASKS: &str = "asks-changed";
 }
 
 // ---- errors ------------------------------------------------------------------------
@@ -1209,6 +1212,9 @@ pub fn typescript_bindings() -> String {
         ChatDecisionDto::decl(&cfg),
         ChatItemDto::decl(&cfg),
         ChatStateDto::decl(&cfg),
+        AskDto::decl(&cfg),
+        crate::asks::AskRequestDto::decl(&cfg),
+        AskAnswerDto::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

@@ -309,3 +309,22 @@ pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
         .open_url(&url, None::<&str>)
         .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {url}: {e}")))
 }
+
+// ---- what servers ask the user -------------------------------------------------------------
+
+/// The asks of servers waiting for the user, oldest first.
+#[tauri::command]
+pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<AskDto>> {
+    Ok(crate::asks::pending(&*state.harness().await?))
+}
+
+/// Answers an ask (accepting a URL elicitation opens its page first).
+#[tauri::command]
+pub async fn answer_ask(
+    app: AppHandle,
+    state: S<'_>,
+    id: u64,
+    answer: AskAnswerDto,
+) -> BridgeResult<()> {
+    crate::asks::answer(&app, &*state.harness().await?, id, answer).await
+}

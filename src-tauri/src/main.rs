@@ -6,6 +6,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod asks;
 mod auth;
 mod bridge;
 mod chat;
@@ -95,6 +96,8 @@ fn main() {
             commands::chat_stop,
             commands::chat_approve,
             commands::open_url,
+            commands::pending_asks,
+            commands::answer_ask,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

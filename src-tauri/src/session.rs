@@ -193,6 +193,7 @@ impl AppState {
         let mut tasks = vec![
             forward_status(app.clone(), &harness),
             forward_tools(app.clone(), &harness),
+            crate::asks::forward(app.clone(), &harness),
         ];
         if let Some(w) = &watcher {
             tasks.push(forward_config(app.clone(), w));

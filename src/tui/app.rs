@@ -44,6 +44,16 @@ pub enum Action {
     SignIn(String),
     /// Forget the sign-in of a remote server.
     SignOut(String),
+    /// Answer what a server asked (see [`super::ask`]).
+    AnswerAsk {
+        id: u64,
+        answer: harness9::mcp::manager::AskAnswer,
+    },
+    /// Open the page of a URL elicitation the user agreed to, then accept it.
+    OpenAsk {
+        id: u64,
+        url: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +143,8 @@ pub struct App {
     pub signing_in: Vec<String>,
     /// The outcome of the last sign-in or sign-out, shown in the panel until the next key.
     pub notice: Option<Notice>,
+    /// The oldest thing a server asks the user; its modal is over everything else.
+    pub ask: Option<super::ask::AskView>,
 }
 
 impl App {
@@ -150,6 +162,7 @@ impl App {
             declined: Vec::new(),
             signing_in: Vec::new(),
             notice: None,
+            ask: None,
         }
     }
 
@@ -192,6 +205,13 @@ impl App {
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(view) = self.ask.as_mut() {
+            let action = view.on_key(key);
+            if action.is_some() {
+                self.ask = None;
+            }
+            return action;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return Some(if self.busy {

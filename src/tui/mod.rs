@@ -4,11 +4,15 @@
 //! [`view::render`]. The terminal is restored on every exit path, panics included.
 
 mod app;
+mod ask;
+mod ask_view;
 mod auth;
 mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ask;
 #[cfg(test)]
 mod tests_auth;
 
@@ -138,6 +142,9 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut status = harness.subscribe_status();
     let mut tools = harness.subscribe_tools();
+    // Holding this makes the terminal UI a front end: asks wait for the user.
+    let mut asks = harness.subscribe_asks();
+    app.set_asks(&asks.borrow_and_update());
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<Event>();
     let mut control: Option<TurnControl> = None;
     // Sign-ins and sign-outs under way; they wait for the browser, so they run beside the
@@ -215,6 +222,26 @@ async fn event_loop(
                         let result = harness.sign_out(&server).await;
                         AuthDone::SignOut { server, result }
                     })),
+                    Action::AnswerAsk { id, answer } => {
+                        if let Err(e) = harness.answer_ask(id, answer) {
+                            app.chat.push(ChatLine::System(e.to_string()));
+                        }
+                    }
+                    Action::OpenAsk { id, url } => {
+                        use harness9::mcp::auth::Opener;
+                        use harness9::mcp::manager::AskAnswer;
+                        use harness9::mcp::requests::ElicitResult;
+                        let answer = match harness9::mcp::auth::SystemOpener.open(&url).await {
+                            Ok(()) => ElicitResult::accept_url(),
+                            Err(e) => {
+                                app.chat.push(ChatLine::System(format!("could not open {url}: {e}")));
+                                ElicitResult::cancel()
+                            }
+                        };
+                        if let Err(e) = harness.answer_ask(id, AskAnswer::Elicit(answer)) {
+                            app.chat.push(ChatLine::System(e.to_string()));
+                        }
+                    }
                     Action::AcceptTool { server, tool } => {
                         if let Err(e) = harness.accept_tools(&server, &[tool]).await {
                             app.chat.push(ChatLine::System(format!("could not accept the tool: {e}")));
@@ -239,6 +266,11 @@ async fn event_loop(
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);
+            }
+            changed = asks.changed() => {
+                if changed.is_err() { return 0 }
+                let list = asks.borrow_and_update().clone();
+                app.set_asks(&list);
             }
             Some(done) = auth_jobs.next(), if !auth_jobs.is_empty() => {
                 app.auth_done(done);

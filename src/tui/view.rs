@@ -35,6 +35,9 @@ pub fn render(f: &mut Frame, app: &App) {
             name, arguments, ..
         } => render_tool_approval(f, name, arguments),
     }
+    if let Some(view) = &app.ask {
+        super::ask_view::render(f, view);
+    }
 }
 
 /// The mark and colour of a state, as in the desktop status bar.

@@ -22,6 +22,7 @@ mod surface;
 mod surface_cli;
 mod surface_listing;
 mod tui;
+mod tui_asks;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -9,12 +9,12 @@ use serde_json::json;
 
 use super::{fixture_bin, harness9_bin, processes_with_mark, unique_mark, Project};
 
-struct Tmux {
+pub(super) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(cmd: &str, env: &[(&str, String)]) -> Tmux {
+    pub(super) fn start(cmd: &str, env: &[(&str, String)]) -> Tmux {
         let socket = format!("h9-{}", unique_mark());
         let mut c = Command::new("tmux");
         c.args([
@@ -37,7 +37,7 @@ impl Tmux {
         Tmux { socket }
     }
 
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         let o = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p"])
             .output()
@@ -45,7 +45,7 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(super) fn keys(&self, keys: &[&str]) {
         for k in keys {
             let status = Command::new("tmux")
                 .args(["-L", &self.socket, "send-keys", k])
@@ -56,7 +56,7 @@ impl Tmux {
         }
     }
 
-    fn wait_for(&self, what: &str) -> String {
+    pub(super) fn wait_for(&self, what: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let s = self.screen();

@@ -285,6 +285,66 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("servers ask: a form, then a URL to open, queued one after another", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approval-later").click();
+    await page.evaluate(() => {
+      window.__mock.ask({
+        id: 1,
+        server: "demo",
+        request: {
+          kind: "form",
+          message: "Who are you?",
+          schema: {
+            type: "object",
+            properties: {
+              name: { type: "string", title: "Name", default: "Ada" },
+              email: { type: "string", format: "email", title: "Email" },
+              age: { type: "integer", minimum: 0, maximum: 150 },
+              role: { type: "string", oneOf: [{ const: "dev", title: "Developer" }, { const: "ops", title: "Operator" }], default: "dev" },
+              langs: { type: "array", items: { enum: ["en", "fr", "de"] } },
+            },
+            required: ["name", "email"],
+          },
+        },
+      });
+      window.__mock.ask({
+        id: 2,
+        server: "pay",
+        request: { kind: "url", message: "Confirm the payment", url: "https://pay.example.com/confirm", domain: "pay.example.com" },
+      });
+    });
+    const dialog = page.getByTestId("ask-dialog");
+    await dialog.waitFor();
+    assert.equal(await page.getByTestId("ask-server").innerText(), "demo");
+    assert.equal(await page.getByTestId("ask-more").innerText(), "1 more waiting");
+    assert.equal(await page.getByTestId("ask-field-name").locator("input").inputValue(), "Ada");
+    await page.getByTestId("ask-field-age").locator("input").fill("200");
+    await page.getByTestId("ask-accept").click();
+    assert.equal(await page.getByTestId("ask-error-email").innerText(), "Required");
+    assert.equal(await page.getByTestId("ask-error-age").innerText(), "At most 150");
+    await shot(page, "ask-form");
+    await page.getByTestId("ask-field-email").locator("input").fill("ada@example.com");
+    await page.getByTestId("ask-field-age").locator("input").fill("36");
+    await page.getByTestId("ask-field-langs").getByText("fr").click();
+    await page.getByTestId("ask-accept").click();
+
+    // The next ask follows: the URL opens only after the user agrees.
+    await page.waitForFunction(() => document.querySelector("[data-testid=ask-server]")?.textContent === "pay");
+    assert.equal(await page.getByTestId("ask-domain").innerText(), "pay.example.com");
+    assert.equal(await page.getByTestId("ask-accept").isDisabled(), true);
+    await shot(page, "ask-url");
+    await page.getByTestId("ask-agree").check();
+    await page.getByTestId("ask-accept").click();
+    await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => "answerAsk" in c)), [
+      { answerAsk: 1, answer: { action: "accept", content: { name: "Ada", email: "ada@example.com", age: 36, role: "dev", langs: ["fr"] } } },
+      { answerAsk: 2, answer: { action: "accept", content: null } },
+    ]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("sign in to a remote server: chip button, progress, Cancel, account and Sign out", async () => {
     const { page, errors } = await open("auth");
     const bar = page.getByTestId("statusbar");

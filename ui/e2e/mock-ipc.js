@@ -427,7 +427,17 @@ export function install(mockIPC, scenario) {
       chat.opened.push(url);
       return null;
     },
+    pending_asks: () => asks,
+    answer_ask: ({ id, answer }) => {
+      calls.push({ answerAsk: id, answer });
+      asks = asks.filter((a) => a.id !== id);
+      emit("asks-changed", asks);
+      return null;
+    },
   };
+
+  /** What servers ask the user, oldest first (set with `__mock.ask`). */
+  let asks = [];
 
   const chat = { history: [], turn: null, approvals: [], opened: [] };
   /** Sign-ins waiting for the browser: name -> { resolve, reject }. */
@@ -485,6 +495,11 @@ export function install(mockIPC, scenario) {
       publish();
       signIns.get(name)?.resolve(s.signedIn);
       signIns.delete(name);
+    },
+    /** A server asks the user something (an AskDto); the dialog shows the oldest. */
+    ask(a) {
+      asks = [...asks, a];
+      emit("asks-changed", asks);
     },
     crash(name) {
       const s = servers.get(name);

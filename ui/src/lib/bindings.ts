@@ -210,3 +210,9 @@ error: string | null,
  * A turn is running (the pane was reopened during one).
  */
 busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
+
+export type AskDto = { id: number, server: string, request: AskRequestDto, };
+
+export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, };
+
+export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };

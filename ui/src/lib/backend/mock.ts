@@ -2,6 +2,8 @@
 // calls, and helpers to push events the way the Rust side would.
 
 import type {
+  AskAnswerDto,
+  AskDto,
   ApprovalPickDto,
   HeldToolDto,
   ApprovalRequestDto,
@@ -95,6 +97,9 @@ export class MockBackend implements Backend {
   readonly configEvents = listeners<ConfigChangedDto>();
   readonly projectEvents = listeners<ProjectDto>();
   readonly menuEvents = listeners<MenuAction>();
+  readonly askEvents = listeners<AskDto[]>();
+  /** What servers ask the user (an answer removes the ask, as the backend does). */
+  asks: AskDto[] = [];
   #logFollowers = new Map<string, Set<Listener<LogLineDto>>>();
   #hash = 0;
 
@@ -269,6 +274,21 @@ export class MockBackend implements Backend {
   }
   async openUrl(url: string) {
     this.#record("openUrl", url);
+  }
+  /** Sets the pending asks and emits them, as the backend does on every change. */
+  pushAsks(asks: AskDto[]) {
+    this.asks = asks;
+    this.askEvents.emit(asks);
+  }
+  async pendingAsks() {
+    return this.asks;
+  }
+  async answerAsk(id: number, answer: AskAnswerDto) {
+    this.#record("answerAsk", id, answer);
+    this.pushAsks(this.asks.filter((a) => a.id !== id));
+  }
+  onAsks(cb: (asks: AskDto[]) => void) {
+    return this.askEvents.add(cb);
   }
   onStatus(cb: (s: StatusDto) => void) {
     return this.statusEvents.add(cb);

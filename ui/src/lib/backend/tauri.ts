@@ -4,6 +4,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
+  AskDto,
   HeldToolDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
@@ -32,6 +33,7 @@ export const EVENTS = {
   configChanged: "config-changed",
   projectChanged: "project-changed",
   menu: "menu",
+  asks: "asks-changed",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -96,6 +98,9 @@ export const tauriBackend: Backend = {
   chatApprove: (callId, decision) => call<boolean>("chat_approve", { callId, decision }),
   openUrl: (url) => call<void>("open_url", { url }),
 
+  pendingAsks: () => call<AskDto[]>("pending_asks"),
+  answerAsk: (id, answer) => call<void>("answer_ask", { id, answer }),
+  onAsks: (cb) => on<AskDto[]>(EVENTS.asks, cb),
   onStatus: (cb) => on<StatusDto>(EVENTS.status, cb),
   onToolsChanged: (cb) => on<null>(EVENTS.toolsChanged, () => cb()),
   onConfigChanged: (cb) => on<ConfigChangedDto>(EVENTS.configChanged, cb),

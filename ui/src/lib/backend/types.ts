@@ -3,6 +3,8 @@
 // tests use the in-memory one (mock.ts).
 
 import type {
+  AskAnswerDto,
+  AskDto,
   ApprovalPickDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
@@ -107,6 +109,11 @@ export interface Backend {
   /** Opens an http(s) link in the user's browser. */
   openUrl(url: string): Promise<void>;
 
+  /** What servers ask the user, oldest first. */
+  pendingAsks(): Promise<AskDto[]>;
+  /** Answers an ask; accepting a URL elicitation opens its page (from the backend) first. */
+  answerAsk(id: number, answer: AskAnswerDto): Promise<void>;
+  onAsks(cb: (asks: AskDto[]) => void): Promise<Unlisten>;
   onStatus(cb: (s: StatusDto) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;
   onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;

@@ -1,0 +1,300 @@
+//! What servers ask the user, in the desktop app: the bridge payloads of the consent queue
+//! (an elicitation form, a URL to visit, a sampling request), the task that forwards the
+//! pending list to the window, and the answer the window sends back.
+//!
+//! Holding the queue's receiver (the forwarding task) is what makes the app a front end:
+//! while a project is open, asks wait for the user instead of getting their default. A URL
+//! elicitation's page opens from Rust, from the URL the server sent (never one the window
+//! supplies), and only when the user accepted. Sampling is shown read-only and can only be
+//! denied until the host runs sampling requests.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tauri::{AppHandle, Emitter};
+use tokio::task::AbortHandle;
+use ts_rs::TS;
+
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
+use harness9::Harness;
+
+use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode};
+
+/// Why a sampling request is refused: the host shows it but cannot run it yet.
+pub const SAMPLING_REFUSAL: &str = "this host does not run sampling requests yet";
+
+/// One pending ask, naming the server that asks.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AskDto {
+    pub id: u64,
+    pub server: String,
+    pub request: AskRequestDto,
+}
+
+/// What is asked.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum AskRequestDto {
+    /// Fill in a form built from `schema` (a flat JSON Schema object).
+    Form { message: String, schema: Value },
+    /// Agree to visit `url`; `domain` is its full host (and port), shown prominently.
+    #[serde(rename_all = "camelCase")]
+    Url {
+        message: String,
+        url: String,
+        domain: Option<String>,
+    },
+    /// Let the host's model answer these messages (shown read-only).
+    #[serde(rename_all = "camelCase")]
+    Sampling {
+        messages: Value,
+        system_prompt: Option<String>,
+        max_tokens: u64,
+        tools: Option<Value>,
+    },
+}
+
+impl From<&Ask> for AskDto {
+    fn from(a: &Ask) -> Self {
+        let Ask {
+            id,
+            server,
+            kind,
+            url_domain,
+            arrived: _,
+        } = a;
+        let request = match kind {
+            AskKind::Elicitation {
+                request:
+                    ElicitRequest::Form {
+                        message,
+                        requested_schema,
+                    },
+            } => AskRequestDto::Form {
+                message: message.clone(),
+                schema: requested_schema.clone(),
+            },
+            AskKind::Elicitation {
+                request:
+                    ElicitRequest::Url {
+                        message,
+                        url,
+                        elicitation_id: _,
+                    },
+            } => AskRequestDto::Url {
+                message: message.clone(),
+                url: url.clone(),
+                domain: url_domain.clone(),
+            },
+            AskKind::Sampling { request } => {
+                let CreateMessageRequest {
+                    messages,
+                    system_prompt,
+                    max_tokens,
+                    tools,
+                    ..
+                } = request.as_ref();
+                AskRequestDto::Sampling {
+                    messages: serde_json::to_value(messages).unwrap_or(Value::Null),
+                    system_prompt: system_prompt.clone(),
+                    max_tokens: *max_tokens,
+                    tools: tools.as_ref().map(|t| Value::Array(t.clone())),
+                }
+            }
+        };
+        AskDto {
+            id: *id,
+            server: server.clone(),
+            request,
+        }
+    }
+}
+
+/// The user's answer, as the spec's actions.
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[serde(tag = "action", rename_all = "camelCase")]
+pub enum AskAnswerDto {
+    /// Submit the form with `content` (fields left out get the schema's defaults), or
+    /// agree to open the URL.
+    Accept { content: Option<Value> },
+    /// Say no (a sampling request is denied).
+    Decline,
+    /// Dismiss without choosing.
+    Cancel,
+}
+
+/// Every pending ask, oldest first.
+pub fn pending(harness: &Harness) -> Vec<AskDto> {
+    harness.pending_asks().iter().map(AskDto::from).collect()
+}
+
+/// Answers ask `id`; accepting a URL elicitation opens its URL first.
+pub async fn answer(
+    app: &AppHandle,
+    harness: &Harness,
+    id: u64,
+    answer: AskAnswerDto,
+) -> BridgeResult<()> {
+    let ask = harness
+        .pending_asks()
+        .into_iter()
+        .find(|a| a.id == id)
+        .ok_or_else(|| {
+            BridgeError::new(
+                ErrorCode::NotFound,
+                format!("there is no pending request {id} (it was answered, cancelled by the server, or timed out)"),
+            )
+        })?;
+    let reply = match (&ask.kind, answer) {
+        (AskKind::Sampling { .. }, AskAnswerDto::Accept { .. }) => {
+            return Err(BridgeError::new(
+                ErrorCode::NotConfigured,
+                format!("{SAMPLING_REFUSAL}; deny it"),
+            ))
+        }
+        (AskKind::Sampling { .. }, AskAnswerDto::Decline | AskAnswerDto::Cancel) => {
+            AskAnswer::Refuse(SAMPLING_REFUSAL.into())
+        }
+        (AskKind::Elicitation { .. }, AskAnswerDto::Decline) => {
+            AskAnswer::Elicit(ElicitResult::decline())
+        }
+        (AskKind::Elicitation { .. }, AskAnswerDto::Cancel) => {
+            AskAnswer::Elicit(ElicitResult::cancel())
+        }
+        (
+            AskKind::Elicitation {
+                request:
+                    ElicitRequest::Form {
+                        requested_schema, ..
+                    },
+            },
+            AskAnswerDto::Accept { content },
+        ) => {
+            let content = match content {
+                Some(Value::Object(map)) => map,
+                None | Some(Value::Null) => Default::default(),
+                Some(_) => {
+                    return Err(BridgeError::new(
+                        ErrorCode::Internal,
+                        "the form's answer must be a JSON object of fields",
+                    ))
+                }
+            };
+            AskAnswer::Elicit(ElicitResult::accept_form(requested_schema, content))
+        }
+        (
+            AskKind::Elicitation {
+                request: ElicitRequest::Url { url, .. },
+            },
+            AskAnswerDto::Accept { .. },
+        ) => {
+            crate::auth::opener(app)
+                .open(url)
+                .await
+                .map_err(|e| BridgeError::new(ErrorCode::Io, e))?;
+            AskAnswer::Elicit(ElicitResult::accept_url())
+        }
+    };
+    harness
+        .answer_ask(id, reply)
+        .map_err(|e| BridgeError::new(ErrorCode::NotFound, e.to_string()))
+}
+
+/// Sends the pending list to the window on every change (and once at the start); holding
+/// the receiver makes the app a front end for as long as the task runs.
+pub fn forward(app: AppHandle, harness: &Harness) -> AbortHandle {
+    let mut rx = harness.subscribe_asks();
+    tokio::spawn(async move {
+        loop {
+            let list: Vec<AskDto> = rx.borrow_and_update().iter().map(AskDto::from).collect();
+            let _ = app.emit(events::ASKS, list);
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .abort_handle()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness9::mcp::requests::SamplingMessage;
+    use serde_json::json;
+    use std::time::Instant;
+
+    fn ask(kind: AskKind, url_domain: Option<&str>) -> Value {
+        let a = Ask {
+            id: 7,
+            server: "s".into(),
+            kind,
+            url_domain: url_domain.map(str::to_string),
+            arrived: Instant::now(),
+        };
+        serde_json::to_value(AskDto::from(&a)).unwrap()
+    }
+
+    #[test]
+    fn asks_cross_the_bridge_naming_their_server() {
+        let form = AskKind::Elicitation {
+            request: ElicitRequest::Form {
+                message: "Name?".into(),
+                requested_schema: json!({"type": "object"}),
+            },
+        };
+        assert_eq!(
+            ask(form, None),
+            json!({"id": 7, "server": "s", "request": {"kind": "form", "message": "Name?",
+                   "schema": {"type": "object"}}})
+        );
+        let url = AskKind::Elicitation {
+            request: ElicitRequest::Url {
+                message: "Sign the form".into(),
+                url: "https://pay.example.com/x".into(),
+                elicitation_id: "e1".into(),
+            },
+        };
+        assert_eq!(
+            ask(url, Some("pay.example.com")),
+            json!({"id": 7, "server": "s", "request": {"kind": "url", "message": "Sign the form",
+                   "url": "https://pay.example.com/x", "domain": "pay.example.com"}})
+        );
+        let sampling = AskKind::Sampling {
+            request: Box::new(CreateMessageRequest {
+                messages: vec![SamplingMessage {
+                    role: "user".into(),
+                    content: json!({"type": "text", "text": "hi"}),
+                }],
+                system_prompt: Some("be brief".into()),
+                max_tokens: 50,
+                model_preferences: None,
+                include_context: None,
+                temperature: None,
+                stop_sequences: vec![],
+                tools: None,
+                tool_choice: None,
+                extra: Default::default(),
+            }),
+        };
+        assert_eq!(
+            ask(sampling, None),
+            json!({"id": 7, "server": "s", "request": {"kind": "sampling",
+                   "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                   "systemPrompt": "be brief", "maxTokens": 50, "tools": null}})
+        );
+    }
+
+    #[test]
+    fn answers_read_the_spec_actions() {
+        let read = |v: Value| serde_json::from_value::<AskAnswerDto>(v).unwrap();
+        assert_eq!(
+            read(json!({"action": "accept", "content": {"a": 1}})),
+            AskAnswerDto::Accept {
+                content: Some(json!({"a": 1}))
+            }
+        );
+        assert_eq!(read(json!({"action": "decline"})), AskAnswerDto::Decline);
+        assert_eq!(read(json!({"action": "cancel"})), AskAnswerDto::Cancel);
+    }
+}

@@ -1,0 +1,154 @@
+//! Drawing the ask modal (see [`super::ask`]).
+
+use harness9::mcp::manager::AskKind;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::ask::{AskView, Body, Control, Field};
+
+fn field_line(f: &Field, focused: bool) -> Line<'static> {
+    let mut spans = vec![
+        Span::raw(if focused { "> " } else { "  " }),
+        Span::styled(f.label.clone(), Style::new().bold()),
+        Span::styled(
+            if f.required { "*" } else { "" },
+            Style::new().fg(Color::Red),
+        ),
+        Span::raw(": "),
+    ];
+    match &f.control {
+        Control::Text { text, .. } | Control::Number { text, .. } => {
+            spans.push(Span::raw(text.clone()));
+            if focused {
+                spans.push(Span::styled("_", Style::new().fg(Color::Yellow)));
+            }
+        }
+        Control::Bool(b) => spans.push(Span::raw(if *b { "[x]" } else { "[ ]" })),
+        Control::Choice { choices, chosen } => spans.push(Span::raw(format!(
+            "‹ {} ›",
+            chosen.map_or("choose", |i| choices[i].1.as_str())
+        ))),
+        Control::Multi { choices, cursor } => {
+            for (i, (_, label, on)) in choices.iter().enumerate() {
+                let text = format!("[{}] {label} ", if *on { "x" } else { " " });
+                let style = if focused && i == *cursor {
+                    Style::new().reversed()
+                } else {
+                    Style::new()
+                };
+                spans.push(Span::styled(text, style));
+            }
+        }
+    }
+    if let Some(e) = &f.error {
+        spans.push(Span::styled(format!("  {e}"), Style::new().fg(Color::Red)));
+    }
+    Line::from(spans)
+}
+
+/// The modal's lines, title and key help.
+fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
+    let server = &view.ask.server;
+    let mut lines = Vec::new();
+    if view.more > 0 {
+        lines.push(Line::styled(
+            format!("{} more waiting", view.more),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    let message = match &view.ask.kind {
+        AskKind::Elicitation { request } => request.message().to_string(),
+        AskKind::Sampling { request } => format!(
+            "Up to {} tokens. System prompt: {}",
+            request.max_tokens,
+            request.system_prompt.as_deref().unwrap_or("(none)")
+        ),
+    };
+    lines.push(Line::raw(message));
+    lines.push(Line::raw(""));
+    let (title, help) = match &view.body {
+        Body::Form(fields) => {
+            for (i, f) in fields.iter().enumerate() {
+                lines.push(field_line(f, i == view.focus));
+            }
+            (
+                format!(" {server} asks for input "),
+                "Tab next · Space toggle · Enter accept · Esc decline · Ctrl-C cancel",
+            )
+        }
+        Body::Json(text) => {
+            lines.push(Line::raw(
+                "This form cannot be shown as fields; answer with a JSON object:",
+            ));
+            lines.push(Line::from(vec![
+                Span::raw(text.clone()),
+                Span::styled("_", Style::new().fg(Color::Yellow)),
+            ]));
+            (
+                format!(" {server} asks for input "),
+                "Enter accept · Esc decline · Ctrl-C cancel",
+            )
+        }
+        Body::Url { url, domain } => {
+            lines.push(Line::from(vec![
+                Span::raw("Open a page on "),
+                Span::styled(
+                    domain.clone().unwrap_or_else(|| "(no domain)".into()),
+                    Style::new().fg(Color::Cyan).bold(),
+                ),
+                Span::raw("?"),
+            ]));
+            lines.push(Line::raw(url.clone()));
+            (
+                format!(" {server} asks you to visit a page "),
+                "[y] open it  [n] decline  Ctrl-C cancel",
+            )
+        }
+        Body::Sampling => {
+            if let AskKind::Sampling { request } = &view.ask.kind {
+                for m in &request.messages {
+                    let text = m
+                        .content
+                        .get("text")
+                        .and_then(|t| t.as_str())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| m.content.to_string());
+                    lines.push(Line::raw(format!("{}: {text}", m.role)));
+                }
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::raw("This host does not run sampling requests yet."));
+            (format!(" {server} asks to use your model "), "[n] deny")
+        }
+    };
+    if let Some(e) = &view.error {
+        lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
+    }
+    (title, lines, help)
+}
+
+pub fn render(f: &mut Frame, view: &AskView) {
+    let (title, mut lines, help) = content(view);
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(help, Style::new().fg(Color::Yellow)));
+    let outer = f.area();
+    let width = outer.width.saturating_sub(4);
+    let height = (lines.len() as u16 + 2).min(outer.height);
+    let area = Rect {
+        x: outer.x + (outer.width - width) / 2,
+        y: outer.y + (outer.height - height) / 2,
+        width,
+        height,
+    };
+    f.render_widget(Clear, area);
+    let block = Block::default().borders(Borders::ALL).title(title);
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}

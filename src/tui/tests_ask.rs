@@ -1,0 +1,275 @@
+//! Snapshot tests of the ask modal: a form with every field kind, its keys and validation,
+//! the JSON fallback, URL mode and a sampling request.
+
+use std::time::Instant;
+
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::requests::{
+    CreateMessageRequest, ElicitAction, ElicitRequest, ElicitResult, SamplingMessage,
+};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::{json, Value};
+
+use super::app::{Action, App};
+use super::ask::SAMPLING_REFUSAL;
+use super::tests::{key, screen};
+
+fn form(id: u64, schema: Value) -> Ask {
+    Ask {
+        id,
+        server: "profile".into(),
+        kind: AskKind::Elicitation {
+            request: ElicitRequest::Form {
+                message: "Tell us about you".into(),
+                requested_schema: schema,
+            },
+        },
+        url_domain: None,
+        arrived: Instant::now(),
+    }
+}
+
+fn profile_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "default": "Ada"},
+            "email": {"type": "string", "format": "email", "title": "Email"},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "news": {"type": "boolean", "default": true},
+            "plan": {"type": "string", "oneOf": [{"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro"}]},
+            "langs": {"type": "array", "items": {"enum": ["en", "fr"]}, "default": ["fr"]}
+        },
+        "required": ["name", "email"]
+    })
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(app.on_key(key(KeyCode::Char(c))), None);
+    }
+}
+
+fn body(s: &str) -> Vec<&str> {
+    s.lines()
+        .filter(|l| l.starts_with("  │") || l.starts_with("  ┌") || l.starts_with("  └"))
+        .collect()
+}
+
+#[test]
+fn a_form_names_the_server_prefills_defaults_and_validates() {
+    let mut app = App::new("openai · gpt-test".into());
+    app.set_asks(&[
+        form(1, profile_schema()),
+        form(2, json!({"type": "object"})),
+    ]);
+    let s = screen(&app);
+    assert_eq!(
+        body(&s),
+        vec![
+            "  ┌ profile asks for input ──────────────────────────────────────────────────┐",
+            "  │1 more waiting                                                            │",
+            "  │Tell us about you                                                         │",
+            "  │                                                                          │",
+            "  │> Name*: Ada_                                                             │",
+            "  │  Email*:                                                                 │",
+            "  │  age:                                                                    │",
+            "  │  news: [x]                                                               │",
+            "  │  plan: ‹ choose ›                                                        │",
+            "  │  langs: [ ] en [x] fr                                                    │",
+            "  │                                                                          │",
+            "  │Tab next · Space toggle · Enter accept · Esc decline · Ctrl-C cancel      │",
+            "  └──────────────────────────────────────────────────────────────────────────┘",
+        ]
+    );
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    typed(&mut app, "200");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    let s = screen(&app);
+    assert!(s.contains("  age: 200  at most 150"), "{s}");
+    // The first field that does not fit takes the focus.
+    assert!(s.contains("> Email*: _  required"), "{s}");
+    typed(&mut app, "ada@example.com");
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char(' '))); // news off
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char(' '))); // plan: Free
+    app.on_key(key(KeyCode::Char(' '))); // plan: Pro
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char(' '))); // en on
+    app.on_key(key(KeyCode::Right));
+    app.on_key(key(KeyCode::Char(' '))); // fr off
+    app.on_key(key(KeyCode::BackTab));
+    assert!(screen(&app).contains("> plan: ‹ Pro ›"));
+    let answer = app.on_key(key(KeyCode::Enter));
+    let mut content = serde_json::Map::new();
+    for (k, v) in [
+        ("age", json!(2)),
+        ("email", json!("ada@example.com")),
+        ("langs", json!(["en"])),
+        ("name", json!("Ada")),
+        ("news", json!(false)),
+        ("plan", json!("pro")),
+    ] {
+        content.insert(k.into(), v);
+    }
+    assert_eq!(
+        answer,
+        Some(Action::AnswerAsk {
+            id: 1,
+            answer: AskAnswer::Elicit(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(content)
+            })
+        })
+    );
+    // Answered: the modal is gone until the next ask arrives.
+    assert!(app.ask.is_none());
+    app.set_asks(&[form(2, json!({"type": "object"}))]);
+    assert!(screen(&app).contains("profile asks for input"));
+}
+
+#[test]
+fn esc_declines_and_ctrl_c_cancels() {
+    let mut app = App::new("m".into());
+    app.set_asks(&[form(1, profile_schema())]);
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc)),
+        Some(Action::AnswerAsk {
+            id: 1,
+            answer: AskAnswer::Elicit(ElicitResult::decline())
+        })
+    );
+    app.set_asks(&[form(2, profile_schema())]);
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Some(Action::AnswerAsk {
+            id: 2,
+            answer: AskAnswer::Elicit(ElicitResult::cancel())
+        })
+    );
+    // Without an ask, Ctrl-C quits as before.
+    app.set_asks(&[]);
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Some(Action::Quit)
+    );
+}
+
+#[test]
+fn a_schema_the_form_cannot_show_is_answered_as_json() {
+    let mut app = App::new("m".into());
+    let nested = json!({"type": "object", "properties": {
+        "who": {"type": "object"}, "n": {"type": "integer", "default": 3}}});
+    app.set_asks(&[form(1, nested)]);
+    let s = screen(&app);
+    assert!(s.contains("This form cannot be shown as fields; answer with a JSON object:"));
+    assert!(s.contains(r#"{"n":3}_"#), "{s}");
+    app.on_key(key(KeyCode::Backspace));
+    typed(&mut app, r#","who":{"a":1}}"#);
+    let answer = app.on_key(key(KeyCode::Enter));
+    let Some(Action::AnswerAsk {
+        answer: AskAnswer::Elicit(r),
+        ..
+    }) = answer
+    else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(
+        Value::Object(r.content.unwrap()),
+        json!({"n": 3, "who": {"a": 1}})
+    );
+    app.set_asks(&[form(
+        2,
+        json!({"properties": {"x": {"type": "string", "format": "ipv4"}}}),
+    )]);
+    typed(&mut app, "x");
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert!(screen(&app).contains("not valid JSON"));
+}
+
+#[test]
+fn url_mode_shows_the_domain_and_asks_before_opening() {
+    let mut app = App::new("m".into());
+    app.set_asks(&[Ask {
+        id: 5,
+        server: "pay".into(),
+        kind: AskKind::Elicitation {
+            request: ElicitRequest::Url {
+                message: "Confirm the payment".into(),
+                url: "https://pay.example.com/confirm".into(),
+                elicitation_id: "e1".into(),
+            },
+        },
+        url_domain: Some("pay.example.com".into()),
+        arrived: Instant::now(),
+    }]);
+    let s = screen(&app);
+    for want in [
+        "pay asks you to visit a page",
+        "Confirm the payment",
+        "Open a page on pay.example.com?",
+        "https://pay.example.com/confirm",
+        "[y] open it  [n] decline  Ctrl-C cancel",
+    ] {
+        assert!(s.contains(want), "{want} not in\n{s}");
+    }
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::OpenAsk {
+            id: 5,
+            url: "https://pay.example.com/confirm".into()
+        })
+    );
+}
+
+#[test]
+fn a_sampling_request_is_shown_and_denied() {
+    let mut app = App::new("m".into());
+    app.set_asks(&[Ask {
+        id: 9,
+        server: "thinker".into(),
+        kind: AskKind::Sampling {
+            request: Box::new(CreateMessageRequest {
+                messages: vec![SamplingMessage {
+                    role: "user".into(),
+                    content: json!({"type": "text", "text": "Sum up"}),
+                }],
+                system_prompt: Some("Be brief".into()),
+                max_tokens: 100,
+                model_preferences: None,
+                include_context: None,
+                temperature: None,
+                stop_sequences: vec![],
+                tools: None,
+                tool_choice: None,
+                extra: Default::default(),
+            }),
+        },
+        url_domain: None,
+        arrived: Instant::now(),
+    }]);
+    let s = screen(&app);
+    for want in [
+        "thinker asks to use your model",
+        "Up to 100 tokens. System prompt: Be brief",
+        "user: Sum up",
+        "This host does not run sampling requests yet.",
+        "[n] deny",
+    ] {
+        assert!(s.contains(want), "{want} not in\n{s}");
+    }
+    assert_eq!(app.on_key(key(KeyCode::Char('y'))), None);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        Some(Action::AnswerAsk {
+            id: 9,
+            answer: AskAnswer::Refuse(SAMPLING_REFUSAL.into())
+        })
+    );
+}

@@ -1,0 +1,84 @@
+//! The real binary's terminal UI answering a real server's elicitation in tmux: the
+//! Python SDK server's `ask_client kind=profile` asks for a form while the model's tool call
+//! runs; the modal names the server, shows the defaults, and the edited answer reaches the
+//! server.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use super::tui::Tmux;
+use super::{external, harness9_bin, Project};
+
+#[test]
+fn tui_answers_a_python_servers_form() {
+    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing; the test command installs it"
+        );
+        return;
+    }
+    let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::tool("mcp__py__ask_client", json!({"kind": "profile"})),
+            Reply::text("Profile saved."),
+        ],
+    ));
+    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    let config = tempfile::tempdir().unwrap();
+    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
+    let t = Tmux::start(
+        &cmd,
+        &[
+            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+            ("XDG_CONFIG_HOME", config.path().display().to_string()),
+            ("HARNESS9_PROVIDER", "anthropic".into()),
+            ("HARNESS9_MODEL", "stub-model".into()),
+            ("ANTHROPIC_BASE_URL", stub.base_url()),
+            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
+            ("TERM", "xterm-256color".into()),
+        ],
+    );
+    t.wait_for("[MCP] py ●");
+    for k in ["g", "o", "Enter"] {
+        t.keys(&[k]);
+    }
+    t.wait_for("The model wants to call mcp__py__ask_client");
+    t.keys(&["y"]);
+    // The form: defaults pre-filled (SEP-1034); the first field is focused.
+    let s = t.wait_for("py asks for input");
+    assert!(s.contains("Your profile?"), "{s}");
+    assert!(s.contains("Name: Ann"), "{s}");
+    assert!(s.contains("Age: 30"), "{s}");
+    assert!(s.contains("Subscribe: [x]"), "{s}");
+    // Change the name to Bo and turn subscribe off, then accept.
+    let focused_name = s.lines().any(|l| l.contains("> Name: Ann"));
+    if !focused_name {
+        while !t.screen().lines().any(|l| l.contains("> Name:")) {
+            t.keys(&["Tab"]);
+        }
+    }
+    t.keys(&["BSpace", "BSpace", "BSpace", "B", "o"]);
+    while !t.screen().lines().any(|l| l.contains("> Subscribe:")) {
+        t.keys(&["Tab"]);
+    }
+    t.keys(&["Space", "Enter"]);
+    let s = t.wait_for("Profile saved.");
+    assert!(!s.contains("asks for input"), "{s}");
+    // The server got the edited answer: the tool result the model saw says so.
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body.to_string();
+    assert!(
+        sent.contains(r#"accept: {\"name\":\"Bo\",\"age\":30,\"subscribe\":false}"#),
+        "{sent}"
+    );
+    t.keys(&["C-c"]);
+}
