@@ -56,6 +56,7 @@ describe("the desktop UI against a mocked backend", () => {
     assert.match(await chip.innerText(), /demo\s*3/);
     await chip.click();
     await page.getByTestId("server-panel").waitFor();
+    await page.getByTestId("tool-row").nth(2).waitFor();
     assert.equal(await page.getByTestId("tool-row").count(), 3);
 
     await page.locator("[data-tool=mcp__demo__read_file]").click();
@@ -381,6 +382,8 @@ describe("the desktop UI against a mocked backend", () => {
     await page.waitForSelector("[data-testid=chip-remote][data-status=connected]");
     assert.match(await page.getByTestId("signed-in").innerText(), /^Signed in to https:\/\/auth\.example\.com · read write · expires in \d+ min · renews itself$/);
     assert.match(await page.getByTestId("notice").innerText(), /Signed in to remote \(https:\/\/auth\.example\.com\)/);
+    // The tool list arrives after the status: wait for it rather than race it.
+    await page.getByTestId("tool-row").nth(1).waitFor();
     assert.equal(await page.getByTestId("tool-row").count(), 2);
     await shot(page, "signed-in");
 
