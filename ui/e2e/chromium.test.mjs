@@ -290,6 +290,53 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("chat prompts: / opens the picker, typing filters, the form completes and sends the prompt", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approval-later").click();
+    await page.getByTestId("nav-chat").click();
+    const input = page.getByTestId("chat-input");
+    await input.fill("/");
+    await page.getByTestId("prompt-picker").waitFor();
+    assert.equal(await page.getByTestId("prompt-option").count(), 2);
+    assert.match(await page.getByTestId("prompt-picker").innerText(), /Team Management[\s\S]*First argument choice narrows/);
+    await input.fill("/team");
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=prompt-option]").length === 1);
+    await input.press("Enter");
+    const form = page.getByTestId("prompt-form");
+    await form.waitFor();
+    assert.equal(await form.getByTestId("prompt-required").count(), 2);
+    assert.equal(await page.getByTestId("prompt-send").isDisabled(), true);
+
+    // Typing asks the server (debounced); the first argument goes along as context.
+    await page.getByTestId("prompt-arg-department").pressSequentially("En");
+    await page.getByTestId("prompt-suggestion").getByText("Engineering").click();
+    assert.equal(await page.getByTestId("prompt-arg-department").inputValue(), "Engineering");
+    await page.getByTestId("prompt-arg-name").click();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=prompt-suggestion]").length === 3);
+    assert.deepEqual(await page.getByTestId("prompt-suggestion").allInnerTexts(), ["Alice", "Bob", "Charlie"]);
+    await page.getByTestId("prompt-arg-name").pressSequentially("B");
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=prompt-suggestion]").length === 1);
+    await shot(page, "chat-prompt-form");
+    await page.getByTestId("prompt-suggestion").click();
+    await page.getByTestId("prompt-send").click();
+
+    await page.getByTestId("chat-user").getByText("Please promote Bob to the head of the Engineering team.").waitFor();
+    await page.getByTestId("chat-assistant").getByText("Done: the team has a new head.").waitFor();
+    await page.getByTestId("chat-send").waitFor();
+    const calls = await page.evaluate(() => window.__mock.calls);
+    assert.deepEqual(calls.filter((c) => c.sendPrompt), [{ sendPrompt: { server: "demo", name: "completable-prompt", arguments: { department: "Engineering", name: "Bob" } } }]);
+    assert.ok(calls.some((c) => c.complete?.argument === "name" && c.complete.context.department === "Engineering"));
+    assert.equal(await page.getByTestId("prompt-form").count(), 0);
+
+    // The Prompts button opens the same picker; a prompt without arguments sends at once.
+    await page.getByTestId("chat-prompts").click();
+    await page.getByTestId("prompt-option").getByText("Simple Prompt").click();
+    await page.getByTestId("chat-user").getByText("This is a simple prompt without arguments.").waitFor();
+    await page.getByTestId("chat-send").waitFor();
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("servers ask: a form, then a URL to open, queued one after another", async () => {
     const { page, errors } = await open("flows");
     await page.getByTestId("approval-later").click();

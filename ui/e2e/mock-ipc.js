@@ -427,6 +427,32 @@ export function install(mockIPC, scenario) {
       chat.opened.push(url);
       return null;
     },
+    // Prompts: the everything server's team prompt, whose second argument's values depend
+    // on the first (sent along as context), and one without arguments.
+    list_prompts: () => PROMPTS,
+    complete_prompt_argument: ({ server, prompt, argument, value, context }) => {
+      calls.push({ complete: { server, prompt, argument, value, context } });
+      const values = argument === "department" ? Object.keys(TEAMS) : (TEAMS[context.department] ?? []);
+      return { values: values.filter((v) => v.startsWith(value)), total: null, hasMore: false };
+    },
+    chat_send_prompt: ({ server, name, arguments: args, channel }) => {
+      if (chat.turn) throw { code: "busy", message: "a turn is already running; stop it or wait for it to end" };
+      calls.push({ sendPrompt: { server, name, arguments: args } });
+      const missing = (PROMPTS.find((p) => p.server === server && p.name === name)?.arguments ?? []).filter((a) => a.required && !args[a.name]);
+      if (missing.length) throw { code: "invalid-arguments", message: `the prompt ${server}:${name} needs ${missing.map((a) => a.name).join(", ")}` };
+      const opening =
+        name === "completable-prompt"
+          ? [{ kind: "user", text: `Please promote ${args.name} to the head of the ${args.department} team.` }]
+          : [{ kind: "user", text: "This is a simple prompt without arguments." }];
+      const turn = { channel, events: [] };
+      chat.turn = turn;
+      chat.history.push(...opening);
+      const send = (e, delay) => setTimeout(() => turn.channel.onmessage(e), delay);
+      send({ type: "turn_start", conversationId: "c1", provider: "anthropic", model: "stub-model" }, 0);
+      send({ type: "text_delta", text: "Done: the team has a new head." }, 20);
+      finish(turn, 40, { status: "completed", answer: "Done: the team has a new head." });
+      return opening;
+    },
     pending_asks: () => asks,
     answer_ask: ({ id, answer }) => {
       calls.push({ answerAsk: id, answer });
@@ -438,6 +464,21 @@ export function install(mockIPC, scenario) {
 
   /** What servers ask the user, oldest first (set with `__mock.ask`). */
   let asks = [];
+
+  const PROMPTS = [
+    {
+      server: "demo",
+      name: "completable-prompt",
+      title: "Team Management",
+      description: "First argument choice narrows values for second argument.",
+      arguments: [
+        { name: "department", title: null, description: "Choose the department.", required: true },
+        { name: "name", title: null, description: "Choose a team member to lead the selected department.", required: true },
+      ],
+    },
+    { server: "demo", name: "simple-prompt", title: "Simple Prompt", description: "A prompt with no arguments", arguments: [] },
+  ];
+  const TEAMS = { Engineering: ["Alice", "Bob", "Charlie"], Sales: ["David", "Eve", "Frank"], Support: ["John", "Kim", "Lee"] };
 
   const chat = { history: [], turn: null, approvals: [], opened: [] };
   /** Sign-ins waiting for the browser: name -> { resolve, reject }. */

@@ -1,7 +1,7 @@
 // The chat pane's state: the project's conversation as entries (prompts, streamed answers,
 // tool cards, notices), folded from the engine's events. One per open project.
 
-import type { CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto } from "./bindings";
+import type { CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto, PromptDto } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
 /** A tool call as its card shows it. */
@@ -122,6 +122,36 @@ export class ChatSession {
       await this.backend.chatSend(text, (e) => {
         if (gen === this.#generation) this.#onEvent(e);
       });
+      return true;
+    } catch (e) {
+      if (gen !== this.#generation) return false;
+      this.running = false;
+      const err = BackendError.from(e);
+      if (err.code === "not-configured") this.error = err.message;
+      else this.#note(err.message, "error");
+      return false;
+    }
+  }
+
+  /**
+   * Starts a turn with a server's prompt: the messages it opened with join the log, then
+   * the answer streams as for a typed message. False (and a note) when it did not start.
+   */
+  async sendPrompt(prompt: PromptDto, args: Record<string, string>): Promise<boolean> {
+    if (this.running) return false;
+    const gen = this.#generation;
+    this.running = true;
+    this.retry = null;
+    const filled = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== ""));
+    // Events may arrive before the call returns; the opening goes before them.
+    const start = this.entries.length;
+    try {
+      const opening = await this.backend.chatSendPrompt(prompt.server, prompt.name, filled, (e) => {
+        if (gen === this.#generation) this.#onEvent(e);
+      });
+      if (gen !== this.#generation) return false;
+      const note: ChatEntry = { kind: "notice", id: ++this.#id, text: `Prompt ${prompt.title ?? prompt.name} from ${prompt.server}`, tone: "info" };
+      this.entries.splice(start, 0, note, ...opening.map((h) => this.#fromHistory(h)));
       return true;
     } catch (e) {
       if (gen !== this.#generation) return false;

@@ -10,7 +10,9 @@ import type {
   ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
+  ChatItemDto,
   ChatStateDto,
+  CompletionDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -18,6 +20,7 @@ import type {
   LogLineDto,
   MenuAction,
   ProjectDto,
+  PromptDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
@@ -89,6 +92,14 @@ export class MockBackend implements Backend {
     conversationId: "c1",
     history: [],
   };
+  /** The prompts of the connected servers. */
+  prompts: PromptDto[] = [];
+  /** A server's suggestions for an argument (filtered by what is typed). */
+  completions: (server: string, prompt: string, argument: string, value: string, context: Record<string, string>) => string[] = () => [];
+  /** The messages a prompt opens its turn with (by default one user message naming it). */
+  promptOpening: (server: string, name: string, args: Record<string, string>) => ChatItemDto[] = (server, name, args) => [
+    { kind: "user", text: `${server}:${name} ${JSON.stringify(args)}` },
+  ];
   /** The running turn's event callback (set by `chatSend`). */
   chatListener: ((e: ChatEventDto) => void) | null = null;
 
@@ -274,6 +285,31 @@ export class MockBackend implements Backend {
   }
   async openUrl(url: string) {
     this.#record("openUrl", url);
+  }
+  async listPrompts() {
+    return this.prompts;
+  }
+  async completePromptArgument(
+    server: string,
+    prompt: string,
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionDto> {
+    this.#record("completePromptArgument", server, prompt, argument, value, context);
+    const values = this.completions(server, prompt, argument, value, context);
+    return { values, total: null, hasMore: false };
+  }
+  async chatSendPrompt(server: string, name: string, args: Record<string, string>, onEvent: (e: ChatEventDto) => void) {
+    this.#record("chatSendPrompt", server, name, args);
+    if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
+    const p = this.prompts.find((x) => x.server === server && x.name === name);
+    if (!p) throw new BackendError("not-found", `server "${server}" has no prompt "${name}"`);
+    const missing = p.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
+    if (missing.length)
+      throw new BackendError("invalid-arguments", `the prompt ${server}:${name} needs ${missing.join(", ")}; add ${missing.map((m) => `${m}=…`).join(" ")} and send again`);
+    this.chatListener = onEvent;
+    return this.promptOpening(server, name, args);
   }
   /** Sets the pending asks and emits them, as the backend does on every change. */
   pushAsks(asks: AskDto[]) {

@@ -9,7 +9,9 @@ import type {
   ApprovalRequestDto,
   ApproveOutcomeDto,
   ChatEventDto,
+  ChatItemDto,
   ChatStateDto,
+  CompletionDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -18,6 +20,7 @@ import type {
   LogLineDto,
   MenuAction,
   ProjectDto,
+  PromptDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
@@ -97,6 +100,15 @@ export const tauriBackend: Backend = {
   chatStop: () => call<void>("chat_stop"),
   chatApprove: (callId, decision) => call<boolean>("chat_approve", { callId, decision }),
   openUrl: (url) => call<void>("open_url", { url }),
+
+  listPrompts: () => call<PromptDto[]>("list_prompts"),
+  completePromptArgument: (server, prompt, argument, value, context) =>
+    call<CompletionDto>("complete_prompt_argument", { server, prompt, argument, value, context }),
+  async chatSendPrompt(server, name, args, onEvent) {
+    const channel = new Channel<ChatEventDto>();
+    channel.onmessage = onEvent;
+    return call<ChatItemDto[]>("chat_send_prompt", { server, name, arguments: args, channel });
+  },
 
   pendingAsks: () => call<AskDto[]>("pending_asks"),
   answerAsk: (id, answer) => call<void>("answer_ask", { id, answer }),

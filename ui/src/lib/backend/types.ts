@@ -10,7 +10,9 @@ import type {
   ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
+  ChatItemDto,
   ChatStateDto,
+  CompletionDto,
   ConfigChangedDto,
   ConfigCheckDto,
   ConfigEditDto,
@@ -20,6 +22,7 @@ import type {
   LogLineDto,
   MenuAction,
   ProjectDto,
+  PromptDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
@@ -108,6 +111,27 @@ export interface Backend {
   chatApprove(callId: string, decision: ChatDecisionDto): Promise<boolean>;
   /** Opens an http(s) link in the user's browser. */
   openUrl(url: string): Promise<void>;
+
+  /** The prompts of the connected servers. */
+  listPrompts(): Promise<PromptDto[]>;
+  /** The server's suggestions for a prompt argument, given the other arguments filled. */
+  completePromptArgument(
+    server: string,
+    prompt: string,
+    argument: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionDto>;
+  /**
+   * Starts a turn with a server's prompt; resolves with the messages it opened with, and
+   * the turn's events follow on `onEvent`, `turn_end` last.
+   */
+  chatSendPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+    onEvent: (e: ChatEventDto) => void,
+  ): Promise<ChatItemDto[]>;
 
   /** What servers ask the user, oldest first. */
   pendingAsks(): Promise<AskDto[]>;
