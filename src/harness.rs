@@ -1,7 +1,9 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod prompts;
 mod surface;
+pub use prompts::{missing_arguments, PromptError, PromptTurn};
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};

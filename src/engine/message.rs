@@ -30,6 +30,12 @@ pub enum Block {
     Text {
         text: String,
     },
+    /// Base64 image data in a message (a prompt's image); providers that take no images,
+    /// and assistant messages, get [`ResultPart::placeholder`] text instead.
+    Image {
+        media_type: String,
+        data: String,
+    },
     /// The model asks for a tool call.
     ToolUse {
         id: String,
@@ -97,7 +103,7 @@ impl Message {
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
             Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
-            Block::Text { .. } | Block::ToolResult { .. } => None,
+            Block::Text { .. } | Block::Image { .. } | Block::ToolResult { .. } => None,
         })
     }
 }

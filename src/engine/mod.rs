@@ -45,6 +45,7 @@
 pub mod event;
 pub mod message;
 pub mod permissions;
+pub mod prompt;
 pub mod provider;
 pub mod search;
 pub mod spill;
@@ -139,6 +140,10 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error("a turn is already running; stop it or wait for it to end")]
     Busy,
+    #[error(
+        "the prompt has no messages, so nothing was sent; pick another prompt or type a message"
+    )]
+    EmptyPrompt,
 }
 
 pub fn default_system_prompt(project: &Path) -> String {
@@ -277,6 +282,16 @@ impl Engine {
 
     /// Starts a turn for one user message on the current tokio runtime.
     pub fn send(&self, prompt: impl Into<String>) -> Result<TurnHandle, EngineError> {
+        self.send_messages(vec![Message::user_text(prompt)])
+    }
+
+    /// Starts a turn whose opening is these messages (a server prompt's, see
+    /// [`prompt::prompt_messages`]): they join the conversation in order, then the model
+    /// answers. The opening may hold assistant messages; it must not be empty.
+    pub fn send_messages(&self, opening: Vec<Message>) -> Result<TurnHandle, EngineError> {
+        if opening.is_empty() {
+            return Err(EngineError::EmptyPrompt);
+        }
         if self
             .inner
             .busy
@@ -289,9 +304,8 @@ impl Engine {
         let control = TurnControl::new();
         let inner = self.inner.clone();
         let c = control.clone();
-        let prompt = prompt.into();
         let idle = BusyGuard(inner.clone());
-        let task = tokio::spawn(turn::run(inner, prompt, tx, c, idle));
+        let task = tokio::spawn(turn::run(inner, opening, tx, c, idle));
         Ok(TurnHandle {
             events: rx,
             control,

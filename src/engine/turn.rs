@@ -42,7 +42,7 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
 /// front end that saw `TurnEnd` can send the next message at once.
 pub(super) async fn run(
     inner: Arc<Inner>,
-    prompt: String,
+    opening: Vec<Message>,
     tx: Emitter,
     control: TurnControl,
     idle: super::BusyGuard,
@@ -58,7 +58,7 @@ pub(super) async fn run(
         },
     );
     let mut usage = Usage::default();
-    let (outcome, round_trips) = turn(&inner, prompt, &tx, &control, &mut usage).await;
+    let (outcome, round_trips) = turn(&inner, opening, &tx, &control, &mut usage).await;
     // The conversation is on disk before the turn is reported done, so a list of
     // conversations read after `TurnEnd` shows all of it.
     let flushed = {
@@ -87,22 +87,20 @@ pub(super) async fn run(
 
 async fn turn(
     inner: &Inner,
-    prompt: String,
+    opening: Vec<Message>,
     tx: &Emitter,
     control: &TurnControl,
     usage: &mut Usage,
 ) -> (TurnOutcome, usize) {
-    let mut content = vec![Block::Text { text: prompt }];
     let mut snapshot = inner.tools.current();
-    missing_tools_note(inner, &snapshot, tx, &mut content);
-    push(
-        inner,
-        tx,
-        Message {
-            role: Role::User,
-            content,
-        },
-    );
+    // The note about vanished tools rides on the opening's last user message.
+    let noted = opening.iter().rposition(|m| m.role == Role::User);
+    for (i, mut message) in opening.into_iter().enumerate() {
+        if Some(i) == noted {
+            missing_tools_note(inner, &snapshot, tx, &mut message.content);
+        }
+        push(inner, tx, message);
+    }
     for round in 1..=inner.max_round_trips {
         if control.is_stopped() {
             return (TurnOutcome::Stopped, round - 1);

@@ -78,6 +78,8 @@ pub fn encode_request(req: &ChatRequest, model: &str, max_tokens: u32, images: b
     let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
     let mut last_role: Option<Role> = None;
     for m in req.messages.iter() {
+        // Anthropic takes images in user messages only.
+        let images = images && m.role == Role::User;
         let blocks: Vec<Value> = m.content.iter().map(|b| encode_block(b, images)).collect();
         if blocks.is_empty() {
             continue;
@@ -121,6 +123,13 @@ fn role(m: &Message) -> &'static str {
 fn encode_block(b: &Block, images: bool) -> Value {
     match b {
         Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Image { media_type, data } if images => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data}
+        }),
+        Block::Image { media_type, data } => {
+            json!({"type": "text", "text": ResultPart::placeholder(media_type, data)})
+        }
         Block::ToolUse { id, name, input } => {
             let input = if input.is_object() {
                 input.clone()

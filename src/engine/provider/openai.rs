@@ -83,6 +83,10 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                 for b in &m.content {
                     match b {
                         Block::Text { text: t } => text.push_str(t),
+                        // Assistant messages carry no images on this wire.
+                        Block::Image { media_type, data } => {
+                            push_line(&mut text, &ResultPart::placeholder(media_type, data))
+                        }
                         Block::ToolUse { id, name, input } => calls.push(json!({
                             "id": id,
                             "type": "function",
@@ -137,6 +141,8 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                             }
                         }
                         Block::Text { text } => parts.push(json!({"type": "text", "text": text})),
+                        Block::Image { media_type, data } if images => parts.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})),
+                        Block::Image { media_type, data } => parts.push(json!({"type": "text", "text": ResultPart::placeholder(media_type, data)})),
                         Block::ToolUse { .. } => {}
                     }
                 }

@@ -1,0 +1,106 @@
+//! Starting a chat turn with a server's prompt: the façade checks the prompt exists and has
+//! its required arguments, gets it (`prompts/get`), and opens the turn with its messages
+//! ([`crate::engine::prompt`]). Front ends only collect the arguments.
+
+use serde_json::{Map, Value};
+
+use super::Harness;
+use crate::engine::prompt::prompt_messages;
+use crate::engine::{Engine, EngineError, Message, TurnHandle};
+use crate::mcp::features::Prompt;
+use crate::mcp::manager::FeatureError;
+
+/// A turn opened with a prompt, and the messages it opened with (for the transcript).
+pub struct PromptTurn {
+    pub handle: TurnHandle,
+    pub opening: Vec<Message>,
+}
+
+/// Why a prompt could not start a turn; nothing was sent.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error(transparent)]
+    Feature(#[from] FeatureError),
+    #[error("server \"{server}\" has no prompt \"{name}\"{}", known_prompts(.known))]
+    UnknownPrompt {
+        server: String,
+        name: String,
+        known: Vec<String>,
+    },
+    #[error("the prompt {server}:{name} needs {}; add {} and send again", .missing.join(", "), example(.missing))]
+    MissingArguments {
+        server: String,
+        name: String,
+        missing: Vec<String>,
+    },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+fn known_prompts(known: &[String]) -> String {
+    if known.is_empty() {
+        " (it offers none)".to_string()
+    } else {
+        format!(" (prompts: {})", known.join(", "))
+    }
+}
+
+fn example(missing: &[String]) -> String {
+    missing
+        .iter()
+        .map(|m| format!("{m}=…"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The required arguments of `prompt` that `arguments` leaves out or leaves empty.
+pub fn missing_arguments(prompt: &Prompt, arguments: &Map<String, Value>) -> Vec<String> {
+    prompt
+        .arguments
+        .iter()
+        .filter(|a| a.required)
+        .filter(|a| match arguments.get(&a.name) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.is_empty(),
+            Some(_) => false,
+        })
+        .map(|a| a.name.clone())
+        .collect()
+}
+
+impl Harness {
+    /// Gets prompt `name` of `server` with `arguments` and starts a turn of `engine` with
+    /// its messages. Fails before anything is sent when the prompt is unknown or a
+    /// required argument is missing.
+    pub async fn send_prompt(
+        &self,
+        engine: &Engine,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<PromptTurn, PromptError> {
+        if engine.is_busy() {
+            return Err(EngineError::Busy.into());
+        }
+        let prompts = self.prompts(Some(server)).await?;
+        let Some(prompt) = prompts.iter().find(|p| p.prompt.name == name) else {
+            return Err(PromptError::UnknownPrompt {
+                server: server.to_string(),
+                name: name.to_string(),
+                known: prompts.iter().map(|p| p.prompt.name.clone()).collect(),
+            });
+        };
+        let missing = missing_arguments(&prompt.prompt, &arguments);
+        if !missing.is_empty() {
+            return Err(PromptError::MissingArguments {
+                server: server.to_string(),
+                name: name.to_string(),
+                missing,
+            });
+        }
+        let result = self.get_prompt(server, name, arguments).await?;
+        let opening = prompt_messages(&result);
+        let handle = engine.send_messages(opening.clone())?;
+        Ok(PromptTurn { handle, opening })
+    }
+}
