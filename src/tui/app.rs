@@ -21,6 +21,24 @@ pub const COMMANDS: &[&str] = &["/mcp", "/quit"];
 pub enum Action {
     Quit,
     Send(String),
+    /// Start a turn with a server's prompt (see [`super::slash`]); `text` is the command
+    /// as typed, for the transcript.
+    SendPrompt {
+        server: String,
+        name: String,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        text: String,
+    },
+    /// Ask the server for values of a prompt argument; the answer goes to
+    /// [`super::slash::completion_done`] with `input`.
+    Complete {
+        server: String,
+        prompt: String,
+        argument: String,
+        value: String,
+        context: serde_json::Map<String, serde_json::Value>,
+        input: String,
+    },
     StopTurn,
     Restart(String),
     EditConfig,
@@ -145,6 +163,10 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<super::ask::AskView>,
+    /// The prompts of the connected servers: the slash commands of [`super::slash`].
+    pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
+    /// The slash-command hint: what Tab found.
+    pub slash: super::slash::SlashState,
 }
 
 impl App {
@@ -163,6 +185,8 @@ impl App {
             signing_in: Vec::new(),
             notice: None,
             ask: None,
+            prompts: Vec::new(),
+            slash: super::slash::SlashState::default(),
         }
     }
 
@@ -302,11 +326,19 @@ impl App {
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if key.code != KeyCode::Tab {
+            self.slash.clear();
+        }
         match key.code {
             KeyCode::Esc if self.busy => return Some(Action::StopTurn),
             KeyCode::Enter => {
                 let text = std::mem::take(&mut self.input);
                 let text = text.trim();
+                if text.starts_with('/') && !COMMANDS.contains(&text) {
+                    if let Some(action) = super::slash::enter(self, text) {
+                        return action;
+                    }
+                }
                 match text {
                     "" => {}
                     "/mcp" => {
@@ -326,15 +358,7 @@ impl App {
                     t => return Some(Action::Send(t.to_string())),
                 }
             }
-            KeyCode::Tab if self.input.starts_with('/') => {
-                let matches: Vec<&&str> = COMMANDS
-                    .iter()
-                    .filter(|c| c.starts_with(&self.input))
-                    .collect();
-                if let [only] = matches.as_slice() {
-                    self.input = only.to_string();
-                }
-            }
+            KeyCode::Tab if self.input.starts_with('/') => return super::slash::tab(self),
             KeyCode::Backspace => {
                 self.input.pop();
             }

@@ -7,6 +7,9 @@ mod app;
 mod ask;
 mod ask_view;
 mod auth;
+mod slash;
+mod slash_run;
+mod slash_view;
 mod view;
 
 #[cfg(test)]
@@ -15,6 +18,8 @@ mod tests;
 mod tests_ask;
 #[cfg(test)]
 mod tests_auth;
+#[cfg(test)]
+mod tests_slash;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -38,6 +43,7 @@ use tokio::sync::mpsc;
 
 use app::{Action, App, ChatLine, ToolDecision};
 use auth::AuthDone;
+use slash_run::SlashDone;
 
 type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
 
@@ -150,6 +156,13 @@ async fn event_loop(
     // Sign-ins and sign-outs under way; they wait for the browser, so they run beside the
     // loop instead of in it.
     let mut auth_jobs: FuturesUnordered<BoxFuture<'_, AuthDone>> = FuturesUnordered::new();
+    // Prompt listings, completions and prompts being fetched for the slash commands. One
+    // listing runs at a time; a change meanwhile lists again after it.
+    let mut slash_jobs: FuturesUnordered<BoxFuture<'_, SlashDone>> = FuturesUnordered::new();
+    let mut surface = harness.subscribe_surface();
+    let mut surface_open = true;
+    let (mut listing, mut relist) = (true, false);
+    slash_jobs.push(Box::pin(slash_run::list(harness)));
     refresh(app, harness);
     loop {
         if term.draw(|f| view::render(f, app)).is_err() {
@@ -189,6 +202,22 @@ async fn event_loop(
                                 Err(e) => app.chat.push(ChatLine::System(e.to_string())),
                             },
                         }
+                    }
+                    Action::SendPrompt { server, name, arguments, text } => {
+                        app.chat.push(ChatLine::User(text));
+                        app.scroll = 0;
+                        match &engine {
+                            None => app.chat.push(ChatLine::System(
+                                "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
+                            )),
+                            Some(engine) => {
+                                app.busy = true;
+                                slash_jobs.push(Box::pin(slash_run::send(harness, engine.clone(), server, name, arguments)));
+                            }
+                        }
+                    }
+                    Action::Complete { server, prompt, argument, value, context, input } => {
+                        slash_jobs.push(Box::pin(slash_run::complete(harness, server, prompt, argument, value, context, input)));
                     }
                     Action::StopTurn => {
                         if let Some(c) = &control {
@@ -262,7 +291,53 @@ async fn event_loop(
             changed = status.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);
+                if listing { relist = true } else {
+                    listing = true;
+                    slash_jobs.push(Box::pin(slash_run::list(harness)));
+                }
             }
+            ev = surface.recv(), if surface_open => {
+                use tokio::sync::broadcast::error::RecvError;
+                use harness9::mcp::manager::SurfaceEvent;
+                match ev {
+                    Ok(SurfaceEvent::ListingChanged { .. }) | Err(RecvError::Lagged(_)) => {
+                        if listing { relist = true } else {
+                            listing = true;
+                            slash_jobs.push(Box::pin(slash_run::list(harness)));
+                        }
+                    }
+                    Ok(SurfaceEvent::ResourceUpdated { .. } | SurfaceEvent::ElicitationComplete { .. }) => {}
+                    Err(RecvError::Closed) => surface_open = false,
+                }
+            }
+            Some(done) = slash_jobs.next(), if !slash_jobs.is_empty() => match done {
+                SlashDone::Prompts(list) => {
+                    app.prompts = list;
+                    listing = relist;
+                    if relist {
+                        relist = false;
+                        slash_jobs.push(Box::pin(slash_run::list(harness)));
+                    }
+                }
+                SlashDone::Completion { input, result } => slash::completion_done(app, &input, result),
+                SlashDone::Sent(Ok(turn)) => {
+                    slash_run::show_opening(app, &turn.opening);
+                    let (mut rx, c) = turn.handle.into_parts();
+                    control = Some(c);
+                    let tx = ev_tx.clone();
+                    tokio::spawn(async move {
+                        while let Some(e) = rx.recv().await {
+                            if tx.send(e).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                SlashDone::Sent(Err(e)) => {
+                    app.busy = false;
+                    app.chat.push(ChatLine::System(format!("{e}")));
+                }
+            },
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);

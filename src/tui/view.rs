@@ -27,6 +27,9 @@ pub fn render(f: &mut Frame, app: &App) {
         f.render_widget(Paragraph::new(mcp_bar(app)), bar);
     }
     render_input(f, app, input);
+    if app.modal == Modal::None && app.ask.is_none() {
+        super::slash_view::render(f, app, chat);
+    }
     match &app.modal {
         Modal::None => {}
         Modal::Mcp { selected, details } => render_panel(f, app, *selected, *details),

@@ -16,6 +16,7 @@ mod keychain_real;
 mod manager;
 mod memory;
 mod pins;
+mod prompts;
 mod provider_stub;
 mod real_servers;
 mod surface;

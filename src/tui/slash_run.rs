@@ -1,0 +1,86 @@
+//! The runner's side of the slash commands: listing the prompts, asking a server for
+//! completions, and getting a prompt, each in the background beside the event loop; the
+//! outcome comes back as [`SlashDone`].
+
+use harness9::engine::{Block, Engine, Message, Role};
+use harness9::harness::{PromptError, PromptTurn};
+use harness9::mcp::features::CompletionRef;
+use harness9::mcp::manager::ServerPrompt;
+use harness9::Harness;
+use serde_json::{Map, Value};
+
+use super::app::{App, ChatLine};
+
+/// Most characters of one prompt message shown in the transcript (the model gets all).
+const SHOWN_CHARS: usize = 2000;
+
+pub enum SlashDone {
+    Prompts(Vec<ServerPrompt>),
+    Completion {
+        input: String,
+        result: Result<Vec<String>, String>,
+    },
+    Sent(Result<PromptTurn, PromptError>),
+}
+
+pub async fn list(harness: &Harness) -> SlashDone {
+    SlashDone::Prompts(harness.prompts(None).await.unwrap_or_default())
+}
+
+pub async fn complete(
+    harness: &Harness,
+    server: String,
+    prompt: String,
+    argument: String,
+    value: String,
+    context: Map<String, Value>,
+    input: String,
+) -> SlashDone {
+    let reference = CompletionRef::Prompt { name: prompt };
+    let result = harness
+        .complete(&server, &reference, &argument, &value, &context)
+        .await
+        .map(|c| c.values)
+        .map_err(|e| e.to_string());
+    SlashDone::Completion { input, result }
+}
+
+pub async fn send(
+    harness: &Harness,
+    engine: Engine,
+    server: String,
+    name: String,
+    arguments: Map<String, Value>,
+) -> SlashDone {
+    SlashDone::Sent(
+        harness
+            .send_prompt(&engine, &server, &name, arguments)
+            .await,
+    )
+}
+
+/// Shows the messages a prompt opened the turn with.
+pub fn show_opening(app: &mut App, opening: &[Message]) {
+    for m in opening {
+        let mut text = String::new();
+        for b in &m.content {
+            let part = match b {
+                Block::Text { text } => text.clone(),
+                Block::Image { media_type, .. } => format!("[image: {media_type}]"),
+                Block::ToolUse { name, .. } => format!("[tool call {name}]"),
+                Block::ToolResult { .. } => "[tool result]".to_string(),
+            };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&part);
+        }
+        if text.chars().count() > SHOWN_CHARS {
+            text = text.chars().take(SHOWN_CHARS).collect::<String>() + "…";
+        }
+        app.chat.push(match m.role {
+            Role::User => ChatLine::User(text),
+            Role::Assistant => ChatLine::Assistant(text),
+        });
+    }
+}
