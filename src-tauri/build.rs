@@ -42,6 +42,9 @@ const COMMANDS: &[&str] = &[
     "open_url",
     "pending_asks",
     "answer_ask",
+    "chat_send_prompt",
+    "list_prompts",
+    "complete_prompt_argument",
 ];
 
 fn main() {

@@ -76,6 +76,10 @@ pub enum ErrorCode {
     Busy,
     /// Signing in to a remote server did not work: the message says why and what to do.
     SignInFailed,
+    /// Arguments are missing or wrong (a prompt's required ones): the message names them.
+    InvalidArguments,
+    /// A request to a server failed (an error answer, a timeout, the server gone).
+    RequestFailed,
     /// Anything else (a bug): the message says what.
     Internal,
 }
@@ -1120,6 +1124,10 @@ pub fn chat_history(messages: &[std::sync::Arc<Message>]) -> Vec<ChatItemDto> {
                         _ => out.push(ChatItemDto::Assistant { text: text.clone() }),
                     },
                 },
+                // An image of a server prompt's message: named, not shown.
+                Block::Image { media_type, data } => out.push(ChatItemDto::Notice {
+                    text: format!("[image: {media_type}, {} bytes]", data.len() / 4 * 3),
+                }),
                 Block::ToolUse { id, name, input } => {
                     calls.insert(id, out.len());
                     out.push(ChatItemDto::Tool {
@@ -1214,6 +1222,9 @@ pub fn typescript_bindings() -> String {
         ChatStateDto::decl(&cfg),
         AskDto::decl(&cfg),
         crate::asks::AskRequestDto::decl(&cfg),
+        crate::prompts::PromptDto::decl(&cfg),
+        crate::prompts::PromptArgumentDto::decl(&cfg),
+        crate::prompts::CompletionDto::decl(&cfg),
         AskAnswerDto::decl(&cfg),
     ];
     let mut out = String::from(

@@ -9,13 +9,15 @@
 use std::sync::{Arc, Mutex};
 
 use harness9::engine::{
-    ConversationChoice, Decision, Engine, EngineError, EngineOptions, Event, TurnControl,
+    ConversationChoice, Decision, Engine, EngineError, EngineOptions, Event, Message, TurnControl,
+    TurnHandle,
 };
 use harness9::Harness;
+use serde_json::{Map, Value};
 use tauri::ipc::Channel;
 
 use crate::bridge::{
-    chat_history, BridgeError, BridgeResult, ChatEventDto, ChatStateDto, ErrorCode,
+    chat_history, BridgeError, BridgeResult, ChatEventDto, ChatItemDto, ChatStateDto, ErrorCode,
 };
 
 /// The chat of one open project.
@@ -39,11 +41,12 @@ impl Drop for Chat {
     }
 }
 
-fn engine_error(e: EngineError) -> BridgeError {
+pub(crate) fn engine_error(e: EngineError) -> BridgeError {
     let code = match &e {
         EngineError::Settings(_) => ErrorCode::NotConfigured,
         EngineError::Store(_) => ErrorCode::Io,
         EngineError::Busy => ErrorCode::Busy,
+        EngineError::EmptyPrompt => ErrorCode::InvalidArguments,
     };
     BridgeError::new(code, e.to_string())
 }
@@ -105,7 +108,33 @@ impl Chat {
         channel: Channel<ChatEventDto>,
     ) -> BridgeResult<()> {
         let engine = self.engine(harness, false)?;
-        let (mut events, control) = engine.send(prompt).map_err(engine_error)?.into_parts();
+        let handle = engine.send(prompt).map_err(engine_error)?;
+        self.forward(handle, channel);
+        Ok(())
+    }
+
+    /// Starts a turn with a server's prompt; its events follow on `channel`. Returns the
+    /// messages the turn opened with, as chat items.
+    pub async fn send_prompt(
+        &self,
+        harness: &Harness,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+        channel: Channel<ChatEventDto>,
+    ) -> BridgeResult<Vec<ChatItemDto>> {
+        let engine = self.engine(harness, false)?;
+        let turn = harness
+            .send_prompt(&engine, server, name, arguments)
+            .await?;
+        self.forward(turn.handle, channel);
+        let opening: Vec<Arc<Message>> = turn.opening.into_iter().map(Arc::new).collect();
+        Ok(chat_history(&opening))
+    }
+
+    /// Forwards a turn's events to the window and keeps its controls until it ends.
+    fn forward(&self, handle: TurnHandle, channel: Channel<ChatEventDto>) {
+        let (mut events, control) = handle.into_parts();
         let number = {
             let mut slot = self.slot.lock().expect("chat lock");
             slot.turns += 1;
@@ -133,7 +162,6 @@ impl Chat {
                 slot.turn = None;
             }
         });
-        Ok(())
     }
 
     /// Stops the running turn, if any.

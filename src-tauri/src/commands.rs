@@ -296,6 +296,50 @@ pub async fn chat_approve(
         .approve(&call_id, decision.into()))
 }
 
+/// Starts a turn with a server's prompt (`arguments` by name); the turn's events arrive on
+/// `channel`. Returns the messages the turn opened with.
+#[tauri::command]
+pub async fn chat_send_prompt(
+    state: S<'_>,
+    server: String,
+    name: String,
+    arguments: serde_json::Map<String, Value>,
+    channel: Channel<ChatEventDto>,
+) -> BridgeResult<Vec<ChatItemDto>> {
+    let s = state.open_session().await?;
+    s.chat
+        .send_prompt(&s.harness, &server, &name, arguments, channel)
+        .await
+}
+
+// ---- prompts -----------------------------------------------------------------------------
+
+/// The prompts of the connected servers, for the chat's prompt picker.
+#[tauri::command]
+pub async fn list_prompts(state: S<'_>) -> BridgeResult<Vec<crate::prompts::PromptDto>> {
+    let prompts = state.harness().await?.prompts(None).await?;
+    Ok(prompts.iter().map(Into::into).collect())
+}
+
+/// The server's suggestions for a prompt argument's value, given the arguments filled so
+/// far (`context`).
+#[tauri::command]
+pub async fn complete_prompt_argument(
+    state: S<'_>,
+    server: String,
+    prompt: String,
+    argument: String,
+    value: String,
+    context: serde_json::Map<String, Value>,
+) -> BridgeResult<crate::prompts::CompletionDto> {
+    let reference = harness9::mcp::features::CompletionRef::Prompt { name: prompt };
+    let harness = state.harness().await?;
+    let completion = harness
+        .complete(&server, &reference, &argument, &value, &context)
+        .await?;
+    Ok(completion.into())
+}
+
 /// Opens a link from the chat in the user's browser (http and https only).
 #[tauri::command]
 pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {

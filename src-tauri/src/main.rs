@@ -11,6 +11,7 @@ mod auth;
 mod bridge;
 mod chat;
 mod commands;
+mod prompts;
 mod recent;
 mod session;
 
@@ -98,6 +99,9 @@ fn main() {
             commands::open_url,
             commands::pending_asks,
             commands::answer_ask,
+            commands::chat_send_prompt,
+            commands::list_prompts,
+            commands::complete_prompt_argument,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

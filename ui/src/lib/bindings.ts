@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
@@ -214,5 +214,15 @@ busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 
 export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, };
+
+export type PromptDto = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgumentDto>, };
+
+export type PromptArgumentDto = { name: string, title: string | null, description: string | null, required: boolean, };
+
+export type CompletionDto = { values: Array<string>, 
+/**
+ * How many values exist in all, when the server says.
+ */
+total: number | null, hasMore: boolean, };
 
 export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };
