@@ -1,7 +1,9 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod roots;
 mod surface;
+pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};
@@ -90,6 +92,7 @@ fn list_hint(known: &[String]) -> String {
 pub struct Harness {
     project: PathBuf,
     manager: Manager,
+    roots_store: RootsStore,
 }
 
 impl Harness {
@@ -114,9 +117,12 @@ impl Harness {
             },
         );
         manager.set_restart_policy(opts.restart);
+        let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
+        manager.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
             manager,
+            roots_store,
         }
     }
 

@@ -107,6 +107,7 @@ pub(super) struct Surface {
     listings: Mutex<BTreeMap<String, (u64, Arc<ServerFeatures>)>>,
     changed: watch::Sender<u64>,
     events: broadcast::Sender<SurfaceEvent>,
+    pub(super) levels: super::levels::Levels,
 }
 
 impl Surface {
@@ -116,6 +117,7 @@ impl Surface {
             listings: Mutex::default(),
             changed: watch::channel(0).0,
             events: broadcast::channel(SURFACE_EVENTS).0,
+            levels: Default::default(),
         }
     }
 }
@@ -212,7 +214,7 @@ impl Manager {
         })
     }
 
-    fn request_timeout(&self, server: &str) -> Option<Duration> {
+    pub(super) fn request_timeout(&self, server: &str) -> Option<Duration> {
         self.lock()
             .get(server)
             .and_then(|s| s.entry.as_ref().ok())
@@ -303,7 +305,9 @@ impl Manager {
         client
             .set_logging_level(level, timeout)
             .await
-            .map_err(|error| client_error(server, error))
+            .map_err(|error| client_error(server, error))?;
+        self.remember_log_level(server, level);
+        Ok(())
     }
 
     /// After a server connected: list what it offers, and follow its list changes,
