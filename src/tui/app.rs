@@ -14,7 +14,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::auth::Notice;
 
 /// Slash commands, for Tab completion.
-pub const COMMANDS: &[&str] = &["/mcp", "/quit"];
+pub const COMMANDS: &[&str] = &["/mcp", "/roots", "/quit"];
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +54,13 @@ pub enum Action {
         id: u64,
         url: String,
     },
+    /// Set a server's logging level (`logging/setLevel`).
+    SetLogLevel {
+        server: String,
+        level: harness9::mcp::features::LogLevel,
+    },
+    /// List, add or remove the project's extra roots.
+    Roots(super::surface::RootsCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +152,10 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<super::ask::AskView>,
+    /// Title, icons and logging of each connected server, in `status.servers` order.
+    pub details: Vec<Option<harness9::mcp::manager::ServerDetails>>,
+    /// The recent log of the server whose details are open.
+    pub log_tail: Vec<harness9::mcp::LogLine>,
 }
 
 impl App {
@@ -163,6 +174,8 @@ impl App {
             signing_in: Vec::new(),
             notice: None,
             ask: None,
+            details: Vec::new(),
+            log_tail: Vec::new(),
         }
     }
 
@@ -296,6 +309,7 @@ impl App {
                 return self.auth_key(selected, true);
             }
             KeyCode::Char('o') => return self.auth_key(selected, false),
+            KeyCode::Char('l') => return self.log_level_key(selected),
             _ => {}
         }
         None
@@ -316,6 +330,12 @@ impl App {
                         }
                     }
                     "/quit" => return Some(Action::Quit),
+                    t if super::surface::parse_roots(t).is_some() => {
+                        match super::surface::parse_roots(t)? {
+                            Ok(cmd) => return Some(Action::Roots(cmd)),
+                            Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        }
+                    }
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
                         COMMANDS.join(" ")

@@ -7,6 +7,7 @@ mod app;
 mod ask;
 mod ask_view;
 mod auth;
+mod surface;
 mod view;
 
 #[cfg(test)]
@@ -15,6 +16,8 @@ mod tests;
 mod tests_ask;
 #[cfg(test)]
 mod tests_auth;
+#[cfg(test)]
+mod tests_surface;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -127,6 +130,11 @@ fn refresh(app: &mut App, harness: &Harness) {
         .iter()
         .map(|s| harness.held_tools(Some(&s.name)))
         .collect();
+    app.details = status
+        .servers
+        .iter()
+        .map(|s| harness.server_details(&s.name).ok())
+        .collect();
     app.set_status(status, tools);
     app.set_held(held);
     app.ask_server_approval(harness.pending_approvals());
@@ -152,6 +160,10 @@ async fn event_loop(
     let mut auth_jobs: FuturesUnordered<BoxFuture<'_, AuthDone>> = FuturesUnordered::new();
     refresh(app, harness);
     loop {
+        app.log_tail = app
+            .details_server()
+            .and_then(|s| harness.server_log(&s, surface::DETAIL_LOG_LINES))
+            .unwrap_or_default();
         if term.draw(|f| view::render(f, app)).is_err() {
             return 1;
         }
@@ -247,6 +259,17 @@ async fn event_loop(
                             app.chat.push(ChatLine::System(format!("could not accept the tool: {e}")));
                         }
                         refresh(app, harness);
+                    }
+                    Action::SetLogLevel { server, level } => {
+                        match harness.set_log_level(&server, level).await {
+                            Ok(()) => app.chat.push(ChatLine::System(format!("{server}: logging level {}", level.as_str()))),
+                            Err(e) => app.chat.push(ChatLine::System(format!("could not set the logging level: {e}"))),
+                        }
+                        refresh(app, harness);
+                    }
+                    Action::Roots(cmd) => {
+                        let text = surface::run_roots(harness, cmd);
+                        app.chat.push(ChatLine::System(text));
                     }
                     Action::AnswerTool { call_id, decision } => {
                         if let Some(c) = &control {
