@@ -42,6 +42,11 @@ const COMMANDS: &[&str] = &[
     "open_url",
     "pending_asks",
     "answer_ask",
+    "server_details",
+    "set_log_level",
+    "extra_roots",
+    "add_extra_root",
+    "remove_extra_root",
 ];
 
 fn main() {

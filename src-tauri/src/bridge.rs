@@ -24,11 +24,12 @@ use harness9::mcp::{
     ApproveOutcome, CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState,
     ServerStatus, StatusSnapshot,
 };
-use harness9::tools::{ToolSource, ToolSpec};
+use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
 pub use crate::asks::{AskAnswerDto, AskDto};
 pub use crate::auth::SignedInDto;
+pub use crate::details::{IconDto, LogLevelDto, ServerDetailsDto, ToolHintsDto};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -451,6 +452,11 @@ pub struct ToolDto {
     pub description: String,
     pub input_schema: Value,
     pub read_only: bool,
+    /// The server's title for the tool (the name stays the identifier).
+    pub title: Option<String>,
+    pub hints: ToolHintsDto,
+    /// Only `https:` and `data:` icons.
+    pub icons: Vec<IconDto>,
 }
 
 impl From<&ToolSpec> for ToolDto {
@@ -461,6 +467,12 @@ impl From<&ToolSpec> for ToolDto {
             input_schema,
             read_only,
             source,
+            display:
+                ToolDisplay {
+                    title,
+                    annotations,
+                    icons,
+                },
         } = t;
         let (server, tool) = match source {
             ToolSource::Builtin => (None, name.clone()),
@@ -473,6 +485,9 @@ impl From<&ToolSpec> for ToolDto {
             description: description.clone(),
             input_schema: input_schema.clone(),
             read_only: *read_only,
+            title: title.clone(),
+            hints: annotations.into(),
+            icons: icons.iter().map(Into::into).collect(),
         }
     }
 }
@@ -1191,6 +1206,10 @@ pub fn typescript_bindings() -> String {
         LogLineDto::decl(&cfg),
         LogFollowDto::decl(&cfg),
         ToolDto::decl(&cfg),
+        ToolHintsDto::decl(&cfg),
+        IconDto::decl(&cfg),
+        ServerDetailsDto::decl(&cfg),
+        LogLevelDto::decl(&cfg),
         HeldToolDto::decl(&cfg),
         ContentDto::decl(&cfg),
         ToolRunDto::decl(&cfg),

@@ -10,6 +10,7 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::Harness;
 
 use crate::bridge::*;
+use crate::details::{feature_error, roots_error, shown};
 use crate::session::AppState;
 
 type S<'a> = State<'a, AppState>;
@@ -327,4 +328,55 @@ pub async fn answer_ask(
     answer: AskAnswerDto,
 ) -> BridgeResult<()> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
+}
+
+// ---- server details, logging level, extra roots ---------------------------------------
+
+/// Title, icons and logging of a connected server; `null` when it is not connected.
+#[tauri::command]
+pub async fn server_details(
+    state: S<'_>,
+    server: String,
+) -> BridgeResult<Option<ServerDetailsDto>> {
+    Ok(state
+        .harness()
+        .await?
+        .server_details(&server)
+        .ok()
+        .map(Into::into))
+}
+
+#[tauri::command]
+pub async fn set_log_level(state: S<'_>, server: String, level: LogLevelDto) -> BridgeResult<()> {
+    state
+        .harness()
+        .await?
+        .set_log_level(&server, level.into())
+        .await
+        .map_err(feature_error)
+}
+
+#[tauri::command]
+pub async fn extra_roots(state: S<'_>) -> BridgeResult<Vec<String>> {
+    Ok(shown(state.harness().await?.extra_roots()))
+}
+
+#[tauri::command]
+pub async fn add_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<String>> {
+    state
+        .harness()
+        .await?
+        .add_extra_root(path.as_ref())
+        .map(shown)
+        .map_err(roots_error)
+}
+
+#[tauri::command]
+pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<String>> {
+    state
+        .harness()
+        .await?
+        .remove_extra_root(path.as_ref())
+        .map(shown)
+        .map_err(roots_error)
 }

@@ -11,6 +11,7 @@ mod auth;
 mod bridge;
 mod chat;
 mod commands;
+mod details;
 mod recent;
 mod session;
 
@@ -98,6 +99,11 @@ fn main() {
             commands::open_url,
             commands::pending_asks,
             commands::answer_ask,
+            commands::server_details,
+            commands::set_log_level,
+            commands::extra_roots,
+            commands::add_extra_root,
+            commands::remove_extra_root,
         ])
         .setup(move |app| {
             if let Some(dir) = project {
@@ -243,5 +249,13 @@ mod surface_tests {
         for directive in ["object-src 'none'", "base-uri 'none'", "form-action 'none'"] {
             assert!(csp.contains(directive), "CSP lacks {directive}");
         }
+        // Server and tool icons load from https: and data: only (never http: or file:).
+        let img = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("img-src "))
+            .expect("img-src");
+        let sources: Vec<&str> = img.split_whitespace().skip(1).collect();
+        assert_eq!(sources, ["'self'", "data:", "blob:", "https:"]);
     }
 }
