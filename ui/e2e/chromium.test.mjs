@@ -418,3 +418,62 @@ describe("the desktop UI against a mocked backend", () => {
     });
   }
 });
+
+describe("titles, annotations, logging level and extra roots", () => {
+  test("a server's title and icon, a destructive tool's hints, the level select, the extra roots", async () => {
+    const { page, errors } = await open("surface");
+    await page.waitForSelector("[data-testid=chip-ev][data-status=connected]");
+    await page.getByTestId("chip-ev").click();
+    const panel = page.getByTestId("server-panel");
+    await panel.waitFor();
+    await page.getByTestId("server-title").waitFor();
+    assert.equal(await page.getByTestId("server-title").innerText(), "Everything Demo");
+
+    // The tool list: names stay, titles and hint marks beside them.
+    const rm = page.locator("[data-tool=mcp__ev__rm]");
+    await rm.waitFor();
+    assert.equal((await rm.locator(".tname").textContent()).trim(), "mcp__ev__rm · Remove a file");
+    assert.equal(await rm.getByTestId("tool-mark").innerText(), "destructive");
+    assert.equal(await page.locator("[data-tool=mcp__ev__echo]").getByTestId("tool-mark").innerText(), "read-only");
+    await rm.click();
+    await page.getByTestId("tool-hints").waitFor();
+    assert.equal(await page.getByTestId("hint-destructiveHint").innerText(), "yes");
+    assert.equal(await page.getByTestId("hint-idempotentHint").innerText(), "no · not set, the default");
+    await page.getByTestId("destructive-note").waitFor();
+    // Only https: and data: images, anywhere.
+    const srcs = await page.evaluate(() => [...document.querySelectorAll("img")].map((i) => i.getAttribute("src")));
+    assert.ok(srcs.length >= 2, JSON.stringify(srcs));
+    for (const src of srcs) assert.match(src, /^(https|data):/);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await shot(page, "annotations");
+
+    // The level: set from the select, the server's message shows with its level.
+    await page.keyboard.press("Escape");
+    const select = page.getByTestId("log-level");
+    await select.selectOption("error");
+    await page.waitForFunction(() => /logging level set to error/.test(document.querySelector("[data-testid=server-log]")?.textContent ?? ""));
+    const calls = await page.evaluate(() => window.__mock.calls);
+    assert.deepEqual(calls.at(-1), { setLogLevel: ["ev", "error"] });
+    assert.equal(await select.inputValue(), "error");
+    const tags = await page.getByTestId("log-tag").allInnerTexts();
+    assert.deepEqual(tags.slice(-2), ["warning", "error"]);
+
+    // Extra roots in the settings: add, refused twice with the backend's words, remove.
+    await page.getByTestId("nav-settings").click();
+    const roots = page.getByTestId("extra-roots");
+    await roots.waitFor();
+    await page.getByTestId("root-path").fill("/home/user/lib");
+    await page.getByTestId("root-add").click();
+    await page.getByTestId("extra-root").first().waitFor();
+    assert.deepEqual(await page.getByTestId("extra-root").locator(".mono").allInnerTexts(), ["/home/user/lib"]);
+    await page.getByTestId("root-path").fill("/home/user/lib");
+    await page.getByTestId("root-add").click();
+    await page.getByTestId("root-error").waitFor();
+    assert.equal(await page.getByTestId("root-error").innerText(), "/home/user/lib is already an extra root");
+    await shot(page, "extra-roots");
+    await page.getByRole("button", { name: "Remove /home/user/lib" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=extra-root] .mono").length === 0);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

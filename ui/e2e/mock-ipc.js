@@ -5,7 +5,8 @@
 //
 // Scenarios (URL ?scenario=...): "flows" (default; a demo project whose servers need
 // approval), "rich" (servers in every state, for screenshots), "big" (10,000 tools), "auth"
-// (a remote server that needs sign-in; `__mock.finishSignIn(name)` plays the browser).
+// (a remote server that needs sign-in; `__mock.finishSignIn(name)` plays the browser),
+// "surface" (a server with a title, icons, logging and annotated tools).
 
 const DEMO_TOOLS = [
   {
@@ -58,6 +59,58 @@ const DEMO_TOOLS = [
 const PNG_1X1 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mMwnvn/PwAFmQLLy7st7QAAAABJRU5ErkJggg==";
 
+/** The hints of a tool whose server set only readOnlyHint (or nothing), as the bridge sends them. */
+function plainHints(readOnly) {
+  return {
+    readOnlyHint: readOnly ? true : null,
+    destructiveHint: null,
+    idempotentHint: null,
+    openWorldHint: null,
+    readOnly,
+    destructive: !readOnly,
+    idempotent: false,
+    openWorld: true,
+    marks: readOnly ? ["read-only"] : [],
+  };
+}
+
+const RED_DOT = `data:image/png;base64,${PNG_1X1}`;
+
+/** Tools of the "surface" scenario: one destructive with a title and icons, one read-only. */
+const SURFACE_TOOLS = [
+  {
+    tool: "rm",
+    title: "Remove a file",
+    description: "Removes a file of the project.",
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    readOnly: false,
+    hints: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: null,
+      openWorldHint: false,
+      readOnly: false,
+      destructive: true,
+      idempotent: false,
+      openWorld: false,
+      marks: ["destructive"],
+    },
+    // The core passes only https: and data: icons; the window checks again.
+    icons: [
+      { src: "javascript:window.__pwned=1", mimeType: null, theme: null },
+      { src: "http://example.com/rm.png", mimeType: null, theme: null },
+      { src: RED_DOT, mimeType: "image/png", theme: null },
+    ],
+  },
+  {
+    tool: "echo",
+    title: "Echo Tool",
+    description: "Echoes the text.",
+    inputSchema: { type: "object", properties: { text: { type: "string" } } },
+    readOnly: true,
+  },
+];
+
 function jsonError(text) {
   try {
     JSON.parse(text);
@@ -98,8 +151,10 @@ export function install(mockIPC, scenario) {
   let held = [];
 
   function addServer(name, entry, state, tools = []) {
-    servers.set(name, { entry, state, tools, restart: null, log: [] });
+    servers.set(name, { entry, state, tools, restart: null, log: [], details: null, level: null });
   }
+  /** The project's extra roots. */
+  let roots = [];
 
   function setConfigFromServers() {
     const obj = { mcpServers: {} };
@@ -136,6 +191,10 @@ export function install(mockIPC, scenario) {
       line("stderr", "", "harness9 mcp serve: serving /home/user/projects/demo"),
       line("server", "info", "3 tools ready"),
     );
+  } else if (scenario === "surface") {
+    addServer("ev", { command: "mcp-server-everything", args: ["stdio"] }, connected(2), SURFACE_TOOLS);
+    servers.get("ev").details = { title: "Everything Demo", icons: [{ src: RED_DOT, mimeType: "image/png", theme: null }], logging: true };
+    servers.get("ev").log.push(line("server", "warning", "[everything-server] disk almost full"));
   } else if (scenario === "auth") {
     addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, connected(3), DEMO_TOOLS);
     addServer("remote", { type: "http", url: "https://mcp.example.com/mcp" }, { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" }, DEMO_TOOLS.slice(0, 2));
@@ -173,7 +232,18 @@ export function install(mockIPC, scenario) {
     const out = [];
     for (const [name, s] of [...servers.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (s.state.status !== "connected") continue;
-      for (const t of s.tools) out.push({ name: `mcp__${name}__${t.tool}`, server: name, tool: t.tool, description: t.description, inputSchema: t.inputSchema, readOnly: t.readOnly });
+      for (const t of s.tools)
+        out.push({
+          name: `mcp__${name}__${t.tool}`,
+          server: name,
+          tool: t.tool,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          readOnly: t.readOnly,
+          title: t.title ?? null,
+          hints: t.hints ?? plainHints(t.readOnly),
+          icons: (t.icons ?? []).filter((i) => /^(https|data):/i.test(i.src)),
+        });
     }
     return out;
   }
@@ -312,6 +382,31 @@ export function install(mockIPC, scenario) {
       return { followId: 1, lines: [...(servers.get(server)?.log ?? [])] };
     },
     unfollow_log: () => null,
+    server_details: ({ server }) => {
+      const s = servers.get(server);
+      if (!s || s.state.status !== "connected") return null;
+      const d = s.details ?? { title: null, icons: [], logging: false };
+      return { name: server, title: d.title, icons: d.icons, logging: d.logging, logLevel: s.level };
+    },
+    set_log_level: ({ server, level }) => {
+      const s = servers.get(server);
+      calls.push({ setLogLevel: [server, level] });
+      if (!s?.details?.logging) throw { code: "not-connected", message: `server "${server}" does not offer logging` };
+      s.level = level;
+      pushLog(server, line("server", level, `[everything-server] logging level set to ${level}`));
+      return null;
+    },
+    extra_roots: () => roots,
+    add_extra_root: ({ path }) => {
+      if (roots.includes(path)) throw { code: "invalid-config", message: `${path} is already an extra root` };
+      if (!path.startsWith("/")) throw { code: "not-found", message: `${path} is not a folder; give the path of an existing folder` };
+      roots = [...roots, path];
+      return roots;
+    },
+    remove_extra_root: ({ path }) => {
+      roots = roots.filter((r) => r !== path);
+      return roots;
+    },
     call_tool: ({ server, tool, arguments: args }) => {
       calls.push({ server, tool, args });
       if (tool === "read_file" && args.path === "missing.txt")

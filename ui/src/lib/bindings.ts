@@ -99,7 +99,15 @@ server: string | null,
 /**
  * The tool's own name on its server (used to call it).
  */
-tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, };
+tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, title: string | null, hints: ToolHintsDto, icons: Array<IconDto>, };
+
+export type ToolHintsDto = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, marks: Array<string>, };
+
+export type IconDto = { src: string, mimeType: string | null, theme: string | null, };
+
+export type ServerDetailsDto = { name: string, title: string | null, icons: Array<IconDto>, logging: boolean, logLevel: LogLevelDto | null, };
+
+export type LogLevelDto = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
 export type HeldToolDto = { server: string, tool: string, 
 /**

@@ -15,9 +15,11 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  LogLevelDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
+  ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
@@ -72,6 +74,10 @@ export class MockBackend implements Backend {
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
   finishSignIn: (() => void) | null = null;
   logs: Record<string, LogLineDto[]> = {};
+  /** Details of connected servers (title, icons, logging), by name. */
+  details: Record<string, ServerDetailsDto> = {};
+  /** The project's extra roots. */
+  roots: string[] = [];
   /** Every call, as [method, ...args]. */
   calls: unknown[][] = [];
   toolResult: (server: string, tool: string, args: unknown) => ToolRunDto = (_s, _t, args) => ({
@@ -182,6 +188,29 @@ export class MockBackend implements Backend {
     set.add(onLine);
     this.#logFollowers.set(server, set);
     return { lines: [...(this.logs[server] ?? [])], stop: () => set.delete(onLine) };
+  }
+  async serverDetails(server: string) {
+    return this.details[server] ?? null;
+  }
+  async setLogLevel(server: string, level: LogLevelDto) {
+    this.#record("setLogLevel", server, level);
+    const d = this.details[server];
+    if (!d?.logging) throw new BackendError("not-connected", `server "${server}" does not offer logging`);
+    this.details[server] = { ...d, logLevel: level };
+  }
+  async extraRoots() {
+    return this.roots;
+  }
+  async addExtraRoot(path: string) {
+    this.#record("addExtraRoot", path);
+    if (this.roots.includes(path)) throw new BackendError("invalid-config", `${path} is already an extra root`);
+    this.roots = [...this.roots, path];
+    return this.roots;
+  }
+  async removeExtraRoot(path: string) {
+    this.#record("removeExtraRoot", path);
+    this.roots = this.roots.filter((r) => r !== path);
+    return this.roots;
   }
   async listTools() {
     return this.tools;
@@ -320,7 +349,25 @@ export function manyTools(n: number, servers = 20): ToolDto[] {
       description: `Synthetic tool number ${i} that does ${["reading", "writing", "searching", "listing", "fetching"][i % 5]}.`,
       inputSchema: { type: "object", properties: { q: { type: "string" } } },
       readOnly: i % 2 === 0,
+      title: null,
+      hints: noHints(i % 2 === 0),
+      icons: [],
     });
   }
   return out;
+}
+
+/** The hints of a tool whose server set only `readOnlyHint` (or nothing). */
+export function noHints(readOnly: boolean): ToolDto["hints"] {
+  return {
+    readOnlyHint: readOnly ? true : null,
+    destructiveHint: null,
+    idempotentHint: null,
+    openWorldHint: null,
+    readOnly,
+    destructive: !readOnly,
+    idempotent: false,
+    openWorld: true,
+    marks: readOnly ? ["read-only"] : [],
+  };
 }

@@ -16,6 +16,7 @@ import type {
   ConfigTextDto,
   LogFollowDto,
   LogLineDto,
+  ServerDetailsDto,
   MenuAction,
   ProjectDto,
   ServerEntryDto,
@@ -73,6 +74,12 @@ export const tauriBackend: Backend = {
       stop: () => void call<void>("unfollow_log", { followId: r.followId }).catch(() => {}),
     };
   },
+
+  serverDetails: (server) => call<ServerDetailsDto | null>("server_details", { server }),
+  setLogLevel: (server, level) => call<void>("set_log_level", { server, level }),
+  extraRoots: () => call<string[]>("extra_roots"),
+  addExtraRoot: (path) => call<string[]>("add_extra_root", { path }),
+  removeExtraRoot: (path) => call<string[]>("remove_extra_root", { path }),
 
   listTools: () => call<ToolDto[]>("list_tools"),
   heldTools: () => call<HeldToolDto[]>("held_tools"),

@@ -17,9 +17,11 @@ import type {
   ConfigTextDto,
   ErrorCode,
   HeldToolDto,
+  LogLevelDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
+  ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
@@ -75,6 +77,15 @@ export interface Backend {
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
   serverEntry(server: string): Promise<ServerEntryDto | null>;
   followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
+  /** Title, icons and logging of a connected server; null when it is not connected. */
+  serverDetails(server: string): Promise<ServerDetailsDto | null>;
+  /** `logging/setLevel`; kept for the session and set again when the server restarts. */
+  setLogLevel(server: string, level: LogLevelDto): Promise<void>;
+  /** The project's extra roots (folders besides the project that servers may use). */
+  extraRoots(): Promise<string[]>;
+  /** Adds a folder to the extra roots (kept per project); returns the list now. */
+  addExtraRoot(path: string): Promise<string[]>;
+  removeExtraRoot(path: string): Promise<string[]>;
   /**
    * Signs in to a remote server: the backend opens its authorization page in the browser
    * and resolves once the user has signed in (stopping the server cancels).
