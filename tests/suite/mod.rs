@@ -21,8 +21,10 @@ mod real_servers;
 mod surface;
 mod surface_cli;
 mod surface_listing;
+mod surface_more;
 mod tui;
 mod tui_asks;
+mod tui_surface;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
