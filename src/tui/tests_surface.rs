@@ -73,18 +73,18 @@ fn panel_shows_titles_beside_names() {
     let s = screen(&app);
     let lines: Vec<&str> = s.lines().collect();
     assert!(
-        lines[2].starts_with("│● ev               stdio  2 tools · Everything Demo"),
+        lines[2].starts_with("  │● ev               stdio  2 tools · Everything Demo"),
         "{s}"
     );
     assert!(
-        lines[3].starts_with("│    mcp__ev__echo · Echo Tool  The echo tool."),
+        lines[3].starts_with("  │    mcp__ev__echo · Echo Tool  The echo tool."),
         "{s}"
     );
     assert!(
         lines[4].starts_with("│    mcp__ev__rm  The rm tool."),
         "{s}"
     );
-    assert!(s.contains(" l log level "), "{s}");
+    assert!(s.contains("└ l log level ──"), "{s}");
 }
 
 #[test]
