@@ -81,7 +81,7 @@ fn panel_shows_titles_beside_names() {
         "{s}"
     );
     assert!(
-        lines[4].starts_with("│    mcp__ev__rm  The rm tool."),
+        lines[4].starts_with("  │    mcp__ev__rm  The rm tool."),
         "{s}"
     );
     assert!(s.contains("└ l log level ──"), "{s}");
