@@ -224,7 +224,7 @@ async fn extra_roots_are_kept_per_project_and_servers_see_them() {
     assert_eq!(h.roots()[1].uri, extra_uri);
     wait_for_tool(&h, "ev", "get-roots-list").await;
     server_sees_root(&h, &extra_uri).await;
-    assert_eq!(h.remove_extra_root(&extra_path).unwrap(), []);
+    assert!(h.remove_extra_root(&extra_path).unwrap().is_empty());
     assert_eq!(h.roots().len(), 1);
     h.shutdown().await;
     assert!(open(&p).extra_roots().is_empty());
