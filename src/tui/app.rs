@@ -145,6 +145,12 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<super::ask::AskView>,
+    /// The connected servers' resources, for the `@` picker.
+    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    /// The open `@` picker.
+    pub picker: Option<super::attach::Picker>,
+    /// Resources attached to the next message.
+    pub attachments: Vec<harness9::engine::resources::ResourceRef>,
 }
 
 impl App {
@@ -163,6 +169,9 @@ impl App {
             signing_in: Vec::new(),
             notice: None,
             ask: None,
+            resources: Vec::new(),
+            picker: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -302,6 +311,9 @@ impl App {
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(done) = self.attach_key(key) {
+            return done;
+        }
         match key.code {
             KeyCode::Esc if self.busy => return Some(Action::StopTurn),
             KeyCode::Enter => {
