@@ -42,6 +42,11 @@ const COMMANDS: &[&str] = &[
     "open_url",
     "pending_asks",
     "answer_ask",
+    "list_resources",
+    "read_resource",
+    "subscribe_resource",
+    "complete_resource",
+    "save_resource",
 ];
 
 fn main() {

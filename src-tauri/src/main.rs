@@ -12,6 +12,7 @@ mod bridge;
 mod chat;
 mod commands;
 mod recent;
+mod resources;
 mod session;
 
 use std::path::PathBuf;
@@ -98,6 +99,11 @@ fn main() {
             commands::open_url,
             commands::pending_asks,
             commands::answer_ask,
+            commands::list_resources,
+            commands::read_resource,
+            commands::subscribe_resource,
+            commands::complete_resource,
+            commands::save_resource,
         ])
         .setup(move |app| {
             if let Some(dir) = project {
