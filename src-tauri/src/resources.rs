@@ -63,7 +63,11 @@ pub struct ResourceListDto {
 
 /// One part of what reading a resource returned, ready to show.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ResourcePartDto {
     /// Text, cut to [`MAX_PREVIEW_CHARS`] (`totalChars` says how long it was).
     Text {
@@ -267,7 +271,12 @@ pub async fn complete(
 }
 
 /// Saves a resource into the user's Downloads folder; returns the file written.
-pub async fn save(app: &AppHandle, harness: &Harness, server: &str, uri: &str) -> BridgeResult<String> {
+pub async fn save(
+    app: &AppHandle,
+    harness: &Harness,
+    server: &str,
+    uri: &str,
+) -> BridgeResult<String> {
     let folder = app.path().download_dir().map_err(|e| {
         BridgeError::new(
             ErrorCode::Io,

@@ -46,9 +46,9 @@ pub mod event;
 pub mod message;
 pub mod permissions;
 pub mod provider;
+pub mod resources;
 pub mod search;
 pub mod spill;
-pub mod resources;
 pub mod store;
 pub mod toolset;
 mod turn;
@@ -72,8 +72,8 @@ pub use provider::{
 pub use store::{ConversationSummary, StoreError};
 
 use crate::tools::ToolRegistry;
-use resources::{ResourceAccess, ResourceRef};
 use permissions::{PermissionStore, Permissions};
+use resources::{ResourceAccess, ResourceRef};
 use spill::Spill;
 use store::{ConversationFile, ConversationStore};
 use toolset::ToolSets;

@@ -47,8 +47,11 @@ pub trait ResourceAccess: Send + Sync {
         &self,
         server: Option<String>,
     ) -> BoxFuture<'_, Result<(Vec<ServerResource>, Vec<ServerTemplate>), String>>;
-    fn read(&self, server: String, uri: String)
-        -> BoxFuture<'_, Result<ReadResourceResult, String>>;
+    fn read(
+        &self,
+        server: String,
+        uri: String,
+    ) -> BoxFuture<'_, Result<ReadResourceResult, String>>;
 }
 
 /// The blocks attached resources add to a user message, and notes for the user.
@@ -79,15 +82,18 @@ pub async fn read_attachments(access: &dyn ResourceAccess, refs: &[ResourceRef])
                 let header = resource_header(&r.server, &r.uri, None);
                 out.blocks
                     .push(text_part(format!("{header}\n[it could not be read: {e}]")));
-                out.notes
-                    .push(format!("the attached resource {} could not be read: {e}", r.uri));
+                out.notes.push(format!(
+                    "the attached resource {} could not be read: {e}",
+                    r.uri
+                ));
                 continue;
             }
         };
         if read.contents.is_empty() {
             let header = resource_header(&r.server, &r.uri, None);
-            out.blocks
-                .push(text_part(format!("{header}\n[the server returned no content]")));
+            out.blocks.push(text_part(format!(
+                "{header}\n[the server returned no content]"
+            )));
         }
         for c in &read.contents {
             let header = resource_header(&r.server, &c.uri, c.mime_type.as_deref());
@@ -208,7 +214,10 @@ pub async fn run_list(access: &dyn ResourceAccess, arguments: &Value) -> Result<
         let res = &r.resource;
         let name = res.title.as_deref().unwrap_or(&res.name);
         let mime = res.mime_type.as_deref().unwrap_or("-");
-        text.push_str(&format!("- server {}: {} ({name}, {mime})", r.server, res.uri));
+        text.push_str(&format!(
+            "- server {}: {} ({name}, {mime})",
+            r.server, res.uri
+        ));
         if let Some(d) = res.description.as_deref().and_then(|d| d.lines().next()) {
             text.push_str(&format!(": {d}"));
         }
@@ -250,7 +259,9 @@ pub async fn run_read(
             .map(str::to_string)
     };
     let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
-        return Err(format!("give \"server\" and \"uri\" (see {LIST_RESOURCES_TOOL})"));
+        return Err(format!(
+            "give \"server\" and \"uri\" (see {LIST_RESOURCES_TOOL})"
+        ));
     };
     let read = access.read(server.clone(), uri).await?;
     let mut texts = Vec::new();
@@ -316,7 +327,12 @@ mod tests {
         }
     }
 
-    fn contents(uri: &str, mime: &str, text: Option<String>, blob: Option<&str>) -> ResourceContents {
+    fn contents(
+        uri: &str,
+        mime: &str,
+        text: Option<String>,
+        blob: Option<&str>,
+    ) -> ResourceContents {
         ResourceContents {
             uri: uri.into(),
             mime_type: Some(mime.into()),
@@ -341,7 +357,8 @@ mod tests {
             contents("a://img", "image/png", None, Some("iVBORw0KGgo=")),
             contents("a://zip", "application/zip", None, Some("UEsDBA==")),
         ]));
-        let out = read_attachments(&fake, &[pick("a://long"), pick("a://img"), pick("a://zip")]).await;
+        let out =
+            read_attachments(&fake, &[pick("a://long"), pick("a://img"), pick("a://zip")]).await;
         let texts: Vec<String> = out
             .blocks
             .iter()
@@ -358,7 +375,8 @@ mod tests {
             })
             .collect();
         assert_eq!(texts.len(), 4);
-        assert!(texts[0].starts_with("[attached resource a://long (text/plain) from MCP server \"s\"]\nxxx"));
+        assert!(texts[0]
+            .starts_with("[attached resource a://long (text/plain) from MCP server \"s\"]\nxxx"));
         assert!(texts[0].ends_with(&format!(
             "\n[harness9: this resource was cut to its first {MAX_RESOURCE_CHARS} of {} characters]",
             MAX_RESOURCE_CHARS + 10

@@ -60,8 +60,7 @@ pub(super) async fn run(
         },
     );
     let mut usage = Usage::default();
-    let (outcome, round_trips) =
-        turn(&inner, prompt, attachments, &tx, &control, &mut usage).await;
+    let (outcome, round_trips) = turn(&inner, prompt, attachments, &tx, &control, &mut usage).await;
     // The conversation is on disk before the turn is reported done, so a list of
     // conversations read after `TurnEnd` shows all of it.
     let flushed = {
@@ -199,7 +198,12 @@ async fn attach(inner: &Inner, refs: &[ResourceRef]) -> res::Attached {
             blocks: Vec::new(),
             notes: refs
                 .iter()
-                .map(|r| format!("the attached resource {} was left out: this chat cannot read resources", r.uri))
+                .map(|r| {
+                    format!(
+                        "the attached resource {} was left out: this chat cannot read resources",
+                        r.uri
+                    )
+                })
                 .collect(),
         },
     }

@@ -98,11 +98,7 @@ impl Harness {
 }
 
 /// Ranks resources by how well `query` matches them (see [`fuzzy_score`]).
-pub fn pick_resources(
-    all: Vec<ServerResource>,
-    query: &str,
-    limit: usize,
-) -> Vec<ServerResource> {
+pub fn pick_resources(all: Vec<ServerResource>, query: &str, limit: usize) -> Vec<ServerResource> {
     let mut scored: Vec<(i64, usize, ServerResource)> = all
         .into_iter()
         .enumerate()
@@ -148,7 +144,10 @@ mod tests {
 
     #[test]
     fn file_names_are_safe() {
-        assert_eq!(super::file_name("demo://resource/static/document/1.png"), "1.png");
+        assert_eq!(
+            super::file_name("demo://resource/static/document/1.png"),
+            "1.png"
+        );
         assert_eq!(super::file_name("file:///etc/../.hidden"), "hidden");
         assert_eq!(super::file_name("x://a/b c?q=1"), "b_c");
         assert_eq!(super::file_name("demo://"), "resource");
@@ -156,7 +155,11 @@ mod tests {
 
     #[test]
     fn fuzzy_favours_runs() {
-        assert!(fuzzy_score("everything Resource 1 demo://resource/static/document/1", "res1").is_some());
+        assert!(fuzzy_score(
+            "everything Resource 1 demo://resource/static/document/1",
+            "res1"
+        )
+        .is_some());
         assert_eq!(fuzzy_score("abc", "abd"), None);
         assert!(fuzzy_score("readme", "read") > fuzzy_score("r-e-a-d", "read"));
     }

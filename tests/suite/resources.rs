@@ -122,7 +122,10 @@ async fn attached_resources_reach_the_model_with_the_message() {
     assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.starts_with("the attached resource demo://nope could not be read"))), "{events:?}");
     // With resources listed, the model is offered the resource tools.
     let names = stub.requests()[0].tool_names();
-    assert!(names.contains(&LIST_RESOURCES_TOOL.to_string()), "{names:?}");
+    assert!(
+        names.contains(&LIST_RESOURCES_TOOL.to_string()),
+        "{names:?}"
+    );
     assert!(names.contains(&READ_RESOURCE_TOOL.to_string()), "{names:?}");
     // The conversation keeps the attachment as a resource block (shown again on reopen).
     let user = engine.messages()[0].clone();
@@ -166,9 +169,9 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
     assert_eq!(ends.len(), 3);
     assert_eq!(ends[0].0, CallStatus::Ok);
     assert!(
-        ends[0]
-            .1
-            .contains(&format!("- server ev: {FEATURES} (features.md, text/markdown)")),
+        ends[0].1.contains(&format!(
+            "- server ev: {FEATURES} (features.md, text/markdown)"
+        )),
         "{}",
         ends[0].1
     );
@@ -204,8 +207,14 @@ async fn no_resource_tools_without_resources() {
     let events = engine.send("hi").unwrap().collect().await;
     assert_eq!(answer(&events), "ok");
     let names = stub.requests()[0].tool_names();
-    assert!(!names.contains(&LIST_RESOURCES_TOOL.to_string()), "{names:?}");
-    assert!(!names.contains(&READ_RESOURCE_TOOL.to_string()), "{names:?}");
+    assert!(
+        !names.contains(&LIST_RESOURCES_TOOL.to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&READ_RESOURCE_TOOL.to_string()),
+        "{names:?}"
+    );
     harness.shutdown().await;
 }
 
@@ -266,7 +275,10 @@ fn tui_at_picker_attaches_a_resource() {
         t.keys(&[k]);
     }
     let s = t.wait_for("It is about features.");
-    assert!(!s.contains("@ev:features.md"), "the tag went with the message:\n{s}");
+    assert!(
+        !s.contains("@ev:features.md"),
+        "the tag went with the message:\n{s}"
+    );
     let req = &stub.requests()[0];
     let user = req.messages().last().unwrap().clone();
     let texts: Vec<&str> = user["content"]
