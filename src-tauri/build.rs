@@ -47,6 +47,11 @@ const COMMANDS: &[&str] = &[
     "extra_roots",
     "add_extra_root",
     "remove_extra_root",
+    "list_resources",
+    "read_resource",
+    "subscribe_resource",
+    "complete_resource",
+    "save_resource",
 ];
 
 fn main() {

@@ -1,9 +1,11 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod resources;
 mod roots;
 mod surface;
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
+pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};
@@ -428,8 +430,11 @@ impl Harness {
     /// that says what to set when no model provider is configured.
     pub fn engine(
         &self,
-        opts: crate::engine::EngineOptions,
+        mut opts: crate::engine::EngineOptions,
     ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        if opts.resources.is_none() {
+            opts.resources = Some(self.resource_access());
+        }
         crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
     }
 

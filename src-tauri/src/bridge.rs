@@ -1099,6 +1099,11 @@ pub enum ChatItemDto {
     Notice {
         text: String,
     },
+    /// A resource the user attached to their message.
+    Attachment {
+        server: String,
+        uri: String,
+    },
 }
 
 /// What the chat pane shows when it opens.
@@ -1135,6 +1140,15 @@ pub fn chat_history(messages: &[std::sync::Arc<Message>]) -> Vec<ChatItemDto> {
                         _ => out.push(ChatItemDto::Assistant { text: text.clone() }),
                     },
                 },
+                Block::Resource { server, uri, .. } => {
+                    let same = matches!(out.last(), Some(ChatItemDto::Attachment { server: s, uri: u }) if s == server && u == uri);
+                    if !same {
+                        out.push(ChatItemDto::Attachment {
+                            server: server.clone(),
+                            uri: uri.clone(),
+                        });
+                    }
+                }
                 Block::ToolUse { id, name, input } => {
                     calls.insert(id, out.len());
                     out.push(ChatItemDto::Tool {
@@ -1234,6 +1248,14 @@ pub fn typescript_bindings() -> String {
         AskDto::decl(&cfg),
         crate::asks::AskRequestDto::decl(&cfg),
         AskAnswerDto::decl(&cfg),
+        crate::resources::ResourceDto::decl(&cfg),
+        crate::resources::ResourceTemplateDto::decl(&cfg),
+        crate::resources::ResourceListDto::decl(&cfg),
+        crate::resources::ResourcePartDto::decl(&cfg),
+        crate::resources::ResourceReadDto::decl(&cfg),
+        crate::resources::CompletionDto::decl(&cfg),
+        crate::resources::AttachmentDto::decl(&cfg),
+        crate::resources::ResourceEventDto::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

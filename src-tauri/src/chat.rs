@@ -102,10 +102,19 @@ impl Chat {
         &self,
         harness: &Harness,
         prompt: String,
+        attachments: Option<Vec<crate::resources::AttachmentDto>>,
         channel: Channel<ChatEventDto>,
     ) -> BridgeResult<()> {
         let engine = self.engine(harness, false)?;
-        let (mut events, control) = engine.send(prompt).map_err(engine_error)?.into_parts();
+        let attachments = attachments
+            .unwrap_or_default()
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let (mut events, control) = engine
+            .send_with(prompt, attachments)
+            .map_err(engine_error)?
+            .into_parts();
         let number = {
             let mut slot = self.slot.lock().expect("chat lock");
             slot.turns += 1;

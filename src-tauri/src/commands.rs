@@ -271,10 +271,11 @@ pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatStateDto> {
 pub async fn chat_send(
     state: S<'_>,
     prompt: String,
+    attachments: Option<Vec<crate::resources::AttachmentDto>>,
     channel: Channel<ChatEventDto>,
 ) -> BridgeResult<()> {
     let s = state.open_session().await?;
-    s.chat.send(&s.harness, prompt, channel)
+    s.chat.send(&s.harness, prompt, attachments, channel)
 }
 
 #[tauri::command]
@@ -379,4 +380,55 @@ pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<S
         .remove_extra_root(path.as_ref())
         .map(shown)
         .map_err(roots_error)
+// ---- resources ---------------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn list_resources(
+    state: S<'_>,
+    server: Option<String>,
+) -> BridgeResult<crate::resources::ResourceListDto> {
+    crate::resources::list(&*state.harness().await?, server).await
+}
+
+#[tauri::command]
+pub async fn read_resource(
+    state: S<'_>,
+    server: String,
+    uri: String,
+) -> BridgeResult<crate::resources::ResourceReadDto> {
+    crate::resources::read(&*state.harness().await?, &server, &uri).await
+}
+
+#[tauri::command]
+pub async fn subscribe_resource(
+    state: S<'_>,
+    server: String,
+    uri: String,
+    on: bool,
+) -> BridgeResult<()> {
+    crate::resources::subscribe(&*state.harness().await?, &server, &uri, on).await
+}
+
+#[tauri::command]
+pub async fn complete_resource(
+    state: S<'_>,
+    server: String,
+    uri_template: String,
+    variable: String,
+    value: String,
+    context: serde_json::Map<String, Value>,
+) -> BridgeResult<crate::resources::CompletionDto> {
+    let h = state.harness().await?;
+    crate::resources::complete(&h, &server, &uri_template, &variable, &value, context).await
+}
+
+/// Writes a resource into the Downloads folder; returns the file's path.
+#[tauri::command]
+pub async fn save_resource(
+    app: AppHandle,
+    state: S<'_>,
+    server: String,
+    uri: String,
+) -> BridgeResult<String> {
+    crate::resources::save(&app, &*state.harness().await?, &server, &uri).await
 }

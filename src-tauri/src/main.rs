@@ -13,6 +13,7 @@ mod chat;
 mod commands;
 mod details;
 mod recent;
+mod resources;
 mod session;
 
 use std::path::PathBuf;
@@ -104,6 +105,11 @@ fn main() {
             commands::extra_roots,
             commands::add_extra_root,
             commands::remove_extra_root,
+            commands::list_resources,
+            commands::read_resource,
+            commands::subscribe_resource,
+            commands::complete_resource,
+            commands::save_resource,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

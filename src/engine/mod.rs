@@ -46,6 +46,7 @@ pub mod event;
 pub mod message;
 pub mod permissions;
 pub mod provider;
+pub mod resources;
 pub mod search;
 pub mod spill;
 pub mod store;
@@ -72,6 +73,7 @@ pub use store::{ConversationSummary, StoreError};
 
 use crate::tools::ToolRegistry;
 use permissions::{PermissionStore, Permissions};
+use resources::{ResourceAccess, ResourceRef};
 use spill::Spill;
 use store::{ConversationFile, ConversationStore};
 use toolset::ToolSets;
@@ -110,6 +112,9 @@ pub struct EngineOptions {
     pub defer_over_tools: usize,
     /// `None`: the provider settings' value, or the default.
     pub context_window: Option<u32>,
+    /// The servers' resources, for attachments and the resource tools (the façade's
+    /// [`crate::Harness::engine`] fills it in); `None`: neither is available.
+    pub resources: Option<Arc<dyn ResourceAccess>>,
 }
 
 impl Default for EngineOptions {
@@ -126,6 +131,7 @@ impl Default for EngineOptions {
             spill_limit_chars: spill::DEFAULT_SPILL_LIMIT_CHARS,
             defer_over_tools: toolset::DEFAULT_DEFER_OVER_TOOLS,
             context_window: None,
+            resources: None,
         }
     }
 }
@@ -173,6 +179,7 @@ struct Inner {
     conversation_id: String,
     state: Mutex<ConvState>,
     busy: AtomicBool,
+    resources: Option<Arc<dyn ResourceAccess>>,
 }
 
 /// One conversation with a model over the project's tools. Cheap to clone.
@@ -248,6 +255,7 @@ impl Engine {
                     announced_missing: HashSet::new(),
                 }),
                 busy: AtomicBool::new(false),
+                resources: opts.resources,
             }),
         })
     }
@@ -277,6 +285,16 @@ impl Engine {
 
     /// Starts a turn for one user message on the current tokio runtime.
     pub fn send(&self, prompt: impl Into<String>) -> Result<TurnHandle, EngineError> {
+        self.send_with(prompt, Vec::new())
+    }
+
+    /// Starts a turn for one user message with resources attached: they are read when the
+    /// turn starts and go to the model with the message (bounded; see [`resources`]).
+    pub fn send_with(
+        &self,
+        prompt: impl Into<String>,
+        attachments: Vec<ResourceRef>,
+    ) -> Result<TurnHandle, EngineError> {
         if self
             .inner
             .busy
@@ -291,7 +309,7 @@ impl Engine {
         let c = control.clone();
         let prompt = prompt.into();
         let idle = BusyGuard(inner.clone());
-        let task = tokio::spawn(turn::run(inner, prompt, tx, c, idle));
+        let task = tokio::spawn(turn::run(inner, prompt, attachments, tx, c, idle));
         Ok(TurnHandle {
             events: rx,
             control,

@@ -198,7 +198,9 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
                             .iter()
                             .filter_map(|b| match b {
                                 Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
-                                Block::Text { .. } | Block::ToolUse { .. } => None,
+                                Block::Text { .. }
+                                | Block::ToolUse { .. }
+                                | Block::Resource { .. } => None,
                             })
                             .collect()
                     })

@@ -94,6 +94,13 @@ impl Harness {
         self.manager.read_resource(server, uri).await
     }
 
+    /// Whether the server lets clients subscribe to resource updates.
+    pub fn can_subscribe(&self, server: &str) -> bool {
+        self.manager
+            .connected(server)
+            .is_ok_and(|c| c.can_subscribe())
+    }
+
     /// Updates of the resource arrive as [`SurfaceEvent::ResourceUpdated`].
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
         self.manager.subscribe_resource(server, uri, true).await

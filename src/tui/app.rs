@@ -156,6 +156,12 @@ pub struct App {
     pub details: Vec<Option<harness9::mcp::manager::ServerDetails>>,
     /// The recent log of the server whose details are open.
     pub log_tail: Vec<harness9::mcp::LogLine>,
+    /// The connected servers' resources, for the `@` picker.
+    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    /// The open `@` picker.
+    pub picker: Option<super::attach::Picker>,
+    /// Resources attached to the next message.
+    pub attachments: Vec<harness9::engine::resources::ResourceRef>,
 }
 
 impl App {
@@ -176,6 +182,9 @@ impl App {
             ask: None,
             details: Vec::new(),
             log_tail: Vec::new(),
+            resources: Vec::new(),
+            picker: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -316,6 +325,9 @@ impl App {
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(done) = self.attach_key(key) {
+            return done;
+        }
         match key.code {
             KeyCode::Esc if self.busy => return Some(Action::StopTurn),
             KeyCode::Enter => {

@@ -6,6 +6,7 @@
 mod app;
 mod ask;
 mod ask_view;
+mod attach;
 mod auth;
 mod surface;
 mod view;
@@ -90,11 +91,7 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
     );
     harness.start(None).await;
     let _watcher = harness.watch_config().ok();
-    let engine = Engine::new(
-        &project,
-        harness.registry().clone(),
-        EngineOptions::default(),
-    );
+    let engine = harness.engine(EngineOptions::default());
     let provider = match &engine {
         Ok(e) => format!("{} · {}", e.provider().kind, e.provider().model),
         Err(_) => "no model provider".to_string(),
@@ -150,6 +147,8 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut status = harness.subscribe_status();
     let mut tools = harness.subscribe_tools();
+    let mut surface = harness.subscribe_surface();
+    app.resources = harness.resources_now().await;
     // Holding this makes the terminal UI a front end: asks wait for the user.
     let mut asks = harness.subscribe_asks();
     app.set_asks(&asks.borrow_and_update());
@@ -184,7 +183,7 @@ async fn event_loop(
                             None => app.chat.push(ChatLine::System(
                                 "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
                             )),
-                            Some(engine) => match engine.send(text) {
+                            Some(engine) => match engine.send_with(text, std::mem::take(&mut app.attachments)) {
                                 Ok(handle) => {
                                     app.busy = true;
                                     let (mut rx, c) = handle.into_parts();
@@ -289,6 +288,11 @@ async fn event_loop(
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);
+            }
+            event = surface.recv() => {
+                use tokio::sync::broadcast::error::RecvError;
+                if let Err(RecvError::Closed) = event { return 0 }
+                app.resources = harness.resources_now().await;
             }
             changed = asks.changed() => {
                 if changed.is_err() { return 0 }

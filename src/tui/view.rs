@@ -36,6 +36,9 @@ pub fn render(f: &mut Frame, app: &App) {
             name, arguments, ..
         } => render_tool_approval(f, name, arguments),
     }
+    if let (Modal::None, Some(p)) = (&app.modal, &app.picker) {
+        super::attach::render_picker(f, p, input);
+    }
     if let Some(view) = &app.ask {
         super::ask_view::render(f, view);
     }
@@ -194,10 +197,16 @@ fn render_input(f: &mut Frame, app: &App, area: Rect) {
     } else {
         format!(" {} ", app.provider)
     };
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .title(title)
         .border_style(Style::new().fg(Color::DarkGray));
+    if !app.attachments.is_empty() {
+        block = block.title_bottom(Line::styled(
+            format!(" {} · Backspace removes ", app.attachment_tags()),
+            Style::new().fg(Color::Cyan),
+        ));
+    }
     let input = Paragraph::new(Line::from(vec![
         Span::raw("› "),
         Span::raw(app.input.clone()),

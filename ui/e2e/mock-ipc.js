@@ -280,6 +280,65 @@ export function install(mockIPC, scenario) {
     }, delay);
   }
 
+  // ---- resources: per server { resources, templates, canSubscribe } ----
+  const resourceData = new Map();
+  const ZIP_B64 = "UEsDBAoAAAAAAAAAIQAAAAAAAAAAAAAAAAAEAAAAYS50eHRQSwUGAAAAAAEAAQAyAAAAIgAAAAAA";
+  if (scenario === "big") {
+    const many = [];
+    for (let i = 0; i < 10000; i++) {
+      const kind = ["notes", "logs", "docs", "data", "img"][i % 5];
+      many.push({ server: "srv0", uri: `mem://srv0/${kind}/item-${i}.txt`, name: `item-${i}`, title: `${kind} item ${i}`, description: null, mimeType: "text/plain", size: 100 + i });
+    }
+    resourceData.set("srv0", { resources: many, templates: [], canSubscribe: false });
+  } else {
+    resourceData.set("demo", {
+      canSubscribe: true,
+      resources: [
+        { server: "demo", uri: "file:///project/README.md", name: "README.md", title: "Project readme", description: "What the project is", mimeType: "text/markdown", size: 42 },
+        { server: "demo", uri: "file:///project/logo.png", name: "logo.png", title: null, description: null, mimeType: "image/png", size: 68 },
+        { server: "demo", uri: "file:///project/release.zip", name: "release.zip", title: null, description: null, mimeType: "application/zip", size: 56 },
+      ],
+      templates: [{ server: "demo", uriTemplate: "demo://notes/{id}", name: "note", title: "Note by id", description: "One note", mimeType: "text/plain" }],
+    });
+  }
+  const resourceVersions = new Map();
+  function readMock(server, uri) {
+    calls.push({ readResource: uri });
+    const v = resourceVersions.get(uri) ?? 1;
+    if (uri.endsWith(".png")) return { parts: [{ kind: "image", uri, mimeType: "image/png", dataUrl: `data:image/png;base64,${PNG_1X1}`, bytes: 68 }] };
+    if (uri.endsWith(".zip")) return { parts: [{ kind: "binary", uri, mimeType: "application/zip", bytes: 56 }] };
+    const text = uri.startsWith("demo://notes/") ? `Note ${uri.split("/").pop()} (version ${v})` : `# demo\n\nversion ${v} of ${uri}`;
+    return { parts: [{ kind: "text", uri, mimeType: "text/markdown", text, totalChars: text.length, truncated: false }] };
+  }
+  const resourceHandlers = {
+    list_resources: ({ server }) => {
+      const names = server ? [server] : [...resourceData.keys()];
+      const out = { resources: [], templates: [], canSubscribe: false };
+      for (const n of names) {
+        if (servers.get(n)?.state.status !== "connected") continue;
+        const d = resourceData.get(n);
+        if (!d) continue;
+        out.resources.push(...d.resources);
+        out.templates.push(...d.templates);
+        out.canSubscribe = server ? d.canSubscribe : false;
+      }
+      return out;
+    },
+    read_resource: ({ server, uri }) => readMock(server, uri),
+    subscribe_resource: ({ server, uri, on }) => {
+      calls.push({ subscribe: uri, on });
+      return null;
+    },
+    complete_resource: ({ variable, value }) => {
+      calls.push({ complete: variable, value });
+      return { values: ["1", "2", "10", "11"].filter((x) => x.startsWith(value)), hasMore: false };
+    },
+    save_resource: ({ uri }) => {
+      calls.push({ save: uri });
+      return `/home/user/Downloads/${uri.split("/").pop()}`;
+    },
+  };
+
   const handlers = {
     current_project: () => project,
     open_project: ({ path }) => ({ ...project, path, name: path.split("/").pop() }),
@@ -470,8 +529,9 @@ export function install(mockIPC, scenario) {
       chat.history = [];
       return chatState();
     },
-    chat_send: ({ prompt, channel }) => {
+    chat_send: ({ prompt, channel, attachments }) => {
       if (chat.turn) throw { code: "busy", message: "a turn is already running; stop it or wait for it to end" };
+      if (attachments) chat.attachments = [...(chat.attachments ?? []), ...attachments];
       const turn = { channel, events: [] };
       chat.turn = turn;
       chat.history.push({ kind: "user", text: prompt });
@@ -552,7 +612,7 @@ export function install(mockIPC, scenario) {
 
   mockIPC(
     (cmd, args) => {
-      const h = handlers[cmd];
+      const h = handlers[cmd] ?? resourceHandlers[cmd];
       if (!h) throw { code: "internal", message: `mock: unknown command ${cmd}` };
       return h(args ?? {});
     },
@@ -595,6 +655,11 @@ export function install(mockIPC, scenario) {
     ask(a) {
       asks = [...asks, a];
       emit("asks-changed", asks);
+    },
+    /** A subscribed resource changes on the server. */
+    updateResource(server, uri) {
+      resourceVersions.set(uri, (resourceVersions.get(uri) ?? 1) + 1);
+      emit("resources-changed", { type: "updated", server, uri });
     },
     crash(name) {
       const s = servers.get(name);

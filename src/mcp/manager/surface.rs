@@ -183,6 +183,23 @@ impl Manager {
         }
     }
 
+    /// Whether any server's current listing has resources or resource templates (no
+    /// waiting: servers still being listed count as having none).
+    pub fn has_resources(&self) -> bool {
+        let current: Vec<(String, u64)> = self
+            .lock()
+            .iter()
+            .filter(|(_, s)| matches!(s.state, ServerState::Connected { .. }))
+            .map(|(n, s)| (n.clone(), s.generation))
+            .collect();
+        let listings = self.inner.surface.listings.lock().expect("features lock");
+        current.iter().any(|(name, gen)| {
+            listings.get(name).is_some_and(|(g, f)| {
+                g == gen && (!f.resources.is_empty() || !f.templates.is_empty())
+            })
+        })
+    }
+
     /// The client of a connected server, or why there is none.
     pub fn connected(&self, server: &str) -> Result<Arc<Client>, FeatureError> {
         let slots = self.lock();

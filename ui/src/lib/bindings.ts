@@ -203,7 +203,7 @@ export type ChatItemDto = { "kind": "user", text: string, } | { "kind": "assista
 /**
  * `null` when the conversation holds no result for the call.
  */
-output: string | null, isError: boolean, } | { "kind": "notice", text: string, };
+output: string | null, isError: boolean, } | { "kind": "notice", text: string, } | { "kind": "attachment", server: string, uri: string, };
 
 export type ChatStateDto = { 
 /**
@@ -224,3 +224,19 @@ export type AskDto = { id: number, server: string, request: AskRequestDto, };
 export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, };
 
 export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };
+
+export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, size: number | null, };
+
+export type ResourceTemplateDto = { server: string, uriTemplate: string, name: string, title: string | null, description: string | null, mimeType: string | null, };
+
+export type ResourceListDto = { resources: Array<ResourceDto>, templates: Array<ResourceTemplateDto>, canSubscribe: boolean, };
+
+export type ResourcePartDto = { "kind": "text", uri: string, mimeType: string | null, text: string, totalChars: number, truncated: boolean, } | { "kind": "image", uri: string, mimeType: string, dataUrl: string, bytes: number, } | { "kind": "binary", uri: string, mimeType: string | null, bytes: number, };
+
+export type ResourceReadDto = { parts: Array<ResourcePartDto>, };
+
+export type CompletionDto = { values: Array<string>, hasMore: boolean, };
+
+export type AttachmentDto = { server: string, uri: string, };
+
+export type ResourceEventDto = { "type": "listing", server: string, } | { "type": "updated", server: string, uri: string, };

@@ -25,6 +25,13 @@ import type {
   StatusDto,
   ToolDto,
   ToolRunDto,
+  AttachmentDto,
+  CompletionDto,
+  ResourceDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
+  ResourceTemplateDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -285,8 +292,8 @@ export class MockBackend implements Backend {
     this.chat = { ...this.chat, conversationId: "c2", history: [] };
     return this.chat;
   }
-  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void) {
-    this.#record("chatSend", prompt);
+  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]) {
+    this.#record("chatSend", prompt, ...(attachments?.length ? [attachments] : []));
     if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
     this.chatListener = onEvent;
   }
@@ -333,6 +340,39 @@ export class MockBackend implements Backend {
   }
   onMenu(cb: (a: MenuAction) => void) {
     return this.menuEvents.add(cb);
+  }
+
+  // ---- resources ----
+  resources: ResourceDto[] = [];
+  resourceTemplates: ResourceTemplateDto[] = [];
+  /** What `readResource` answers, by URI (a text part naming the URI otherwise). */
+  resourceContents: Record<string, ResourceReadDto> = {};
+  readonly resourceEvents = listeners<ResourceEventDto>();
+  async listResources(server: string | null): Promise<ResourceListDto> {
+    const mine = <T extends { server: string }>(xs: T[]) => xs.filter((x) => server === null || x.server === server);
+    return { resources: mine(this.resources), templates: mine(this.resourceTemplates), canSubscribe: server !== null };
+  }
+  async readResource(server: string, uri: string): Promise<ResourceReadDto> {
+    this.#record("readResource", server, uri);
+    return (
+      this.resourceContents[uri] ?? {
+        parts: [{ kind: "text", uri, mimeType: "text/plain", text: `contents of ${uri}`, totalChars: 12 + uri.length, truncated: false }],
+      }
+    );
+  }
+  async subscribeResource(server: string, uri: string, on: boolean) {
+    this.#record("subscribeResource", server, uri, on);
+  }
+  async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
+    this.#record("completeResource", server, uriTemplate, variable, value);
+    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), hasMore: false };
+  }
+  async saveResource(server: string, uri: string) {
+    this.#record("saveResource", server, uri);
+    return `/home/user/Downloads/${uri.split("/").pop()}`;
+  }
+  onResources(cb: (e: ResourceEventDto) => void) {
+    return this.resourceEvents.add(cb);
   }
 }
 

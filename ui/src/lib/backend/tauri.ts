@@ -24,6 +24,10 @@ import type {
   StatusDto,
   ToolDto,
   ToolRunDto,
+  CompletionDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -35,6 +39,7 @@ export const EVENTS = {
   projectChanged: "project-changed",
   menu: "menu",
   asks: "asks-changed",
+  resources: "resources-changed",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -96,10 +101,10 @@ export const tauriBackend: Backend = {
 
   chatState: () => call<ChatStateDto>("chat_state"),
   chatNew: () => call<ChatStateDto>("chat_new"),
-  async chatSend(prompt, onEvent) {
+  async chatSend(prompt, onEvent, attachments) {
     const channel = new Channel<ChatEventDto>();
     channel.onmessage = onEvent;
-    await call<void>("chat_send", { prompt, channel });
+    await call<void>("chat_send", { prompt, channel, ...(attachments?.length ? { attachments } : {}) });
   },
   chatStop: () => call<void>("chat_stop"),
   chatApprove: (callId, decision) => call<boolean>("chat_approve", { callId, decision }),
@@ -113,4 +118,12 @@ export const tauriBackend: Backend = {
   onConfigChanged: (cb) => on<ConfigChangedDto>(EVENTS.configChanged, cb),
   onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),
   onMenu: (cb) => on<MenuAction>(EVENTS.menu, cb),
+
+  listResources: (server) => call<ResourceListDto>("list_resources", { server }),
+  readResource: (server, uri) => call<ResourceReadDto>("read_resource", { server, uri }),
+  subscribeResource: (server, uri, on) => call<void>("subscribe_resource", { server, uri, on }),
+  completeResource: (server, uriTemplate, variable, value, context) =>
+    call<CompletionDto>("complete_resource", { server, uriTemplate, variable, value, context }),
+  saveResource: (server, uri) => call<string>("save_resource", { server, uri }),
+  onResources: (cb) => on<ResourceEventDto>(EVENTS.resources, cb),
 };

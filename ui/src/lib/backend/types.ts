@@ -27,6 +27,11 @@ import type {
   StatusDto,
   ToolDto,
   ToolRunDto,
+  AttachmentDto,
+  CompletionDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -112,8 +117,11 @@ export interface Backend {
   chatState(): Promise<ChatStateDto>;
   /** Starts a new conversation (the old one stays saved). */
   chatNew(): Promise<ChatStateDto>;
-  /** Sends a message; the turn's events follow on `onEvent`, `turn_end` last. */
-  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void): Promise<void>;
+  /**
+   * Sends a message; the turn's events follow on `onEvent`, `turn_end` last. The backend
+   * reads the `attachments` (resources picked with `@`) and sends them with the message.
+   */
+  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]): Promise<void>;
   chatStop(): Promise<void>;
   /** Answers an approval card; false when no call waits under `callId`. */
   chatApprove(callId: string, decision: ChatDecisionDto): Promise<boolean>;
@@ -130,4 +138,22 @@ export interface Backend {
   onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;
   onProjectChanged(cb: (p: ProjectDto) => void): Promise<Unlisten>;
   onMenu(cb: (a: MenuAction) => void): Promise<Unlisten>;
+
+  /** The resources and templates of one server (of every connected one for null). */
+  listResources(server: string | null): Promise<ResourceListDto>;
+  /** Reads a resource: text (bounded), images as data: URLs, other binary by size. */
+  readResource(server: string, uri: string): Promise<ResourceReadDto>;
+  subscribeResource(server: string, uri: string, on: boolean): Promise<void>;
+  /** The server's completions for one variable of a template. */
+  completeResource(
+    server: string,
+    uriTemplate: string,
+    variable: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionDto>;
+  /** Writes a resource into the Downloads folder; returns the file's path. */
+  saveResource(server: string, uri: string): Promise<string>;
+  /** A server's resources changed (`listing`), or a subscribed resource did (`updated`). */
+  onResources(cb: (e: ResourceEventDto) => void): Promise<Unlisten>;
 }
