@@ -473,6 +473,11 @@ describe("titles, annotations, logging level and extra roots", () => {
     await shot(page, "extra-roots");
     await page.getByRole("button", { name: "Remove /home/user/lib" }).click();
     await page.waitForFunction(() => document.querySelectorAll("[data-testid=extra-root] .mono").length === 0);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe("resources in the desktop UI against a mocked backend", () => {
   test("the Resources tab: list, text/image/binary preview, template with completion, subscribe", async () => {
     const { page, errors } = await open("flows");
