@@ -4,8 +4,8 @@
 mod resources;
 mod roots;
 mod surface;
-pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
+pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};

@@ -380,6 +380,8 @@ pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<S
         .remove_extra_root(path.as_ref())
         .map(shown)
         .map_err(roots_error)
+}
+
 // ---- resources ---------------------------------------------------------------------------
 
 #[tauri::command]
