@@ -45,6 +45,16 @@ const COMMANDS: &[&str] = &[
     "chat_send_prompt",
     "list_prompts",
     "complete_prompt_argument",
+    "server_details",
+    "set_log_level",
+    "extra_roots",
+    "add_extra_root",
+    "remove_extra_root",
+    "list_resources",
+    "read_resource",
+    "subscribe_resource",
+    "complete_resource",
+    "save_resource",
 ];
 
 fn main() {

@@ -203,6 +203,7 @@ fn bench_registry() -> Arc<ToolRegistry> {
             input_schema: json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to look for."}, "limit": {"type": "integer", "description": "Most results."}}, "required": ["query"]}),
             read_only: false,
             source: ToolSource::Builtin,
+            display: Default::default(),
         })));
     }
     registry

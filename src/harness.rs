@@ -2,8 +2,12 @@
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
 mod prompts;
+mod resources;
+mod roots;
 mod surface;
 pub use prompts::{missing_arguments, PromptError, PromptTurn};
+pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
+pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};
@@ -92,6 +96,7 @@ fn list_hint(known: &[String]) -> String {
 pub struct Harness {
     project: PathBuf,
     manager: Manager,
+    roots_store: RootsStore,
 }
 
 impl Harness {
@@ -116,9 +121,12 @@ impl Harness {
             },
         );
         manager.set_restart_policy(opts.restart);
+        let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
+        manager.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
             manager,
+            roots_store,
         }
     }
 
@@ -424,8 +432,11 @@ impl Harness {
     /// that says what to set when no model provider is configured.
     pub fn engine(
         &self,
-        opts: crate::engine::EngineOptions,
+        mut opts: crate::engine::EngineOptions,
     ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        if opts.resources.is_none() {
+            opts.resources = Some(self.resource_access());
+        }
         crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
     }
 

@@ -24,11 +24,12 @@ use harness9::mcp::{
     ApproveOutcome, CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState,
     ServerStatus, StatusSnapshot,
 };
-use harness9::tools::{ToolSource, ToolSpec};
+use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
 pub use crate::asks::{AskAnswerDto, AskDto};
 pub use crate::auth::SignedInDto;
+pub use crate::details::{IconDto, LogLevelDto, ServerDetailsDto, ToolHintsDto};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -455,6 +456,11 @@ pub struct ToolDto {
     pub description: String,
     pub input_schema: Value,
     pub read_only: bool,
+    /// The server's title for the tool (the name stays the identifier).
+    pub title: Option<String>,
+    pub hints: ToolHintsDto,
+    /// Only `https:` and `data:` icons.
+    pub icons: Vec<IconDto>,
 }
 
 impl From<&ToolSpec> for ToolDto {
@@ -465,6 +471,12 @@ impl From<&ToolSpec> for ToolDto {
             input_schema,
             read_only,
             source,
+            display:
+                ToolDisplay {
+                    title,
+                    annotations,
+                    icons,
+                },
         } = t;
         let (server, tool) = match source {
             ToolSource::Builtin => (None, name.clone()),
@@ -477,6 +489,9 @@ impl From<&ToolSpec> for ToolDto {
             description: description.clone(),
             input_schema: input_schema.clone(),
             read_only: *read_only,
+            title: title.clone(),
+            hints: annotations.into(),
+            icons: icons.iter().map(Into::into).collect(),
         }
     }
 }
@@ -1088,6 +1103,11 @@ pub enum ChatItemDto {
     Notice {
         text: String,
     },
+    /// A resource the user attached to their message.
+    Attachment {
+        server: String,
+        uri: String,
+    },
 }
 
 /// What the chat pane shows when it opens.
@@ -1128,6 +1148,15 @@ pub fn chat_history(messages: &[std::sync::Arc<Message>]) -> Vec<ChatItemDto> {
                 Block::Image { media_type, data } => out.push(ChatItemDto::Notice {
                     text: format!("[image: {media_type}, {} bytes]", data.len() / 4 * 3),
                 }),
+                Block::Resource { server, uri, .. } => {
+                    let same = matches!(out.last(), Some(ChatItemDto::Attachment { server: s, uri: u }) if s == server && u == uri);
+                    if !same {
+                        out.push(ChatItemDto::Attachment {
+                            server: server.clone(),
+                            uri: uri.clone(),
+                        });
+                    }
+                }
                 Block::ToolUse { id, name, input } => {
                     calls.insert(id, out.len());
                     out.push(ChatItemDto::Tool {
@@ -1199,6 +1228,10 @@ pub fn typescript_bindings() -> String {
         LogLineDto::decl(&cfg),
         LogFollowDto::decl(&cfg),
         ToolDto::decl(&cfg),
+        ToolHintsDto::decl(&cfg),
+        IconDto::decl(&cfg),
+        ServerDetailsDto::decl(&cfg),
+        LogLevelDto::decl(&cfg),
         HeldToolDto::decl(&cfg),
         ContentDto::decl(&cfg),
         ToolRunDto::decl(&cfg),
@@ -1226,6 +1259,13 @@ pub fn typescript_bindings() -> String {
         crate::prompts::PromptArgumentDto::decl(&cfg),
         crate::prompts::CompletionDto::decl(&cfg),
         AskAnswerDto::decl(&cfg),
+        crate::resources::ResourceDto::decl(&cfg),
+        crate::resources::ResourceTemplateDto::decl(&cfg),
+        crate::resources::ResourceListDto::decl(&cfg),
+        crate::resources::ResourcePartDto::decl(&cfg),
+        crate::resources::ResourceReadDto::decl(&cfg),
+        crate::resources::AttachmentDto::decl(&cfg),
+        crate::resources::ResourceEventDto::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

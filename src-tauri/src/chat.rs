@@ -105,10 +105,18 @@ impl Chat {
         &self,
         harness: &Harness,
         prompt: String,
+        attachments: Option<Vec<crate::resources::AttachmentDto>>,
         channel: Channel<ChatEventDto>,
     ) -> BridgeResult<()> {
         let engine = self.engine(harness, false)?;
-        let handle = engine.send(prompt).map_err(engine_error)?;
+        let attachments = attachments
+            .unwrap_or_default()
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let handle = engine
+            .send_with(prompt, attachments)
+            .map_err(engine_error)?;
         self.forward(handle, channel);
         Ok(())
     }

@@ -10,6 +10,7 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::Harness;
 
 use crate::bridge::*;
+use crate::details::{feature_error, roots_error, shown};
 use crate::session::AppState;
 
 type S<'a> = State<'a, AppState>;
@@ -270,10 +271,11 @@ pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatStateDto> {
 pub async fn chat_send(
     state: S<'_>,
     prompt: String,
+    attachments: Option<Vec<crate::resources::AttachmentDto>>,
     channel: Channel<ChatEventDto>,
 ) -> BridgeResult<()> {
     let s = state.open_session().await?;
-    s.chat.send(&s.harness, prompt, channel)
+    s.chat.send(&s.harness, prompt, attachments, channel)
 }
 
 #[tauri::command]
@@ -371,4 +373,108 @@ pub async fn answer_ask(
     answer: AskAnswerDto,
 ) -> BridgeResult<()> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
+}
+
+// ---- server details, logging level, extra roots ---------------------------------------
+
+/// Title, icons and logging of a connected server; `null` when it is not connected.
+#[tauri::command]
+pub async fn server_details(
+    state: S<'_>,
+    server: String,
+) -> BridgeResult<Option<ServerDetailsDto>> {
+    Ok(state
+        .harness()
+        .await?
+        .server_details(&server)
+        .ok()
+        .map(Into::into))
+}
+
+#[tauri::command]
+pub async fn set_log_level(state: S<'_>, server: String, level: LogLevelDto) -> BridgeResult<()> {
+    state
+        .harness()
+        .await?
+        .set_log_level(&server, level.into())
+        .await
+        .map_err(feature_error)
+}
+
+#[tauri::command]
+pub async fn extra_roots(state: S<'_>) -> BridgeResult<Vec<String>> {
+    Ok(shown(state.harness().await?.extra_roots()))
+}
+
+#[tauri::command]
+pub async fn add_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<String>> {
+    state
+        .harness()
+        .await?
+        .add_extra_root(path.as_ref())
+        .map(shown)
+        .map_err(roots_error)
+}
+
+#[tauri::command]
+pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<String>> {
+    state
+        .harness()
+        .await?
+        .remove_extra_root(path.as_ref())
+        .map(shown)
+        .map_err(roots_error)
+}
+
+// ---- resources ---------------------------------------------------------------------------
+
+#[tauri::command]
+pub async fn list_resources(
+    state: S<'_>,
+    server: Option<String>,
+) -> BridgeResult<crate::resources::ResourceListDto> {
+    crate::resources::list(&*state.harness().await?, server).await
+}
+
+#[tauri::command]
+pub async fn read_resource(
+    state: S<'_>,
+    server: String,
+    uri: String,
+) -> BridgeResult<crate::resources::ResourceReadDto> {
+    crate::resources::read(&*state.harness().await?, &server, &uri).await
+}
+
+#[tauri::command]
+pub async fn subscribe_resource(
+    state: S<'_>,
+    server: String,
+    uri: String,
+    on: bool,
+) -> BridgeResult<()> {
+    crate::resources::subscribe(&*state.harness().await?, &server, &uri, on).await
+}
+
+#[tauri::command]
+pub async fn complete_resource(
+    state: S<'_>,
+    server: String,
+    uri_template: String,
+    variable: String,
+    value: String,
+    context: serde_json::Map<String, Value>,
+) -> BridgeResult<crate::prompts::CompletionDto> {
+    let h = state.harness().await?;
+    crate::resources::complete(&h, &server, &uri_template, &variable, &value, context).await
+}
+
+/// Writes a resource into the Downloads folder; returns the file's path.
+#[tauri::command]
+pub async fn save_resource(
+    app: AppHandle,
+    state: S<'_>,
+    server: String,
+    uri: String,
+) -> BridgeResult<String> {
+    crate::resources::save(&app, &*state.harness().await?, &server, &uri).await
 }

@@ -11,8 +11,10 @@ mod auth;
 mod bridge;
 mod chat;
 mod commands;
+mod details;
 mod prompts;
 mod recent;
+mod resources;
 mod session;
 
 use std::path::PathBuf;
@@ -102,6 +104,16 @@ fn main() {
             commands::chat_send_prompt,
             commands::list_prompts,
             commands::complete_prompt_argument,
+            commands::server_details,
+            commands::set_log_level,
+            commands::extra_roots,
+            commands::add_extra_root,
+            commands::remove_extra_root,
+            commands::list_resources,
+            commands::read_resource,
+            commands::subscribe_resource,
+            commands::complete_resource,
+            commands::save_resource,
         ])
         .setup(move |app| {
             if let Some(dir) = project {
@@ -247,5 +259,13 @@ mod surface_tests {
         for directive in ["object-src 'none'", "base-uri 'none'", "form-action 'none'"] {
             assert!(csp.contains(directive), "CSP lacks {directive}");
         }
+        // Server and tool icons load from https: and data: only (never http: or file:).
+        let img = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("img-src "))
+            .expect("img-src");
+        let sources: Vec<&str> = img.split_whitespace().skip(1).collect();
+        assert_eq!(sources, ["'self'", "data:", "blob:", "https:"]);
     }
 }

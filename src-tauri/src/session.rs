@@ -194,6 +194,7 @@ impl AppState {
             forward_status(app.clone(), &harness),
             forward_tools(app.clone(), &harness),
             crate::asks::forward(app.clone(), &harness),
+            crate::resources::forward(app.clone(), &harness),
         ];
         if let Some(w) = &watcher {
             tasks.push(forward_config(app.clone(), w));

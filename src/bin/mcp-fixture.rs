@@ -232,6 +232,8 @@ struct Params<'a> {
     #[serde(borrow)]
     uri: Option<&'a RawValue>,
     #[serde(borrow)]
+    level: Option<&'a RawValue>,
+    #[serde(borrow)]
     arguments: Option<Args<'a>>,
     #[serde(borrow, rename = "_meta")]
     meta: Option<Meta<'a>>,
@@ -491,7 +493,17 @@ impl Server {
     fn request(&mut self, out: &mut Out, method: &str, id: &RawValue, params: Params) {
         match method {
             "initialize" => self.initialize(out, id, &params),
-            "ping" | "logging/setLevel" => out.result(id, ["{}"]),
+            "ping" => out.result(id, ["{}"]),
+            "logging/setLevel" => {
+                // Says which level it now uses, so tests see each process get it.
+                let level = as_string(params.level).unwrap_or_default();
+                out.result(id, ["{}"]);
+                out.notify(
+                    "notifications/message",
+                    json!({"level": level, "logger": "fixture",
+                           "data": format!("logging level set to {level}")}),
+                );
+            }
             "tools/list" => self.list_tools(out, id, &params),
             "tools/call" => self.call_tool(out, id, params),
             other if self.features.handle(out, other, id, &params) => {}

@@ -49,6 +49,21 @@ pub enum Block {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// Part of a resource the user attached to their message, read when it was sent.
+    /// A text part already names the resource for the model (see [`resource_header`]).
+    Resource {
+        server: String,
+        uri: String,
+        content: ResultPart,
+    },
+}
+
+/// The line that introduces an attached resource to the model.
+pub fn resource_header(server: &str, uri: &str, mime_type: Option<&str>) -> String {
+    match mime_type {
+        Some(m) => format!("[attached resource {uri} ({m}) from MCP server \"{server}\"]"),
+        None => format!("[attached resource {uri} from MCP server \"{server}\"]"),
+    }
 }
 
 /// A part of a tool result as the model sees it.
@@ -103,7 +118,10 @@ impl Message {
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
             Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
-            Block::Text { .. } | Block::Image { .. } | Block::ToolResult { .. } => None,
+            Block::Text { .. }
+            | Block::Image { .. }
+            | Block::ToolResult { .. }
+            | Block::Resource { .. } => None,
         })
     }
 }

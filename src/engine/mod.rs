@@ -47,6 +47,7 @@ pub mod message;
 pub mod permissions;
 pub mod prompt;
 pub mod provider;
+pub mod resources;
 pub mod search;
 pub mod spill;
 pub mod store;
@@ -73,6 +74,7 @@ pub use store::{ConversationSummary, StoreError};
 
 use crate::tools::ToolRegistry;
 use permissions::{PermissionStore, Permissions};
+use resources::{ResourceAccess, ResourceRef};
 use spill::Spill;
 use store::{ConversationFile, ConversationStore};
 use toolset::ToolSets;
@@ -111,6 +113,9 @@ pub struct EngineOptions {
     pub defer_over_tools: usize,
     /// `None`: the provider settings' value, or the default.
     pub context_window: Option<u32>,
+    /// The servers' resources, for attachments and the resource tools (the façade's
+    /// [`crate::Harness::engine`] fills it in); `None`: neither is available.
+    pub resources: Option<Arc<dyn ResourceAccess>>,
 }
 
 impl Default for EngineOptions {
@@ -127,6 +132,7 @@ impl Default for EngineOptions {
             spill_limit_chars: spill::DEFAULT_SPILL_LIMIT_CHARS,
             defer_over_tools: toolset::DEFAULT_DEFER_OVER_TOOLS,
             context_window: None,
+            resources: None,
         }
     }
 }
@@ -178,6 +184,7 @@ struct Inner {
     conversation_id: String,
     state: Mutex<ConvState>,
     busy: AtomicBool,
+    resources: Option<Arc<dyn ResourceAccess>>,
 }
 
 /// One conversation with a model over the project's tools. Cheap to clone.
@@ -253,6 +260,7 @@ impl Engine {
                     announced_missing: HashSet::new(),
                 }),
                 busy: AtomicBool::new(false),
+                resources: opts.resources,
             }),
         })
     }
@@ -282,13 +290,33 @@ impl Engine {
 
     /// Starts a turn for one user message on the current tokio runtime.
     pub fn send(&self, prompt: impl Into<String>) -> Result<TurnHandle, EngineError> {
-        self.send_messages(vec![Message::user_text(prompt)])
+        self.send_with(prompt, Vec::new())
+    }
+
+    /// Starts a turn for one user message with resources attached: they are read when the
+    /// turn starts and go to the model with the message (bounded; see [`resources`]).
+    pub fn send_with(
+        &self,
+        prompt: impl Into<String>,
+        attachments: Vec<ResourceRef>,
+    ) -> Result<TurnHandle, EngineError> {
+        self.start(vec![Message::user_text(prompt)], attachments)
     }
 
     /// Starts a turn whose opening is these messages (a server prompt's, see
     /// [`prompt::prompt_messages`]): they join the conversation in order, then the model
     /// answers. The opening may hold assistant messages; it must not be empty.
     pub fn send_messages(&self, opening: Vec<Message>) -> Result<TurnHandle, EngineError> {
+        self.start(opening, Vec::new())
+    }
+
+    /// Starts a turn: the opening messages, with the attachments (if any) read and added
+    /// to its last user message.
+    fn start(
+        &self,
+        opening: Vec<Message>,
+        attachments: Vec<ResourceRef>,
+    ) -> Result<TurnHandle, EngineError> {
         if opening.is_empty() {
             return Err(EngineError::EmptyPrompt);
         }
@@ -305,7 +333,7 @@ impl Engine {
         let inner = self.inner.clone();
         let c = control.clone();
         let idle = BusyGuard(inner.clone());
-        let task = tokio::spawn(turn::run(inner, opening, tx, c, idle));
+        let task = tokio::spawn(turn::run(inner, opening, attachments, tx, c, idle));
         Ok(TurnHandle {
             events: rx,
             control,

@@ -2,10 +2,18 @@
 //!
 //! Precedence, first match wins: deny patterns, the project's remembered rules (stored per
 //! project in the data directory, `tool-permissions.json`, written atomically), allow
-//! patterns, read-only auto-allow (opt-in; `readOnlyHint` is the server's claim), and the
-//! default mode (ask in an interactive front end, deny in `exec`). Patterns are globs over
-//! the model-facing name: `*` any run of characters, `?` one character
-//! (`mcp__demo__*`).
+//! patterns, read-only auto-allow (opt-in; `readOnlyHint` is the server's claim), the
+//! destructive rule, and the default mode (ask in an interactive front end, deny in
+//! `exec`). Patterns are globs over the model-facing name: `*` any run of characters, `?`
+//! one character (`mcp__demo__*`).
+//!
+//! The destructive rule: an MCP tool is destructive unless its server says
+//! `readOnlyHint: true` or `destructiveHint: false` — the spec's defaults (`readOnlyHint`
+//! false, `destructiveHint` true), and `destructiveHint` only counts for a tool that is not
+//! read-only. A destructive tool is never allowed by the default mode: where the default
+//! would allow it, the user is asked; where it would deny (`exec`), it stays denied. The
+//! user's explicit settings (deny and allow patterns, remembered answers) come first and
+//! still win. Hints are the server's claims, so they only ever add a question.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -170,6 +178,9 @@ impl Permissions {
         if self.opts.auto_allow_read_only && spec.read_only {
             return Verdict::Allow;
         }
+        if spec.destructive() && self.opts.default == ToolPermission::Allow {
+            return Verdict::Ask;
+        }
         match self.opts.default {
             ToolPermission::Allow => Verdict::Allow,
             ToolPermission::Ask => Verdict::Ask,
@@ -216,7 +227,89 @@ mod tests {
             input_schema: serde_json::json!({}),
             read_only,
             source: ToolSource::Builtin,
+            display: Default::default(),
         }
+    }
+
+    /// An MCP tool with the given annotations (as the server sent them).
+    fn mcp(name: &str, annotations: serde_json::Value) -> ToolSpec {
+        let def: crate::mcp::ToolDef =
+            serde_json::from_value(serde_json::json!({"name": name, "annotations": annotations}))
+                .unwrap();
+        ToolSpec {
+            name: format!("mcp__s__{name}"),
+            description: String::new(),
+            input_schema: serde_json::json!({}),
+            read_only: def.read_only_hint(),
+            source: ToolSource::Mcp {
+                server: "s".into(),
+                tool: name.into(),
+            },
+            display: crate::tools::ToolDisplay::of(&def),
+        }
+    }
+
+    #[test]
+    fn destructive_tools_are_asked_about_unless_the_user_said_otherwise() {
+        use serde_json::json;
+        let open = |default, allow: Vec<String>, remembered| {
+            Permissions::new(
+                PermissionOptions {
+                    default,
+                    allow,
+                    deny: Vec::new(),
+                    auto_allow_read_only: false,
+                },
+                remembered,
+            )
+        };
+        let p = open(ToolPermission::Allow, Vec::new(), BTreeMap::new());
+        // The spec's defaults: no hints at all means destructive.
+        assert_eq!(p.check(&mcp("plain", json!(null))), Verdict::Ask);
+        assert_eq!(
+            p.check(&mcp("rm", json!({"destructiveHint": true}))),
+            Verdict::Ask
+        );
+        assert_eq!(
+            p.check(&mcp("write", json!({"readOnlyHint": false}))),
+            Verdict::Ask
+        );
+        assert_eq!(
+            p.check(&mcp("add", json!({"destructiveHint": false}))),
+            Verdict::Allow
+        );
+        // destructiveHint means nothing for a read-only tool.
+        assert_eq!(
+            p.check(&mcp(
+                "ls",
+                json!({"readOnlyHint": true, "destructiveHint": true})
+            )),
+            Verdict::Allow
+        );
+        // Built-in tools carry no hints.
+        assert_eq!(p.check(&spec("tool_search", false)), Verdict::Allow);
+        // Explicit settings win: an allow pattern, a remembered answer.
+        let p = open(
+            ToolPermission::Allow,
+            vec!["mcp__s__rm".into()],
+            BTreeMap::new(),
+        );
+        assert_eq!(
+            p.check(&mcp("rm", json!({"destructiveHint": true}))),
+            Verdict::Allow
+        );
+        let remembered = BTreeMap::from([("mcp__s__rm".to_string(), ToolPermission::Allow)]);
+        let p = open(ToolPermission::Allow, Vec::new(), remembered);
+        assert_eq!(
+            p.check(&mcp("rm", json!({"destructiveHint": true}))),
+            Verdict::Allow
+        );
+        // Where nobody can answer, the default denial stands.
+        let p = open(ToolPermission::Deny, Vec::new(), BTreeMap::new());
+        assert!(matches!(
+            p.check(&mcp("rm", json!({"destructiveHint": true}))),
+            Verdict::Deny(_)
+        ));
     }
 
     #[test]

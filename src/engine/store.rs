@@ -200,7 +200,8 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
                                 Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
                                 Block::Text { .. }
                                 | Block::Image { .. }
-                                | Block::ToolUse { .. } => None,
+                                | Block::ToolUse { .. }
+                                | Block::Resource { .. } => None,
                             })
                             .collect()
                     })

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{json, Value};
 
 use super::message::ToolDefinition;
+use super::resources::{self, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
 use super::search::SearchIndex;
 use super::spill::{read_output_definition, READ_OUTPUT_TOOL};
 use crate::tools::{Tool, ToolRegistry, ToolSource};
@@ -74,8 +75,9 @@ impl Snapshot {
         &self,
         loaded: &BTreeSet<String>,
         with_read_output: bool,
+        with_resources: bool,
     ) -> Arc<[ToolDefinition]> {
-        if !self.deferred && !with_read_output {
+        if !self.deferred && !with_read_output && !with_resources {
             return self.all.clone();
         }
         let mut out: Vec<ToolDefinition> = if self.deferred {
@@ -99,6 +101,10 @@ impl Snapshot {
         };
         if with_read_output {
             out.push(read_output_definition());
+        }
+        if with_resources {
+            out.push(resources::list_definition());
+            out.push(resources::read_definition());
         }
         out.into()
     }
@@ -204,7 +210,10 @@ impl ToolSets {
             .into_iter()
             .filter(|t| {
                 let name = &t.spec().name;
-                let engine_own = name == TOOL_SEARCH_TOOL || name == READ_OUTPUT_TOOL;
+                let engine_own = name == TOOL_SEARCH_TOOL
+                    || name == READ_OUTPUT_TOOL
+                    || name == LIST_RESOURCES_TOOL
+                    || name == READ_RESOURCE_TOOL;
                 if engine_own {
                     tracing::warn!("a tool named {name} hides the engine's own; it is skipped");
                 }

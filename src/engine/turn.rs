@@ -31,8 +31,9 @@ fn emit(tx: &Emitter, e: Event) {
     let _ = tx.send(e);
 }
 
-/// Image types providers take as images; others become text.
-const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+use super::resources::{
+    self as res, ResourceRef, IMAGE_TYPES, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL,
+};
 
 /// Extra time given to a tool past its timeout before the engine gives up on it (the tool
 /// should report its own timeout first).
@@ -43,6 +44,7 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(1);
 pub(super) async fn run(
     inner: Arc<Inner>,
     opening: Vec<Message>,
+    attachments: Vec<ResourceRef>,
     tx: Emitter,
     control: TurnControl,
     idle: super::BusyGuard,
@@ -58,7 +60,8 @@ pub(super) async fn run(
         },
     );
     let mut usage = Usage::default();
-    let (outcome, round_trips) = turn(&inner, opening, &tx, &control, &mut usage).await;
+    let (outcome, round_trips) =
+        turn(&inner, opening, attachments, &tx, &control, &mut usage).await;
     // The conversation is on disk before the turn is reported done, so a list of
     // conversations read after `TurnEnd` shows all of it.
     let flushed = {
@@ -88,10 +91,29 @@ pub(super) async fn run(
 async fn turn(
     inner: &Inner,
     opening: Vec<Message>,
+    attachments: Vec<ResourceRef>,
     tx: &Emitter,
     control: &TurnControl,
     usage: &mut Usage,
 ) -> (TurnOutcome, usize) {
+    let mut opening = opening;
+    if !attachments.is_empty() {
+        let attached = tokio::select! {
+            a = attach(inner, &attachments) => a,
+            _ = control.stopped() => return (TurnOutcome::Stopped, 0),
+        };
+        for message in attached.notes {
+            emit(tx, Event::Notice { message });
+        }
+        // Attachments go with the opening's last user message.
+        match opening.iter_mut().rev().find(|m| m.role == Role::User) {
+            Some(m) => m.content.extend(attached.blocks),
+            None => opening.push(Message {
+                role: Role::User,
+                content: attached.blocks,
+            }),
+        }
+    }
     let mut snapshot = inner.tools.current();
     // The note about vanished tools rides on the opening's last user message.
     let noted = opening.iter().rposition(|m| m.role == Role::User);
@@ -175,6 +197,25 @@ async fn turn(
     )
 }
 
+/// Reads the attached resources (a note for each when the engine cannot reach servers).
+async fn attach(inner: &Inner, refs: &[ResourceRef]) -> res::Attached {
+    match &inner.resources {
+        Some(access) => res::read_attachments(access.as_ref(), refs).await,
+        None => res::Attached {
+            blocks: Vec::new(),
+            notes: refs
+                .iter()
+                .map(|r| {
+                    format!(
+                        "the attached resource {} was left out: this chat cannot read resources",
+                        r.uri
+                    )
+                })
+                .collect(),
+        },
+    }
+}
+
 /// Appends a message to the conversation and to its file.
 fn push(inner: &Inner, tx: &Emitter, message: Message) {
     if let Some(file) = &inner.file {
@@ -208,6 +249,8 @@ fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content:
                 !snapshot.contains(n)
                     && n.as_str() != TOOL_SEARCH_TOOL
                     && n.as_str() != READ_OUTPUT_TOOL
+                    && n.as_str() != LIST_RESOURCES_TOOL
+                    && n.as_str() != READ_RESOURCE_TOOL
                     && !st.announced_missing.contains(*n)
             })
             .cloned()
@@ -232,11 +275,12 @@ fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content:
 
 fn build_request(inner: &Inner, snapshot: &Snapshot) -> ChatRequest {
     let with_read_output = inner.spill.has_outputs();
+    let with_resources = inner.resources.as_ref().is_some_and(|r| r.has_resources());
     let st = inner.state.lock().expect("state lock");
     ChatRequest {
         system: Some(inner.system.clone()),
         messages: st.messages.iter().cloned().collect(),
-        tools: snapshot.request_tools(&st.loaded, with_read_output),
+        tools: snapshot.request_tools(&st.loaded, with_read_output, with_resources),
     }
 }
 
@@ -484,6 +528,25 @@ async fn execute(
                 Ok(text) => ok_text(text),
                 Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
             }
+        }
+        LIST_RESOURCES_TOOL | READ_RESOURCE_TOOL => {
+            let Some(access) = &inner.resources else {
+                let e = "this chat cannot read resources".to_string();
+                return Done::failed(CallStatus::Error, e.clone(), e);
+            };
+            let result = match call.name.as_str() {
+                LIST_RESOURCES_TOOL => res::run_list(access.as_ref(), &call.input)
+                    .await
+                    .map(|t| (t, Vec::new())),
+                _ => res::run_read(access.as_ref(), &call.input).await,
+            };
+            return match result {
+                Ok((text, images)) => Done {
+                    images,
+                    ..ok_text(text)
+                },
+                Err(e) => Done::failed(CallStatus::Error, e.clone(), format!("Error: {e}")),
+            };
         }
         _ => {}
     }

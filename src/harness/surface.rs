@@ -20,8 +20,8 @@ use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
 };
 use crate::mcp::manager::{
-    Ask, AskAnswer, AskError, FeatureError, ServerFeatures, ServerPrompt, ServerResource,
-    ServerTemplate, SurfaceEvent,
+    Ask, AskAnswer, AskError, FeatureError, ServerDetails, ServerFeatures, ServerPrompt,
+    ServerResource, ServerTemplate, SurfaceEvent,
 };
 use crate::mcp::requests::Root;
 use crate::mcp::ToolDef;
@@ -94,6 +94,13 @@ impl Harness {
         self.manager.read_resource(server, uri).await
     }
 
+    /// Whether the server lets clients subscribe to resource updates.
+    pub fn can_subscribe(&self, server: &str) -> bool {
+        self.manager
+            .connected(server)
+            .is_ok_and(|c| c.can_subscribe())
+    }
+
     /// Updates of the resource arrive as [`SurfaceEvent::ResourceUpdated`].
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
         self.manager.subscribe_resource(server, uri, true).await
@@ -126,8 +133,15 @@ impl Harness {
             .await
     }
 
+    /// Sets a server's logging level; it is remembered for the session and set again
+    /// whenever the server restarts.
     pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
         self.manager.set_log_level(server, level).await
+    }
+
+    /// A connected server's title, loadable icons, and logging level (for details views).
+    pub fn server_details(&self, server: &str) -> Result<ServerDetails, FeatureError> {
+        self.manager.server_details(server)
     }
 
     /// Listing changes, resource updates, finished URL elicitations.

@@ -30,9 +30,11 @@ use crate::trust::ApprovalStore;
 mod asks;
 mod auth;
 mod consent;
+mod levels;
 mod pinning;
 mod surface;
 pub use asks::{Ask, AskAnswer, AskError, AskKind, AskQueue, Unanswered, DEFAULT_ASK_TIMEOUT};
+pub use levels::ServerDetails;
 pub use pinning::AcceptError;
 pub use surface::{
     FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
@@ -654,6 +656,7 @@ impl Manager {
                 return;
             }
         };
+        self.reapply_log_level(&name, &client);
         self.follow_features(&name, gen, &client, cfg.startup_timeout);
         self.watch_events(&name, &cfg, client, gen).await;
     }

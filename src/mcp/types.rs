@@ -19,6 +19,11 @@ pub struct Implementation {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Icons of the server (2025-11-25); front ends load only [`Icon::is_loadable`] ones.
+    ///
+    /// [`Icon::is_loadable`]: super::features::Icon::is_loadable
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<super::features::Icon>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

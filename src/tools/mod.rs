@@ -2,7 +2,10 @@
 //! front ends see only this; [`McpTool`] adapts one tool of one server and dispatches by the
 //! raw `(server, tool)` pair, never by splitting the model-facing name.
 
+mod display;
 pub mod naming;
+
+pub use display::{loadable_icons, ToolDisplay};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, RwLock};
@@ -35,6 +38,20 @@ pub struct ToolSpec {
     /// The server's `readOnlyHint` (an untrusted hint).
     pub read_only: bool,
     pub source: ToolSource,
+    /// Title, annotations and icons for front ends (empty for built-in tools).
+    pub display: ToolDisplay,
+}
+
+impl ToolSpec {
+    /// Whether the permission check treats the tool as destructive: an MCP tool whose
+    /// `readOnlyHint` is not true and whose `destructiveHint` is not false (the spec's
+    /// defaults; see [`crate::engine::permissions`]). Built-in tools never are.
+    pub fn destructive(&self) -> bool {
+        match self.source {
+            ToolSource::Builtin => false,
+            ToolSource::Mcp { .. } => self.display.annotations.destructive(),
+        }
+    }
 }
 
 /// Extra inputs of one call.
@@ -269,6 +286,7 @@ fn rebuild(s: &mut State) {
                         server: server.clone(),
                         tool: def.name.clone(),
                     },
+                    display: ToolDisplay::of(def),
                 },
                 tool: def.name.clone(),
                 client: st.client.clone(),

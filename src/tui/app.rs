@@ -14,7 +14,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::auth::Notice;
 
 /// Slash commands, for Tab completion.
-pub const COMMANDS: &[&str] = &["/mcp", "/quit"];
+pub const COMMANDS: &[&str] = &["/mcp", "/roots", "/quit"];
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +72,13 @@ pub enum Action {
         id: u64,
         url: String,
     },
+    /// Set a server's logging level (`logging/setLevel`).
+    SetLogLevel {
+        server: String,
+        level: harness9::mcp::features::LogLevel,
+    },
+    /// List, add or remove the project's extra roots.
+    Roots(super::surface::RootsCommand),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +174,16 @@ pub struct App {
     pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
     /// The slash-command hint: what Tab found.
     pub slash: super::slash::SlashState,
+    /// Title, icons and logging of each connected server, in `status.servers` order.
+    pub details: Vec<Option<harness9::mcp::manager::ServerDetails>>,
+    /// The recent log of the server whose details are open.
+    pub log_tail: Vec<harness9::mcp::LogLine>,
+    /// The connected servers' resources, for the `@` picker.
+    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    /// The open `@` picker.
+    pub picker: Option<super::attach::Picker>,
+    /// Resources attached to the next message.
+    pub attachments: Vec<harness9::engine::resources::ResourceRef>,
 }
 
 impl App {
@@ -187,6 +204,11 @@ impl App {
             ask: None,
             prompts: Vec::new(),
             slash: super::slash::SlashState::default(),
+            details: Vec::new(),
+            log_tail: Vec::new(),
+            resources: Vec::new(),
+            picker: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -320,12 +342,16 @@ impl App {
                 return self.auth_key(selected, true);
             }
             KeyCode::Char('o') => return self.auth_key(selected, false),
+            KeyCode::Char('l') => return self.log_level_key(selected),
             _ => {}
         }
         None
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(done) = self.attach_key(key) {
+            return done;
+        }
         if key.code != KeyCode::Tab {
             self.slash.clear();
         }
@@ -334,7 +360,10 @@ impl App {
             KeyCode::Enter => {
                 let text = std::mem::take(&mut self.input);
                 let text = text.trim();
-                if text.starts_with('/') && !COMMANDS.contains(&text) {
+                if text.starts_with('/')
+                    && !COMMANDS.contains(&text)
+                    && super::surface::parse_roots(text).is_none()
+                {
                     if let Some(action) = super::slash::enter(self, text) {
                         return action;
                     }
@@ -348,6 +377,12 @@ impl App {
                         }
                     }
                     "/quit" => return Some(Action::Quit),
+                    t if super::surface::parse_roots(t).is_some() => {
+                        match super::surface::parse_roots(t)? {
+                            Ok(cmd) => return Some(Action::Roots(cmd)),
+                            Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        }
+                    }
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
                         COMMANDS.join(" ")

@@ -143,6 +143,9 @@ impl App {
                 hints.push("o sign out");
             }
         }
+        if self.row_details(selected).is_some_and(|d| d.logging) {
+            hints.push("l log level");
+        }
         if hints.is_empty() {
             String::new()
         } else {

@@ -6,10 +6,12 @@
 mod app;
 mod ask;
 mod ask_view;
+mod attach;
 mod auth;
 mod slash;
 mod slash_run;
 mod slash_view;
+mod surface;
 mod view;
 
 #[cfg(test)]
@@ -20,6 +22,7 @@ mod tests_ask;
 mod tests_auth;
 #[cfg(test)]
 mod tests_slash;
+mod tests_surface;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -93,11 +96,7 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
     );
     harness.start(None).await;
     let _watcher = harness.watch_config().ok();
-    let engine = Engine::new(
-        &project,
-        harness.registry().clone(),
-        EngineOptions::default(),
-    );
+    let engine = harness.engine(EngineOptions::default());
     let provider = match &engine {
         Ok(e) => format!("{} · {}", e.provider().kind, e.provider().model),
         Err(_) => "no model provider".to_string(),
@@ -133,6 +132,11 @@ fn refresh(app: &mut App, harness: &Harness) {
         .iter()
         .map(|s| harness.held_tools(Some(&s.name)))
         .collect();
+    app.details = status
+        .servers
+        .iter()
+        .map(|s| harness.server_details(&s.name).ok())
+        .collect();
     app.set_status(status, tools);
     app.set_held(held);
     app.ask_server_approval(harness.pending_approvals());
@@ -148,6 +152,8 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut status = harness.subscribe_status();
     let mut tools = harness.subscribe_tools();
+    let mut surface = harness.subscribe_surface();
+    app.resources = harness.resources_now().await;
     // Holding this makes the terminal UI a front end: asks wait for the user.
     let mut asks = harness.subscribe_asks();
     app.set_asks(&asks.borrow_and_update());
@@ -165,6 +171,10 @@ async fn event_loop(
     slash_jobs.push(Box::pin(slash_run::list(harness)));
     refresh(app, harness);
     loop {
+        app.log_tail = app
+            .details_server()
+            .and_then(|s| harness.server_log(&s, surface::DETAIL_LOG_LINES))
+            .unwrap_or_default();
         if term.draw(|f| view::render(f, app)).is_err() {
             return 1;
         }
@@ -185,7 +195,7 @@ async fn event_loop(
                             None => app.chat.push(ChatLine::System(
                                 "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
                             )),
-                            Some(engine) => match engine.send(text) {
+                            Some(engine) => match engine.send_with(text, std::mem::take(&mut app.attachments)) {
                                 Ok(handle) => {
                                     app.busy = true;
                                     let (mut rx, c) = handle.into_parts();
@@ -277,6 +287,17 @@ async fn event_loop(
                         }
                         refresh(app, harness);
                     }
+                    Action::SetLogLevel { server, level } => {
+                        match harness.set_log_level(&server, level).await {
+                            Ok(()) => app.chat.push(ChatLine::System(format!("{server}: logging level {}", level.as_str()))),
+                            Err(e) => app.chat.push(ChatLine::System(format!("could not set the logging level: {e}"))),
+                        }
+                        refresh(app, harness);
+                    }
+                    Action::Roots(cmd) => {
+                        let text = surface::run_roots(harness, cmd);
+                        app.chat.push(ChatLine::System(text));
+                    }
                     Action::AnswerTool { call_id, decision } => {
                         if let Some(c) = &control {
                             c.approve(&call_id, match decision {
@@ -341,6 +362,11 @@ async fn event_loop(
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);
+            }
+            event = surface.recv() => {
+                use tokio::sync::broadcast::error::RecvError;
+                if let Err(RecvError::Closed) = event { return 0 }
+                app.resources = harness.resources_now().await;
             }
             changed = asks.changed() => {
                 if changed.is_err() { return 0 }

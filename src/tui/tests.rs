@@ -53,6 +53,7 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
             server: server.into(),
             tool: name.into(),
         },
+        display: Default::default(),
     }
 }
 

@@ -13,6 +13,7 @@ use ratatui::Frame;
 
 use super::app::{App, ChatLine, Modal, PanelRow, ToolLineStatus};
 use super::auth;
+use super::surface;
 
 pub fn render(f: &mut Frame, app: &App) {
     let bar_height = u16::from(app.has_servers());
@@ -37,6 +38,9 @@ pub fn render(f: &mut Frame, app: &App) {
         Modal::ToolApproval {
             name, arguments, ..
         } => render_tool_approval(f, name, arguments),
+    }
+    if let (Modal::None, Some(p)) = (&app.modal, &app.picker) {
+        super::attach::render_picker(f, p, input);
     }
     if let Some(view) = &app.ask {
         super::ask_view::render(f, view);
@@ -196,10 +200,16 @@ fn render_input(f: &mut Frame, app: &App, area: Rect) {
     } else {
         format!(" {} ", app.provider)
     };
-    let block = Block::default()
+    let mut block = Block::default()
         .borders(Borders::TOP | Borders::BOTTOM)
         .title(title)
         .border_style(Style::new().fg(Color::DarkGray));
+    if !app.attachments.is_empty() {
+        block = block.title_bottom(Line::styled(
+            format!(" {} · Backspace removes ", app.attachment_tags()),
+            Style::new().fg(Color::Cyan),
+        ));
+    }
     let input = Paragraph::new(Line::from(vec![
         Span::raw("› "),
         Span::raw(app.input.clone()),
@@ -288,17 +298,25 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
         PanelRow::Server(i) => {
             let s: &ServerStatus = &app.status.servers[*i];
             let (m, color) = mark(&s.state);
-            Line::from(vec![
+            let title = app
+                .details
+                .get(*i)
+                .and_then(|d| d.as_ref()?.title.as_deref());
+            let mut spans = vec![
                 Span::styled(format!("{m} "), Style::new().fg(color)),
                 Span::styled(format!("{:<16}", s.name), Style::new().bold()),
                 Span::raw(format!(" {:<6} ", s.transport)),
                 Span::styled(state_words(&s.state), Style::new().fg(color)),
-            ])
+            ];
+            spans.extend(surface::title_span(title));
+            Line::from(spans)
         }
         PanelRow::Tool { server, tool } => {
             let spec = &app.tools[*server][*tool];
+            let title = spec.display.title.clone();
             let desc = spec.description.lines().next().unwrap_or("");
-            let used = 4 + spec.name.len() + 2;
+            let title_len = title.as_ref().map_or(0, |t| t.chars().count() + 3);
+            let used = 4 + spec.name.len() + title_len + 2;
             let room = width.saturating_sub(used);
             let desc: String = if desc.chars().count() > room {
                 format!(
@@ -310,12 +328,14 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
             } else {
                 desc.to_string()
             };
-            Line::from(vec![
+            let mut spans = vec![
                 Span::raw("    "),
                 Span::styled(spec.name.clone(), Style::new().fg(Color::Cyan)),
-                Span::raw("  "),
-                Span::styled(desc, Style::new().fg(Color::DarkGray)),
-            ])
+            ];
+            spans.extend(surface::title_span(title.as_deref()));
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(desc, Style::new().fg(Color::DarkGray)));
+            Line::from(spans)
         }
         PanelRow::Held { server, held } => {
             let h = &app.held[*server][*held];
@@ -365,6 +385,8 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                 other => lines.push(Line::raw(other.word().to_string())),
             }
             lines.extend(auth::detail_lines(s));
+            let details = app.details.get(*i).and_then(Option::as_ref);
+            lines.extend(surface::server_lines(details, &app.log_tail));
         }
         PanelRow::Tool { server, tool } => {
             let spec = &app.tools[*server][*tool];
@@ -375,6 +397,7 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                     Style::new().fg(Color::DarkGray),
                 ));
             }
+            lines.extend(surface::tool_lines(spec));
             lines.extend(spec.description.lines().map(|l| Line::raw(l.to_string())));
             lines.push(Line::raw(""));
             lines.push(Line::styled(

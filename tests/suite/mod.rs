@@ -19,11 +19,14 @@ mod pins;
 mod prompts;
 mod provider_stub;
 mod real_servers;
+mod resources;
 mod surface;
 mod surface_cli;
 mod surface_listing;
+mod surface_more;
 mod tui;
 mod tui_asks;
+mod tui_surface;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

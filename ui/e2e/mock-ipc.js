@@ -5,7 +5,8 @@
 //
 // Scenarios (URL ?scenario=...): "flows" (default; a demo project whose servers need
 // approval), "rich" (servers in every state, for screenshots), "big" (10,000 tools), "auth"
-// (a remote server that needs sign-in; `__mock.finishSignIn(name)` plays the browser).
+// (a remote server that needs sign-in; `__mock.finishSignIn(name)` plays the browser),
+// "surface" (a server with a title, icons, logging and annotated tools).
 
 const DEMO_TOOLS = [
   {
@@ -58,6 +59,58 @@ const DEMO_TOOLS = [
 const PNG_1X1 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mMwnvn/PwAFmQLLy7st7QAAAABJRU5ErkJggg==";
 
+/** The hints of a tool whose server set only readOnlyHint (or nothing), as the bridge sends them. */
+function plainHints(readOnly) {
+  return {
+    readOnlyHint: readOnly ? true : null,
+    destructiveHint: null,
+    idempotentHint: null,
+    openWorldHint: null,
+    readOnly,
+    destructive: !readOnly,
+    idempotent: false,
+    openWorld: true,
+    marks: readOnly ? ["read-only"] : [],
+  };
+}
+
+const RED_DOT = `data:image/png;base64,${PNG_1X1}`;
+
+/** Tools of the "surface" scenario: one destructive with a title and icons, one read-only. */
+const SURFACE_TOOLS = [
+  {
+    tool: "rm",
+    title: "Remove a file",
+    description: "Removes a file of the project.",
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    readOnly: false,
+    hints: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: null,
+      openWorldHint: false,
+      readOnly: false,
+      destructive: true,
+      idempotent: false,
+      openWorld: false,
+      marks: ["destructive"],
+    },
+    // The core passes only https: and data: icons; the window checks again.
+    icons: [
+      { src: "javascript:window.__pwned=1", mimeType: null, theme: null },
+      { src: "http://example.com/rm.png", mimeType: null, theme: null },
+      { src: RED_DOT, mimeType: "image/png", theme: null },
+    ],
+  },
+  {
+    tool: "echo",
+    title: "Echo Tool",
+    description: "Echoes the text.",
+    inputSchema: { type: "object", properties: { text: { type: "string" } } },
+    readOnly: true,
+  },
+];
+
 function jsonError(text) {
   try {
     JSON.parse(text);
@@ -98,8 +151,10 @@ export function install(mockIPC, scenario) {
   let held = [];
 
   function addServer(name, entry, state, tools = []) {
-    servers.set(name, { entry, state, tools, restart: null, log: [] });
+    servers.set(name, { entry, state, tools, restart: null, log: [], details: null, level: null });
   }
+  /** The project's extra roots. */
+  let roots = [];
 
   function setConfigFromServers() {
     const obj = { mcpServers: {} };
@@ -136,6 +191,10 @@ export function install(mockIPC, scenario) {
       line("stderr", "", "harness9 mcp serve: serving /home/user/projects/demo"),
       line("server", "info", "3 tools ready"),
     );
+  } else if (scenario === "surface") {
+    addServer("ev", { command: "mcp-server-everything", args: ["stdio"] }, connected(2), SURFACE_TOOLS);
+    servers.get("ev").details = { title: "Everything Demo", icons: [{ src: RED_DOT, mimeType: "image/png", theme: null }], logging: true };
+    servers.get("ev").log.push(line("server", "warning", "[everything-server] disk almost full"));
   } else if (scenario === "auth") {
     addServer("demo", { command: "harness9", args: ["mcp", "serve", "--project", "."] }, connected(3), DEMO_TOOLS);
     addServer("remote", { type: "http", url: "https://mcp.example.com/mcp" }, { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" }, DEMO_TOOLS.slice(0, 2));
@@ -173,7 +232,18 @@ export function install(mockIPC, scenario) {
     const out = [];
     for (const [name, s] of [...servers.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (s.state.status !== "connected") continue;
-      for (const t of s.tools) out.push({ name: `mcp__${name}__${t.tool}`, server: name, tool: t.tool, description: t.description, inputSchema: t.inputSchema, readOnly: t.readOnly });
+      for (const t of s.tools)
+        out.push({
+          name: `mcp__${name}__${t.tool}`,
+          server: name,
+          tool: t.tool,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          readOnly: t.readOnly,
+          title: t.title ?? null,
+          hints: t.hints ?? plainHints(t.readOnly),
+          icons: (t.icons ?? []).filter((i) => /^(https|data):/i.test(i.src)),
+        });
     }
     return out;
   }
@@ -209,6 +279,65 @@ export function install(mockIPC, scenario) {
       publish();
     }, delay);
   }
+
+  // ---- resources: per server { resources, templates, canSubscribe } ----
+  const resourceData = new Map();
+  const ZIP_B64 = "UEsDBAoAAAAAAAAAIQAAAAAAAAAAAAAAAAAEAAAAYS50eHRQSwUGAAAAAAEAAQAyAAAAIgAAAAAA";
+  if (scenario === "big") {
+    const many = [];
+    for (let i = 0; i < 10000; i++) {
+      const kind = ["notes", "logs", "docs", "data", "img"][i % 5];
+      many.push({ server: "srv0", uri: `mem://srv0/${kind}/item-${i}.txt`, name: `item-${i}`, title: `${kind} item ${i}`, description: null, mimeType: "text/plain", size: 100 + i });
+    }
+    resourceData.set("srv0", { resources: many, templates: [], canSubscribe: false });
+  } else {
+    resourceData.set("demo", {
+      canSubscribe: true,
+      resources: [
+        { server: "demo", uri: "file:///project/README.md", name: "README.md", title: "Project readme", description: "What the project is", mimeType: "text/markdown", size: 42 },
+        { server: "demo", uri: "file:///project/logo.png", name: "logo.png", title: null, description: null, mimeType: "image/png", size: 68 },
+        { server: "demo", uri: "file:///project/release.zip", name: "release.zip", title: null, description: null, mimeType: "application/zip", size: 56 },
+      ],
+      templates: [{ server: "demo", uriTemplate: "demo://notes/{id}", name: "note", title: "Note by id", description: "One note", mimeType: "text/plain" }],
+    });
+  }
+  const resourceVersions = new Map();
+  function readMock(server, uri) {
+    calls.push({ readResource: uri });
+    const v = resourceVersions.get(uri) ?? 1;
+    if (uri.endsWith(".png")) return { parts: [{ kind: "image", uri, mimeType: "image/png", dataUrl: `data:image/png;base64,${PNG_1X1}`, bytes: 68 }] };
+    if (uri.endsWith(".zip")) return { parts: [{ kind: "binary", uri, mimeType: "application/zip", bytes: 56 }] };
+    const text = uri.startsWith("demo://notes/") ? `Note ${uri.split("/").pop()} (version ${v})` : `# demo\n\nversion ${v} of ${uri}`;
+    return { parts: [{ kind: "text", uri, mimeType: "text/markdown", text, totalChars: text.length, truncated: false }] };
+  }
+  const resourceHandlers = {
+    list_resources: ({ server }) => {
+      const names = server ? [server] : [...resourceData.keys()];
+      const out = { resources: [], templates: [], canSubscribe: false };
+      for (const n of names) {
+        if (servers.get(n)?.state.status !== "connected") continue;
+        const d = resourceData.get(n);
+        if (!d) continue;
+        out.resources.push(...d.resources);
+        out.templates.push(...d.templates);
+        out.canSubscribe = server ? d.canSubscribe : false;
+      }
+      return out;
+    },
+    read_resource: ({ server, uri }) => readMock(server, uri),
+    subscribe_resource: ({ server, uri, on }) => {
+      calls.push({ subscribe: uri, on });
+      return null;
+    },
+    complete_resource: ({ variable, value }) => {
+      calls.push({ complete: variable, value });
+      return { values: ["1", "2", "10", "11"].filter((x) => x.startsWith(value)), hasMore: false };
+    },
+    save_resource: ({ uri }) => {
+      calls.push({ save: uri });
+      return `/home/user/Downloads/${uri.split("/").pop()}`;
+    },
+  };
 
   const handlers = {
     current_project: () => project,
@@ -312,6 +441,31 @@ export function install(mockIPC, scenario) {
       return { followId: 1, lines: [...(servers.get(server)?.log ?? [])] };
     },
     unfollow_log: () => null,
+    server_details: ({ server }) => {
+      const s = servers.get(server);
+      if (!s || s.state.status !== "connected") return null;
+      const d = s.details ?? { title: null, icons: [], logging: false };
+      return { name: server, title: d.title, icons: d.icons, logging: d.logging, logLevel: s.level };
+    },
+    set_log_level: ({ server, level }) => {
+      const s = servers.get(server);
+      calls.push({ setLogLevel: [server, level] });
+      if (!s?.details?.logging) throw { code: "not-connected", message: `server "${server}" does not offer logging` };
+      s.level = level;
+      pushLog(server, line("server", level, `[everything-server] logging level set to ${level}`));
+      return null;
+    },
+    extra_roots: () => roots,
+    add_extra_root: ({ path }) => {
+      if (roots.includes(path)) throw { code: "invalid-config", message: `${path} is already an extra root` };
+      if (!path.startsWith("/")) throw { code: "not-found", message: `${path} is not a folder; give the path of an existing folder` };
+      roots = [...roots, path];
+      return roots;
+    },
+    remove_extra_root: ({ path }) => {
+      roots = roots.filter((r) => r !== path);
+      return roots;
+    },
     call_tool: ({ server, tool, arguments: args }) => {
       calls.push({ server, tool, args });
       if (tool === "read_file" && args.path === "missing.txt")
@@ -375,8 +529,9 @@ export function install(mockIPC, scenario) {
       chat.history = [];
       return chatState();
     },
-    chat_send: ({ prompt, channel }) => {
+    chat_send: ({ prompt, channel, attachments }) => {
       if (chat.turn) throw { code: "busy", message: "a turn is already running; stop it or wait for it to end" };
+      if (attachments) chat.attachments = [...(chat.attachments ?? []), ...attachments];
       const turn = { channel, events: [] };
       chat.turn = turn;
       chat.history.push({ kind: "user", text: prompt });
@@ -498,7 +653,7 @@ export function install(mockIPC, scenario) {
 
   mockIPC(
     (cmd, args) => {
-      const h = handlers[cmd];
+      const h = handlers[cmd] ?? resourceHandlers[cmd];
       if (!h) throw { code: "internal", message: `mock: unknown command ${cmd}` };
       return h(args ?? {});
     },
@@ -541,6 +696,11 @@ export function install(mockIPC, scenario) {
     ask(a) {
       asks = [...asks, a];
       emit("asks-changed", asks);
+    },
+    /** A subscribed resource changes on the server. */
+    updateResource(server, uri) {
+      resourceVersions.set(uri, (resourceVersions.get(uri) ?? 1) + 1);
+      emit("resources-changed", { type: "updated", server, uri });
     },
     crash(name) {
       const s = servers.get(name);

@@ -163,6 +163,16 @@ fn encode_block(b: &Block, images: bool) -> Value {
             }
             v
         }
+        Block::Resource { content, .. } => match content {
+            ResultPart::Text { text } => json!({"type": "text", "text": text}),
+            ResultPart::Image { media_type, data } if images => json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data}
+            }),
+            ResultPart::Image { media_type, data } => {
+                json!({"type": "text", "text": ResultPart::placeholder(media_type, data)})
+            }
+        },
     }
 }
 

@@ -92,7 +92,7 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                             "type": "function",
                             "function": {"name": name, "arguments": input.to_string()},
                         })),
-                        Block::ToolResult { .. } => {}
+                        Block::ToolResult { .. } | Block::Resource { .. } => {}
                     }
                 }
                 let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
@@ -143,6 +143,17 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
                         Block::Text { text } => parts.push(json!({"type": "text", "text": text})),
                         Block::Image { media_type, data } if images => parts.push(json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})),
                         Block::Image { media_type, data } => parts.push(json!({"type": "text", "text": ResultPart::placeholder(media_type, data)})),
+                        Block::Resource { content, .. } => match content {
+                            ResultPart::Text { text } => {
+                                parts.push(json!({"type": "text", "text": text}))
+                            }
+                            ResultPart::Image { media_type, data } if images => parts.push(
+                                json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}}),
+                            ),
+                            ResultPart::Image { media_type, data } => parts.push(
+                                json!({"type": "text", "text": ResultPart::placeholder(media_type, data)}),
+                            ),
+                        },
                         Block::ToolUse { .. } => {}
                     }
                 }

@@ -107,6 +107,7 @@ pub(super) struct Surface {
     listings: Mutex<BTreeMap<String, (u64, Arc<ServerFeatures>)>>,
     changed: watch::Sender<u64>,
     events: broadcast::Sender<SurfaceEvent>,
+    pub(super) levels: super::levels::Levels,
 }
 
 impl Surface {
@@ -116,6 +117,7 @@ impl Surface {
             listings: Mutex::default(),
             changed: watch::channel(0).0,
             events: broadcast::channel(SURFACE_EVENTS).0,
+            levels: Default::default(),
         }
     }
 }
@@ -181,6 +183,23 @@ impl Manager {
         }
     }
 
+    /// Whether any server's current listing has resources or resource templates (no
+    /// waiting: servers still being listed count as having none).
+    pub fn has_resources(&self) -> bool {
+        let current: Vec<(String, u64)> = self
+            .lock()
+            .iter()
+            .filter(|(_, s)| matches!(s.state, ServerState::Connected { .. }))
+            .map(|(n, s)| (n.clone(), s.generation))
+            .collect();
+        let listings = self.inner.surface.listings.lock().expect("features lock");
+        current.iter().any(|(name, gen)| {
+            listings.get(name).is_some_and(|(g, f)| {
+                g == gen && (!f.resources.is_empty() || !f.templates.is_empty())
+            })
+        })
+    }
+
     /// The client of a connected server, or why there is none.
     pub fn connected(&self, server: &str) -> Result<Arc<Client>, FeatureError> {
         let slots = self.lock();
@@ -212,7 +231,7 @@ impl Manager {
         })
     }
 
-    fn request_timeout(&self, server: &str) -> Option<Duration> {
+    pub(super) fn request_timeout(&self, server: &str) -> Option<Duration> {
         self.lock()
             .get(server)
             .and_then(|s| s.entry.as_ref().ok())
@@ -303,7 +322,9 @@ impl Manager {
         client
             .set_logging_level(level, timeout)
             .await
-            .map_err(|error| client_error(server, error))
+            .map_err(|error| client_error(server, error))?;
+        self.remember_log_level(server, level);
+        Ok(())
     }
 
     /// After a server connected: list what it offers, and follow its list changes,

@@ -7,7 +7,7 @@ import StatusBar from "./StatusBar.svelte";
 import ToolPanel from "./ToolPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import SettingsPane from "./SettingsPane.svelte";
-import { manyTools } from "../lib/backend/mock";
+import { manyTools, noHints } from "../lib/backend/mock";
 import type { ServerStatusDto, StatusDto, ToolDto } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
@@ -39,6 +39,9 @@ const DEMO_TOOL: ToolDto = {
     required: ["path"],
   },
   readOnly: true,
+  title: null,
+  hints: noHints(true),
+  icons: [],
 };
 
 describe("status bar", () => {

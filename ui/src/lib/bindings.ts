@@ -99,7 +99,15 @@ server: string | null,
 /**
  * The tool's own name on its server (used to call it).
  */
-tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, };
+tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, title: string | null, hints: ToolHintsDto, icons: Array<IconDto>, };
+
+export type ToolHintsDto = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, marks: Array<string>, };
+
+export type IconDto = { src: string, mimeType: string | null, theme: string | null, };
+
+export type ServerDetailsDto = { name: string, title: string | null, icons: Array<IconDto>, logging: boolean, logLevel: LogLevelDto | null, };
+
+export type LogLevelDto = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
 export type HeldToolDto = { server: string, tool: string, 
 /**
@@ -195,7 +203,7 @@ export type ChatItemDto = { "kind": "user", text: string, } | { "kind": "assista
 /**
  * `null` when the conversation holds no result for the call.
  */
-output: string | null, isError: boolean, } | { "kind": "notice", text: string, };
+output: string | null, isError: boolean, } | { "kind": "notice", text: string, } | { "kind": "attachment", server: string, uri: string, };
 
 export type ChatStateDto = { 
 /**
@@ -226,3 +234,19 @@ export type CompletionDto = { values: Array<string>,
 total: number | null, hasMore: boolean, };
 
 export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };
+
+export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, size: number | null, };
+
+export type ResourceTemplateDto = { server: string, uriTemplate: string, name: string, title: string | null, description: string | null, mimeType: string | null, };
+
+export type ResourceListDto = { resources: Array<ResourceDto>, templates: Array<ResourceTemplateDto>, canSubscribe: boolean, };
+
+export type ResourcePartDto = { "kind": "text", uri: string, mimeType: string | null, text: string, totalChars: number, truncated: boolean, } | { "kind": "image", uri: string, mimeType: string, dataUrl: string, bytes: number, } | { "kind": "binary", uri: string, mimeType: string | null, bytes: number, };
+
+export type ResourceReadDto = { parts: Array<ResourcePartDto>, };
+
+export type CompletionDto = { values: Array<string>, hasMore: boolean, };
+
+export type AttachmentDto = { server: string, uri: string, };
+
+export type ResourceEventDto = { "type": "listing", server: string, } | { "type": "updated", server: string, uri: string, };

@@ -1,7 +1,7 @@
 // The chat pane's state: the project's conversation as entries (prompts, streamed answers,
 // tool cards, notices), folded from the engine's events. One per open project.
 
-import type { CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto, PromptDto } from "./bindings";
+import type { AttachmentDto, CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto, PromptDto } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
 /** A tool call as its card shows it. */
@@ -21,7 +21,7 @@ export interface ToolCard {
 }
 
 export type ChatEntry =
-  | { kind: "user"; id: number; text: string }
+  | { kind: "user"; id: number; text: string; attachments?: AttachmentDto[] }
   | { kind: "assistant"; id: number; text: string }
   | ToolCard
   | { kind: "notice"; id: number; text: string; tone: "info" | "error" };
@@ -78,7 +78,14 @@ export class ChatSession {
     this.model = s.model;
     this.error = s.error;
     this.running = s.busy;
-    this.entries = s.history.map((h) => this.#fromHistory(h));
+    const entries: ChatEntry[] = [];
+    for (const h of s.history) {
+      const last = entries[entries.length - 1];
+      if (h.kind === "attachment" && last?.kind === "user") {
+        (last.attachments ??= []).push({ server: h.server, uri: h.uri });
+      } else entries.push(this.#fromHistory(h));
+    }
+    this.entries = entries;
     this.loaded = true;
   }
 
@@ -90,6 +97,8 @@ export class ChatSession {
         return { kind: h.kind, id, text: h.text };
       case "notice":
         return { kind: "notice", id, text: h.text, tone: "info" };
+      case "attachment":
+        return { kind: "notice", id, text: `attached ${h.uri} (${h.server})`, tone: "info" };
       case "tool":
         return {
           kind: "tool",
@@ -111,17 +120,21 @@ export class ChatSession {
     this.entries.push({ kind: "notice", id: ++this.#id, text, tone });
   }
 
-  async send(prompt: string): Promise<boolean> {
+  async send(prompt: string, attachments: AttachmentDto[] = []): Promise<boolean> {
     const text = prompt.trim();
     if (!text || this.running) return false;
     const gen = this.#generation;
-    this.entries.push({ kind: "user", id: ++this.#id, text });
+    this.entries.push({ kind: "user", id: ++this.#id, text, ...(attachments.length ? { attachments } : {}) });
     this.running = true;
     this.retry = null;
     try {
-      await this.backend.chatSend(text, (e) => {
-        if (gen === this.#generation) this.#onEvent(e);
-      });
+      await this.backend.chatSend(
+        text,
+        (e) => {
+          if (gen === this.#generation) this.#onEvent(e);
+        },
+        attachments.length ? attachments : undefined,
+      );
       return true;
     } catch (e) {
       if (gen !== this.#generation) return false;

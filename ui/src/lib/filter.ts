@@ -5,7 +5,7 @@ import type { ToolDto } from "./bindings";
 
 export interface ToolIndex {
   tools: ToolDto[];
-  /** Lower-cased "qualified-name raw-name description" per tool. */
+  /** Lower-cased "qualified-name raw-name title description" per tool. */
   haystacks: string[];
 }
 
@@ -13,7 +13,7 @@ export function buildIndex(tools: ToolDto[]): ToolIndex {
   const haystacks = new Array<string>(tools.length);
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];
-    haystacks[i] = `${t.name} ${t.tool} ${t.description}`.toLowerCase();
+    haystacks[i] = `${t.name} ${t.tool} ${t.title ?? ""} ${t.description}`.toLowerCase();
   }
   return { tools, haystacks };
 }

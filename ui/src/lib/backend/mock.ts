@@ -17,15 +17,24 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  LogLevelDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
   PromptDto,
+  ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
+  AttachmentDto,
+  CompletionDto,
+  ResourceDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
+  ResourceTemplateDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -75,6 +84,10 @@ export class MockBackend implements Backend {
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
   finishSignIn: (() => void) | null = null;
   logs: Record<string, LogLineDto[]> = {};
+  /** Details of connected servers (title, icons, logging), by name. */
+  details: Record<string, ServerDetailsDto> = {};
+  /** The project's extra roots. */
+  roots: string[] = [];
   /** Every call, as [method, ...args]. */
   calls: unknown[][] = [];
   toolResult: (server: string, tool: string, args: unknown) => ToolRunDto = (_s, _t, args) => ({
@@ -194,6 +207,29 @@ export class MockBackend implements Backend {
     this.#logFollowers.set(server, set);
     return { lines: [...(this.logs[server] ?? [])], stop: () => set.delete(onLine) };
   }
+  async serverDetails(server: string) {
+    return this.details[server] ?? null;
+  }
+  async setLogLevel(server: string, level: LogLevelDto) {
+    this.#record("setLogLevel", server, level);
+    const d = this.details[server];
+    if (!d?.logging) throw new BackendError("not-connected", `server "${server}" does not offer logging`);
+    this.details[server] = { ...d, logLevel: level };
+  }
+  async extraRoots() {
+    return this.roots;
+  }
+  async addExtraRoot(path: string) {
+    this.#record("addExtraRoot", path);
+    if (this.roots.includes(path)) throw new BackendError("invalid-config", `${path} is already an extra root`);
+    this.roots = [...this.roots, path];
+    return this.roots;
+  }
+  async removeExtraRoot(path: string) {
+    this.#record("removeExtraRoot", path);
+    this.roots = this.roots.filter((r) => r !== path);
+    return this.roots;
+  }
   async listTools() {
     return this.tools;
   }
@@ -267,8 +303,8 @@ export class MockBackend implements Backend {
     this.chat = { ...this.chat, conversationId: "c2", history: [] };
     return this.chat;
   }
-  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void) {
-    this.#record("chatSend", prompt);
+  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]) {
+    this.#record("chatSend", prompt, ...(attachments?.length ? [attachments] : []));
     if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
     this.chatListener = onEvent;
   }
@@ -341,6 +377,39 @@ export class MockBackend implements Backend {
   onMenu(cb: (a: MenuAction) => void) {
     return this.menuEvents.add(cb);
   }
+
+  // ---- resources ----
+  resources: ResourceDto[] = [];
+  resourceTemplates: ResourceTemplateDto[] = [];
+  /** What `readResource` answers, by URI (a text part naming the URI otherwise). */
+  resourceContents: Record<string, ResourceReadDto> = {};
+  readonly resourceEvents = listeners<ResourceEventDto>();
+  async listResources(server: string | null): Promise<ResourceListDto> {
+    const mine = <T extends { server: string }>(xs: T[]) => xs.filter((x) => server === null || x.server === server);
+    return { resources: mine(this.resources), templates: mine(this.resourceTemplates), canSubscribe: server !== null };
+  }
+  async readResource(server: string, uri: string): Promise<ResourceReadDto> {
+    this.#record("readResource", server, uri);
+    return (
+      this.resourceContents[uri] ?? {
+        parts: [{ kind: "text", uri, mimeType: "text/plain", text: `contents of ${uri}`, totalChars: 12 + uri.length, truncated: false }],
+      }
+    );
+  }
+  async subscribeResource(server: string, uri: string, on: boolean) {
+    this.#record("subscribeResource", server, uri, on);
+  }
+  async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
+    this.#record("completeResource", server, uriTemplate, variable, value);
+    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), hasMore: false };
+  }
+  async saveResource(server: string, uri: string) {
+    this.#record("saveResource", server, uri);
+    return `/home/user/Downloads/${uri.split("/").pop()}`;
+  }
+  onResources(cb: (e: ResourceEventDto) => void) {
+    return this.resourceEvents.add(cb);
+  }
 }
 
 /** `n` synthetic tools spread over `servers` servers. */
@@ -356,7 +425,25 @@ export function manyTools(n: number, servers = 20): ToolDto[] {
       description: `Synthetic tool number ${i} that does ${["reading", "writing", "searching", "listing", "fetching"][i % 5]}.`,
       inputSchema: { type: "object", properties: { q: { type: "string" } } },
       readOnly: i % 2 === 0,
+      title: null,
+      hints: noHints(i % 2 === 0),
+      icons: [],
     });
   }
   return out;
+}
+
+/** The hints of a tool whose server set only `readOnlyHint` (or nothing). */
+export function noHints(readOnly: boolean): ToolDto["hints"] {
+  return {
+    readOnlyHint: readOnly ? true : null,
+    destructiveHint: null,
+    idempotentHint: null,
+    openWorldHint: null,
+    readOnly,
+    destructive: !readOnly,
+    idempotent: false,
+    openWorld: true,
+    marks: readOnly ? ["read-only"] : [],
+  };
 }

@@ -18,6 +18,7 @@ import type {
   ConfigTextDto,
   LogFollowDto,
   LogLineDto,
+  ServerDetailsDto,
   MenuAction,
   ProjectDto,
   PromptDto,
@@ -26,6 +27,10 @@ import type {
   StatusDto,
   ToolDto,
   ToolRunDto,
+  CompletionDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -37,6 +42,7 @@ export const EVENTS = {
   projectChanged: "project-changed",
   menu: "menu",
   asks: "asks-changed",
+  resources: "resources-changed",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -77,6 +83,12 @@ export const tauriBackend: Backend = {
     };
   },
 
+  serverDetails: (server) => call<ServerDetailsDto | null>("server_details", { server }),
+  setLogLevel: (server, level) => call<void>("set_log_level", { server, level }),
+  extraRoots: () => call<string[]>("extra_roots"),
+  addExtraRoot: (path) => call<string[]>("add_extra_root", { path }),
+  removeExtraRoot: (path) => call<string[]>("remove_extra_root", { path }),
+
   listTools: () => call<ToolDto[]>("list_tools"),
   heldTools: () => call<HeldToolDto[]>("held_tools"),
   acceptTools: (server, tools) => call<HeldToolDto[]>("accept_tools", { server, tools }),
@@ -92,10 +104,10 @@ export const tauriBackend: Backend = {
 
   chatState: () => call<ChatStateDto>("chat_state"),
   chatNew: () => call<ChatStateDto>("chat_new"),
-  async chatSend(prompt, onEvent) {
+  async chatSend(prompt, onEvent, attachments) {
     const channel = new Channel<ChatEventDto>();
     channel.onmessage = onEvent;
-    await call<void>("chat_send", { prompt, channel });
+    await call<void>("chat_send", { prompt, channel, ...(attachments?.length ? { attachments } : {}) });
   },
   chatStop: () => call<void>("chat_stop"),
   chatApprove: (callId, decision) => call<boolean>("chat_approve", { callId, decision }),
@@ -118,4 +130,12 @@ export const tauriBackend: Backend = {
   onConfigChanged: (cb) => on<ConfigChangedDto>(EVENTS.configChanged, cb),
   onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),
   onMenu: (cb) => on<MenuAction>(EVENTS.menu, cb),
+
+  listResources: (server) => call<ResourceListDto>("list_resources", { server }),
+  readResource: (server, uri) => call<ResourceReadDto>("read_resource", { server, uri }),
+  subscribeResource: (server, uri, on) => call<void>("subscribe_resource", { server, uri, on }),
+  completeResource: (server, uriTemplate, variable, value, context) =>
+    call<CompletionDto>("complete_resource", { server, uriTemplate, variable, value, context }),
+  saveResource: (server, uri) => call<string>("save_resource", { server, uri }),
+  onResources: (cb) => on<ResourceEventDto>(EVENTS.resources, cb),
 };

@@ -19,15 +19,22 @@ import type {
   ConfigTextDto,
   ErrorCode,
   HeldToolDto,
+  LogLevelDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
   PromptDto,
+  ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
+  AttachmentDto,
+  CompletionDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -78,6 +85,15 @@ export interface Backend {
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
   serverEntry(server: string): Promise<ServerEntryDto | null>;
   followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
+  /** Title, icons and logging of a connected server; null when it is not connected. */
+  serverDetails(server: string): Promise<ServerDetailsDto | null>;
+  /** `logging/setLevel`; kept for the session and set again when the server restarts. */
+  setLogLevel(server: string, level: LogLevelDto): Promise<void>;
+  /** The project's extra roots (folders besides the project that servers may use). */
+  extraRoots(): Promise<string[]>;
+  /** Adds a folder to the extra roots (kept per project); returns the list now. */
+  addExtraRoot(path: string): Promise<string[]>;
+  removeExtraRoot(path: string): Promise<string[]>;
   /**
    * Signs in to a remote server: the backend opens its authorization page in the browser
    * and resolves once the user has signed in (stopping the server cancels).
@@ -104,8 +120,11 @@ export interface Backend {
   chatState(): Promise<ChatStateDto>;
   /** Starts a new conversation (the old one stays saved). */
   chatNew(): Promise<ChatStateDto>;
-  /** Sends a message; the turn's events follow on `onEvent`, `turn_end` last. */
-  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void): Promise<void>;
+  /**
+   * Sends a message; the turn's events follow on `onEvent`, `turn_end` last. The backend
+   * reads the `attachments` (resources picked with `@`) and sends them with the message.
+   */
+  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]): Promise<void>;
   chatStop(): Promise<void>;
   /** Answers an approval card; false when no call waits under `callId`. */
   chatApprove(callId: string, decision: ChatDecisionDto): Promise<boolean>;
@@ -143,4 +162,22 @@ export interface Backend {
   onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;
   onProjectChanged(cb: (p: ProjectDto) => void): Promise<Unlisten>;
   onMenu(cb: (a: MenuAction) => void): Promise<Unlisten>;
+
+  /** The resources and templates of one server (of every connected one for null). */
+  listResources(server: string | null): Promise<ResourceListDto>;
+  /** Reads a resource: text (bounded), images as data: URLs, other binary by size. */
+  readResource(server: string, uri: string): Promise<ResourceReadDto>;
+  subscribeResource(server: string, uri: string, on: boolean): Promise<void>;
+  /** The server's completions for one variable of a template. */
+  completeResource(
+    server: string,
+    uriTemplate: string,
+    variable: string,
+    value: string,
+    context: Record<string, string>,
+  ): Promise<CompletionDto>;
+  /** Writes a resource into the Downloads folder; returns the file's path. */
+  saveResource(server: string, uri: string): Promise<string>;
+  /** A server's resources changed (`listing`), or a subscribed resource did (`updated`). */
+  onResources(cb: (e: ResourceEventDto) => void): Promise<Unlisten>;
 }

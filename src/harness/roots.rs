@@ -1,0 +1,179 @@
+//! Extra roots: folders besides the project that servers may work in (`roots/list`). The
+//! user manages them per project; they are kept in the data directory (`extra-roots.json`,
+//! written atomically, never in `.mcp.json`), applied when the project opens, and every
+//! change tells the connected servers `notifications/roots/list_changed`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Harness;
+use crate::engine::permissions::project_key;
+
+/// File in the data directory holding each project's extra roots.
+pub const EXTRA_ROOTS_FILE: &str = "extra-roots.json";
+
+/// Why an extra root could not be added or removed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RootsError {
+    #[error("{path} is not a folder; give the path of an existing folder")]
+    NotAFolder { path: String },
+    #[error("{path} is the project folder, which servers always get; pick another folder")]
+    IsProject { path: String },
+    #[error("{path} is already an extra root")]
+    AlreadyThere { path: String },
+    #[error("{path} is not an extra root of this project")]
+    NotThere { path: String },
+    #[error(
+        "could not save the extra roots to {file}: {error}; check that the folder is writable"
+    )]
+    Save { file: String, error: String },
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StoreFile {
+    /// project folder → extra folders, in the order they were added
+    #[serde(default)]
+    projects: BTreeMap<String, Vec<PathBuf>>,
+}
+
+/// The extra roots of every project, in one file.
+#[derive(Debug, Clone)]
+pub struct RootsStore {
+    path: PathBuf,
+}
+
+impl RootsStore {
+    pub fn in_dir(data_dir: &Path) -> RootsStore {
+        RootsStore {
+            path: data_dir.join(EXTRA_ROOTS_FILE),
+        }
+    }
+
+    fn read(&self) -> StoreFile {
+        std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The extra roots of a project.
+    pub fn get(&self, project: &Path) -> Vec<PathBuf> {
+        self.read()
+            .projects
+            .remove(&project_key(project))
+            .unwrap_or_default()
+    }
+
+    fn put(&self, project: &Path, roots: &[PathBuf]) -> Result<(), RootsError> {
+        let mut file = self.read();
+        if roots.is_empty() {
+            file.projects.remove(&project_key(project));
+        } else {
+            file.projects.insert(project_key(project), roots.to_vec());
+        }
+        let save = || -> std::io::Result<()> {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let bytes = serde_json::to_vec_pretty(&file).expect("roots serialize");
+            crate::config::write_atomically(&self.path, &bytes)
+        };
+        save().map_err(|e| RootsError::Save {
+            file: self.path.display().to_string(),
+            error: e.to_string(),
+        })
+    }
+}
+
+/// A folder as the user typed it: `~/` is the home folder, a relative path is taken from
+/// the project folder.
+fn resolve(project: &Path, typed: &Path) -> PathBuf {
+    let typed = match typed.strip_prefix("~") {
+        Ok(rest) => match dirs::home_dir() {
+            Some(home) => home.join(rest),
+            None => typed.to_path_buf(),
+        },
+        Err(_) => typed.to_path_buf(),
+    };
+    let full = project.join(typed);
+    std::fs::canonicalize(&full).unwrap_or(full)
+}
+
+impl Harness {
+    /// Keeps the extra roots in `store` instead of the data directory's file (tests, and
+    /// hosts with their own data folder), and applies the ones kept there. Call it before
+    /// [`Harness::start`].
+    pub fn with_roots_store(mut self, store: RootsStore) -> Harness {
+        self.manager.set_extra_roots(&store.get(&self.project));
+        self.roots_store = store;
+        self
+    }
+
+    /// The extra roots of this project, as kept.
+    pub fn extra_roots(&self) -> Vec<PathBuf> {
+        self.roots_store.get(&self.project)
+    }
+
+    /// Adds a folder to the extra roots (kept for the project; servers are told).
+    /// Returns the extra roots now.
+    pub fn add_extra_root(&self, folder: &Path) -> Result<Vec<PathBuf>, RootsError> {
+        let path = resolve(&self.project, folder);
+        let shown = path.display().to_string();
+        if !path.is_dir() {
+            return Err(RootsError::NotAFolder {
+                path: folder.display().to_string(),
+            });
+        }
+        if project_key(&path) == project_key(&self.project) {
+            return Err(RootsError::IsProject { path: shown });
+        }
+        let mut roots = self.extra_roots();
+        if roots.contains(&path) {
+            return Err(RootsError::AlreadyThere { path: shown });
+        }
+        roots.push(path);
+        self.roots_store.put(&self.project, &roots)?;
+        self.manager.set_extra_roots(&roots);
+        Ok(roots)
+    }
+
+    /// Removes a folder from the extra roots. Returns the extra roots now.
+    pub fn remove_extra_root(&self, folder: &Path) -> Result<Vec<PathBuf>, RootsError> {
+        let mut roots = self.extra_roots();
+        let before = roots.len();
+        let resolved = resolve(&self.project, folder);
+        roots.retain(|r| r != folder && *r != resolved);
+        if roots.len() == before {
+            return Err(RootsError::NotThere {
+                path: folder.display().to_string(),
+            });
+        }
+        self.roots_store.put(&self.project, &roots)?;
+        self.manager.set_extra_roots(&roots);
+        Ok(roots)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_per_project_and_dropped_when_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RootsStore::in_dir(dir.path());
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        store
+            .put(&a, &[PathBuf::from("/x"), PathBuf::from("/y")])
+            .unwrap();
+        store.put(&b, &[PathBuf::from("/z")]).unwrap();
+        assert_eq!(store.get(&a), [PathBuf::from("/x"), PathBuf::from("/y")]);
+        assert_eq!(store.get(&b), [PathBuf::from("/z")]);
+        store.put(&a, &[]).unwrap();
+        assert!(store.get(&a).is_empty());
+        let text = std::fs::read_to_string(dir.path().join(EXTRA_ROOTS_FILE)).unwrap();
+        assert!(!text.contains("\"/x\""), "{text}");
+    }
+}

@@ -1,0 +1,296 @@
+//! Resources in the chat: attachments read by the core and sent with the user's message,
+//! the built-in resource tools (offered only while a server has resources), and the
+//! terminal UI's `@` picker, against server-everything and the scripted provider.
+
+use std::process::Command;
+use std::time::Duration;
+
+use harness9::engine::resources::{ResourceRef, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
+use harness9::engine::{
+    CallStatus, EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome,
+};
+use harness9::mcp::ApprovalPolicy;
+use harness9::{Harness, HarnessOptions};
+use serde_json::{json, Value};
+
+use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+use super::tui::Tmux;
+use super::{harness9_bin, Project};
+
+const FEATURES: &str = "demo://resource/static/document/features.md";
+
+fn everything_project() -> Option<Project> {
+    let bin = super::external("H9_EVERYTHING_BIN")?;
+    Some(Project::new(
+        &json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"]}}}),
+    ))
+}
+
+async fn started(project: &Project) -> Harness {
+    let h = Harness::open(
+        project.path(),
+        HarnessOptions {
+            policy: ApprovalPolicy::AllowAll,
+            login_shell_path: false,
+            approvals: project.approvals(),
+            ..HarnessOptions::default()
+        },
+    );
+    h.start(None).await;
+    h.manager().wait_settled(Duration::from_secs(20)).await;
+    h
+}
+
+fn options(project: &Project, stub: &Stub) -> EngineOptions {
+    EngineOptions {
+        provider: Some(stub.client()),
+        data_dir: project.data.path().to_path_buf(),
+        permissions: PermissionOptions {
+            default: ToolPermission::Allow,
+            ..PermissionOptions::default()
+        },
+        ..EngineOptions::default()
+    }
+}
+
+fn answer(events: &[Event]) -> String {
+    match events.last() {
+        Some(Event::TurnEnd {
+            outcome: TurnOutcome::Completed { answer },
+            ..
+        }) => answer.clone(),
+        other => panic!("the turn did not complete: {other:?}"),
+    }
+}
+
+/// The text blocks of the first request's user message.
+fn user_texts(stub: &Stub) -> Vec<String> {
+    let req = &stub.requests()[0];
+    let user = req.messages().last().unwrap();
+    assert_eq!(user["role"], "user");
+    user["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .map(|b| b["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_resources_reach_the_model_with_the_message() {
+    let Some(project) = everything_project() else {
+        return;
+    };
+    let harness = started(&project).await;
+    // The listing follows the connection; wait until the façade sees it.
+    let resources = harness.resources(Some("ev")).await.unwrap();
+    assert!(resources.iter().any(|r| r.resource.uri == FEATURES));
+    let stub = Stub::start(Wire::Anthropic, vec![Reply::text("It lists the features.")]).await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let turn = engine
+        .send_with(
+            "What does this say?",
+            vec![
+                ResourceRef {
+                    server: "ev".into(),
+                    uri: FEATURES.into(),
+                },
+                ResourceRef {
+                    server: "ev".into(),
+                    uri: "demo://nope".into(),
+                },
+            ],
+        )
+        .unwrap();
+    let events = tokio::time::timeout(Duration::from_secs(30), turn.collect())
+        .await
+        .unwrap();
+    assert_eq!(answer(&events), "It lists the features.");
+    let texts = user_texts(&stub);
+    assert_eq!(texts[0], "What does this say?");
+    let header = format!("[attached resource {FEATURES} (text/markdown) from MCP server \"ev\"]\n");
+    assert!(texts[1].starts_with(&header), "{texts:?}");
+    assert!(texts[1].len() > header.len() + 20, "{texts:?}");
+    assert!(
+        texts[2].starts_with(
+            "[attached resource demo://nope from MCP server \"ev\"]\n[it could not be read: server \"ev\": "
+        ),
+        "{texts:?}"
+    );
+    // The user is told too.
+    assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.starts_with("the attached resource demo://nope could not be read"))), "{events:?}");
+    // With resources listed, the model is offered the resource tools.
+    let names = stub.requests()[0].tool_names();
+    assert!(
+        names.contains(&LIST_RESOURCES_TOOL.to_string()),
+        "{names:?}"
+    );
+    assert!(names.contains(&READ_RESOURCE_TOOL.to_string()), "{names:?}");
+    // The conversation keeps the attachment as a resource block (shown again on reopen).
+    let user = engine.messages()[0].clone();
+    assert_eq!(user.text(), "What does this say?");
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
+    let Some(project) = everything_project() else {
+        return;
+    };
+    let harness = started(&project).await;
+    harness.resources(Some("ev")).await.unwrap();
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::tool(LIST_RESOURCES_TOOL, json!({"server": "ev"})),
+            Reply::tool(
+                READ_RESOURCE_TOOL,
+                json!({"server": "ev", "uri": "demo://resource/dynamic/text/7"}),
+            ),
+            Reply::tool(READ_RESOURCE_TOOL, json!({"server": "ev"})),
+            Reply::text("Resource 7 is plain text."),
+        ],
+    )
+    .await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let turn = engine.send("read resource 7").unwrap();
+    let events = tokio::time::timeout(Duration::from_secs(30), turn.collect())
+        .await
+        .unwrap();
+    assert_eq!(answer(&events), "Resource 7 is plain text.");
+    let ends: Vec<(CallStatus, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallEnd { status, output, .. } => Some((*status, output.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 3);
+    assert_eq!(ends[0].0, CallStatus::Ok);
+    assert!(
+        ends[0].1.contains(&format!(
+            "- server ev: {FEATURES} (features.md, text/markdown)"
+        )),
+        "{}",
+        ends[0].1
+    );
+    assert!(
+        ends[0]
+            .1
+            .contains("- server ev: demo://resource/dynamic/text/{resourceId}"),
+        "{}",
+        ends[0].1
+    );
+    assert_eq!(ends[1].0, CallStatus::Ok);
+    assert!(
+        ends[1].1.starts_with(
+            "[attached resource demo://resource/dynamic/text/7 (text/plain) from MCP server \"ev\"]\nResource 7: This is a plaintext resource"
+        ),
+        "{}",
+        ends[1].1
+    );
+    assert_eq!(ends[2].0, CallStatus::Error);
+    assert_eq!(
+        ends[2].1,
+        "Error: give \"server\" and \"uri\" (see list_mcp_resources)"
+    );
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_resource_tools_without_resources() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let harness = started(&project).await;
+    let stub = Stub::start(Wire::Anthropic, vec![Reply::text("ok")]).await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let events = engine.send("hi").unwrap().collect().await;
+    assert_eq!(answer(&events), "ok");
+    let names = stub.requests()[0].tool_names();
+    assert!(
+        !names.contains(&LIST_RESOURCES_TOOL.to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&READ_RESOURCE_TOOL.to_string()),
+        "{names:?}"
+    );
+    harness.shutdown().await;
+}
+
+#[test]
+fn tui_at_picker_attaches_a_resource() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing; the test command installs it"
+        );
+        return;
+    }
+    let Some(p) = everything_project() else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![Reply::text("It is about features.")],
+    ));
+    let config = tempfile::tempdir().unwrap();
+    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
+    let t = Tmux::start(
+        &cmd,
+        &[
+            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+            ("XDG_CONFIG_HOME", config.path().display().to_string()),
+            ("HARNESS9_PROVIDER", "anthropic".into()),
+            ("HARNESS9_MODEL", "stub-model".into()),
+            ("ANTHROPIC_BASE_URL", stub.base_url()),
+            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
+            ("TERM", "xterm-256color".into()),
+        ],
+    );
+    t.wait_for("[MCP] ev ●");
+    t.wait_for("anthropic · stub-model");
+    // The resources are listed right after the connection; `@` opens the picker once
+    // they are there.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        t.keys(&["@"]);
+        std::thread::sleep(Duration::from_millis(200));
+        if t.screen().contains("Enter attaches") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", t.screen());
+        t.keys(&["BSpace"]);
+    }
+    for k in ["f", "e", "a", "t", "u", "r", "e", "s", ".", "m", "d"] {
+        t.keys(&[k]);
+    }
+    let s = t.wait_for(" @features.md ");
+    assert!(s.contains(&format!("ev  features.md  {FEATURES}")), "{s}");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("@ev:features.md");
+    assert!(!s.contains("Enter attaches"), "the picker closed:\n{s}");
+    for k in ["w", "h", "a", "t", "?", "Enter"] {
+        t.keys(&[k]);
+    }
+    let s = t.wait_for("It is about features.");
+    assert!(
+        !s.contains("@ev:features.md"),
+        "the tag went with the message:\n{s}"
+    );
+    let req = &stub.requests()[0];
+    let user = req.messages().last().unwrap().clone();
+    let texts: Vec<&str> = user["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b: &Value| b["text"].as_str())
+        .collect();
+    assert_eq!(texts[0], "what?");
+    assert!(
+        texts[1].starts_with(&format!("[attached resource {FEATURES} (text/markdown)")),
+        "{texts:?}"
+    );
+    t.keys(&["C-c"]);
+}

@@ -1,0 +1,43 @@
+// Pure helpers for what servers say about themselves and their tools: icons (only https:
+// and data: ever load), tool annotations as rows, and the logging levels.
+
+import type { IconDto, LogLevelDto, ToolDto, ToolHintsDto } from "./bindings";
+
+/** Every logging level, lowest first (the order of `logging/setLevel`). */
+export const LOG_LEVELS: LogLevelDto[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/** Whether an icon may be loaded: `https:` and `data:` only (the core filters too). */
+export function loadable(src: string): boolean {
+  const scheme = src.trim().split(":", 1)[0].toLowerCase();
+  return src.includes(":") && (scheme === "https" || scheme === "data");
+}
+
+/** The icon to show (a theme-less one first), or null. */
+export function pickIcon(icons: IconDto[] | null | undefined): IconDto | null {
+  const ok = (icons ?? []).filter((i) => loadable(i.src));
+  return ok.find((i) => !i.theme) ?? ok[0] ?? null;
+}
+
+/** Marks for a tool row: what the server's hints say (a bare default says nothing). */
+export function toolMarks(t: ToolDto): string[] {
+  return t.hints?.marks ?? (t.readOnly ? ["read-only"] : []);
+}
+
+export interface HintRow {
+  name: string;
+  value: boolean;
+  /** The server did not set it: the spec's default applies. */
+  defaulted: boolean;
+  /** Set but meaningless (destructiveHint on a read-only tool). */
+  ignored: boolean;
+}
+
+/** The four annotations as rows, with the spec's defaults. */
+export function hintRows(h: ToolHintsDto): HintRow[] {
+  return [
+    { name: "readOnlyHint", value: h.readOnly, defaulted: h.readOnlyHint === null, ignored: false },
+    { name: "destructiveHint", value: h.destructive, defaulted: h.destructiveHint === null, ignored: h.readOnly },
+    { name: "idempotentHint", value: h.idempotent, defaulted: h.idempotentHint === null, ignored: false },
+    { name: "openWorldHint", value: h.openWorld, defaulted: h.openWorldHint === null, ignored: false },
+  ];
+}
