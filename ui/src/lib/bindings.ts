@@ -245,8 +245,6 @@ export type ResourcePartDto = { "kind": "text", uri: string, mimeType: string | 
 
 export type ResourceReadDto = { parts: Array<ResourcePartDto>, };
 
-export type CompletionDto = { values: Array<string>, hasMore: boolean, };
-
 export type AttachmentDto = { server: string, uri: string, };
 
 export type ResourceEventDto = { "type": "listing", server: string, } | { "type": "updated", server: string, uri: string, };

@@ -29,7 +29,6 @@ import type {
   ToolDto,
   ToolRunDto,
   AttachmentDto,
-  CompletionDto,
   ResourceDto,
   ResourceEventDto,
   ResourceListDto,
@@ -401,7 +400,7 @@ export class MockBackend implements Backend {
   }
   async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
     this.#record("completeResource", server, uriTemplate, variable, value);
-    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), hasMore: false };
+    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
   }
   async saveResource(server: string, uri: string) {
     this.#record("saveResource", server, uri);

@@ -27,7 +27,6 @@ import type {
   StatusDto,
   ToolDto,
   ToolRunDto,
-  CompletionDto,
   ResourceEventDto,
   ResourceListDto,
   ResourceReadDto,

@@ -31,7 +31,6 @@ import type {
   ToolDto,
   ToolRunDto,
   AttachmentDto,
-  CompletionDto,
   ResourceEventDto,
   ResourceListDto,
   ResourceReadDto,
