@@ -46,6 +46,7 @@ pub mod event;
 pub mod message;
 pub mod permissions;
 pub mod provider;
+pub mod sampling;
 pub mod search;
 pub mod spill;
 pub mod store;
@@ -66,7 +67,7 @@ pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{
     ChatRequest, LlmClient, ProviderError, ProviderInfo, ProviderOverrides, ProviderSettings,
-    SettingsError, StreamEvent, Usage,
+    RequestOptions, SettingsError, StreamEvent, ToolChoice, Usage,
 };
 pub use store::{ConversationSummary, StoreError};
 

@@ -239,6 +239,7 @@ fn build_request(inner: &Inner, snapshot: &Snapshot) -> ChatRequest {
         system: Some(inner.system.clone()),
         messages: st.messages.iter().cloned().collect(),
         tools: snapshot.request_tools(&st.loaded, with_read_output),
+        options: Default::default(),
     }
 }
 
