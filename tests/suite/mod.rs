@@ -18,6 +18,7 @@ mod memory;
 mod pins;
 mod provider_stub;
 mod real_servers;
+mod sampling;
 mod surface;
 mod surface_cli;
 mod surface_listing;
