@@ -98,6 +98,8 @@ fn main() {
             commands::open_url,
             commands::pending_asks,
             commands::answer_ask,
+            commands::sampling_grants,
+            commands::revoke_sampling,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

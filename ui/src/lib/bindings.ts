@@ -213,6 +213,6 @@ busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 
-export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, };
+export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, model: string, content: JsonValue, stopReason: string | null, };
 
-export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };
+export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
