@@ -72,7 +72,9 @@ pub enum AskRequestDto {
     },
 }
 
-fn sampling_parts(r: &CreateMessageRequest) -> (Value, Option<String>, u64, Option<Value>, Option<Value>) {
+fn sampling_parts(
+    r: &CreateMessageRequest,
+) -> (Value, Option<String>, u64, Option<Value>, Option<Value>) {
     (
         serde_json::to_value(&r.messages).unwrap_or(Value::Null),
         r.system_prompt.clone(),

@@ -26,8 +26,8 @@ use serde_json::{json, Value};
 
 use super::message::{Block, Message, ResultPart, Role, ToolDefinition};
 use super::provider::{
-    self, ChatRequest, LlmClient, ProviderOverrides, ProviderSettings, RequestOptions,
-    StreamEvent, ToolChoice,
+    self, ChatRequest, LlmClient, ProviderOverrides, ProviderSettings, RequestOptions, StreamEvent,
+    ToolChoice,
 };
 use crate::mcp::requests::{CreateMessageRequest, CreateMessageResult, SamplingMessage};
 use crate::mcp::sampling::{SampleFuture, Sampler};
@@ -105,10 +105,7 @@ pub fn choose_model(configured: &str, models: &[String], preferences: Option<&Va
         if name.is_empty() {
             continue;
         }
-        if let Some(found) = candidates
-            .iter()
-            .find(|c| c.to_lowercase().contains(&name))
-        {
+        if let Some(found) = candidates.iter().find(|c| c.to_lowercase().contains(&name)) {
             return found.clone();
         }
     }
@@ -228,7 +225,11 @@ fn message(m: &SamplingMessage) -> Result<Message, String> {
     let role = match m.role.as_str() {
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        other => return Err(format!("a sampling message has the unknown role \"{other}\"")),
+        other => {
+            return Err(format!(
+                "a sampling message has the unknown role \"{other}\""
+            ))
+        }
     };
     let blocks: Vec<&Value> = match &m.content {
         Value::Array(all) => all.iter().collect(),
@@ -299,7 +300,10 @@ mod tests {
             pick(json!({"costPriority": 0.8, "intelligencePriority": 0.2})),
             "small-haiku"
         );
-        assert_eq!(pick(json!({"speedPriority": 0.5, "intelligencePriority": 0.5})), "mid-sonnet");
+        assert_eq!(
+            pick(json!({"speedPriority": 0.5, "intelligencePriority": 0.5})),
+            "mid-sonnet"
+        );
         assert_eq!(choose_model("mid-sonnet", &m, None), "mid-sonnet");
         assert_eq!(
             choose_model("only", &[], Some(&json!({"intelligencePriority": 1.0}))),
@@ -345,7 +349,10 @@ mod tests {
             }]
         );
         let body: Value = serde_json::from_slice(&provider::anthropic::encode_request(
-            &chat, "configured", 8192, true,
+            &chat,
+            "configured",
+            8192,
+            true,
         ))
         .unwrap();
         assert_eq!(body["model"], "m");

@@ -36,8 +36,8 @@ mod surface;
 pub use asks::{
     Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
 };
-pub use sampling::NO_SAMPLER;
 pub use pinning::AcceptError;
+pub use sampling::NO_SAMPLER;
 pub use surface::{
     FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
 };
@@ -700,8 +700,11 @@ impl Manager {
             },
         );
         let steps = async {
-            let handler =
-                self.client_handler(name, Some(cfg.fingerprint(&self.inner.project)), log.clone());
+            let handler = self.client_handler(
+                name,
+                Some(cfg.fingerprint(&self.inner.project)),
+                log.clone(),
+            );
             let client = Arc::new(
                 Client::connect_with(conn, name, log, Some(handler))
                     .await

@@ -118,7 +118,10 @@ mod tests {
         assert!(!grants.is_granted(project, "ev", "f1"));
         grants.grant(project, "ev", "f1").unwrap();
         assert!(grants.is_granted(project, "ev", "f1"));
-        assert!(!grants.is_granted(project, "ev", "f2"), "a changed entry asks again");
+        assert!(
+            !grants.is_granted(project, "ev", "f2"),
+            "a changed entry asks again"
+        );
         // Another process sees it.
         let again = SamplingGrants::beside(&dir.path().join("approvals.json"));
         assert!(again.is_granted(project, "ev", "f1"));

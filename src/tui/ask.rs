@@ -75,7 +75,9 @@ pub enum Body {
         domain: Option<String>,
     },
     /// Approve a sampling request; `review`: show the answer before it is sent.
-    Sampling { review: bool },
+    Sampling {
+        review: bool,
+    },
     /// Send or refuse the model's answer.
     SamplingReview,
 }

@@ -158,7 +158,11 @@ fn content_texts(content: &serde_json::Value) -> Vec<String> {
         .into_iter()
         .map(|b| match b["type"].as_str() {
             Some("text") => shorten(b["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => shorten(&format!("[calls tool {} with {}]", b["name"].as_str().unwrap_or("?"), b["input"])),
+            Some("tool_use") => shorten(&format!(
+                "[calls tool {} with {}]",
+                b["name"].as_str().unwrap_or("?"),
+                b["input"]
+            )),
             Some("tool_result") => shorten(&format!("[tool result: {}]", b["content"])),
             Some(other) => format!("[{other} content]"),
             None => shorten(&b.to_string()),
@@ -183,7 +187,10 @@ fn sampling_lines(lines: &mut Vec<Line<'static>>, request: &CreateMessageRequest
     }
     if let Some(tools) = request.tools.as_ref().filter(|t| !t.is_empty()) {
         let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-        lines.push(Line::raw(format!("Tools the model may call: {}", names.join(", "))));
+        lines.push(Line::raw(format!(
+            "Tools the model may call: {}",
+            names.join(", ")
+        )));
     }
 }
 

@@ -241,7 +241,9 @@ fn sampling_request() -> CreateMessageRequest {
         include_context: None,
         temperature: None,
         stop_sequences: vec![],
-        tools: Some(vec![json!({"name": "weather", "inputSchema": {"type": "object"}})]),
+        tools: Some(vec![
+            json!({"name": "weather", "inputSchema": {"type": "object"}}),
+        ]),
         tool_choice: None,
         extra: Default::default(),
     }

@@ -104,7 +104,12 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     let mut asks = h.subscribe_asks();
 
     // Approved once: the provider gets the messages, the system prompt and the limit.
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "Write a haiku", "maxTokens": 7}));
+    let caller = call(
+        &h,
+        "ev",
+        TRIGGER,
+        json!({"prompt": "Write a haiku", "maxTokens": 7}),
+    );
     let ask = next_ask(&mut asks).await;
     let latency = ask.arrived.elapsed();
     eprintln!(
@@ -156,7 +161,9 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     assert!(caller.await.unwrap().contains("always answer 1"));
     assert_eq!(h.sampling_grants().await.len(), 1);
     let mut watched = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "two"})).await.unwrap();
+    let out = call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
+        .await
+        .unwrap();
     assert!(out.contains("always answer 2"), "{out}");
     assert!(
         !watched.has_changed().unwrap(),
@@ -178,7 +185,10 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     .unwrap();
     let review = tokio::time::timeout(
         Duration::from_secs(20),
-        asks.wait_for(|a| a.iter().any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))),
+        asks.wait_for(|a| {
+            a.iter()
+                .any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))
+        }),
     )
     .await
     .unwrap()
@@ -187,7 +197,10 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     let AskKind::SamplingReview { result, .. } = &review.kind else {
         panic!("{review:?}")
     };
-    assert_eq!(result.content, json!({"type": "text", "text": "reviewed answer"}));
+    assert_eq!(
+        result.content,
+        json!({"type": "text", "text": "reviewed answer"})
+    );
     assert_eq!(result.model, "stub-model");
     h.answer_ask(review.id, AskAnswer::Refuse(String::new()))
         .unwrap();
@@ -222,8 +235,9 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
     let Some(p) = everything() else {
         return;
     };
-    let resolved =
-        harness9::engine::ProviderSettings::resolve(&harness9::engine::ProviderOverrides::default());
+    let resolved = harness9::engine::ProviderSettings::resolve(
+        &harness9::engine::ProviderOverrides::default(),
+    );
     if resolved.is_ok() {
         eprintln!("skipped: a model provider is configured in this environment");
         return;
@@ -231,7 +245,9 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
     let h = open(&p, None).await;
     wait_for_tool(&h, "ev", TRIGGER).await;
     let _asks = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "hi"})).await.unwrap();
+    let out = call(&h, "ev", TRIGGER, json!({"prompt": "hi"}))
+        .await
+        .unwrap();
     assert!(
         out.contains("harness9 cannot run sampling requests: no model provider is configured: set HARNESS9_PROVIDER"),
         "{out}"
@@ -307,7 +323,10 @@ async fn python_sampling_with_tools_preferences_and_review() {
     .unwrap();
     let review = tokio::time::timeout(
         Duration::from_secs(20),
-        asks.wait_for(|a| a.iter().any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))),
+        asks.wait_for(|a| {
+            a.iter()
+                .any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))
+        }),
     )
     .await
     .unwrap()

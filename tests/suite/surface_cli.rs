@@ -242,7 +242,9 @@ fn call_refuses_sampling_and_says_so() {
     );
     let out = format!("{}{err}", stdout(&o));
     assert!(
-        out.contains("harness9 cannot approve sampling requests in this command; the request was refused"),
+        out.contains(
+            "harness9 cannot approve sampling requests in this command; the request was refused"
+        ),
         "{out}"
     );
 }

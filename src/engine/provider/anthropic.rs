@@ -94,10 +94,7 @@ pub fn encode_request(req: &ChatRequest, model: &str, max_tokens: u32, images: b
     }
     let o = &req.options;
     let mut body = Map::new();
-    body.insert(
-        "model".into(),
-        json!(o.model.as_deref().unwrap_or(model)),
-    );
+    body.insert("model".into(), json!(o.model.as_deref().unwrap_or(model)));
     let max_tokens = o.max_tokens.map_or(max_tokens, |m| m.min(max_tokens));
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));

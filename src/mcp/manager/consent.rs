@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::asks::{AskAnswer, AskKind, AskQueue};
+use super::sampling::SamplingFlow;
 use super::Manager;
 use crate::mcp::client::Client;
 use crate::mcp::handler::{ClientHandler, HandlerFuture, Handles};
 use crate::mcp::log::{LogSource, ServerLog};
-use super::sampling::SamplingFlow;
 use crate::mcp::requests::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult, Root,
 };
@@ -84,7 +84,13 @@ impl Manager {
     /// What runs approved sampling requests (`None`: they are answered with an error that
     /// says sampling has no model here).
     pub fn set_sampler(&self, sampler: Option<Arc<dyn Sampler>>) {
-        *self.inner.surface.shared.sampler.lock().expect("sampler lock") = sampler;
+        *self
+            .inner
+            .surface
+            .shared
+            .sampler
+            .lock()
+            .expect("sampler lock") = sampler;
     }
 
     /// The servers of this project that may use the model without asking, with the
@@ -234,7 +240,7 @@ impl ClientHandler for ServerHandler {
                     };
                     (r, how.to_string())
                 }
-                Ok(AskAnswer::Refuse(_)) | Ok(AskAnswer::Sample(_)) => {
+                Ok(AskAnswer::Refuse(_) | AskAnswer::Sample(_) | AskAnswer::Approve(_)) => {
                     (ElicitResult::decline(), "declined by the user".into())
                 }
                 Err(why) => (

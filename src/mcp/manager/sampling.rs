@@ -68,10 +68,7 @@ impl SamplingFlow {
         Box::pin(async move { self.answer(request).await })
     }
 
-    async fn answer(
-        self,
-        request: CreateMessageRequest,
-    ) -> Result<CreateMessageResult, RpcError> {
+    async fn answer(self, request: CreateMessageRequest) -> Result<CreateMessageResult, RpcError> {
         let what = format!(
             "the server asked the model for a message ({} message{}, up to {} tokens{})",
             request.messages.len(),
@@ -208,8 +205,7 @@ impl SamplingFlow {
             self.shared.project.clone(),
             self.server.clone(),
         );
-        let done =
-            tokio::task::spawn_blocking(move || grants.grant(&project, &server, &fp)).await;
+        let done = tokio::task::spawn_blocking(move || grants.grant(&project, &server, &fp)).await;
         match done {
             Ok(Ok(())) => self.notes.note(
                 "the user lets this server use the model without asking (until revoked or its entry changes)",
