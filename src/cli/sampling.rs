@@ -33,7 +33,7 @@ pub async fn run(args: ProjectArgs, revoke: Option<String>) -> i32 {
             let current = config
                 .servers
                 .get(name)
-                .and_then(|s| s.entry.as_ref().ok())
+                .and_then(|s| s.as_ref().ok())
                 .is_some_and(|c| c.fingerprint(&args.project) == *fp);
             (name.clone(), current)
         })

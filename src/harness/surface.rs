@@ -184,8 +184,8 @@ impl Harness {
     /// with [`SamplingSource::Settings`]: without a configured provider a request is
     /// answered with an error naming what to configure.
     pub fn enable_sampling(&self, source: SamplingSource) {
-        self.manager
-            .set_sampler(Some(Arc::new(EngineSampler::new(source))));
+        let sampler: Arc<dyn crate::mcp::sampling::Sampler> = Arc::new(EngineSampler::new(source));
+        self.manager.set_sampler(Some(sampler));
         self.manager.set_sampling(true);
     }
 

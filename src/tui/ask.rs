@@ -362,21 +362,20 @@ impl AskView {
             return self.answer(AskAnswer::Elicit(ElicitResult::decline()));
         }
         match &mut self.body {
-            Body::Sampling { review } => {
-                let choice = |always| SamplingChoice {
-                    always,
-                    review: *review,
-                };
-                match key.code {
-                    KeyCode::Char('y') => self.answer(AskAnswer::Approve(choice(false))),
-                    KeyCode::Char('a') => self.answer(AskAnswer::Approve(choice(true))),
-                    KeyCode::Char('r') => {
-                        *review = !*review;
-                        None
-                    }
-                    _ => None,
+            Body::Sampling { review } => match key.code {
+                KeyCode::Char('r') => {
+                    *review = !*review;
+                    None
                 }
-            }
+                KeyCode::Char(c @ ('y' | 'a')) => {
+                    let choice = SamplingChoice {
+                        always: c == 'a',
+                        review: *review,
+                    };
+                    self.answer(AskAnswer::Approve(choice))
+                }
+                _ => None,
+            },
             Body::SamplingReview => match key.code {
                 KeyCode::Char('y') | KeyCode::Enter => {
                     self.answer(AskAnswer::Approve(SamplingChoice::default()))
