@@ -160,7 +160,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     .unwrap();
     assert!(caller.await.unwrap().contains("always answer 1"));
     assert_eq!(h.sampling_grants().await.len(), 1);
-    let mut watched = h.subscribe_asks();
+    let watched = h.subscribe_asks();
     let out = call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
         .await
         .unwrap();
