@@ -298,6 +298,7 @@ fn a_sampling_request_is_shown_and_approved_refused_or_always_allowed() {
             })
         })
     );
+    app.set_asks(std::slice::from_ref(&ask));
     assert_eq!(
         app.on_key(key(KeyCode::Esc)),
         Some(Action::AnswerAsk {
@@ -310,7 +311,7 @@ fn a_sampling_request_is_shown_and_approved_refused_or_always_allowed() {
 #[test]
 fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
     let mut app = App::new("m".into());
-    app.set_asks(&[Ask {
+    let review = Ask {
         id: 4,
         server: "thinker".into(),
         kind: AskKind::SamplingReview {
@@ -324,7 +325,8 @@ fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
         },
         url_domain: None,
         arrived: Instant::now(),
-    }]);
+    };
+    app.set_asks(std::slice::from_ref(&review));
     let s = screen(&app);
     for want in [
         "thinker: send the model's answer?",
@@ -341,6 +343,7 @@ fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
             answer: AskAnswer::Approve(SamplingChoice::default())
         })
     );
+    app.set_asks(&[review.clone()]);
     assert_eq!(
         app.on_key(key(KeyCode::Char('n'))),
         Some(Action::AnswerAsk {
