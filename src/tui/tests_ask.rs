@@ -343,7 +343,7 @@ fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
             answer: AskAnswer::Approve(SamplingChoice::default())
         })
     );
-    app.set_asks(&[review.clone()]);
+    app.set_asks(std::slice::from_ref(&review));
     assert_eq!(
         app.on_key(key(KeyCode::Char('n'))),
         Some(Action::AnswerAsk {
