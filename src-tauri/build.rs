@@ -55,6 +55,8 @@ const COMMANDS: &[&str] = &[
     "subscribe_resource",
     "complete_resource",
     "save_resource",
+    "sampling_grants",
+    "revoke_sampling",
 ];
 
 fn main() {

@@ -100,6 +100,14 @@ enum McpCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// The servers that may use your model without asking ("always for this server" in
+    /// the sampling dialog); `--revoke SERVER` makes one ask again.
+    Sampling {
+        #[arg(long, value_name = "SERVER")]
+        revoke: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
     #[command(flatten)]
     Surface(cli::surface::SurfaceCommand),
     /// Run harness9 as an MCP server on stdio with built-in tools confined to the project.
@@ -185,6 +193,9 @@ fn main() {
         }
         Command::Mcp(McpCommand::Logout { server, project }) => {
             cli::run_async(cli::login::logout(project, server))
+        }
+        Command::Mcp(McpCommand::Sampling { revoke, project }) => {
+            cli::run_async(cli::sampling::run(project, revoke))
         }
         Command::Mcp(McpCommand::Surface(command)) => cli::run_async(cli::surface::run(command)),
         Command::Bench(BenchCommand::Mcp {

@@ -5,8 +5,10 @@
 //! Holding the queue's receiver (the forwarding task) is what makes the app a front end:
 //! while a project is open, asks wait for the user instead of getting their default. A URL
 //! elicitation's page opens from Rust, from the URL the server sent (never one the window
-//! supplies), and only when the user accepted. Sampling is shown read-only and can only be
-//! denied until the host runs sampling requests.
+//! supplies), and only when the user accepted. A sampling request is approved once or
+//! "always for this server" (optionally asking to review the model's answer), or refused;
+//! the core then runs it on the configured provider and, for a review, sends the answer
+//! back as a second ask (Send / Refuse).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,14 +16,14 @@ use tauri::{AppHandle, Emitter};
 use tokio::task::AbortHandle;
 use ts_rs::TS;
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 use harness9::Harness;
 
 use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode};
 
-/// Why a sampling request is refused: the host shows it but cannot run it yet.
-pub const SAMPLING_REFUSAL: &str = "this host does not run sampling requests yet";
+/// What the server hears when the user refuses a sampling request or its answer.
+pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
 
 /// One pending ask, naming the server that asks.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -45,14 +47,41 @@ pub enum AskRequestDto {
         url: String,
         domain: Option<String>,
     },
-    /// Let the host's model answer these messages (shown read-only).
+    /// Let the host's model answer these messages (approve once, always, or refuse).
     #[serde(rename_all = "camelCase")]
     Sampling {
         messages: Value,
         system_prompt: Option<String>,
         max_tokens: u64,
         tools: Option<Value>,
+        model_preferences: Option<Value>,
     },
+    /// The model's answer to an approved request: send it to the server, or refuse.
+    #[serde(rename_all = "camelCase")]
+    SamplingReview {
+        messages: Value,
+        system_prompt: Option<String>,
+        max_tokens: u64,
+        tools: Option<Value>,
+        model_preferences: Option<Value>,
+        /// The model that answered.
+        model: String,
+        /// The answer: one content block, or an array of them (text, tool calls).
+        content: Value,
+        stop_reason: Option<String>,
+    },
+}
+
+fn sampling_parts(
+    r: &CreateMessageRequest,
+) -> (Value, Option<String>, u64, Option<Value>, Option<Value>) {
+    (
+        serde_json::to_value(&r.messages).unwrap_or(Value::Null),
+        r.system_prompt.clone(),
+        r.max_tokens,
+        r.tools.as_ref().map(|t| Value::Array(t.clone())),
+        r.model_preferences.clone(),
+    )
 }
 
 impl From<&Ask> for AskDto {
@@ -88,18 +117,28 @@ impl From<&Ask> for AskDto {
                 domain: url_domain.clone(),
             },
             AskKind::Sampling { request } => {
-                let CreateMessageRequest {
+                let (messages, system_prompt, max_tokens, tools, model_preferences) =
+                    sampling_parts(request);
+                AskRequestDto::Sampling {
                     messages,
                     system_prompt,
                     max_tokens,
                     tools,
-                    ..
-                } = request.as_ref();
-                AskRequestDto::Sampling {
-                    messages: serde_json::to_value(messages).unwrap_or(Value::Null),
-                    system_prompt: system_prompt.clone(),
-                    max_tokens: *max_tokens,
-                    tools: tools.as_ref().map(|t| Value::Array(t.clone())),
+                    model_preferences,
+                }
+            }
+            AskKind::SamplingReview { request, result } => {
+                let (messages, system_prompt, max_tokens, tools, model_preferences) =
+                    sampling_parts(request);
+                AskRequestDto::SamplingReview {
+                    messages,
+                    system_prompt,
+                    max_tokens,
+                    tools,
+                    model_preferences,
+                    model: result.model.clone(),
+                    content: result.content.clone(),
+                    stop_reason: result.stop_reason.clone(),
                 }
             }
         };
@@ -115,10 +154,13 @@ impl From<&Ask> for AskDto {
 #[derive(Debug, Clone, PartialEq, Deserialize, TS)]
 #[serde(tag = "action", rename_all = "camelCase")]
 pub enum AskAnswerDto {
-    /// Submit the form with `content` (fields left out get the schema's defaults), or
-    /// agree to open the URL.
+    /// Submit the form with `content` (fields left out get the schema's defaults), agree
+    /// to open the URL, run a sampling request once, or send the model's answer.
     Accept { content: Option<Value> },
-    /// Say no (a sampling request is denied).
+    /// Run a sampling request: `always` for this server (until revoked), and whether to
+    /// `review` the model's answer before it is sent.
+    Approve { always: bool, review: bool },
+    /// Say no (a sampling request or its answer is refused).
     Decline,
     /// Dismiss without choosing.
     Cancel,
@@ -147,14 +189,23 @@ pub async fn answer(
             )
         })?;
     let reply = match (&ask.kind, answer) {
-        (AskKind::Sampling { .. }, AskAnswerDto::Accept { .. }) => {
+        (
+            AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
+            AskAnswerDto::Approve { always, review },
+        ) => AskAnswer::Approve(SamplingChoice { always, review }),
+        (
+            AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
+            AskAnswerDto::Accept { .. },
+        ) => AskAnswer::Approve(SamplingChoice::default()),
+        (
+            AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
+            AskAnswerDto::Decline | AskAnswerDto::Cancel,
+        ) => AskAnswer::Refuse(SAMPLING_REFUSAL.into()),
+        (AskKind::Elicitation { .. }, AskAnswerDto::Approve { .. }) => {
             return Err(BridgeError::new(
-                ErrorCode::NotConfigured,
-                format!("{SAMPLING_REFUSAL}; deny it"),
+                ErrorCode::Internal,
+                format!("request {id} is an elicitation: accept, decline or cancel it"),
             ))
-        }
-        (AskKind::Sampling { .. }, AskAnswerDto::Decline | AskAnswerDto::Cancel) => {
-            AskAnswer::Refuse(SAMPLING_REFUSAL.into())
         }
         (AskKind::Elicitation { .. }, AskAnswerDto::Decline) => {
             AskAnswer::Elicit(ElicitResult::decline())
@@ -199,6 +250,21 @@ pub async fn answer(
     harness
         .answer_ask(id, reply)
         .map_err(|e| BridgeError::new(ErrorCode::NotFound, e.to_string()))
+}
+
+/// The servers of the project that may use the model without asking.
+pub async fn sampling_grants(harness: &Harness) -> Vec<String> {
+    harness.sampling_grants().await.into_keys().collect()
+}
+
+/// Withdraws a server's "always" grant.
+pub async fn revoke_sampling(harness: &Harness, server: &str) -> BridgeResult<bool> {
+    harness.revoke_sampling(server).await.map_err(|e| {
+        BridgeError::new(
+            ErrorCode::Io,
+            format!("cannot change the sampling grants: {e}"),
+        )
+    })
 }
 
 /// Sends the pending list to the window on every change (and once at the start); holding
@@ -281,7 +347,8 @@ mod tests {
             ask(sampling, None),
             json!({"id": 7, "server": "s", "request": {"kind": "sampling",
                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-                   "systemPrompt": "be brief", "maxTokens": 50, "tools": null}})
+                   "systemPrompt": "be brief", "maxTokens": 50, "tools": null,
+                   "modelPreferences": null}})
         );
     }
 
@@ -295,6 +362,13 @@ mod tests {
             }
         );
         assert_eq!(read(json!({"action": "decline"})), AskAnswerDto::Decline);
+        assert_eq!(
+            read(json!({"action": "approve", "always": true, "review": false})),
+            AskAnswerDto::Approve {
+                always: true,
+                review: false
+            }
+        );
         assert_eq!(read(json!({"action": "cancel"})), AskAnswerDto::Cancel);
     }
 }

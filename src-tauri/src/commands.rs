@@ -478,3 +478,17 @@ pub async fn save_resource(
 ) -> BridgeResult<String> {
     crate::resources::save(&app, &*state.harness().await?, &server, &uri).await
 }
+
+// ---- sampling grants ---------------------------------------------------------------------
+
+/// The servers that may use the model without asking ("always for this server").
+#[tauri::command]
+pub async fn sampling_grants(state: S<'_>) -> BridgeResult<Vec<String>> {
+    Ok(crate::asks::sampling_grants(&*state.harness().await?).await)
+}
+
+/// Makes a server ask again before it uses the model; false when it had no grant.
+#[tauri::command]
+pub async fn revoke_sampling(state: S<'_>, server: String) -> BridgeResult<bool> {
+    crate::asks::revoke_sampling(&*state.harness().await?, &server).await
+}

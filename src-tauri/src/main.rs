@@ -114,6 +114,8 @@ fn main() {
             commands::subscribe_resource,
             commands::complete_resource,
             commands::save_resource,
+            commands::sampling_grants,
+            commands::revoke_sampling,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

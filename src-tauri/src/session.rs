@@ -182,6 +182,11 @@ impl AppState {
         .await
         .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?;
         let harness = Arc::new(harness);
+        // Always announced: without a configured provider a request is answered with an
+        // error naming what to set (and the server's log shows it).
+        harness.enable_sampling(harness9::engine::sampling::SamplingSource::Settings(
+            Default::default(),
+        ));
         let watcher = match harness.watch_config() {
             Ok(w) => Some(w),
             Err(e) => {

@@ -87,8 +87,8 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
             eprintln!("harness9: server \"{server}\" asked you to open {url} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.");
             AskAnswer::Elicit(ElicitResult::decline())
         }
-        AskKind::Sampling { .. } => {
-            eprintln!("harness9: server \"{server}\" asked the model for a message; refused (sampling needs a front end to approve it)");
+        AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => {
+            eprintln!("harness9: server \"{server}\" asked to use your model (sampling); refused because no one can approve it here. Run it from the terminal UI (`harness9`) or the desktop app to approve it.");
             AskAnswer::Refuse(
                 "harness9 cannot approve sampling requests in this command; the request was refused"
                     .into(),

@@ -6,6 +6,7 @@ pub mod asks;
 pub mod exec;
 pub mod login;
 pub mod pins;
+pub mod sampling;
 pub mod surface;
 
 use std::future::Future;
@@ -62,6 +63,9 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
             ..HarnessOptions::default()
         },
     );
+    // Announced so servers offer their sampling tools; with no one to approve a request
+    // here, each is refused with a line on stderr (see `asks`).
+    harness.set_sampling(true);
     let config = harness.start(only).await;
     if let Some(err) = &config.error {
         eprintln!("harness9: {err}");

@@ -48,6 +48,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod provider;
 pub mod resources;
+pub mod sampling;
 pub mod search;
 pub mod spill;
 pub mod store;
@@ -68,7 +69,7 @@ pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{
     ChatRequest, LlmClient, ProviderError, ProviderInfo, ProviderOverrides, ProviderSettings,
-    SettingsError, StreamEvent, Usage,
+    RequestOptions, SettingsError, StreamEvent, ToolChoice, Usage,
 };
 pub use store::{ConversationSummary, StoreError};
 

@@ -281,6 +281,7 @@ fn build_request(inner: &Inner, snapshot: &Snapshot) -> ChatRequest {
         system: Some(inner.system.clone()),
         messages: st.messages.iter().cloned().collect(),
         tools: snapshot.request_tools(&st.loaded, with_read_output, with_resources),
+        options: Default::default(),
     }
 }
 

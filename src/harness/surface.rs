@@ -7,7 +7,14 @@
 //! wakes it at once) and answers with [`Harness::answer_ask`]. When no front end holds
 //! one, nothing waits: an elicitation is declined and a sampling request refused, and the
 //! server is told so.
+//!
+//! Sampling ([`Harness::enable_sampling`]): the core checks that a model is configured,
+//! asks (an [`AskKind::Sampling`](crate::mcp::manager::AskKind) the user answers with
+//! [`AskAnswer::Approve`]: "always for this server" and "review the answer" are choices),
+//! runs the request on the model and, when the user chose to review, asks again with the
+//! answer ([`AskKind::SamplingReview`](crate::mcp::manager::AskKind): Send or Refuse).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +23,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, watch};
 
 use super::Harness;
+use crate::engine::sampling::{EngineSampler, SamplingSource};
 use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
 };
@@ -182,5 +190,27 @@ impl Harness {
     /// front end answers sampling asks.
     pub fn set_sampling(&self, enabled: bool) {
         self.manager.set_sampling(enabled)
+    }
+
+    /// Runs servers' sampling requests on `source`'s model after the user approved them,
+    /// and announces sampling (with tools) to servers started from now on. Front ends
+    /// that can ask the user (terminal UI, desktop) call this before starting servers,
+    /// with [`SamplingSource::Settings`]: without a configured provider a request is
+    /// answered with an error naming what to configure.
+    pub fn enable_sampling(&self, source: SamplingSource) {
+        let sampler: Arc<dyn crate::mcp::sampling::Sampler> = Arc::new(EngineSampler::new(source));
+        self.manager.set_sampler(Some(sampler));
+        self.manager.set_sampling(true);
+    }
+
+    /// The servers that may use the model without asking ("always for this server"),
+    /// with the fingerprint of the entry each grant holds for.
+    pub async fn sampling_grants(&self) -> BTreeMap<String, String> {
+        self.manager.sampling_grants().await
+    }
+
+    /// Withdraws a server's "always" grant; `Ok(true)` when there was one.
+    pub async fn revoke_sampling(&self, server: &str) -> std::io::Result<bool> {
+        self.manager.revoke_sampling(server).await
     }
 }

@@ -32,10 +32,14 @@ mod auth;
 mod consent;
 mod levels;
 mod pinning;
+mod sampling;
 mod surface;
-pub use asks::{Ask, AskAnswer, AskError, AskKind, AskQueue, Unanswered, DEFAULT_ASK_TIMEOUT};
+pub use asks::{
+    Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
+};
 pub use levels::ServerDetails;
 pub use pinning::AcceptError;
+pub use sampling::NO_SAMPLER;
 pub use surface::{
     FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
 };
@@ -285,7 +289,10 @@ impl Manager {
                 registry,
                 pins: PinStore::beside(opts.approvals.path()),
                 listings: Mutex::default(),
-                surface: surface::Surface::new(project),
+                surface: surface::Surface::new(
+                    project,
+                    crate::trust::sampling::SamplingGrants::beside(opts.approvals.path()),
+                ),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -696,7 +703,11 @@ impl Manager {
             },
         );
         let steps = async {
-            let handler = self.client_handler(name, log.clone());
+            let handler = self.client_handler(
+                name,
+                Some(cfg.fingerprint(&self.inner.project)),
+                log.clone(),
+            );
             let client = Arc::new(
                 Client::connect_with(conn, name, log, Some(handler))
                     .await

@@ -8,6 +8,7 @@ pub mod handler;
 pub mod jsonrpc;
 pub mod log;
 pub mod requests;
+pub mod sampling;
 pub mod transport;
 pub mod types;
 

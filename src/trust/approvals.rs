@@ -115,7 +115,7 @@ impl ApprovalStore {
     }
 }
 
-fn project_key(project: &Path) -> String {
+pub(crate) fn project_key(project: &Path) -> String {
     std::fs::canonicalize(project)
         .unwrap_or_else(|_| project.to_path_buf())
         .display()

@@ -3,19 +3,22 @@
 //! Space toggles a boolean or a choice, typing edits text, Enter accepts, Esc declines,
 //! Ctrl-C cancels), pre-filled with the schema's defaults; a schema the form cannot show is
 //! answered as one line of JSON. A URL elicitation shows the domain and asks y/n before the
-//! runner opens it; a sampling request is shown and can only be denied.
+//! runner opens it. A sampling request shows the messages, the system prompt, the token
+//! limit and the tools; [y] runs it once, [a] always for this server, [r] toggles reviewing
+//! the model's answer before it is sent, [n] / Esc refuses. A review shows the answer:
+//! [y] / Enter sends it, [n] / Esc refuses.
 //!
 //! Pure like the rest of the UI: keys return an [`Action`] for the runner.
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{ElicitRequest, ElicitResult};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use super::app::{Action, App};
 
-/// Why a sampling request is refused: the host shows it but cannot run it yet.
-pub const SAMPLING_REFUSAL: &str = "this host does not run sampling requests yet";
+/// What the server hears when the user refuses a sampling request or its answer.
+pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
 
 /// The string formats the form checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +74,12 @@ pub enum Body {
         url: String,
         domain: Option<String>,
     },
-    Sampling,
+    /// Approve a sampling request; `review`: show the answer before it is sent.
+    Sampling {
+        review: bool,
+    },
+    /// Send or refuse the model's answer.
+    SamplingReview,
 }
 
 /// The modal of one ask.
@@ -320,7 +328,8 @@ impl AskView {
                 url: url.clone(),
                 domain: ask.url_domain.clone(),
             },
-            AskKind::Sampling { .. } => Body::Sampling,
+            AskKind::Sampling { .. } => Body::Sampling { review: false },
+            AskKind::SamplingReview { .. } => Body::SamplingReview,
         };
         AskView {
             ask: ask.clone(),
@@ -341,11 +350,9 @@ impl AskView {
     /// A key while the modal is up; every key is the modal's.
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let sampling = matches!(self.body, Body::Sampling);
+        let sampling = matches!(self.body, Body::Sampling { .. } | Body::SamplingReview);
         let cancel = ctrl && key.code == KeyCode::Char('c');
-        if sampling
-            && (cancel || matches!(key.code, KeyCode::Esc | KeyCode::Char('n') | KeyCode::Enter))
-        {
+        if sampling && (cancel || matches!(key.code, KeyCode::Esc | KeyCode::Char('n'))) {
             return self.answer(AskAnswer::Refuse(SAMPLING_REFUSAL.into()));
         }
         if cancel {
@@ -355,7 +362,26 @@ impl AskView {
             return self.answer(AskAnswer::Elicit(ElicitResult::decline()));
         }
         match &mut self.body {
-            Body::Sampling => None,
+            Body::Sampling { review } => match key.code {
+                KeyCode::Char('r') => {
+                    *review = !*review;
+                    None
+                }
+                KeyCode::Char(c @ ('y' | 'a')) => {
+                    let choice = SamplingChoice {
+                        always: c == 'a',
+                        review: *review,
+                    };
+                    self.answer(AskAnswer::Approve(choice))
+                }
+                _ => None,
+            },
+            Body::SamplingReview => match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    self.answer(AskAnswer::Approve(SamplingChoice::default()))
+                }
+                _ => None,
+            },
             Body::Url { url, .. } => match key.code {
                 KeyCode::Char('y') => Some(Action::OpenAsk {
                     id: self.ask.id,

@@ -1,6 +1,7 @@
 //! Drawing the ask modal (see [`super::ask`]).
 
 use harness9::mcp::manager::AskKind;
+use harness9::mcp::requests::CreateMessageRequest;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
@@ -59,15 +60,12 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
             Style::new().fg(Color::DarkGray),
         ));
     }
-    let message = match &view.ask.kind {
-        AskKind::Elicitation { request } => request.message().to_string(),
-        AskKind::Sampling { request } => format!(
-            "Up to {} tokens. System prompt: {}",
-            request.max_tokens,
-            request.system_prompt.as_deref().unwrap_or("(none)")
-        ),
-    };
-    lines.push(Line::raw(message));
+    match &view.ask.kind {
+        AskKind::Elicitation { request } => lines.push(Line::raw(request.message().to_string())),
+        AskKind::Sampling { request } | AskKind::SamplingReview { request, .. } => {
+            sampling_lines(&mut lines, request)
+        }
+    }
     lines.push(Line::raw(""));
     let (title, help) = match &view.body {
         Body::Form(fields) => {
@@ -107,27 +105,93 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
                 "[y] open it  [n] decline  Ctrl-C cancel",
             )
         }
-        Body::Sampling => {
-            if let AskKind::Sampling { request } = &view.ask.kind {
-                for m in &request.messages {
-                    let text = m
-                        .content
-                        .get("text")
-                        .and_then(|t| t.as_str())
-                        .map(str::to_string)
-                        .unwrap_or_else(|| m.content.to_string());
-                    lines.push(Line::raw(format!("{}: {text}", m.role)));
+        Body::Sampling { review } => {
+            lines.push(Line::raw(format!(
+                "[{}] review the model's answer before it is sent",
+                if *review { "x" } else { " " }
+            )));
+            (
+                format!(" {server} asks to use your model "),
+                "[y] run once · [a] always for this server · [r] review · [n] refuse",
+            )
+        }
+        Body::SamplingReview => {
+            if let AskKind::SamplingReview { result, .. } = &view.ask.kind {
+                lines.push(Line::styled(
+                    format!("The model ({}) answered:", result.model),
+                    Style::new().bold(),
+                ));
+                for text in content_texts(&result.content) {
+                    lines.push(Line::raw(text));
                 }
             }
-            lines.push(Line::raw(""));
-            lines.push(Line::raw("This host does not run sampling requests yet."));
-            (format!(" {server} asks to use your model "), "[n] deny")
+            (
+                format!(" {server}: send the model's answer? "),
+                "[y] send · [n] refuse",
+            )
         }
     };
     if let Some(e) = &view.error {
         lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
     }
     (title, lines, help)
+}
+
+/// Bounded: a request can carry any amount of text; the modal shows the start of each.
+const SHOWN_CHARS: usize = 400;
+
+fn shorten(text: &str) -> String {
+    let mut out: String = text.chars().take(SHOWN_CHARS).collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Each block of a message's content in words (text as is, tool calls and results named).
+fn content_texts(content: &serde_json::Value) -> Vec<String> {
+    let blocks: Vec<&serde_json::Value> = match content {
+        serde_json::Value::Array(all) => all.iter().collect(),
+        one => vec![one],
+    };
+    blocks
+        .into_iter()
+        .map(|b| match b["type"].as_str() {
+            Some("text") => shorten(b["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => shorten(&format!(
+                "[calls tool {} with {}]",
+                b["name"].as_str().unwrap_or("?"),
+                b["input"]
+            )),
+            Some("tool_result") => shorten(&format!("[tool result: {}]", b["content"])),
+            Some(other) => format!("[{other} content]"),
+            None => shorten(&b.to_string()),
+        })
+        .collect()
+}
+
+fn sampling_lines(lines: &mut Vec<Line<'static>>, request: &CreateMessageRequest) {
+    lines.push(Line::raw(format!(
+        "Up to {} tokens. System prompt: {}",
+        request.max_tokens,
+        request
+            .system_prompt
+            .as_deref()
+            .map(shorten)
+            .unwrap_or_else(|| "(none)".into())
+    )));
+    for m in &request.messages {
+        for text in content_texts(&m.content) {
+            lines.push(Line::raw(format!("{}: {text}", m.role)));
+        }
+    }
+    if let Some(tools) = request.tools.as_ref().filter(|t| !t.is_empty()) {
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        lines.push(Line::raw(format!(
+            "Tools the model may call: {}",
+            names.join(", ")
+        )));
+    }
 }
 
 pub fn render(f: &mut Frame, view: &AskView) {

@@ -94,6 +94,11 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
             ..HarnessOptions::default()
         },
     );
+    // Sampling is always announced: with no provider configured, a request is answered
+    // with an error naming what to set, and the user sees it in the server's log.
+    harness.enable_sampling(harness9::engine::sampling::SamplingSource::Settings(
+        Default::default(),
+    ));
     harness.start(None).await;
     let _watcher = harness.watch_config().ok();
     let engine = harness.engine(EngineOptions::default());

@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{
-    CreateMessageRequest, ElicitAction, ElicitRequest, ElicitResult, SamplingMessage,
+    CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
+    SamplingMessage,
 };
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{json, Value};
@@ -228,47 +229,125 @@ fn url_mode_shows_the_domain_and_asks_before_opening() {
     );
 }
 
+fn sampling_request() -> CreateMessageRequest {
+    CreateMessageRequest {
+        messages: vec![SamplingMessage {
+            role: "user".into(),
+            content: json!({"type": "text", "text": "Sum up"}),
+        }],
+        system_prompt: Some("Be brief".into()),
+        max_tokens: 100,
+        model_preferences: None,
+        include_context: None,
+        temperature: None,
+        stop_sequences: vec![],
+        tools: Some(vec![
+            json!({"name": "weather", "inputSchema": {"type": "object"}}),
+        ]),
+        tool_choice: None,
+        extra: Default::default(),
+    }
+}
+
 #[test]
-fn a_sampling_request_is_shown_and_denied() {
+fn a_sampling_request_is_shown_and_approved_refused_or_always_allowed() {
     let mut app = App::new("m".into());
-    app.set_asks(&[Ask {
+    let ask = Ask {
         id: 9,
         server: "thinker".into(),
         kind: AskKind::Sampling {
-            request: Box::new(CreateMessageRequest {
-                messages: vec![SamplingMessage {
-                    role: "user".into(),
-                    content: json!({"type": "text", "text": "Sum up"}),
-                }],
-                system_prompt: Some("Be brief".into()),
-                max_tokens: 100,
-                model_preferences: None,
-                include_context: None,
-                temperature: None,
-                stop_sequences: vec![],
-                tools: None,
-                tool_choice: None,
-                extra: Default::default(),
-            }),
+            request: Box::new(sampling_request()),
         },
         url_domain: None,
         arrived: Instant::now(),
-    }]);
+    };
+    app.set_asks(std::slice::from_ref(&ask));
     let s = screen(&app);
     for want in [
         "thinker asks to use your model",
         "Up to 100 tokens. System prompt: Be brief",
         "user: Sum up",
-        "This host does not run sampling requests yet.",
-        "[n] deny",
+        "Tools the model may call: weather",
+        "[ ] review the model's answer before it is sent",
+        "[y] run once · [a] always for this server · [r] review · [n] refuse",
     ] {
         assert!(s.contains(want), "{want} not in\n{s}");
     }
-    assert_eq!(app.on_key(key(KeyCode::Char('y'))), None);
+    assert_eq!(app.on_key(key(KeyCode::Enter)), None);
+    assert_eq!(app.on_key(key(KeyCode::Char('r'))), None);
+    assert!(screen(&app).contains("[x] review the model's answer"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        Some(Action::AnswerAsk {
+            id: 9,
+            answer: AskAnswer::Approve(SamplingChoice {
+                always: false,
+                review: true
+            })
+        })
+    );
+    app.set_asks(&[]);
+    app.set_asks(std::slice::from_ref(&ask));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        Some(Action::AnswerAsk {
+            id: 9,
+            answer: AskAnswer::Approve(SamplingChoice {
+                always: true,
+                review: false
+            })
+        })
+    );
+    app.set_asks(std::slice::from_ref(&ask));
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc)),
+        Some(Action::AnswerAsk {
+            id: 9,
+            answer: AskAnswer::Refuse(SAMPLING_REFUSAL.into())
+        })
+    );
+}
+
+#[test]
+fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
+    let mut app = App::new("m".into());
+    let review = Ask {
+        id: 4,
+        server: "thinker".into(),
+        kind: AskKind::SamplingReview {
+            request: Box::new(sampling_request()),
+            result: Box::new(CreateMessageResult {
+                role: "assistant".into(),
+                content: json!({"type": "text", "text": "It is short."}),
+                model: "stub-model".into(),
+                stop_reason: Some("endTurn".into()),
+            }),
+        },
+        url_domain: None,
+        arrived: Instant::now(),
+    };
+    app.set_asks(std::slice::from_ref(&review));
+    let s = screen(&app);
+    for want in [
+        "thinker: send the model's answer?",
+        "The model (stub-model) answered:",
+        "It is short.",
+        "[y] send · [n] refuse",
+    ] {
+        assert!(s.contains(want), "{want} not in\n{s}");
+    }
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        Some(Action::AnswerAsk {
+            id: 4,
+            answer: AskAnswer::Approve(SamplingChoice::default())
+        })
+    );
+    app.set_asks(std::slice::from_ref(&review));
     assert_eq!(
         app.on_key(key(KeyCode::Char('n'))),
         Some(Action::AnswerAsk {
-            id: 9,
+            id: 4,
             answer: AskAnswer::Refuse(SAMPLING_REFUSAL.into())
         })
     );

@@ -7,7 +7,8 @@ Run with the venv made by scripts/setup.sh:
 stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
 /mcp, SSE at /sse with messages posted to /messages/).
 
-Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client.
+Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client
+(elicitation and sampling, with tools, from the server).
 Resources: h9://readme (text), h9://pixel.png (binary), the template
 h9://notes/{name}. Prompt: review (code required, focus optional, focus completes).
 """
@@ -120,12 +121,36 @@ async def notify_and_ask(ctx: Context) -> str:
     description=(
         "Make a server-to-client request (kind 'elicit' = elicitation/create, "
         "'profile' = elicitation/create of a form whose fields all have defaults, "
-        "'sample' = sampling/createMessage) and return what the client answered "
-        "or the error text it got."
+        "'sample' = sampling/createMessage, 'sample_tools' = the same with a system "
+        "prompt, model preferences, temperature, stop sequences and a tool the model "
+        "must call) and return what the client answered or the error text it got."
     )
 )
-async def ask_client(ctx: Context, kind: Literal["elicit", "profile", "sample"] = "elicit") -> str:
+async def ask_client(
+    ctx: Context, kind: Literal["elicit", "profile", "sample", "sample_tools"] = "elicit"
+) -> str:
     try:
+        if kind == "sample_tools":
+            from mcp_types import ModelHint, ModelPreferences, SamplingMessage, TextContent, Tool, ToolChoice
+
+            result = await ctx.session.create_message(
+                messages=[SamplingMessage(role="user", content=TextContent(type="text", text="Weather in Paris?"))],
+                max_tokens=64,
+                system_prompt="Use the weather tool.",
+                temperature=0.3,
+                stop_sequences=["STOP"],
+                model_preferences=ModelPreferences(hints=[ModelHint(name="opus")], intelligence_priority=0.9),
+                tools=[
+                    Tool(
+                        name="weather",
+                        description="Weather for a city",
+                        input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+                    )
+                ],
+                tool_choice=ToolChoice(mode="required"),
+                related_request_id=ctx.request_id,
+            )
+            return f"sampled: {result.model_dump_json(by_alias=True, exclude_none=True)}"
         if kind == "sample":
             from mcp_types import SamplingMessage, TextContent
 

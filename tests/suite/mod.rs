@@ -20,6 +20,7 @@ mod prompts;
 mod provider_stub;
 mod real_servers;
 mod resources;
+mod sampling;
 mod surface;
 mod surface_cli;
 mod surface_listing;

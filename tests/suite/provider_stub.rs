@@ -201,6 +201,7 @@ impl Stub {
                 base_delay: Duration::from_millis(10),
             },
             idle_timeout: Duration::from_secs(30),
+            sampling_models: Vec::new(),
         }
     }
 

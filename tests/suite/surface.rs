@@ -398,7 +398,7 @@ async fn everything_roots_and_sampling() {
         Err(e) => e.to_string(),
     };
     assert!(
-        shown.contains("harness9 has no model provider for sampling here and no one to approve it; the request was refused"),
+        shown.contains("no one can approve it here (sampling needs the terminal UI or the desktop app); the request was refused"),
         "{shown}"
     );
     let _ = Value::Null;

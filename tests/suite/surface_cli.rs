@@ -212,12 +212,41 @@ fn tools_show_their_hints() {
             .to_string()
     };
     assert_eq!(row("get-sum"), "read-only,idempotent");
-    // Elicitation is announced (so the server offers this tool), sampling is not.
+    // Elicitation and sampling are announced (so the server offers these tools; `mcp
+    // call` declines and refuses them, saying so).
     assert!(
         out.contains("\nmcp__ev__trigger-elicitation-request "),
         "{out}"
     );
-    assert!(!out.contains("trigger-sampling-request"), "{out}");
+    assert!(
+        out.contains("\nmcp__ev__trigger-sampling-request "),
+        "{out}"
+    );
+}
+
+#[test]
+fn call_refuses_sampling_and_says_so() {
+    let Some(p) = everything() else { return };
+    let o = p.cli(&[
+        "mcp",
+        "call",
+        "ev",
+        "trigger-sampling-request",
+        r#"{"prompt": "hi", "maxTokens": 5}"#,
+        "--yes",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("harness9: server \"ev\" asked to use your model (sampling); refused because no one can approve it here. Run it from the terminal UI (`harness9`) or the desktop app to approve it."),
+        "{err}"
+    );
+    let out = format!("{}{err}", stdout(&o));
+    assert!(
+        out.contains(
+            "harness9 cannot approve sampling requests in this command; the request was refused"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -388,7 +417,7 @@ py      h9://notes/{name}  note  text/plain
         "--yes",
     ]);
     assert_eq!(stdout(&o), "decline\n");
-    // Sampling is not announced by the CLI: the server hears "not supported".
+    // Sampling is refused (no one to approve it here), with a line on stderr.
     let o = p.cli(&[
         "mcp",
         "call",
@@ -399,7 +428,11 @@ py      h9://notes/{name}  note  text/plain
     ]);
     assert_eq!(
         stdout(&o),
-        "error: harness9 does not support \"sampling/createMessage\"\n"
+        "error: harness9 cannot approve sampling requests in this command; the request was refused\n"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("asked to use your model (sampling); refused"),
+        "{o:?}"
     );
 }
 

@@ -82,3 +82,70 @@ fn tui_answers_a_python_servers_form() {
     );
     t.keys(&["C-c"]);
 }
+
+/// A sampling request from the Python server while the model's tool call runs: the modal
+/// shows the request, the user approves it with review, sees the model's answer and sends
+/// it; the server gets it.
+#[test]
+fn tui_approves_reviews_and_sends_a_sampling_request() {
+    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is missing; the test command installs it"
+        );
+        return;
+    }
+    let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The same stub plays the chat model and the model the server samples.
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::tool("mcp__py__ask_client", json!({"kind": "sample"})),
+            Reply::text("Hi from the model"),
+            Reply::text("The server got it."),
+        ],
+    ));
+    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    let config = tempfile::tempdir().unwrap();
+    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
+    let t = Tmux::start(
+        &cmd,
+        &[
+            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+            ("XDG_CONFIG_HOME", config.path().display().to_string()),
+            ("HARNESS9_CONFIG_DIR", config.path().display().to_string()),
+            ("HARNESS9_PROVIDER", "anthropic".into()),
+            ("HARNESS9_MODEL", "stub-model".into()),
+            ("ANTHROPIC_BASE_URL", stub.base_url()),
+            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
+            ("TERM", "xterm-256color".into()),
+        ],
+    );
+    t.wait_for("[MCP] py ●");
+    for k in ["g", "o", "Enter"] {
+        t.keys(&[k]);
+    }
+    t.wait_for("The model wants to call mcp__py__ask_client");
+    t.keys(&["y"]);
+    let s = t.wait_for("py asks to use your model");
+    assert!(s.contains("Up to 16 tokens."), "{s}");
+    assert!(s.contains("user: Say hi"), "{s}");
+    assert_eq!(stub.requests().len(), 1, "nothing sampled before approval");
+    t.keys(&["r"]);
+    t.wait_for("[x] review the model's answer");
+    t.keys(&["y"]);
+    let s = t.wait_for("py: send the model's answer?");
+    assert!(s.contains("Hi from the model"), "{s}");
+    t.keys(&["y"]);
+    t.wait_for("The server got it.");
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 3);
+    let sent = requests[2].body.to_string();
+    assert!(sent.contains("Hi from the model"), "{sent}");
+    assert!(sent.contains("sampled: "), "{sent}");
+    t.keys(&["C-c"]);
+}

@@ -397,6 +397,71 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("a server asks to use the model: shown in full, approved with review, then sent", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approve-all").click();
+    await page.waitForSelector("[data-testid=chip-demo][data-status=connected]");
+    // From the ask arriving to the dialog on screen (the target is 50 ms).
+    const shownMs = await page.evaluate(async () => {
+      const start = performance.now();
+      window.__mock.ask({
+        id: 7,
+        server: "thinker",
+        request: {
+          kind: "sampling",
+          messages: [{ role: "user", content: { type: "text", text: "Weather in Paris?" } }],
+          systemPrompt: "Use the weather tool.",
+          maxTokens: 64,
+          tools: [{ name: "weather", description: "Weather for a city", inputSchema: { type: "object" } }],
+          modelPreferences: { hints: [{ name: "opus" }] },
+        },
+      });
+      while (!document.querySelector("[data-testid=ask-dialog]")) await new Promise((r) => requestAnimationFrame(r));
+      return performance.now() - start;
+    });
+    console.log(`sampling ask to dialog: ${shownMs.toFixed(1)} ms`);
+    assert.ok(shownMs < 50, `the dialog took ${shownMs} ms`);
+    assert.equal(await page.getByTestId("ask-server").innerText(), "thinker");
+    assert.match(await page.getByTestId("ask-dialog").locator("h2").innerText(), /thinker asks to use your model/);
+    assert.equal(await page.getByTestId("ask-system-prompt").innerText(), "Use the weather tool.");
+    assert.match(await page.getByTestId("ask-messages").innerText(), /user: Weather in Paris\?/);
+    assert.match(await page.getByTestId("ask-sampling-tools").innerText(), /weather — Weather for a city/);
+    assert.match(await page.getByTestId("ask-sampling-limit").innerText(), /Up to 64 tokens · the server prefers opus/);
+    await shot(page, "ask-sampling");
+    await page.getByTestId("ask-review").check();
+    await page.getByTestId("ask-approve").click();
+    // The model's answer comes back for review before it goes to the server.
+    await page.getByTestId("ask-sampling-answer").waitFor();
+    assert.equal(await page.getByTestId("ask-sampling-answer").innerText(), "Mock answer.");
+    await shot(page, "ask-sampling-review");
+    await page.getByTestId("ask-send").click();
+    await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => "answerAsk" in c)), [
+      { answerAsk: 7, answer: { action: "approve", always: false, review: true } },
+      { answerAsk: 1007, answer: { action: "accept", content: null } },
+    ]);
+
+    // "Always for this server" is remembered; the server's panel can take it back.
+    await page.evaluate(() =>
+      window.__mock.ask({
+        id: 8,
+        server: "demo",
+        request: { kind: "sampling", messages: [{ role: "user", content: { type: "text", text: "Hi" } }], systemPrompt: null, maxTokens: 10, tools: null, modelPreferences: null },
+      }),
+    );
+    await page.getByTestId("ask-always").click();
+    await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
+    await page.getByTestId("chip-demo").click();
+    await page.getByTestId("revoke-sampling").click();
+    await page.waitForSelector("[data-testid=revoke-sampling]", { state: "detached" });
+    assert.deepEqual((await page.evaluate(() => window.__mock.calls)).slice(-2), [
+      { answerAsk: 8, answer: { action: "approve", always: true, review: false } },
+      { revokeSampling: "demo" },
+    ]);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("sign in to a remote server: chip button, progress, Cancel, account and Sign out", async () => {
     const { page, errors } = await open("auth");
     const bar = page.getByTestId("statusbar");

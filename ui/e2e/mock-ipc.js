@@ -609,9 +609,26 @@ export function install(mockIPC, scenario) {
       return opening;
     },
     pending_asks: () => asks,
+    sampling_grants: () => samplingGranted,
+    revoke_sampling: ({ server }) => {
+      calls.push({ revokeSampling: server });
+      const had = samplingGranted.includes(server);
+      samplingGranted = samplingGranted.filter((s) => s !== server);
+      return had;
+    },
     answer_ask: ({ id, answer }) => {
       calls.push({ answerAsk: id, answer });
+      const asked = asks.find((a) => a.id === id);
       asks = asks.filter((a) => a.id !== id);
+      // As the core does: an approved sampling request with review comes back with the
+      // model's answer (the mock model says "Mock answer.").
+      if (asked?.request.kind === "sampling" && answer.action === "approve" && answer.always && !samplingGranted.includes(asked.server)) {
+        samplingGranted = [...samplingGranted, asked.server];
+      }
+      if (asked?.request.kind === "sampling" && answer.action === "approve" && answer.review) {
+        const review = { ...asked.request, kind: "samplingReview", model: "mock-model", content: { type: "text", text: "Mock answer." }, stopReason: "endTurn" };
+        asks = [{ id: id + 1000, server: asked.server, request: review }, ...asks];
+      }
       emit("asks-changed", asks);
       return null;
     },
@@ -619,6 +636,8 @@ export function install(mockIPC, scenario) {
 
   /** What servers ask the user, oldest first (set with `__mock.ask`). */
   let asks = [];
+  /** Servers allowed to use the model without asking; an "always" answer adds one. */
+  let samplingGranted = [];
 
   const PROMPTS = [
     {

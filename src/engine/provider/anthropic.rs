@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::sse::SseEvent;
 use super::{
     post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, Usage,
+    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
 };
 use crate::engine::message::{Block, Message, ResultPart, Role};
 
@@ -94,12 +94,28 @@ pub fn encode_request(req: &ChatRequest, model: &str, max_tokens: u32, images: b
         last_role = Some(m.role);
         messages.push(json!({"role": role(m), "content": blocks}));
     }
+    let o = &req.options;
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    body.insert("model".into(), json!(o.model.as_deref().unwrap_or(model)));
+    let max_tokens = o.max_tokens.map_or(max_tokens, |m| m.min(max_tokens));
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if let Some(system) = &req.system {
         body.insert("system".into(), json!(system.as_ref()));
+    }
+    if let Some(t) = o.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !o.stop_sequences.is_empty() {
+        body.insert("stop_sequences".into(), json!(o.stop_sequences));
+    }
+    if let (Some(choice), false) = (o.tool_choice, req.tools.is_empty()) {
+        let kind = match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "any",
+            ToolChoice::None => "none",
+        };
+        body.insert("tool_choice".into(), json!({"type": kind}));
     }
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
@@ -346,6 +362,7 @@ mod tests {
             system: None,
             messages: messages.into(),
             tools: Arc::from(Vec::<ToolDefinition>::new()),
+            options: Default::default(),
         };
         let body: Value = serde_json::from_slice(&encode_request(&req, "m", 10, false)).unwrap();
         assert_eq!(

@@ -43,6 +43,33 @@ pub struct ChatRequest {
     pub system: Option<Arc<str>>,
     pub messages: Arc<[Arc<Message>]>,
     pub tools: Arc<[ToolDefinition]>,
+    /// What one request overrides (sampling requests from servers set these).
+    pub options: RequestOptions,
+}
+
+/// Per-request settings beside the provider's own; every field left at its default keeps
+/// the provider's behaviour.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestOptions {
+    /// Another model than the configured one.
+    pub model: Option<String>,
+    /// At most this many output tokens (never more than the provider's own limit).
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    pub stop_sequences: Vec<String>,
+    /// Whether the model must, may or must not call a tool.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// How a request constrains tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// The model must call a tool.
+    Required,
+    /// The model must not call a tool.
+    None,
 }
 
 /// Token counts the provider reported.

@@ -19,7 +19,7 @@ use super::anthropic::tool_call;
 use super::sse::SseEvent;
 use super::{
     post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, Usage,
+    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
 };
 use crate::engine::message::{Block, ResultPart, Role};
 
@@ -172,9 +172,30 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
             }
         }
     }
+    let o = &req.options;
     let mut body = Map::new();
-    body.insert("model".into(), json!(model));
+    body.insert("model".into(), json!(o.model.as_deref().unwrap_or(model)));
     body.insert("stream".into(), json!(true));
+    if let Some(m) = o.max_tokens {
+        // Compatible servers know only the older name; both are accepted by OpenAI.
+        body.insert("max_tokens".into(), json!(m));
+    }
+    if let Some(t) = o.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !o.stop_sequences.is_empty() {
+        // The API takes at most four.
+        let stop: Vec<&String> = o.stop_sequences.iter().take(4).collect();
+        body.insert("stop".into(), json!(stop));
+    }
+    if let (Some(choice), false) = (o.tool_choice, req.tools.is_empty()) {
+        let kind = match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+            ToolChoice::None => "none",
+        };
+        body.insert("tool_choice".into(), json!(kind));
+    }
     body.insert("stream_options".into(), json!({"include_usage": true}));
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {

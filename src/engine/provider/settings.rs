@@ -102,6 +102,10 @@ pub struct ProviderSettings {
     pub images: bool,
     pub retry: RetryPolicy,
     pub idle_timeout: Duration,
+    /// Other models of this provider that servers' sampling requests may pick by their
+    /// model preferences, from the cheapest and fastest to the most capable
+    /// (`samplingModels` in the settings file; see [`crate::engine::sampling`]).
+    pub sampling_models: Vec<String>,
 }
 
 /// What the command line or a front end picked.
@@ -132,6 +136,9 @@ pub struct FileProvider {
     pub images: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
+    /// Models sampling requests may choose from, cheapest and fastest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_models: Option<Vec<String>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -299,6 +306,7 @@ impl ProviderSettings {
                 .unwrap_or(kind == ProviderKind::Anthropic || official),
             retry,
             idle_timeout: super::DEFAULT_STREAM_IDLE_TIMEOUT,
+            sampling_models: file.sampling_models.clone().unwrap_or_default(),
         })
     }
 }

@@ -50,6 +50,23 @@ pub enum AskKind {
     /// Let the host's model answer these messages (shown with the system prompt and the
     /// token limit before the user approves).
     Sampling { request: Box<CreateMessageRequest> },
+    /// The model's answer to an approved sampling request, shown before it goes to the
+    /// server because the user chose to review it (Send or Refuse).
+    SamplingReview {
+        request: Box<CreateMessageRequest>,
+        result: Box<CreateMessageResult>,
+    },
+}
+
+/// How the user approved a sampling request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplingChoice {
+    /// "Always for this server": later requests of this server (as configured now) run
+    /// without asking, until revoked.
+    pub always: bool,
+    /// Show the model's answer before it is returned to the server.
+    pub review: bool,
 }
 
 /// A front end's answer to an [`Ask`].
@@ -58,7 +75,10 @@ pub enum AskAnswer {
     /// The answer to an elicitation (an accepted form gets the schema's defaults for the
     /// fields left out).
     Elicit(ElicitResult),
-    /// The approved answer to a sampling request.
+    /// Yes to a sampling request (run it on the model), or "Send" to a review.
+    Approve(SamplingChoice),
+    /// The answer to a sampling request or a review, given by the front end itself
+    /// (instead of the model's).
     Sample(CreateMessageResult),
     /// No: an elicitation is declined, a sampling request refused with this reason.
     Refuse(String),
@@ -179,7 +199,7 @@ impl AskQueue {
         let (tx, rx) = oneshot::channel();
         let url_domain = match &kind {
             AskKind::Elicitation { request } => request.url_domain(),
-            AskKind::Sampling { .. } => None,
+            AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => None,
         };
         let ask = Ask {
             id,
@@ -211,13 +231,21 @@ impl AskQueue {
             let fits = match (&ask.kind, &answer) {
                 (_, AskAnswer::Refuse(_)) => Ok(()),
                 (AskKind::Elicitation { .. }, AskAnswer::Elicit(_)) => Ok(()),
-                (AskKind::Sampling { .. }, AskAnswer::Sample(_)) => Ok(()),
-                (AskKind::Elicitation { .. }, AskAnswer::Sample(_)) => Err((
-                    "an elicitation",
-                    "an elicitation answer (accept, decline or cancel)",
-                )),
+                (
+                    AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
+                    AskAnswer::Sample(_) | AskAnswer::Approve(_),
+                ) => Ok(()),
+                (AskKind::Elicitation { .. }, AskAnswer::Sample(_) | AskAnswer::Approve(_)) => {
+                    Err((
+                        "an elicitation",
+                        "an elicitation answer (accept, decline or cancel)",
+                    ))
+                }
                 (AskKind::Sampling { .. }, AskAnswer::Elicit(_)) => {
-                    Err(("a sampling request", "a sampled message or a refusal"))
+                    Err(("a sampling request", "an approval or a refusal"))
+                }
+                (AskKind::SamplingReview { .. }, AskAnswer::Elicit(_)) => {
+                    Err(("the review of a sampled message", "send or refuse"))
                 }
             };
             if let Err((kind, expected)) = fits {

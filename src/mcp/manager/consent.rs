@@ -11,43 +11,52 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::asks::{AskAnswer, AskKind, AskQueue, Unanswered};
+use super::asks::{AskAnswer, AskKind, AskQueue};
+use super::sampling::SamplingFlow;
 use super::Manager;
 use crate::mcp::client::Client;
 use crate::mcp::handler::{ClientHandler, HandlerFuture, Handles};
-use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::log::{LogSource, ServerLog};
 use crate::mcp::requests::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult, Root,
-    USER_REJECTED,
 };
+use crate::mcp::sampling::Sampler;
+use crate::trust::sampling::SamplingGrants;
 
 /// What the handlers of all servers share; no reference back to the manager.
 pub(super) struct Shared {
     pub(super) asks: Arc<AskQueue>,
     sampling: AtomicBool,
+    sampler: Mutex<Option<Arc<dyn Sampler>>>,
+    pub(super) grants: SamplingGrants,
+    pub(super) project: PathBuf,
     project_root: Root,
     extra_roots: Mutex<Vec<Root>>,
 }
 
 impl Manager {
     /// The handler given to one server's client at connect.
+    /// `fingerprint` is the server entry's, to which an "always" sampling grant is bound.
     pub(super) fn client_handler(
         &self,
         server: &str,
+        fingerprint: Option<String>,
         log: Arc<ServerLog>,
     ) -> Arc<dyn ClientHandler> {
         let shared = self.inner.surface.shared.clone();
+        let sampling = shared.sampling.load(Ordering::Relaxed);
         let handles = Handles {
             elicitation_form: true,
             elicitation_url: true,
-            sampling: shared.sampling.load(Ordering::Relaxed),
-            sampling_tools: false,
+            sampling,
+            // Tools in sampling requests go to the model like any other request.
+            sampling_tools: sampling,
             roots: true,
             roots_list_changed: true,
         };
         Arc::new(ServerHandler {
             server: server.to_string(),
+            fingerprint,
             shared,
             handles,
             notes: Notes {
@@ -70,6 +79,37 @@ impl Manager {
             .shared
             .sampling
             .store(enabled, Ordering::Relaxed);
+    }
+
+    /// What runs approved sampling requests (`None`: they are answered with an error that
+    /// says sampling has no model here).
+    pub fn set_sampler(&self, sampler: Option<Arc<dyn Sampler>>) {
+        *self
+            .inner
+            .surface
+            .shared
+            .sampler
+            .lock()
+            .expect("sampler lock") = sampler;
+    }
+
+    /// The servers of this project that may use the model without asking, with the
+    /// fingerprint of the entry each grant holds for. Reads the store off the runtime.
+    pub async fn sampling_grants(&self) -> std::collections::BTreeMap<String, String> {
+        let shared = self.inner.surface.shared.clone();
+        tokio::task::spawn_blocking(move || shared.grants.granted(&shared.project))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Withdraws a server's "always" grant: its next sampling request asks again.
+    /// `Ok(true)` when there was one.
+    pub async fn revoke_sampling(&self, server: &str) -> std::io::Result<bool> {
+        let shared = self.inner.surface.shared.clone();
+        let server = server.to_string();
+        tokio::task::spawn_blocking(move || shared.grants.revoke(&shared.project, &server))
+            .await
+            .map_err(std::io::Error::other)?
     }
 
     /// The roots every server gets: the project folder first, then the extra ones.
@@ -109,16 +149,23 @@ impl Manager {
 }
 
 impl Shared {
-    pub(super) fn new(project: &std::path::Path) -> Shared {
+    pub(super) fn new(project: &std::path::Path, grants: SamplingGrants) -> Shared {
         let name = project
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
         Shared {
             asks: Arc::default(),
             sampling: AtomicBool::new(false),
+            sampler: Mutex::default(),
+            grants,
+            project: project.to_path_buf(),
             project_root: Root::of_path(project, name),
             extra_roots: Mutex::default(),
         }
+    }
+
+    pub(super) fn sampler(&self) -> Option<Arc<dyn Sampler>> {
+        self.sampler.lock().expect("sampler lock").clone()
     }
 
     fn roots(&self) -> Vec<Root> {
@@ -131,6 +178,7 @@ impl Shared {
 /// Answers one server's requests through the consent queue.
 struct ServerHandler {
     server: String,
+    fingerprint: Option<String>,
     shared: Arc<Shared>,
     handles: Handles,
     notes: Notes,
@@ -138,13 +186,13 @@ struct ServerHandler {
 
 /// Writes what became of a server's request to its log.
 #[derive(Clone)]
-struct Notes {
+pub(super) struct Notes {
     server: String,
     log: Arc<ServerLog>,
 }
 
 impl Notes {
-    fn note(&self, text: &str) {
+    pub(super) fn note(&self, text: &str) {
         tracing::info!(server = %self.server, "{text}");
         self.log.push(LogSource::Host, "info", text);
     }
@@ -192,7 +240,7 @@ impl ClientHandler for ServerHandler {
                     };
                     (r, how.to_string())
                 }
-                Ok(AskAnswer::Refuse(_)) | Ok(AskAnswer::Sample(_)) => {
+                Ok(AskAnswer::Refuse(_) | AskAnswer::Sample(_) | AskAnswer::Approve(_)) => {
                     (ElicitResult::decline(), "declined by the user".into())
                 }
                 Err(why) => (
@@ -206,51 +254,17 @@ impl ClientHandler for ServerHandler {
     }
 
     fn create_message(&self, request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
-        let waiting = self.shared.asks.ask(
-            &self.server,
-            AskKind::Sampling {
-                request: Box::new(request),
-            },
-        );
-        let h = self.notes.clone();
-        Box::pin(async move {
-            let refused = |reason: String| RpcError {
-                code: USER_REJECTED,
-                message: reason,
-                data: None,
-            };
-            match waiting.answer().await {
-                Ok(AskAnswer::Sample(result)) => {
-                    h.note("the server asked the model for a message; the user approved it");
-                    Ok(result)
-                }
-                Ok(AskAnswer::Refuse(reason)) => {
-                    h.note("the server asked the model for a message; the user refused");
-                    Err(refused(reason_or_default(reason)))
-                }
-                Ok(AskAnswer::Elicit(_)) => Err(refused(reason_or_default(String::new()))),
-                Err(why) => {
-                    let text = match why {
-                        Unanswered::NoFrontEnd => "harness9 has no model provider for sampling here and no one to approve it; the request was refused".to_string(),
-                        Unanswered::TimedOut(_) => format!("the sampling request was refused: {}", why.reason()),
-                    };
-                    h.note(&format!("the server asked the model for a message; {text}"));
-                    Err(refused(text))
-                }
-            }
-        })
+        SamplingFlow {
+            shared: self.shared.clone(),
+            server: self.server.clone(),
+            fingerprint: self.fingerprint.clone(),
+            notes: self.notes.clone(),
+        }
+        .run(request)
     }
 
     fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
         let roots = self.shared.roots();
         Box::pin(async move { Ok(roots) })
-    }
-}
-
-fn reason_or_default(reason: String) -> String {
-    if reason.trim().is_empty() {
-        "the user refused the sampling request".into()
-    } else {
-        reason
     }
 }

@@ -111,9 +111,9 @@ pub(super) struct Surface {
 }
 
 impl Surface {
-    pub(super) fn new(project: &Path) -> Surface {
+    pub(super) fn new(project: &Path, grants: crate::trust::sampling::SamplingGrants) -> Surface {
         Surface {
-            shared: Arc::new(Shared::new(project)),
+            shared: Arc::new(Shared::new(project, grants)),
             listings: Mutex::default(),
             changed: watch::channel(0).0,
             events: broadcast::channel(SURFACE_EVENTS).0,

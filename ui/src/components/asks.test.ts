@@ -1,5 +1,6 @@
 // What servers ask the user: the dialog names the server, builds the form, validates it,
-// queues several asks, falls back to JSON, gates URL mode, and only denies sampling.
+// queues several asks, falls back to JSON, gates URL mode, and approves, refuses or
+// reviews sampling.
 
 import { afterEach, describe, expect, test } from "vitest";
 import { flushSync } from "svelte";
@@ -45,7 +46,32 @@ const ODD: AskDto = {
 const SAMPLING: AskDto = {
   id: 4,
   server: "thinker",
-  request: { kind: "sampling", messages: [{ role: "user", content: { type: "text", text: "Sum up" } }], systemPrompt: "Be brief", maxTokens: 100, tools: null },
+  request: {
+    kind: "sampling",
+    messages: [{ role: "user", content: { type: "text", text: "Sum up" } }],
+    systemPrompt: "Be brief",
+    maxTokens: 100,
+    tools: [{ name: "weather", description: "Weather for a city", inputSchema: { type: "object" } }],
+    modelPreferences: null,
+  },
+};
+const REVIEW: AskDto = {
+  id: 5,
+  server: "thinker",
+  request: {
+    kind: "samplingReview",
+    messages: [{ role: "user", content: { type: "text", text: "Sum up" } }],
+    systemPrompt: null,
+    maxTokens: 100,
+    tools: null,
+    modelPreferences: null,
+    model: "stub-model",
+    content: [
+      { type: "text", text: "Calling the tool." },
+      { type: "tool_use", id: "t1", name: "weather", input: { city: "Paris" } },
+    ],
+    stopReason: "toolUse",
+  },
 };
 
 async function open(asks: AskDto[]) {
@@ -132,13 +158,38 @@ describe("the ask dialog", () => {
     expect(backend.calls).toContainEqual(["answerAsk", 2, { action: "accept", content: null }]);
   });
 
-  test("a sampling request is shown read-only and can only be denied", async () => {
+  test("a sampling request shows what the model gets and is approved, always allowed or refused", async () => {
     const { r, backend } = await open([SAMPLING]);
     expect(text($(r.target, "ask-dialog").querySelector("h2")!)).toBe("thinker asks to use your model");
-    expect($(r.target, "ask-messages").textContent).toContain("Sum up");
+    expect(text($(r.target, "ask-messages"))).toBe("user: Sum up");
+    expect(text($(r.target, "ask-system-prompt"))).toBe("Be brief");
+    expect(text($(r.target, "ask-sampling-tools"))).toBe("weather — Weather for a city");
+    expect(text($(r.target, "ask-sampling-limit"))).toBe("Up to 100 tokens");
     expect(r.target.querySelector('[data-testid="ask-accept"]')).toBeNull();
+    $(r.target, "ask-review").click();
+    flushSync();
+    $(r.target, "ask-approve").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["answerAsk", 4, { action: "approve", always: false, review: true }]);
+    backend.pushAsks([SAMPLING]);
+    flushSync();
+    $(r.target, "ask-always").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["answerAsk", 4, { action: "approve", always: true, review: false }]);
+    backend.pushAsks([SAMPLING]);
+    flushSync();
     $(r.target, "ask-deny").click();
     await settle();
     expect(backend.calls).toContainEqual(["answerAsk", 4, { action: "decline" }]);
+  });
+
+  test("the model's answer is shown for review and sent", async () => {
+    const { r, backend } = await open([REVIEW]);
+    expect(text($(r.target, "ask-dialog").querySelector("h2")!)).toBe("thinker — send the model's answer?");
+    const parts = [...$(r.target, "ask-sampling-answer").querySelectorAll("p")].map(text);
+    expect(parts).toEqual(["Calling the tool.", 'calls tool weather with {"city":"Paris"}']);
+    $(r.target, "ask-send").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["answerAsk", 5, { action: "accept", content: null }]);
   });
 });

@@ -221,7 +221,7 @@ busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 
-export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, };
+export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, model: string, content: JsonValue, stopReason: string | null, };
 
 export type PromptDto = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgumentDto>, };
 
@@ -233,7 +233,7 @@ export type CompletionDto = { values: Array<string>,
  */
 total: number | null, hasMore: boolean, };
 
-export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "decline" } | { "action": "cancel" };
+export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
 
 export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, size: number | null, };
 

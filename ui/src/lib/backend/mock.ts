@@ -358,6 +358,17 @@ export class MockBackend implements Backend {
     this.#record("answerAsk", id, answer);
     this.pushAsks(this.asks.filter((a) => a.id !== id));
   }
+  /** Servers allowed to sample without asking. */
+  samplingGranted: string[] = [];
+  async samplingGrants() {
+    return this.samplingGranted;
+  }
+  async revokeSampling(server: string) {
+    this.#record("revokeSampling", server);
+    const had = this.samplingGranted.includes(server);
+    this.samplingGranted = this.samplingGranted.filter((s) => s !== server);
+    return had;
+  }
   onAsks(cb: (asks: AskDto[]) => void) {
     return this.askEvents.add(cb);
   }

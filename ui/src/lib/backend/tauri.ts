@@ -123,6 +123,8 @@ export const tauriBackend: Backend = {
 
   pendingAsks: () => call<AskDto[]>("pending_asks"),
   answerAsk: (id, answer) => call<void>("answer_ask", { id, answer }),
+  samplingGrants: () => call<string[]>("sampling_grants"),
+  revokeSampling: (server) => call<boolean>("revoke_sampling", { server }),
   onAsks: (cb) => on<AskDto[]>(EVENTS.asks, cb),
   onStatus: (cb) => on<StatusDto>(EVENTS.status, cb),
   onToolsChanged: (cb) => on<null>(EVENTS.toolsChanged, () => cb()),

@@ -155,6 +155,10 @@ export interface Backend {
   pendingAsks(): Promise<AskDto[]>;
   /** Answers an ask; accepting a URL elicitation opens its page (from the backend) first. */
   answerAsk(id: number, answer: AskAnswerDto): Promise<void>;
+  /** The servers that may use the model without asking ("always for this server"). */
+  samplingGrants(): Promise<string[]>;
+  /** Makes a server ask again before it uses the model; false when it had no grant. */
+  revokeSampling(server: string): Promise<boolean>;
   onAsks(cb: (asks: AskDto[]) => void): Promise<Unlisten>;
   onStatus(cb: (s: StatusDto) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;
