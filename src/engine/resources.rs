@@ -38,15 +38,15 @@ pub struct ResourceRef {
     pub uri: String,
 }
 
+/// The resources and templates of the servers a listing covered.
+pub type Listing = (Vec<ServerResource>, Vec<ServerTemplate>);
+
 /// How the engine reaches the servers' resources.
 pub trait ResourceAccess: Send + Sync {
     /// Whether any connected server lists resources or templates now.
     fn has_resources(&self) -> bool;
     /// The resources and templates of every connected server (or of one).
-    fn list(
-        &self,
-        server: Option<String>,
-    ) -> BoxFuture<'_, Result<(Vec<ServerResource>, Vec<ServerTemplate>), String>>;
+    fn list(&self, server: Option<String>) -> BoxFuture<'_, Result<Listing, String>>;
     fn read(
         &self,
         server: String,
@@ -298,10 +298,7 @@ mod tests {
         fn has_resources(&self) -> bool {
             true
         }
-        fn list(
-            &self,
-            _server: Option<String>,
-        ) -> BoxFuture<'_, Result<(Vec<ServerResource>, Vec<ServerTemplate>), String>> {
+        fn list(&self, _server: Option<String>) -> BoxFuture<'_, Result<Listing, String>> {
             async { Ok((Vec::new(), Vec::new())) }.boxed()
         }
         fn read(

@@ -26,7 +26,7 @@ impl ResourceAccess for ManagerResources {
     fn list(
         &self,
         server: Option<String>,
-    ) -> BoxFuture<'_, Result<(Vec<ServerResource>, Vec<ServerTemplate>), String>> {
+    ) -> BoxFuture<'_, Result<crate::engine::resources::Listing, String>> {
         async move {
             let all = self
                 .0

@@ -157,7 +157,6 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut status = harness.subscribe_status();
     let mut tools = harness.subscribe_tools();
-    let mut surface = harness.subscribe_surface();
     app.resources = harness.resources_now().await;
     // Holding this makes the terminal UI a front end: asks wait for the user.
     let mut asks = harness.subscribe_asks();
@@ -327,6 +326,8 @@ async fn event_loop(
                 use harness9::mcp::manager::SurfaceEvent;
                 match ev {
                     Ok(SurfaceEvent::ListingChanged { .. }) | Err(RecvError::Lagged(_)) => {
+                        // The `@` picker's resources and the slash commands' prompts.
+                        app.resources = harness.resources_now().await;
                         if listing { relist = true } else {
                             listing = true;
                             slash_jobs.push(Box::pin(slash_run::list(harness)));
@@ -367,11 +368,6 @@ async fn event_loop(
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
                 refresh(app, harness);
-            }
-            event = surface.recv() => {
-                use tokio::sync::broadcast::error::RecvError;
-                if let Err(RecvError::Closed) = event { return 0 }
-                app.resources = harness.resources_now().await;
             }
             changed = asks.changed() => {
                 if changed.is_err() { return 0 }

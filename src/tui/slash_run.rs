@@ -69,6 +69,7 @@ pub fn show_opening(app: &mut App, opening: &[Message]) {
                 Block::Image { media_type, .. } => format!("[image: {media_type}]"),
                 Block::ToolUse { name, .. } => format!("[tool call {name}]"),
                 Block::ToolResult { .. } => "[tool result]".to_string(),
+                Block::Resource { uri, .. } => format!("[resource {uri}]"),
             };
             if !text.is_empty() {
                 text.push('\n');

@@ -180,7 +180,7 @@ fn tool_details_show_title_and_hints() {
 #[test]
 fn roots_command() {
     let mut app = app();
-    let mut send = |app: &mut App, text: &str| {
+    let send = |app: &mut App, text: &str| {
         app.input = text.into();
         app.on_key(key(KeyCode::Enter))
     };

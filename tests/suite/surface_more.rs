@@ -190,7 +190,7 @@ async fn extra_roots_are_kept_per_project_and_servers_see_them() {
     wait_for_tool(&h, "ev", "get-roots-list").await;
     assert!(h.extra_roots().is_empty());
     let now = h.add_extra_root(extra.path()).unwrap();
-    assert_eq!(now, [extra_path.clone()]);
+    assert_eq!(now, std::slice::from_ref(&extra_path));
     let extra_uri = h.roots()[1].uri.clone();
     server_sees_root(&h, &extra_uri).await;
 
@@ -220,7 +220,7 @@ async fn extra_roots_are_kept_per_project_and_servers_see_them() {
         config_before
     );
     let h = started(&p).await;
-    assert_eq!(h.extra_roots(), [extra_path.clone()]);
+    assert_eq!(h.extra_roots(), std::slice::from_ref(&extra_path));
     assert_eq!(h.roots()[1].uri, extra_uri);
     wait_for_tool(&h, "ev", "get-roots-list").await;
     server_sees_root(&h, &extra_uri).await;

@@ -99,13 +99,46 @@ server: string | null,
 /**
  * The tool's own name on its server (used to call it).
  */
-tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, title: string | null, hints: ToolHintsDto, icons: Array<IconDto>, };
+tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, 
+/**
+ * The server's title for the tool (the name stays the identifier).
+ */
+title: string | null, hints: ToolHintsDto, 
+/**
+ * Only `https:` and `data:` icons.
+ */
+icons: Array<IconDto>, };
 
-export type ToolHintsDto = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, marks: Array<string>, };
+export type ToolHintsDto = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, 
+/**
+ * With the spec's defaults; `destructiveHint` counts only when not read-only.
+ */
+readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, 
+/**
+ * Short marks for a list (`read-only`, `destructive`, ...): the ones the server's
+ * hints say, not bare defaults.
+ */
+marks: Array<string>, };
 
-export type IconDto = { src: string, mimeType: string | null, theme: string | null, };
+export type IconDto = { src: string, mimeType: string | null, 
+/**
+ * `light` or `dark`, when the icon is meant for one theme.
+ */
+theme: string | null, };
 
-export type ServerDetailsDto = { name: string, title: string | null, icons: Array<IconDto>, logging: boolean, logLevel: LogLevelDto | null, };
+export type ServerDetailsDto = { name: string, 
+/**
+ * `serverInfo.title`; the name stays the identifier.
+ */
+title: string | null, icons: Array<IconDto>, 
+/**
+ * Whether the server takes a logging level.
+ */
+logging: boolean, 
+/**
+ * The level chosen this session (set again when the server restarts).
+ */
+logLevel: LogLevelDto | null, };
 
 export type LogLevelDto = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
@@ -221,7 +254,15 @@ busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 
-export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, model: string, content: JsonValue, stopReason: string | null, };
+export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, 
+/**
+ * The model that answered.
+ */
+model: string, 
+/**
+ * The answer: one content block, or an array of them (text, tool calls).
+ */
+content: JsonValue, stopReason: string | null, };
 
 export type PromptDto = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgumentDto>, };
 
@@ -235,11 +276,19 @@ total: number | null, hasMore: boolean, };
 
 export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
 
-export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, size: number | null, };
+export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, 
+/**
+ * Bytes, when the server says.
+ */
+size: number | null, };
 
 export type ResourceTemplateDto = { server: string, uriTemplate: string, name: string, title: string | null, description: string | null, mimeType: string | null, };
 
-export type ResourceListDto = { resources: Array<ResourceDto>, templates: Array<ResourceTemplateDto>, canSubscribe: boolean, };
+export type ResourceListDto = { resources: Array<ResourceDto>, templates: Array<ResourceTemplateDto>, 
+/**
+ * Whether the server lets clients subscribe to updates.
+ */
+canSubscribe: boolean, };
 
 export type ResourcePartDto = { "kind": "text", uri: string, mimeType: string | null, text: string, totalChars: number, truncated: boolean, } | { "kind": "image", uri: string, mimeType: string, dataUrl: string, bytes: number, } | { "kind": "binary", uri: string, mimeType: string | null, bytes: number, };
 
