@@ -235,6 +235,8 @@ async fn round_trip_overhead(turns: usize, warmup: usize) -> Value {
                 conversation: ConversationChoice::New,
                 permissions: PermissionOptions {
                     default: ToolPermission::Allow,
+                    // An explicit rule: destructive tools are asked about under a default.
+                    allow: vec!["*".into()],
                     ..PermissionOptions::default()
                 },
                 ..EngineOptions::default()

@@ -22,6 +22,7 @@ mod tests_ask;
 mod tests_auth;
 #[cfg(test)]
 mod tests_slash;
+#[cfg(test)]
 mod tests_surface;
 
 use std::io::IsTerminal;

@@ -84,6 +84,7 @@ fn tab_lists_commands_and_prompts_then_completes_one() {
         [
             "┌ Tab completes ───────────────────────────────────────────────────────────────┐",
             "│  /mcp                                                                        │",
+            "│  /roots                                                                      │",
             "│  /quit                                                                       │",
             "│  /ev:team                                                                    │",
             "│  /ev:simple                                                                  │",
@@ -246,7 +247,7 @@ fn enter_with_a_missing_required_argument_sends_nothing() {
     assert_eq!(
         app.chat.last(),
         Some(&ChatLine::System(
-            "unknown command /nope; commands: /mcp /quit".into()
+            "unknown command /nope; commands: /mcp /roots /quit".into()
         ))
     );
 }

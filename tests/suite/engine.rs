@@ -54,6 +54,8 @@ fn options(project: &Project, stub: &Stub) -> EngineOptions {
         data_dir: project.data.path().to_path_buf(),
         permissions: PermissionOptions {
             default: ToolPermission::Allow,
+            // An explicit rule: destructive tools are asked about under a default.
+            allow: vec!["*".into()],
             ..PermissionOptions::default()
         },
         ..EngineOptions::default()
@@ -440,6 +442,7 @@ async fn approvals_ask_and_always_allow_is_remembered_per_project() {
     .await;
     let mut opts = options(&project, &stub);
     opts.permissions.default = ToolPermission::Ask;
+    opts.permissions.allow.clear();
     let engine = harness.engine(opts).unwrap();
     let mut turn = engine.send("go").unwrap();
     let control = turn.control();

@@ -66,6 +66,8 @@ async fn a_prompt_of_server_everything_opens_the_turn() {
             data_dir: p.data.path().to_path_buf(),
             permissions: PermissionOptions {
                 default: ToolPermission::Allow,
+                // An explicit rule: destructive tools are asked about under a default.
+                allow: vec!["*".into()],
                 ..PermissionOptions::default()
             },
             ..EngineOptions::default()
@@ -220,7 +222,7 @@ fn tui_prompt_slash_command_with_tab_completion() {
     for k in ["d", "Tab", "E", "n", "Tab"] {
         t.keys(&[k]);
     }
-    t.wait_for("› /ev:completable-prompt department=Engineering ");
+    t.wait_for("› /ev:completable-prompt department=Engineering");
     // The second argument's values depend on the first (sent as context).
     for k in ["n", "Tab", "Tab"] {
         t.keys(&[k]);
@@ -230,7 +232,7 @@ fn tui_prompt_slash_command_with_tab_completion() {
     for k in ["B", "Tab"] {
         t.keys(&[k]);
     }
-    t.wait_for("› /ev:completable-prompt department=Engineering name=Bob ");
+    t.wait_for("› /ev:completable-prompt department=Engineering name=Bob");
     t.keys(&["Enter"]);
     let s = t.wait_for("Bob is the head of Engineering now.");
     assert!(

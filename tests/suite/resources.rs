@@ -47,6 +47,8 @@ fn options(project: &Project, stub: &Stub) -> EngineOptions {
         data_dir: project.data.path().to_path_buf(),
         permissions: PermissionOptions {
             default: ToolPermission::Allow,
+            // An explicit rule: destructive tools are asked about under a default.
+            allow: vec!["*".into()],
             ..PermissionOptions::default()
         },
         ..EngineOptions::default()
