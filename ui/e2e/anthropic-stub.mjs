@@ -1,11 +1,18 @@
 // A scripted model for the WebDriver test: a local HTTP server speaking the Anthropic
-// Messages API's streaming wire format (POST /v1/messages, server-sent events). The first
-// request of a turn gets a tool call (mcp__demo__list_dir with {}); a request that carries
-// the tool's result gets a text answer streamed in a few pieces. Requests are recorded.
+// Messages API's streaming wire format (POST /v1/messages, server-sent events). A turn that
+// asks about the project folder gets a tool call first (mcp__demo__list_dir with {}); a
+// request that carries the tool's result gets ANSWER streamed in a few pieces. A request
+// without tools (a server's sampling request) gets SAMPLED; any other turn gets NOTED.
+// Requests are recorded.
 
 import { createServer } from "node:http";
 
 export const ANSWER = ["The project folder holds ", "**README.md** ", "and more."];
+export const SAMPLED = "A haiku from the stub model.";
+export const NOTED = "Noted.";
+
+/** The text of a message's content (a string or blocks). */
+const textOf = (content) => (typeof content === "string" ? content : (content ?? []).map((b) => b.text ?? "").join(""));
 
 function sse(res, events) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -53,6 +60,8 @@ export async function startAnthropicStub() {
       const last = request.messages.at(-1);
       const answered = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
       if (answered) sse(res, reply([{ text: ANSWER }], "end_turn"));
+      else if (!request.tools?.length) sse(res, reply([{ text: [SAMPLED] }], "end_turn"));
+      else if (!/project folder/.test(textOf(last?.content))) sse(res, reply([{ text: [NOTED] }], "end_turn"));
       else sse(res, reply([{ text: ["Let me look."] }, { id: `toolu_${requests.length}`, name: "mcp__demo__list_dir", input: {} }], "tool_use"));
     });
   });

@@ -20,7 +20,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
-import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
+import { ANSWER, NOTED, SAMPLED, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const SHOTS = path.join(ROOT, "out", "screenshots");
 const APP = path.resolve(process.env.APP_BINARY ?? path.join(ROOT, "target", "debug", "harness9-desktop"));
@@ -32,6 +32,12 @@ function driverBinary() {
   if (process.env.TAURI_DRIVER) return process.env.TAURI_DRIVER;
   const local = path.join(ROOT, ".deps", "tauri-driver", "bin", "tauri-driver");
   return existsSync(local) ? local : "tauri-driver";
+}
+
+function everythingBinary() {
+  const bin = process.env.H9_EVERYTHING_BIN ?? path.join(ROOT, ".deps", "node", "node_modules", ".bin", "mcp-server-everything");
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`bash scripts/setup.sh\``);
+  return bin;
 }
 
 // ---- a minimal W3C WebDriver client --------------------------------------------------
@@ -89,6 +95,24 @@ class Session {
     } catch (e) {
       await this.screenshot("failure-click").catch(() => {});
       throw e;
+    }
+  }
+
+  clear(el) {
+    return this.cmd("POST", `/element/${el}/clear`, {});
+  }
+
+  /** Waits until the last element matching `css` passes `check`, returning it. */
+  async waitForLast(css, what, check) {
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const last = (await this.findAll(css)).at(-1);
+      if (last && (await check(last).catch(() => false))) return last;
+      if (Date.now() > deadline) {
+        await this.screenshot(`failure-${what.replace(/\W+/g, "-")}`).catch(() => {});
+        throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+      }
+      await sleep(150);
     }
   }
 
@@ -163,6 +187,29 @@ function processesIn(dir) {
   return out;
 }
 
+/** Pids of running copies of the app under test. */
+function appProcesses() {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/exe`) === APP;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function alive(pid) {
+  try {
+    // A zombie is gone for our purposes.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
 // ---- the test --------------------------------------------------------------------------
 
 let driver;
@@ -184,6 +231,11 @@ before(async () => {
   project = path.join(tmp, "demo");
   data = path.join(tmp, "data");
   cpSync(path.join(ROOT, "examples", "demo"), project, { recursive: true });
+  // Beside the demo server: server-everything (stdio), for what servers ask of the user
+  // (elicitation, sampling, roots) and what they offer (resources, prompts, completion).
+  const config = JSON.parse(readFileSync(path.join(project, ".mcp.json"), "utf8"));
+  config.mcpServers.everything = { command: everythingBinary(), args: ["stdio"] };
+  writeFileSync(path.join(project, ".mcp.json"), JSON.stringify(config, null, 2) + "\n");
   mkdirSync(data);
   model = await startAnthropicStub();
 
@@ -217,15 +269,21 @@ before(async () => {
 });
 
 after(async () => {
+  const apps = appProcesses();
   await session?.close().catch(() => {});
+  // The app quits when its window closes; then its servers must be gone.
+  let deadline = Date.now() + 10_000;
+  while (apps.some(alive) && Date.now() < deadline) await sleep(200);
+  const stillRunning = apps.filter(alive);
   driver?.kill();
   await model?.close();
   if (project) {
-    // The app stops its servers when it quits.
-    const deadline = Date.now() + 10_000;
+    deadline = Date.now() + 10_000;
     while (processesIn(project).length && Date.now() < deadline) await sleep(200);
     const left = processesIn(project);
+    for (const pid of stillRunning) process.kill(pid, "SIGKILL");
     rmSync(path.dirname(project), { recursive: true, force: true });
+    assert.deepEqual(stillRunning, [], "the app did not quit within 10 s of its window closing");
     assert.deepEqual(left, [], "server processes outlived the app by 10 s");
   }
 });
@@ -236,10 +294,12 @@ describe("the desktop app on examples/demo", () => {
   test("approve, see the green chip with the tool count, open it, see the tools", async () => {
     const dialog = await session.waitFor("[data-testid=approval-dialog]", "the approval dialog");
     assert.match(await session.text(dialog), /harness9 mcp serve --project \./);
+    assert.match(await session.text(dialog), /mcp-server-everything stdio/);
     await session.screenshot("1-approval");
     await session.click(await session.find("[data-testid=approve-all]"));
 
     const chip = await session.waitFor("[data-testid=chip-demo][data-status=connected]", "the demo server to connect");
+    await session.waitFor("[data-testid=chip-everything][data-status=connected]", "server-everything to connect");
     const label = await session.text(chip);
     const m = /demo\s+(\d+)/.exec(label);
     assert.ok(m, `chip text: ${label}`);
@@ -299,7 +359,7 @@ describe("the desktop app on examples/demo", () => {
     await session.waitFor("[data-testid=chip-second]", "the new server's chip");
     const saved = JSON.parse(readFileSync(path.join(project, ".mcp.json"), "utf8"));
     assert.deepEqual(saved.mcpServers.second, { command: "harness9", args: ["mcp", "serve", "--project", "."] });
-    assert.deepEqual(Object.keys(saved.mcpServers), ["demo", "second"]);
+    assert.deepEqual(Object.keys(saved.mcpServers), ["demo", "everything", "second"]);
     // A new server asks for approval; once approved it connects. The demo server was not restarted.
     await session.click(await session.waitFor("[data-testid=approve-all]", "the approval of the new server"));
     await session.waitFor("[data-testid=chip-second][data-status=connected]", "the new server to connect");
@@ -322,7 +382,7 @@ describe("the desktop app on examples/demo", () => {
     await sleep(500); // a watcher reload, if one were wrongly triggered, would show now
     assert.equal(readFileSync(path.join(project, ".mcp.json"), "utf8"), before);
     const chips = await session.findAll("[data-testid^=chip-]");
-    assert.equal(chips.length, 2);
+    assert.equal(chips.length, 3);
   });
 
   test("dark theme", async () => {
@@ -367,5 +427,132 @@ describe("the desktop app on examples/demo", () => {
     assert.ok(model.requests[0].tools.some((t) => t.name === "mcp__demo__list_dir"));
     const result = model.requests[1].messages.at(-1).content.find((b) => b.type === "tool_result");
     assert.match(JSON.stringify(result.content), /README\.md/);
+  });
+});
+
+describe("server-everything in the app: what a server asks of the user, and what it offers", () => {
+  /** Opens server-everything's panel on its tools and runs `tool` with `fields` typed in. */
+  async function runTool(tool, fields = {}) {
+    await session.click(await session.find("[data-testid=chip-everything]"));
+    await session.waitFor("[data-testid=server-panel]", "the server panel");
+    const tab = await session.findAll("[data-testid=tab-tools]");
+    if (tab.length) await session.click(tab[0]);
+    // The list is virtualized: filter it down to the tool.
+    const filter = await session.waitFor("[data-testid=tool-filter]", "the tool filter");
+    await session.clear(filter);
+    await session.type(filter, tool);
+    await session.click(await session.waitFor(`[data-tool="mcp__everything__${tool}"]`, `the tool ${tool}`));
+    for (const [name, value] of Object.entries(fields)) {
+      await session.type(await session.waitFor(`[data-field=${name}]`, `the field ${name}`), value);
+    }
+    // The result of an earlier run goes when this one starts.
+    await session.run(`document.querySelector("[data-testid=tool-result]")?.setAttribute("data-stale", "1")`);
+    await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
+  }
+
+  async function toolResult() {
+    const el = await session.waitFor("[data-testid=tool-result]:not([data-stale])", "the tool result", undefined, 45_000);
+    return session.text(el);
+  }
+
+  test("elicitation: the server's form is a dialog naming it; the answer goes back", async () => {
+    await runTool("trigger-elicitation-request");
+    const dialog = await session.waitFor("[data-testid=ask-dialog]", "the elicitation dialog");
+    assert.equal(await session.text(await session.find("[data-testid=ask-server]")), "everything");
+    assert.match(await session.text(dialog), /Please provide inputs for the following fields/);
+    await session.type(await session.find("[data-testid=ask-field-name] input"), "Ada Lovelace");
+    await session.screenshot("10-elicitation");
+    await session.click(await session.find("[data-testid=ask-accept]"));
+    const text = await toolResult();
+    assert.match(text, /User provided the requested information/);
+    assert.match(text, /Ada Lovelace/);
+  });
+
+  test("sampling: shown in full, approved, answered by the configured model", async () => {
+    const before = model.requests.length;
+    await runTool("trigger-sampling-request", { prompt: "Write a haiku about pipes" });
+    const dialog = await session.waitFor("[data-testid=ask-dialog]", "the sampling dialog");
+    assert.match(await session.text(dialog), /everything asks to use your model/);
+    assert.match(await session.text(await session.find("[data-testid=ask-messages]")), /Write a haiku about pipes/);
+    // Nothing reached the model before the user approved.
+    assert.equal(model.requests.length, before);
+    await session.screenshot("11-sampling");
+    await session.click(await session.find("[data-testid=ask-approve]"));
+    const text = await toolResult();
+    assert.match(text, new RegExp(SAMPLED));
+    const sent = model.requests.at(-1);
+    assert.equal(sent.tools, undefined);
+    assert.match(JSON.stringify(sent.messages), /Write a haiku about pipes/);
+  });
+
+  test("roots: the server sees the project folder", async () => {
+    await runTool("get-roots-list");
+    const text = await toolResult();
+    assert.match(text, new RegExp(`file://${project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+  });
+
+  test("resources: list, preview, a template filled in, updates of a subscribed resource", async () => {
+    // The server sends updates of subscribed resources every 5 s once this is on.
+    await runTool("toggle-subscriber-updates");
+    assert.match(await toolResult(), /Started simulated resource updated notifications/);
+
+    await session.click(await session.find("[data-testid=tab-resources]"));
+    const count = await session.waitFor("[data-testid=resource-count]", "the resource count", async (el) => /\d+ resources/.test(await session.text(el)));
+    assert.match(await session.text(count), /\d+ resources/);
+    await session.click(await session.waitFor(`[data-testid=resource-row][data-uri="demo://resource/static/document/features.md"]`, "the features document"));
+    const preview = await session.waitFor("[data-testid=resource-text]", "the text preview");
+    assert.match(await session.text(preview), /\w+/);
+    await session.click(await session.find("[data-testid=resource-subscribe]"));
+    await session.waitFor("[data-testid=resource-updates]", "an update", async (el) => /[1-9]\d* updates? received/.test(await session.text(el)), 20_000);
+    await session.screenshot("12-resources");
+
+    // A template: fill its variable, read the resource it names.
+    await session.click(await session.find(`[data-testid=resource-template][data-template="demo://resource/dynamic/text/{resourceId}"] summary`));
+    await session.type(await session.waitFor("[data-testid=template-var][data-var=resourceId]", "the template's variable"), "7");
+    await session.click(await session.find("[data-testid=template-read]"));
+    await session.waitFor("[data-testid=resource-text]", "resource 7", async (el) => /Resource 7: This is a plaintext resource/.test(await session.text(el)));
+  });
+
+  test("prompts: / picks a prompt, its arguments complete from the server, the result opens the turn", async () => {
+    await session.click(await session.find("[data-testid=nav-chat]"));
+    const input = await session.waitFor("[data-testid=chat-input]", "the chat input");
+    await session.type(input, "/completable");
+    await session.waitFor("[data-testid=prompt-picker]", "the prompt picker");
+    await session.type(input, KEY.enter);
+    await session.waitFor("[data-testid=prompt-form]", "the prompt's form");
+    await session.type(await session.find("[data-testid=prompt-arg-department]"), "En");
+    const dept = await session.waitFor("[data-testid=prompt-suggestion]", "a department suggestion", async (el) => (await session.text(el)) === "Engineering");
+    await session.click(dept);
+    await session.click(await session.find("[data-testid=prompt-arg-name]"));
+    await session.type(await session.find("[data-testid=prompt-arg-name]"), "B");
+    const name = await session.waitFor("[data-testid=prompt-suggestion]", "a name suggestion", async (el) => (await session.text(el)) === "Bob");
+    await session.screenshot("13-prompt-form");
+    await session.click(name);
+    await session.click(await session.find("[data-testid=prompt-send]"));
+    await session.waitForLast("[data-testid=chat-assistant]", "the answer", async (el) => (await session.text(el)) === NOTED);
+    const users = await session.findAll("[data-testid=chat-user]");
+    assert.match(await session.text(users.at(-1)), /Please promote Bob to the head of the Engineering team/);
+    assert.match(JSON.stringify(model.requests.at(-1).messages.at(-1)), /Please promote Bob to the head of the Engineering team/);
+    await session.waitFor("[data-testid=chat-send]", "the end of the turn");
+  });
+
+  test("@ attaches a resource; its text goes to the model with the message", async () => {
+    const input = await session.find("[data-testid=chat-input]");
+    await session.click(input);
+    await session.type(input, "@");
+    const filter = await session.waitFor("[data-testid=attach-filter]", "the resource picker");
+    await session.waitFor("[data-testid=attach-option]", "the picker's options");
+    await session.type(filter, "features.md");
+    await session.waitFor("[data-testid=attach-option]", "the features document", async (el) => /features/.test(await session.text(el)));
+    await session.type(filter, KEY.enter);
+    const chip = await session.waitFor("[data-testid=attachment-chip]", "the attachment chip");
+    assert.match(await session.text(chip), /@everything/);
+    await session.type(input, `Summarize the attached document${KEY.enter}`);
+    await session.waitFor("[data-testid=chat-user-attachment]", "the attachment on the sent message");
+    await session.waitFor("[data-testid=chat-send]", "the end of the turn");
+    const last = JSON.stringify(model.requests.at(-1).messages.at(-1));
+    assert.match(last, /demo:\/\/resource\/static\/document\/features\.md/);
+    assert.match(last, /Summarize the attached document/);
+    await session.screenshot("14-attached");
   });
 });
