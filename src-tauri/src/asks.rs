@@ -16,7 +16,10 @@ use tauri::{AppHandle, Emitter};
 use tokio::task::AbortHandle;
 use ts_rs::TS;
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
+use std::collections::BTreeMap;
+
+use harness9::mcp::elicit_form::{ElicitForm, FieldErrors, FieldValue};
+use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind, SamplingChoice};
 use harness9::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 use harness9::Harness;
 
@@ -38,8 +41,13 @@ pub struct AskDto {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum AskRequestDto {
-    /// Fill in a form built from `schema` (a flat JSON Schema object).
-    Form { message: String, schema: Value },
+    /// Fill in `form`, the core's form of `schema`; `null` when a form cannot show the
+    /// schema (the dialog then takes a JSON object).
+    Form {
+        message: String,
+        schema: Value,
+        form: Option<ElicitForm>,
+    },
     /// Agree to visit `url`; `domain` is its full host (and port), shown prominently.
     #[serde(rename_all = "camelCase")]
     Url {
@@ -103,6 +111,7 @@ impl From<&Ask> for AskDto {
             } => AskRequestDto::Form {
                 message: message.clone(),
                 schema: requested_schema.clone(),
+                form: ElicitForm::of(requested_schema),
             },
             AskKind::Elicitation {
                 request:
@@ -157,6 +166,11 @@ pub enum AskAnswerDto {
     /// Submit the form with `content` (fields left out get the schema's defaults), agree
     /// to open the URL, run a sampling request once, or send the model's answer.
     Accept { content: Option<Value> },
+    /// Submit a form with what the user typed in each control (the core builds the
+    /// content and checks it against the schema).
+    Fill {
+        values: BTreeMap<String, FieldValue>,
+    },
     /// Run a sampling request: `always` for this server (until revoked), and whether to
     /// `review` the model's answer before it is sent.
     Approve { always: bool, review: bool },
@@ -171,13 +185,15 @@ pub fn pending(harness: &Harness) -> Vec<AskDto> {
     harness.pending_asks().iter().map(AskDto::from).collect()
 }
 
-/// Answers ask `id`; accepting a URL elicitation opens its URL first.
+/// Answers ask `id`; accepting a URL elicitation opens its URL first. A form whose fields
+/// do not fit its schema is not sent: the answer is a message per field (empty when the
+/// answer was taken), and the ask stays pending.
 pub async fn answer(
     app: &AppHandle,
     harness: &Harness,
     id: u64,
     answer: AskAnswerDto,
-) -> BridgeResult<()> {
+) -> BridgeResult<FieldErrors> {
     let ask = harness
         .pending_asks()
         .into_iter()
@@ -201,6 +217,9 @@ pub async fn answer(
             AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
             AskAnswerDto::Decline | AskAnswerDto::Cancel,
         ) => AskAnswer::Refuse(SAMPLING_REFUSAL.into()),
+        (_, AskAnswerDto::Fill { values }) => {
+            return taken(harness.answer_form(id, &values));
+        }
         (AskKind::Elicitation { .. }, AskAnswerDto::Approve { .. }) => {
             return Err(BridgeError::new(
                 ErrorCode::Internal,
@@ -247,9 +266,16 @@ pub async fn answer(
             AskAnswer::Elicit(ElicitResult::accept_url())
         }
     };
-    harness
-        .answer_ask(id, reply)
-        .map_err(|e| BridgeError::new(ErrorCode::NotFound, e.to_string()))
+    taken(harness.answer_ask(id, reply))
+}
+
+fn taken(outcome: Result<(), AskError>) -> BridgeResult<FieldErrors> {
+    match outcome {
+        Ok(()) => Ok(FieldErrors::new()),
+        Err(AskError::Invalid { fields, .. }) => Ok(fields),
+        Err(e @ AskError::Unknown(_)) => Err(BridgeError::new(ErrorCode::NotFound, e.to_string())),
+        Err(e) => Err(BridgeError::new(ErrorCode::InvalidArguments, e.to_string())),
+    }
 }
 
 /// The servers of the project that may use the model without asking.
@@ -312,7 +338,7 @@ mod tests {
         assert_eq!(
             ask(form, None),
             json!({"id": 7, "server": "s", "request": {"kind": "form", "message": "Name?",
-                   "schema": {"type": "object"}}})
+                   "schema": {"type": "object"}, "form": {"fields": [], "initial": {}}}})
         );
         let url = AskKind::Elicitation {
             request: ElicitRequest::Url {
@@ -362,6 +388,17 @@ mod tests {
             }
         );
         assert_eq!(read(json!({"action": "decline"})), AskAnswerDto::Decline);
+        assert_eq!(
+            read(json!({"action": "fill", "values": {"a": "x", "b": true, "c": ["y"]}})),
+            AskAnswerDto::Fill {
+                values: [
+                    ("a".to_string(), FieldValue::Text("x".into())),
+                    ("b".to_string(), FieldValue::Flag(true)),
+                    ("c".to_string(), FieldValue::Picked(vec!["y".into()])),
+                ]
+                .into()
+            }
+        );
         assert_eq!(
             read(json!({"action": "approve", "always": true, "review": false})),
             AskAnswerDto::Approve {

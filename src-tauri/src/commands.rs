@@ -371,7 +371,7 @@ pub async fn answer_ask(
     state: S<'_>,
     id: u64,
     answer: AskAnswerDto,
-) -> BridgeResult<()> {
+) -> BridgeResult<harness9::mcp::elicit_form::FieldErrors> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
 }
 

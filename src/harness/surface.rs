@@ -186,6 +186,17 @@ impl Harness {
         self.manager.asks().answer(id, answer)
     }
 
+    /// Accepts a form elicitation with what the user typed in the form of its schema
+    /// ([`crate::mcp::elicit_form::ElicitForm`]); fields that do not fit come back as
+    /// [`AskError::Invalid`] with a message each, and the ask stays pending.
+    pub fn answer_form(
+        &self,
+        id: u64,
+        values: &BTreeMap<String, crate::mcp::elicit_form::FieldValue>,
+    ) -> Result<(), AskError> {
+        self.manager.asks().answer_form(id, values)
+    }
+
     /// Announce sampling to servers started from now on (off by default): only when a
     /// front end answers sampling asks.
     pub fn set_sampling(&self, enabled: bool) {

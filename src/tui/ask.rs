@@ -10,6 +10,7 @@
 //!
 //! Pure like the rest of the UI: keys return an [`Action`] for the runner.
 
+use harness9::mcp::elicit_form::{Choice, ElicitForm, FieldKind, FieldValue};
 use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{ElicitRequest, ElicitResult};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -20,26 +21,13 @@ use super::app::{Action, App};
 /// What the server hears when the user refuses a sampling request or its answer.
 pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
 
-/// The string formats the form checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Email,
-    Uri,
-    Date,
-    DateTime,
-}
-
-/// One field's control.
+/// One field's control (what the user edits; the core builds the content and checks it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
     Text {
-        format: Option<Format>,
         text: String,
     },
     Number {
-        integer: bool,
-        min: Option<f64>,
-        max: Option<f64>,
         text: String,
     },
     Bool(bool),
@@ -67,7 +55,7 @@ pub struct Field {
 /// What the modal shows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
-    Form(Vec<Field>),
+    Form(ElicitForm, Vec<Field>),
     /// A schema the form cannot show: the answer as one line of JSON.
     Json(String),
     Url {
@@ -93,221 +81,76 @@ pub struct AskView {
     pub error: Option<String>,
 }
 
-fn choices(s: &Value) -> Option<Vec<(String, String)>> {
-    if let Some(values) = s.get("enum").and_then(Value::as_array) {
-        let names = s.get("enumNames").and_then(Value::as_array);
-        return values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let v = v.as_str()?.to_string();
-                let label = names
-                    .and_then(|n| n.get(i))
-                    .and_then(Value::as_str)
-                    .unwrap_or(&v)
-                    .to_string();
-                Some((v, label))
-            })
-            .collect();
-    }
-    let options = s
-        .get("oneOf")
-        .or_else(|| s.get("anyOf"))
-        .and_then(Value::as_array)?;
-    options
+/// The controls of a form, with their first values.
+fn controls(form: &ElicitForm) -> Vec<Field> {
+    form.fields
         .iter()
-        .map(|o| {
-            let v = o.get("const")?.as_str()?.to_string();
-            let label = o.get("title").and_then(Value::as_str).unwrap_or(&v);
-            Some((v.clone(), label.to_string()))
-        })
-        .collect()
-}
-
-fn control(s: &Value) -> Option<Control> {
-    let default = s.get("default");
-    let ty = s.get("type").and_then(Value::as_str);
-    let picks = choices(s);
-    if picks.is_none()
-        && ["enum", "oneOf", "anyOf"]
-            .iter()
-            .any(|k| s.get(*k).is_some())
-    {
-        return None;
-    }
-    // A choice among none cannot be answered in a form: the JSON answer takes it.
-    if let (Some(c), None | Some("string")) = (picks, ty) {
-        if c.is_empty() {
-            return None;
-        }
-        let chosen = default
-            .and_then(Value::as_str)
-            .and_then(|d| c.iter().position(|(v, _)| v == d));
-        return Some(Control::Choice { choices: c, chosen });
-    }
-    let text = |d: Option<&Value>| match d {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    };
-    match ty? {
-        "string" => {
-            let format = match s.get("format").and_then(Value::as_str) {
-                None => None,
-                Some("email") => Some(Format::Email),
-                Some("uri") => Some(Format::Uri),
-                Some("date") => Some(Format::Date),
-                Some("date-time") => Some(Format::DateTime),
-                Some(_) => return None,
+        .map(|f| {
+            let first = form.initial.get(&f.name);
+            let text = match first {
+                Some(FieldValue::Text(t)) => t.clone(),
+                _ => String::new(),
             };
-            Some(Control::Text {
-                format,
-                text: text(default),
-            })
-        }
-        t @ ("number" | "integer") => Some(Control::Number {
-            integer: t == "integer",
-            min: s.get("minimum").and_then(Value::as_f64),
-            max: s.get("maximum").and_then(Value::as_f64),
-            text: text(default),
-        }),
-        "boolean" => Some(Control::Bool(default == Some(&Value::Bool(true)))),
-        "array" => {
-            let picked: Vec<&str> = default
-                .and_then(Value::as_array)
-                .map(|d| d.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let c = choices(s.get("items")?)?;
-            Some(Control::Multi {
-                choices: c
-                    .into_iter()
-                    .map(|(v, l)| {
-                        let on = picked.contains(&v.as_str());
-                        (v, l, on)
-                    })
-                    .collect(),
-                cursor: 0,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// The fields of a flat object schema, or `None` when the form cannot show it.
-pub fn fields(schema: &Value) -> Option<Vec<Field>> {
-    if schema.get("type").is_some_and(|t| t != "object") {
-        return None;
-    }
-    let empty = Map::new();
-    let props = match schema.get("properties") {
-        None => &empty,
-        Some(p) => p.as_object()?,
-    };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    props
-        .iter()
-        .map(|(name, s)| {
-            Some(Field {
-                name: name.clone(),
-                label: s
-                    .get("title")
-                    .and_then(Value::as_str)
-                    .unwrap_or(name)
-                    .to_string(),
-                required: required.contains(&name.as_str()),
-                control: control(s)?,
+            let pairs = |c: &[Choice]| -> Vec<(String, String)> {
+                c.iter()
+                    .map(|c| (c.value.clone(), c.label.clone()))
+                    .collect()
+            };
+            let control = match &f.kind {
+                FieldKind::String { .. } => Control::Text { text },
+                FieldKind::Number { .. } => Control::Number { text },
+                FieldKind::Boolean => Control::Bool(first == Some(&FieldValue::Flag(true))),
+                FieldKind::Enum { choices } => Control::Choice {
+                    chosen: choices.iter().position(|c| c.value == text),
+                    choices: pairs(choices),
+                },
+                FieldKind::Multi { choices, .. } => {
+                    let picked = match first {
+                        Some(FieldValue::Picked(p)) => p.as_slice(),
+                        _ => &[],
+                    };
+                    Control::Multi {
+                        choices: choices
+                            .iter()
+                            .map(|c| (c.value.clone(), c.label.clone(), picked.contains(&c.value)))
+                            .collect(),
+                        cursor: 0,
+                    }
+                }
+            };
+            Field {
+                name: f.name.clone(),
+                label: f.label.clone(),
+                required: f.required,
+                control,
                 error: None,
-            })
+            }
         })
         .collect()
+}
+
+/// What a control holds, for the core to build the content from.
+fn value(control: &Control) -> FieldValue {
+    match control {
+        Control::Text { text } | Control::Number { text } => FieldValue::Text(text.clone()),
+        Control::Bool(b) => FieldValue::Flag(*b),
+        Control::Choice { choices, chosen } => {
+            FieldValue::Text(chosen.map(|i| choices[i].0.clone()).unwrap_or_default())
+        }
+        Control::Multi { choices, .. } => FieldValue::Picked(
+            choices
+                .iter()
+                .filter(|c| c.2)
+                .map(|c| c.0.clone())
+                .collect(),
+        ),
+    }
 }
 
 /// The schema's defaults as one line of JSON (the JSON answer's first text).
 fn defaults_json(schema: &Value) -> String {
     let defaults = harness9::mcp::requests::with_defaults(schema, Map::new());
     Value::Object(defaults).to_string()
-}
-
-fn check_text(format: Option<Format>, t: &str) -> Result<(), String> {
-    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-    let date = |d: &str| {
-        let p: Vec<&str> = d.split('-').collect();
-        p.len() == 3
-            && p[0].len() == 4
-            && p[1].len() == 2
-            && p[2].len() == 2
-            && p.iter().all(|x| digits(x))
-    };
-    match format {
-        None => Ok(()),
-        Some(Format::Email) => match t.split_once('@') {
-            Some((a, b)) if !a.is_empty() && b.contains('.') && !t.contains(' ') => Ok(()),
-            _ => Err("enter an email address, like ada@example.com".into()),
-        },
-        Some(Format::Uri) => reqwest::Url::parse(t)
-            .map(|_| ())
-            .map_err(|_| "enter a full URL, like https://example.com".into()),
-        Some(Format::Date) if date(t) => Ok(()),
-        Some(Format::Date) => Err("enter a date as YYYY-MM-DD".into()),
-        Some(Format::DateTime) => match t.split_once('T') {
-            Some((d, time)) if date(d) && time.len() >= 5 && time.as_bytes()[2] == b':' => Ok(()),
-            _ => Err("enter a date and time as YYYY-MM-DDTHH:MM:SSZ".into()),
-        },
-    }
-}
-
-/// The value of one field, `None` when left empty, or what is wrong with it.
-fn value(f: &Field) -> Result<Option<Value>, String> {
-    let v = match &f.control {
-        Control::Bool(b) => return Ok(Some(Value::Bool(*b))),
-        Control::Text { format, text } if !text.is_empty() => {
-            check_text(*format, text)?;
-            Some(Value::String(text.clone()))
-        }
-        Control::Number {
-            integer,
-            min,
-            max,
-            text,
-        } if !text.trim().is_empty() => {
-            let n: f64 = text
-                .trim()
-                .parse()
-                .map_err(|_| "enter a number".to_string())?;
-            if *integer && n.fract() != 0.0 {
-                return Err("enter a whole number".into());
-            }
-            if let Some(m) = min.filter(|m| n < *m) {
-                return Err(format!("at least {m}"));
-            }
-            if let Some(m) = max.filter(|m| n > *m) {
-                return Err(format!("at most {m}"));
-            }
-            Some(if *integer {
-                Value::from(n as i64)
-            } else {
-                Value::from(n)
-            })
-        }
-        Control::Text { .. } | Control::Number { .. } => None,
-        Control::Choice { choices, chosen } => chosen.map(|i| Value::String(choices[i].0.clone())),
-        Control::Multi { choices, .. } => {
-            let picked: Vec<Value> = choices
-                .iter()
-                .filter(|c| c.2)
-                .map(|c| Value::String(c.0.clone()))
-                .collect();
-            (!picked.is_empty()).then_some(Value::Array(picked))
-        }
-    };
-    match (v, f.required) {
-        (None, true) => Err("required".into()),
-        (v, _) => Ok(v),
-    }
 }
 
 impl AskView {
@@ -318,8 +161,11 @@ impl AskView {
                     ElicitRequest::Form {
                         requested_schema, ..
                     },
-            } => match fields(requested_schema) {
-                Some(f) => Body::Form(f),
+            } => match ElicitForm::of(requested_schema) {
+                Some(form) => {
+                    let fields = controls(&form);
+                    Body::Form(form, fields)
+                }
                 None => Body::Json(defaults_json(requested_schema)),
             },
             AskKind::Elicitation {
@@ -412,7 +258,7 @@ impl AskView {
                 },
                 _ => None,
             },
-            Body::Form(fields) => {
+            Body::Form(_, fields) => {
                 let n = fields.len();
                 match key.code {
                     KeyCode::Tab | KeyCode::Down if n > 0 => self.focus = (self.focus + 1) % n,
@@ -448,30 +294,23 @@ impl AskView {
 
     /// Enter on a form: the content, or the fields marked with what is wrong.
     fn submit(&mut self) -> Option<Action> {
-        let Body::Form(fields) = &mut self.body else {
+        let Body::Form(form, fields) = &mut self.body else {
             return None;
         };
-        let mut content = Map::new();
-        let mut first_bad = None;
-        for (i, f) in fields.iter_mut().enumerate() {
-            match value(f) {
-                Ok(v) => {
-                    f.error = None;
-                    if let Some(v) = v {
-                        content.insert(f.name.clone(), v);
-                    }
+        let values = fields
+            .iter()
+            .map(|f| (f.name.clone(), value(&f.control)))
+            .collect();
+        match form.content(&values) {
+            Ok(content) => self.accept(content),
+            Err(errors) => {
+                for f in fields.iter_mut() {
+                    f.error = errors.get(&f.name).cloned();
                 }
-                Err(e) => {
-                    f.error = Some(e);
-                    first_bad.get_or_insert(i);
-                }
+                self.focus = fields.iter().position(|f| f.error.is_some()).unwrap_or(0);
+                None
             }
         }
-        if let Some(i) = first_bad {
-            self.focus = i;
-            return None;
-        }
-        self.accept(content)
     }
 }
 

@@ -68,7 +68,7 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
     }
     lines.push(Line::raw(""));
     let (title, help) = match &view.body {
-        Body::Form(fields) => {
+        Body::Form(_, fields) => {
             for (i, f) in fields.iter().enumerate() {
                 lines.push(field_line(f, i == view.focus));
             }

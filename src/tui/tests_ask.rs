@@ -88,9 +88,9 @@ fn a_form_names_the_server_prefills_defaults_and_validates() {
     typed(&mut app, "200");
     assert_eq!(app.on_key(key(KeyCode::Enter)), None);
     let s = screen(&app);
-    assert!(s.contains("  age: 200  at most 150"), "{s}");
+    assert!(s.contains("  age: 200  At most 150"), "{s}");
     // The first field that does not fit takes the focus.
-    assert!(s.contains("> Email*: _  required"), "{s}");
+    assert!(s.contains("> Email*: _  Required"), "{s}");
     typed(&mut app, "ada@example.com");
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::Backspace));

@@ -358,6 +358,17 @@ describe("the desktop UI against a mocked backend", () => {
             },
             required: ["name", "email"],
           },
+          // The core's form of that schema.
+          form: {
+            fields: [
+              { name: "name", label: "Name", description: null, required: true, kind: { type: "string", format: null, minLength: null, maxLength: null } },
+              { name: "email", label: "Email", description: null, required: true, kind: { type: "string", format: "email", minLength: null, maxLength: null } },
+              { name: "age", label: "age", description: null, required: false, kind: { type: "number", integer: true, minimum: 0, maximum: 150 } },
+              { name: "role", label: "role", description: null, required: false, kind: { type: "enum", choices: [{ value: "dev", label: "Developer" }, { value: "ops", label: "Operator" }] } },
+              { name: "langs", label: "langs", description: null, required: false, kind: { type: "multi", choices: ["en", "fr", "de"].map((v) => ({ value: v, label: v })), minItems: null, maxItems: null } },
+            ],
+            initial: { name: "Ada", email: "", age: "", role: "dev", langs: [] },
+          },
         },
       });
       window.__mock.ask({
@@ -371,10 +382,7 @@ describe("the desktop UI against a mocked backend", () => {
     assert.equal(await page.getByTestId("ask-server").innerText(), "demo");
     assert.equal(await page.getByTestId("ask-more").innerText(), "1 more waiting");
     assert.equal(await page.getByTestId("ask-field-name").locator("input").inputValue(), "Ada");
-    await page.getByTestId("ask-field-age").locator("input").fill("200");
-    await page.getByTestId("ask-accept").click();
-    assert.equal(await page.getByTestId("ask-error-email").innerText(), "Required");
-    assert.equal(await page.getByTestId("ask-error-age").innerText(), "At most 150");
+    // (The core checks the fields: the WebDriver test shows its messages in the real app.)
     await shot(page, "ask-form");
     await page.getByTestId("ask-field-email").locator("input").fill("ada@example.com");
     await page.getByTestId("ask-field-age").locator("input").fill("36");
@@ -390,7 +398,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("ask-accept").click();
     await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
     assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => "answerAsk" in c)), [
-      { answerAsk: 1, answer: { action: "accept", content: { name: "Ada", email: "ada@example.com", age: 36, role: "dev", langs: ["fr"] } } },
+      { answerAsk: 1, answer: { action: "fill", values: { name: "Ada", email: "ada@example.com", age: "36", role: "dev", langs: ["fr"] } } },
       { answerAsk: 2, answer: { action: "accept", content: null } },
     ]);
     assert.deepEqual(errors, []);

@@ -630,7 +630,7 @@ export function install(mockIPC, scenario) {
         asks = [{ id: id + 1000, server: asked.server, request: review }, ...asks];
       }
       emit("asks-changed", asks);
-      return null;
+      return {};
     },
   };
 

@@ -460,7 +460,13 @@ describe("server-everything in the app: what a server asks of the user, and what
     const dialog = await session.waitFor("[data-testid=ask-dialog]", "the elicitation dialog");
     assert.equal(await session.text(await session.find("[data-testid=ask-server]")), "everything");
     assert.match(await session.text(dialog), /Please provide inputs for the following fields/);
-    await session.type(await session.find("[data-testid=ask-field-name] input"), "Ada Lovelace");
+    // The core checks the form: a required field left empty is named, nothing is sent.
+    const name = await session.find("[data-testid=ask-field-name] input");
+    await session.clear(name);
+    await session.click(await session.find("[data-testid=ask-accept]"));
+    const err = await session.waitFor("[data-testid=ask-error-name]", "the core's message for the empty name");
+    assert.equal(await session.text(err), "Required");
+    await session.type(name, "Ada Lovelace");
     await session.screenshot("10-elicitation");
     await session.click(await session.find("[data-testid=ask-accept]"));
     const text = await toolResult();

@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
+use crate::mcp::elicit_form::{ElicitForm, FieldErrors, FieldValue};
 use crate::mcp::requests::{
-    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult,
+    missing_required, CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest,
+    ElicitResult,
 };
 
 /// How long an ask waits for a front end's answer before it gets its default.
@@ -119,6 +121,49 @@ pub enum AskError {
         kind: &'static str,
         expected: &'static str,
     },
+    /// An accepted form whose fields do not fit the server's schema: nothing was sent,
+    /// the ask stays pending.
+    #[error("the answer does not fit the form: {}", fields_text(.fields))]
+    Invalid { id: u64, fields: FieldErrors },
+}
+
+fn fields_text(fields: &FieldErrors) -> String {
+    let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    parts.join("; ")
+}
+
+/// Checks an accepted form's content against the schema it answers: the form's checks
+/// when a form can show the schema, else the required fields.
+fn check_form(id: u64, ask: &Ask, answer: &AskAnswer) -> Result<(), AskError> {
+    let (
+        AskKind::Elicitation {
+            request: ElicitRequest::Form {
+                requested_schema, ..
+            },
+        },
+        AskAnswer::Elicit(ElicitResult {
+            action: ElicitAction::Accept,
+            content,
+        }),
+    ) = (&ask.kind, answer)
+    else {
+        return Ok(());
+    };
+    let empty = serde_json::Map::new();
+    let content = content.as_ref().unwrap_or(&empty);
+    let fields = match ElicitForm::of(requested_schema) {
+        Some(form) => form.check(content).err(),
+        None => {
+            let missing = missing_required(requested_schema, content);
+            (!missing.is_empty()).then(|| {
+                missing
+                    .into_iter()
+                    .map(|m| (m, "Required".into()))
+                    .collect()
+            })
+        }
+    };
+    fields.map_or(Ok(()), |fields| Err(AskError::Invalid { id, fields }))
 }
 
 type Pending = BTreeMap<u64, (Ask, oneshot::Sender<AskAnswer>)>;
@@ -251,6 +296,7 @@ impl AskQueue {
             if let Err((kind, expected)) = fits {
                 return Err(AskError::WrongAnswer { id, kind, expected });
             }
+            check_form(id, ask, &answer)?;
             pending.remove(&id)
         };
         self.publish();
@@ -258,6 +304,52 @@ impl AskQueue {
             let _ = tx.send(answer);
         }
         Ok(())
+    }
+
+    /// Accepts form ask `id` with what the user typed in its form ([`ElicitForm::of`] its
+    /// schema): the content is built and checked here, fields left out get the schema's
+    /// defaults; fields that do not fit come back as [`AskError::Invalid`] and the ask stays
+    /// pending.
+    pub fn answer_form(
+        &self,
+        id: u64,
+        values: &BTreeMap<String, FieldValue>,
+    ) -> Result<(), AskError> {
+        let schema = {
+            let pending = self.pending.lock().expect("asks lock");
+            match pending.get(&id) {
+                None => return Err(AskError::Unknown(id)),
+                Some((ask, _)) => match &ask.kind {
+                    AskKind::Elicitation {
+                        request:
+                            ElicitRequest::Form {
+                                requested_schema, ..
+                            },
+                    } => requested_schema.clone(),
+                    _ => {
+                        return Err(AskError::WrongAnswer {
+                            id,
+                            kind: "not a form",
+                            expected: "the answer its kind takes",
+                        })
+                    }
+                },
+            }
+        };
+        let Some(form) = ElicitForm::of(&schema) else {
+            return Err(AskError::WrongAnswer {
+                id,
+                kind: "a form that can only be answered as JSON",
+                expected: "a JSON object of fields",
+            });
+        };
+        let content = form
+            .content(values)
+            .map_err(|fields| AskError::Invalid { id, fields })?;
+        self.answer(
+            id,
+            AskAnswer::Elicit(ElicitResult::accept_form(&schema, content)),
+        )
     }
 
     fn is_pending(&self, id: u64) -> bool {

@@ -1,6 +1,6 @@
-// What servers ask the user: the dialog names the server, builds the form, validates it,
-// queues several asks, falls back to JSON, gates URL mode, and approves, refuses or
-// reviews sampling.
+// What servers ask the user: the dialog names the server, shows the core's form and the
+// core's messages for fields that do not fit, queues several asks, falls back to JSON,
+// gates URL mode, and approves, refuses or reviews sampling.
 
 import { afterEach, describe, expect, test } from "vitest";
 import { flushSync } from "svelte";
@@ -31,6 +31,16 @@ const FORM: AskDto = {
       },
       required: ["name", "email"],
     },
+    // The core's form of that schema.
+    form: {
+      fields: [
+        { name: "name", label: "name", description: null, required: true, kind: { type: "string", format: null, minLength: null, maxLength: null } },
+        { name: "email", label: "email", description: null, required: true, kind: { type: "string", format: "email", minLength: null, maxLength: null } },
+        { name: "plan", label: "plan", description: null, required: false, kind: { type: "enum", choices: [{ value: "free", label: "Free" }, { value: "pro", label: "Pro" }] } },
+        { name: "news", label: "news", description: null, required: false, kind: { type: "boolean" } },
+      ],
+      initial: { name: "Ada", email: "", plan: "pro", news: false },
+    },
   },
 };
 const URL_ASK: AskDto = {
@@ -41,7 +51,7 @@ const URL_ASK: AskDto = {
 const ODD: AskDto = {
   id: 3,
   server: "odd",
-  request: { kind: "form", message: "Nested", schema: { type: "object", properties: { who: { type: "object", properties: {} }, n: { type: "integer", default: 3 } } } },
+  request: { kind: "form", message: "Nested", schema: { type: "object", properties: { who: { type: "object", properties: {} }, n: { type: "integer", default: 3 } } }, form: null },
 };
 const SAMPLING: AskDto = {
   id: 4,
@@ -102,15 +112,18 @@ describe("the ask dialog", () => {
     expect($(r.target, "ask-field-name").querySelector(".req")).not.toBeNull();
     expect($(r.target, "ask-field-news").querySelector(".req")).toBeNull();
     expect($(r.target, "ask-field-plan").querySelector("select")!.value).toBe("pro");
+    // The core checks the fields; what does not fit comes back and the ask stays.
+    backend.answerErrors = { email: "Required" };
     $(r.target, "ask-accept").click();
-    flushSync();
+    await settle();
     expect(text($(r.target, "ask-error-email"))).toBe("Required");
-    expect(backend.calls.filter((c) => c[0] === "answerAsk")).toEqual([]);
+    expect(text($(r.target, "ask-server"))).toBe("profile-srv");
     type($(r.target, "ask-field-email").querySelector("input")!, "ada@example.com");
     $(r.target, "ask-accept").click();
     await settle();
-    expect(backend.calls).toContainEqual([
-      "answerAsk", 1, { action: "accept", content: { name: "Ada", email: "ada@example.com", plan: "pro", news: false } },
+    expect(backend.calls.filter((c) => c[0] === "answerAsk")).toEqual([
+      ["answerAsk", 1, { action: "fill", values: { name: "Ada", email: "", plan: "pro", news: false } }],
+      ["answerAsk", 1, { action: "fill", values: { name: "Ada", email: "ada@example.com", plan: "pro", news: false } }],
     ]);
     // The next ask in the queue follows.
     expect(text($(r.target, "ask-server"))).toBe("pay");

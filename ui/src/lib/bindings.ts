@@ -254,7 +254,7 @@ busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 
-export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, 
+export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, form: ElicitForm | null, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, 
 /**
  * The model that answered.
  */
@@ -274,7 +274,27 @@ export type CompletionDto = { values: Array<string>,
  */
 total: number | null, hasMore: boolean, };
 
-export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
+export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "fill", values: { [key in string]: FieldValue }, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
+
+export type ElicitForm = { fields: Array<FormField>, 
+/**
+ * Each control's first value: the schema's default, else empty (or off).
+ */
+initial: { [key in string]: FieldValue }, };
+
+export type FormField = { name: string, 
+/**
+ * The schema's `title`, else the name.
+ */
+label: string, description: string | null, required: boolean, kind: FieldKind, };
+
+export type FieldKind = { "type": "string", format: Format | null, minLength: number | null, maxLength: number | null, } | { "type": "number", integer: boolean, minimum: number | null, maximum: number | null, } | { "type": "boolean" } | { "type": "enum", choices: Array<Choice>, } | { "type": "multi", choices: Array<Choice>, minItems: number | null, maxItems: number | null, };
+
+export type FieldValue = boolean | string | Array<string>;
+
+export type Choice = { value: string, label: string, };
+
+export type Format = "email" | "uri" | "date" | "date-time";
 
 export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, 
 /**

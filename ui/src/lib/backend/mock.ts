@@ -356,8 +356,13 @@ export class MockBackend implements Backend {
   }
   async answerAsk(id: number, answer: AskAnswerDto) {
     this.#record("answerAsk", id, answer);
-    this.pushAsks(this.asks.filter((a) => a.id !== id));
+    // Scripted: the messages the core would give a form that does not fit (once).
+    const errors = this.answerErrors;
+    this.answerErrors = {};
+    if (Object.keys(errors).length === 0) this.pushAsks(this.asks.filter((a) => a.id !== id));
+    return errors;
   }
+  answerErrors: Record<string, string> = {};
   /** Servers allowed to sample without asking. */
   samplingGranted: string[] = [];
   async samplingGrants() {

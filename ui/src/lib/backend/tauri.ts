@@ -122,7 +122,7 @@ export const tauriBackend: Backend = {
   },
 
   pendingAsks: () => call<AskDto[]>("pending_asks"),
-  answerAsk: (id, answer) => call<void>("answer_ask", { id, answer }),
+  answerAsk: (id, answer) => call<Record<string, string>>("answer_ask", { id, answer }),
   samplingGrants: () => call<string[]>("sampling_grants"),
   revokeSampling: (server) => call<boolean>("revoke_sampling", { server }),
   onAsks: (cb) => on<AskDto[]>(EVENTS.asks, cb),

@@ -153,8 +153,11 @@ export interface Backend {
 
   /** What servers ask the user, oldest first. */
   pendingAsks(): Promise<AskDto[]>;
-  /** Answers an ask; accepting a URL elicitation opens its page (from the backend) first. */
-  answerAsk(id: number, answer: AskAnswerDto): Promise<void>;
+  /**
+   * Answers an ask; accepting a URL elicitation opens its page (from the backend) first. A
+   * form whose fields do not fit gives a message per field (the ask stays); `{}` when taken.
+   */
+  answerAsk(id: number, answer: AskAnswerDto): Promise<Record<string, string>>;
   /** The servers that may use the model without asking ("always for this server"). */
   samplingGrants(): Promise<string[]>;
   /** Makes a server ask again before it uses the model; false when it had no grant. */
