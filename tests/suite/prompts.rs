@@ -4,7 +4,6 @@
 //! nothing. Then the terminal UI in tmux: the prompt as a slash command, completed with Tab
 //! from the server's `completion/complete`.
 
-use std::process::Command;
 use std::time::Duration;
 
 use harness9::engine::{EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome};
@@ -13,9 +12,9 @@ use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use serde_json::{json, Map, Value};
 
-use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-use super::tui::Tmux;
-use super::{external, harness9_bin, Project};
+use super::provider_stub::{Reply, Stub, Wire};
+use super::tui::{have_tmux, Tmux};
+use super::{external, Project};
 
 fn everything_project() -> Option<Project> {
     let bin = external("H9_EVERYTHING_BIN")?;
@@ -164,11 +163,7 @@ async fn a_prompt_of_server_everything_opens_the_turn() {
 
 #[test]
 fn tui_prompt_slash_command_with_tab_completion() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
+    if !have_tmux() {
         return;
     }
     let Some(p) = everything_project() else {
@@ -180,19 +175,7 @@ fn tui_prompt_slash_command_with_tab_completion() {
         vec![Reply::text("Bob is the head of Engineering now.")],
     ));
     let config = tempfile::tempdir().unwrap();
-    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-    let t = Tmux::start(
-        &cmd,
-        &[
-            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-            ("XDG_CONFIG_HOME", config.path().display().to_string()),
-            ("HARNESS9_PROVIDER", "anthropic".into()),
-            ("HARNESS9_MODEL", "stub-model".into()),
-            ("ANTHROPIC_BASE_URL", stub.base_url()),
-            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
-            ("TERM", "xterm-256color".into()),
-        ],
-    );
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] ev ●");
     // The command name: /ev:comp + Tab is the whole prompt name, and the hint describes it.
     for k in ["/", "e", "v", ":", "c", "o", "m", "p", "Tab"] {

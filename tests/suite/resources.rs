@@ -2,7 +2,6 @@
 //! the built-in resource tools (offered only while a server has resources), and the
 //! terminal UI's `@` picker, against server-everything and the scripted provider.
 
-use std::process::Command;
 use std::time::Duration;
 
 use harness9::engine::resources::{ResourceRef, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
@@ -13,9 +12,9 @@ use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use serde_json::{json, Value};
 
-use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-use super::tui::Tmux;
-use super::{harness9_bin, Project};
+use super::provider_stub::{Reply, Stub, Wire};
+use super::tui::{have_tmux, Tmux};
+use super::Project;
 
 const FEATURES: &str = "demo://resource/static/document/features.md";
 
@@ -222,11 +221,7 @@ async fn no_resource_tools_without_resources() {
 
 #[test]
 fn tui_at_picker_attaches_a_resource() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
+    if !have_tmux() {
         return;
     }
     let Some(p) = everything_project() else {
@@ -238,19 +233,7 @@ fn tui_at_picker_attaches_a_resource() {
         vec![Reply::text("It is about features.")],
     ));
     let config = tempfile::tempdir().unwrap();
-    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-    let t = Tmux::start(
-        &cmd,
-        &[
-            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-            ("XDG_CONFIG_HOME", config.path().display().to_string()),
-            ("HARNESS9_PROVIDER", "anthropic".into()),
-            ("HARNESS9_MODEL", "stub-model".into()),
-            ("ANTHROPIC_BASE_URL", stub.base_url()),
-            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
-            ("TERM", "xterm-256color".into()),
-        ],
-    );
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] ev ●");
     t.wait_for("anthropic · stub-model");
     // The resources are listed right after the connection; `@` opens the picker once

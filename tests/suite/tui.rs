@@ -13,7 +13,41 @@ pub(super) struct Tmux {
     socket: String,
 }
 
+/// Whether tmux is here. Under CI its absence fails the test (the test command installs
+/// it); elsewhere the test is skipped.
+pub(super) fn have_tmux() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is missing; the test command installs it"
+    );
+    eprintln!("skipped: tmux is not installed");
+    false
+}
+
 impl Tmux {
+    /// `harness9 tui --yes` on project `p`, chatting with the scripted Anthropic-wire model
+    /// at `model_url`, with the project's private data folder and `config` as the config
+    /// folder (it must outlive the session).
+    pub(super) fn chat(p: &Project, model_url: String, config: &Path) -> Tmux {
+        let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
+        Tmux::start(
+            &cmd,
+            &[
+                ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
+                ("XDG_CONFIG_HOME", config.display().to_string()),
+                ("HARNESS9_CONFIG_DIR", config.display().to_string()),
+                ("HARNESS9_PROVIDER", "anthropic".into()),
+                ("HARNESS9_MODEL", "stub-model".into()),
+                ("ANTHROPIC_BASE_URL", model_url),
+                ("ANTHROPIC_API_KEY", super::provider_stub::TEST_KEY.into()),
+                ("TERM", "xterm-256color".into()),
+            ],
+        )
+    }
+
     pub(super) fn start(cmd: &str, env: &[(&str, String)]) -> Tmux {
         let socket = format!("h9-{}", unique_mark());
         let mut c = Command::new("tmux");
@@ -105,12 +139,7 @@ fn write_editor_script(dir: &Path, new_config: &serde_json::Value) -> std::path:
 
 #[test]
 fn tui_bar_panel_editor_and_exit() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
-        eprintln!("skipped: tmux is not installed");
+    if !have_tmux() {
         return;
     }
     let mark = unique_mark();
@@ -191,12 +220,8 @@ fn tui_bar_panel_editor_and_exit() {
 
 #[test]
 fn tui_chat_runs_tools_asks_and_stops() {
-    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
+    use super::provider_stub::{Reply, Stub, Wire};
+    if !have_tmux() {
         return;
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -215,19 +240,7 @@ fn tui_chat_runs_tools_asks_and_stops() {
         &json!({"mcpServers": {"fx": {"command": fixture_bin(), "env": {"H9_TEST_MARK": mark}}}}),
     );
     let config = tempfile::tempdir().unwrap();
-    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-    let t = Tmux::start(
-        &cmd,
-        &[
-            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-            ("XDG_CONFIG_HOME", config.path().display().to_string()),
-            ("HARNESS9_PROVIDER", "anthropic".into()),
-            ("HARNESS9_MODEL", "stub-model".into()),
-            ("ANTHROPIC_BASE_URL", stub.base_url()),
-            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
-            ("TERM", "xterm-256color".into()),
-        ],
-    );
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] fx ● 10 tools");
     t.wait_for("anthropic · stub-model");
     for k in ["s", "a", "y", "Space", "h", "i", "Enter"] {

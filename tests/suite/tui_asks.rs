@@ -3,21 +3,15 @@
 //! runs; the modal names the server, shows the defaults, and the edited answer reaches the
 //! server.
 
-use std::process::Command;
-
 use serde_json::json;
 
-use super::tui::Tmux;
-use super::{external, harness9_bin, Project};
+use super::tui::{have_tmux, Tmux};
+use super::{external, Project};
 
 #[test]
 fn tui_answers_a_python_servers_form() {
-    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
+    use super::provider_stub::{Reply, Stub, Wire};
+    if !have_tmux() {
         return;
     }
     let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
@@ -33,19 +27,7 @@ fn tui_answers_a_python_servers_form() {
     ));
     let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
     let config = tempfile::tempdir().unwrap();
-    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-    let t = Tmux::start(
-        &cmd,
-        &[
-            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-            ("XDG_CONFIG_HOME", config.path().display().to_string()),
-            ("HARNESS9_PROVIDER", "anthropic".into()),
-            ("HARNESS9_MODEL", "stub-model".into()),
-            ("ANTHROPIC_BASE_URL", stub.base_url()),
-            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
-            ("TERM", "xterm-256color".into()),
-        ],
-    );
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");
     for k in ["g", "o", "Enter"] {
         t.keys(&[k]);
@@ -88,12 +70,8 @@ fn tui_answers_a_python_servers_form() {
 /// it; the server gets it.
 #[test]
 fn tui_approves_reviews_and_sends_a_sampling_request() {
-    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
+    use super::provider_stub::{Reply, Stub, Wire};
+    if !have_tmux() {
         return;
     }
     let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
@@ -111,20 +89,7 @@ fn tui_approves_reviews_and_sends_a_sampling_request() {
     ));
     let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
     let config = tempfile::tempdir().unwrap();
-    let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-    let t = Tmux::start(
-        &cmd,
-        &[
-            ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-            ("XDG_CONFIG_HOME", config.path().display().to_string()),
-            ("HARNESS9_CONFIG_DIR", config.path().display().to_string()),
-            ("HARNESS9_PROVIDER", "anthropic".into()),
-            ("HARNESS9_MODEL", "stub-model".into()),
-            ("ANTHROPIC_BASE_URL", stub.base_url()),
-            ("ANTHROPIC_API_KEY", TEST_KEY.into()),
-            ("TERM", "xterm-256color".into()),
-        ],
-    );
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");
     for k in ["g", "o", "Enter"] {
         t.keys(&[k]);

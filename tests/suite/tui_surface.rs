@@ -1,21 +1,14 @@
 //! The real binary's terminal UI in tmux: a server's logging level set with `l` (the server
 //! hears it, its log shows the level) and `/roots` keeping an extra root for the project.
 
-use std::process::Command;
-
 use serde_json::json;
 
-use super::tui::Tmux;
+use super::tui::{have_tmux, Tmux};
 use super::{fixture_bin, harness9_bin, Project};
 
 #[test]
 fn tui_log_level_and_roots() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing; the test command installs it"
-        );
-        eprintln!("skipped: tmux is not installed");
+    if !have_tmux() {
         return;
     }
     let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
