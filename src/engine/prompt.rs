@@ -12,7 +12,7 @@ use crate::mcp::features::{GetPromptResult, PromptMessage};
 use crate::mcp::Content;
 
 /// Image types providers take as images; other images become a description.
-const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+pub(crate) const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// The engine messages a prompt's result stands for (empty when it has none).
 pub fn prompt_messages(result: &GetPromptResult) -> Vec<Message> {

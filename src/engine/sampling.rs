@@ -1,8 +1,8 @@
 //! Servers' sampling requests (`sampling/createMessage`) on the configured model: the
 //! [`Sampler`] the façade plugs into the manager once the user approved a request.
 //!
-//! What is passed through: the messages (text; tool uses and tool results, 2025-11-25;
-//! images and audio become a short text note), `systemPrompt`, `maxTokens` (never more
+//! What is passed through: the messages (text; images; tool uses and tool results,
+//! 2025-11-25; audio becomes a short text note), `systemPrompt`, `maxTokens` (never more
 //! output than asked, nor more than the provider's own limit), `temperature`,
 //! `stopSequences`, `tools` and `toolChoice`. The answer is one text block, or (when the
 //! model called tools) an array of blocks with `tool_use` ones and `stopReason: toolUse`.
@@ -269,6 +269,16 @@ fn block(b: &Value) -> Block {
                 .collect(),
             is_error: b["isError"].as_bool().unwrap_or(false),
         },
+        "image"
+            if b["mimeType"]
+                .as_str()
+                .is_some_and(|m| super::prompt::IMAGE_TYPES.contains(&m)) =>
+        {
+            Block::Image {
+                media_type: b["mimeType"].as_str().unwrap_or_default().to_string(),
+                data: b["data"].as_str().unwrap_or_default().to_string(),
+            }
+        }
         other => Block::Text {
             text: format!(
                 "[{other} content ({}) is not passed to the model]",
@@ -284,6 +294,31 @@ mod tests {
 
     fn models() -> Vec<String> {
         vec!["small-haiku".into(), "big-opus".into()]
+    }
+
+    #[test]
+    fn images_go_to_the_model_as_images_audio_as_a_note() {
+        let m = |content: Value| {
+            message(&SamplingMessage {
+                role: "user".into(),
+                content,
+            })
+            .unwrap()
+            .content
+        };
+        assert_eq!(
+            m(json!({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})),
+            vec![Block::Image {
+                media_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into()
+            }]
+        );
+        assert_eq!(
+            m(json!([{"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}])),
+            vec![Block::Text {
+                text: "[audio content (audio/wav) is not passed to the model]".into()
+            }]
+        );
     }
 
     #[test]
