@@ -8,8 +8,7 @@ use harness9::engine::{
     CallStatus, ConversationChoice, Decision, Engine, EngineOptions, Event, PermissionOptions,
     ToolPermission, TurnOutcome,
 };
-use harness9::mcp::ApprovalPolicy;
-use harness9::{Harness, HarnessOptions};
+use harness9::Harness;
 use serde_json::{json, Value};
 
 use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
@@ -27,17 +26,7 @@ fn fixture_project(extra: Value) -> Project {
 }
 
 async fn started(project: &Project) -> Harness {
-    let h = Harness::open(
-        project.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: project.approvals(),
-            ..HarnessOptions::default()
-        },
-    );
-    h.start(None).await;
-    h.manager().wait_settled(Duration::from_secs(20)).await;
+    let h = project.started().await;
     assert!(
         !h.registry().is_empty(),
         "the servers started: {:?}",

@@ -108,6 +108,28 @@ pub struct Project {
 }
 
 impl Project {
+    /// The façade on this project: every server allowed, no login-shell PATH, the
+    /// project's own approval store.
+    pub fn harness(&self) -> harness9::Harness {
+        harness9::Harness::open(
+            self.path(),
+            harness9::HarnessOptions {
+                policy: ApprovalPolicy::AllowAll,
+                login_shell_path: false,
+                approvals: self.approvals(),
+                ..harness9::HarnessOptions::default()
+            },
+        )
+    }
+
+    /// [`Project::harness`] with its servers started and settled (up to 30 s).
+    pub async fn started(&self) -> harness9::Harness {
+        let h = self.harness();
+        h.start(None).await;
+        h.manager().wait_settled(Duration::from_secs(30)).await;
+        h
+    }
+
     pub fn new(mcp_json: &Value) -> Project {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -4,12 +4,8 @@
 //! nothing. Then the terminal UI in tmux: the prompt as a slash command, completed with Tab
 //! from the server's `completion/complete`.
 
-use std::time::Duration;
-
 use harness9::engine::{EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome};
 use harness9::harness::PromptError;
-use harness9::mcp::ApprovalPolicy;
-use harness9::{Harness, HarnessOptions};
 use serde_json::{json, Map, Value};
 
 use super::provider_stub::{Reply, Stub, Wire};
@@ -21,21 +17,6 @@ fn everything_project() -> Option<Project> {
     Some(Project::new(&json!({"mcpServers": {
         "ev": {"command": bin, "args": ["stdio"]}
     }})))
-}
-
-async fn started(p: &Project) -> Harness {
-    let h = Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            ..HarnessOptions::default()
-        },
-    );
-    h.start(None).await;
-    h.manager().wait_settled(Duration::from_secs(30)).await;
-    h
 }
 
 fn args(pairs: &[(&str, &str)]) -> Map<String, Value> {
@@ -50,7 +31,7 @@ async fn a_prompt_of_server_everything_opens_the_turn() {
     let Some(p) = everything_project() else {
         return;
     };
-    let harness = started(&p).await;
+    let harness = p.started().await;
     let stub = Stub::start(
         Wire::Anthropic,
         vec![

@@ -8,8 +8,6 @@ use harness9::engine::resources::{ResourceRef, LIST_RESOURCES_TOOL, READ_RESOURC
 use harness9::engine::{
     CallStatus, EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome,
 };
-use harness9::mcp::ApprovalPolicy;
-use harness9::{Harness, HarnessOptions};
 use serde_json::{json, Value};
 
 use super::provider_stub::{Reply, Stub, Wire};
@@ -23,21 +21,6 @@ fn everything_project() -> Option<Project> {
     Some(Project::new(
         &json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"]}}}),
     ))
-}
-
-async fn started(project: &Project) -> Harness {
-    let h = Harness::open(
-        project.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: project.approvals(),
-            ..HarnessOptions::default()
-        },
-    );
-    h.start(None).await;
-    h.manager().wait_settled(Duration::from_secs(20)).await;
-    h
 }
 
 fn options(project: &Project, stub: &Stub) -> EngineOptions {
@@ -83,7 +66,7 @@ async fn attached_resources_reach_the_model_with_the_message() {
     let Some(project) = everything_project() else {
         return;
     };
-    let harness = started(&project).await;
+    let harness = project.started().await;
     // The listing follows the connection; wait until the façade sees it.
     let resources = harness.resources(Some("ev")).await.unwrap();
     assert!(resources.iter().any(|r| r.resource.uri == FEATURES));
@@ -139,7 +122,7 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
     let Some(project) = everything_project() else {
         return;
     };
-    let harness = started(&project).await;
+    let harness = project.started().await;
     harness.resources(Some("ev")).await.unwrap();
     let stub = Stub::start(
         Wire::OpenAi,
@@ -202,7 +185,7 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_resource_tools_without_resources() {
     let project = Project::new(&json!({"mcpServers": {}}));
-    let harness = started(&project).await;
+    let harness = project.started().await;
     let stub = Stub::start(Wire::Anthropic, vec![Reply::text("ok")]).await;
     let engine = harness.engine(options(&project, &stub)).unwrap();
     let events = engine.send("hi").unwrap().collect().await;

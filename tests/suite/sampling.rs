@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use harness9::engine::sampling::SamplingSource;
 use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
-use harness9::mcp::ApprovalPolicy;
 use harness9::tools::CallContext;
-use harness9::{Harness, HarnessOptions};
+use harness9::Harness;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -18,16 +17,7 @@ use super::provider_stub::{Reply, Stub, Wire};
 use super::{external, Project};
 
 async fn open(p: &Project, stub: Option<&Stub>) -> Arc<Harness> {
-    let h = Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            restart: None,
-            auth: None,
-        },
-    );
+    let h = p.harness();
     match stub {
         Some(stub) => h.enable_sampling(SamplingSource::Client {
             client: stub.client(),
@@ -287,16 +277,7 @@ async fn python_sampling_with_tools_preferences_and_review() {
         ],
     )
     .await;
-    let h = Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            restart: None,
-            auth: None,
-        },
-    );
+    let h = p.harness();
     h.enable_sampling(SamplingSource::Client {
         client: stub.client(),
         models: vec!["stub-mini".into(), "stub-opus-large".into()],

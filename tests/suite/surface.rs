@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 use harness9::mcp::features::{CompletionRef, LogLevel};
 use harness9::mcp::manager::{AskAnswer, AskKind};
 use harness9::mcp::requests::{CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult};
-use harness9::mcp::ApprovalPolicy;
 use harness9::tools::CallContext;
-use harness9::{Harness, HarnessOptions};
+use harness9::Harness;
 use serde_json::{json, Map, Value};
 
 use super::{external, Project};
@@ -23,16 +22,7 @@ fn everything_project() -> Option<Project> {
 }
 
 async fn open(p: &Project, sampling: bool) -> Harness {
-    let h = Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            restart: None,
-            auth: None,
-        },
-    );
+    let h = p.harness();
     h.set_sampling(sampling);
     h.start(None).await;
     h.manager().wait_settled(Duration::from_secs(30)).await;

@@ -1,29 +1,16 @@
 //! Listings through the façade against our fixture (pages, capabilities a server lacks,
 //! a stopped server) and the Python SDK server (completion, titles).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use harness9::mcp::features::CompletionRef;
-use harness9::mcp::ApprovalPolicy;
-use harness9::{Harness, HarnessOptions};
+use harness9::Harness;
 use serde_json::{json, Map};
 
 use super::{external, Project};
 
 async fn open(p: &Project) -> Harness {
-    let h = Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            restart: None,
-            auth: None,
-        },
-    );
-    h.start(None).await;
-    h.manager().wait_settled(Duration::from_secs(30)).await;
-    h
+    p.started().await
 }
 
 #[tokio::test]

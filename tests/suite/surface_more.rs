@@ -5,24 +5,16 @@ use std::time::{Duration, Instant};
 
 use harness9::harness::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::{ApprovalPolicy, LogSource, ServerState};
+use harness9::mcp::{LogSource, ServerState};
 use harness9::tools::CallContext;
-use harness9::{Harness, HarnessOptions};
+use harness9::Harness;
 use serde_json::json;
 
 use super::{external, fixture_bin, Project};
 
 fn open(p: &Project) -> Harness {
-    Harness::open(
-        p.path(),
-        HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: p.approvals(),
-            ..HarnessOptions::default()
-        },
-    )
-    .with_roots_store(RootsStore::in_dir(p.data.path()))
+    p.harness()
+        .with_roots_store(RootsStore::in_dir(p.data.path()))
 }
 
 async fn started(p: &Project) -> Harness {
