@@ -72,6 +72,8 @@ pub enum Action {
         id: u64,
         url: String,
     },
+    /// Make a server ask again before it uses the model (withdraw its "always" grant).
+    RevokeSampling(String),
     /// Set a server's logging level (`logging/setLevel`).
     SetLogLevel {
         server: String,
@@ -184,6 +186,8 @@ pub struct App {
     pub picker: Option<super::attach::Picker>,
     /// Resources attached to the next message.
     pub attachments: Vec<harness9::engine::resources::ResourceRef>,
+    /// The servers that may use the model without asking ("always for this server").
+    pub sampling_grants: Vec<String>,
 }
 
 impl App {
@@ -209,6 +213,7 @@ impl App {
             resources: Vec::new(),
             picker: None,
             attachments: Vec::new(),
+            sampling_grants: Vec::new(),
         }
     }
 
@@ -343,6 +348,7 @@ impl App {
             }
             KeyCode::Char('o') => return self.auth_key(selected, false),
             KeyCode::Char('l') => return self.log_level_key(selected),
+            KeyCode::Char('s') => return self.revoke_sampling_key(selected),
             _ => {}
         }
         None

@@ -146,6 +146,12 @@ impl App {
         if self.row_details(selected).is_some_and(|d| d.logging) {
             hints.push("l log level");
         }
+        if self
+            .row_server(selected)
+            .is_some_and(|s| self.sampling_grants.contains(&s.name))
+        {
+            hints.push("s ask before sampling");
+        }
         if hints.is_empty() {
             String::new()
         } else {

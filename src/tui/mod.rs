@@ -175,6 +175,7 @@ async fn event_loop(
     let (mut listing, mut relist) = (true, false);
     slash_jobs.push(Box::pin(slash_run::list(harness)));
     refresh(app, harness);
+    app.sampling_grants = harness.sampling_grants().await.into_keys().collect();
     loop {
         app.log_tail = app
             .details_server()
@@ -267,9 +268,20 @@ async fn event_loop(
                         AuthDone::SignOut { server, result }
                     })),
                     Action::AnswerAsk { id, answer } => {
+                        let always = matches!(&answer, harness9::mcp::manager::AskAnswer::Approve(c) if c.always);
                         if let Err(e) = harness.answer_ask(id, answer) {
                             app.chat.push(ChatLine::System(e.to_string()));
                         }
+                        if always {
+                            app.sampling_grants = harness.sampling_grants().await.into_keys().collect();
+                        }
+                    }
+                    Action::RevokeSampling(server) => {
+                        match harness.revoke_sampling(&server).await {
+                            Ok(_) => app.chat.push(ChatLine::System(format!("{server} will ask before it uses your model"))),
+                            Err(e) => app.chat.push(ChatLine::System(format!("could not change the sampling grants: {e}"))),
+                        }
+                        app.sampling_grants = harness.sampling_grants().await.into_keys().collect();
                     }
                     Action::OpenAsk { id, url } => {
                         use harness9::mcp::auth::Opener;

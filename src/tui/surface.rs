@@ -74,6 +74,14 @@ impl App {
         })
     }
 
+    /// `s` on a server that may use the model without asking: make it ask again.
+    pub(super) fn revoke_sampling_key(&self, selected: usize) -> Option<Action> {
+        let s = self.row_server(selected)?;
+        self.sampling_grants
+            .contains(&s.name)
+            .then(|| Action::RevokeSampling(s.name.clone()))
+    }
+
     /// The server whose details are open (its recent log is kept fresh).
     pub fn details_server(&self) -> Option<String> {
         match &self.modal {

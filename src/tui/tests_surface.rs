@@ -108,6 +108,26 @@ fn l_cycles_the_logging_level_of_the_selected_server() {
 }
 
 #[test]
+fn s_makes_a_server_with_an_always_grant_ask_again() {
+    let mut app = app();
+    app.modal = Modal::Mcp {
+        selected: 0,
+        details: false,
+    };
+    // No grant: `s` does nothing and is not offered.
+    assert_eq!(app.on_key(key(KeyCode::Char('s'))), None);
+    assert!(!screen(&app).contains("s ask before sampling"));
+    app.sampling_grants = vec!["ev".into()];
+    assert!(screen(&app).contains("└ l log level · s ask before sampling ──"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('s'))),
+        Some(Action::RevokeSampling("ev".into()))
+    );
+    app.on_key(key(KeyCode::Enter));
+    assert!(screen(&app).contains("sampling: may use your model without asking · s make it ask"));
+}
+
+#[test]
 fn server_details_show_the_level_and_the_log_with_levels() {
     let mut app = app();
     app.modal = Modal::Mcp {

@@ -385,6 +385,11 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                 other => lines.push(Line::raw(other.word().to_string())),
             }
             lines.extend(auth::detail_lines(s));
+            if app.sampling_grants.contains(&s.name) {
+                lines.push(Line::raw(
+                    "sampling: may use your model without asking · s make it ask",
+                ));
+            }
             let details = app.details.get(*i).and_then(Option::as_ref);
             lines.extend(surface::server_lines(details, &app.log_tail));
         }
