@@ -42,6 +42,7 @@
 //! ([`permissions`]), large tool sets are deferred behind tool search ([`toolset`],
 //! [`search`]) and long outputs are cut and paged ([`spill`]).
 
+pub mod approvals;
 pub mod event;
 pub mod message;
 pub mod permissions;

@@ -127,12 +127,8 @@ pub enum Modal {
     /// Project servers waiting for approval, as shown (what would run, and the
     /// fingerprint that approves exactly that).
     ServerApproval(Vec<ApprovalRequest>),
-    /// A tool call waiting for the user.
-    ToolApproval {
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
+    /// The oldest tool call waiting for the user (`App::approvals` holds them all).
+    ToolApproval,
 }
 
 /// A row of the `/mcp` panel.
@@ -188,6 +184,8 @@ pub struct App {
     pub attachments: Vec<harness9::engine::resources::ResourceRef>,
     /// The servers that may use the model without asking ("always for this server").
     pub sampling_grants: Vec<String>,
+    /// The turn's tool calls waiting for the user; the modal shows the oldest.
+    pub approvals: harness9::engine::approvals::PendingApprovals,
 }
 
 impl App {
@@ -213,6 +211,7 @@ impl App {
             resources: Vec::new(),
             picker: None,
             attachments: Vec::new(),
+            approvals: Default::default(),
             sampling_grants: Vec::new(),
         }
     }
@@ -290,15 +289,23 @@ impl App {
                 }
                 _ => None,
             },
-            Modal::ToolApproval { call_id, .. } => {
+            Modal::ToolApproval => {
                 let decision = match key.code {
                     KeyCode::Char('y') => ToolDecision::Once,
                     KeyCode::Char('a') => ToolDecision::Always,
                     KeyCode::Char('n') | KeyCode::Esc => ToolDecision::Deny,
                     _ => return None,
                 };
-                self.modal = Modal::None;
-                Some(Action::AnswerTool { call_id, decision })
+                let first = self.approvals.first().map(|p| p.call_id.clone())?;
+                self.approvals.take(&first);
+                // The next request waiting, if any, shows at once.
+                if self.approvals.is_empty() {
+                    self.modal = Modal::None;
+                }
+                Some(Action::AnswerTool {
+                    call_id: first,
+                    decision,
+                })
             }
             Modal::Mcp { selected, details } => self.panel_key(key, selected, details),
             Modal::None => self.chat_key(key),
@@ -428,6 +435,12 @@ impl App {
 
     /// Folds one engine event into the transcript.
     pub fn on_event(&mut self, event: Event) {
+        if self.approvals.observe(&event)
+            && self.approvals.is_empty()
+            && self.modal == Modal::ToolApproval
+        {
+            self.modal = Modal::None;
+        }
         match event {
             Event::TurnStart { .. } => self.busy = true,
             Event::TextDelta { text } => match self.chat.last_mut() {
@@ -444,17 +457,8 @@ impl App {
                 arguments: arguments.to_string(),
                 status: ToolLineStatus::Running,
             }),
-            Event::ApprovalRequest {
-                call_id,
-                name,
-                arguments,
-                ..
-            } => {
-                self.modal = Modal::ToolApproval {
-                    call_id,
-                    name,
-                    arguments: arguments.to_string(),
-                }
+            Event::ApprovalRequest { .. } => {
+                self.modal = Modal::ToolApproval;
             }
             Event::ToolCallEnd {
                 call_id,
@@ -487,7 +491,7 @@ impl App {
             Event::Notice { message } => self.chat.push(ChatLine::System(message)),
             Event::TurnEnd { outcome, .. } => {
                 self.busy = false;
-                if let Modal::ToolApproval { .. } = self.modal {
+                if self.modal == Modal::ToolApproval {
                     self.modal = Modal::None;
                 }
                 match outcome {

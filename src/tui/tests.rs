@@ -425,6 +425,42 @@ fn tool_approval_card() {
 }
 
 #[test]
+fn parallel_tool_calls_are_each_asked_about_in_turn() {
+    let mut app = app_with_servers();
+    for (id, path) in [("1", "a.txt"), ("2", "b.txt"), ("3", "c.txt")] {
+        app.on_event(Event::ApprovalRequest {
+            call_id: id.into(),
+            name: "mcp__demo__read_file".into(),
+            arguments: json!({"path": path}),
+            read_only: true,
+        });
+    }
+    let s = screen(&app);
+    assert!(s.contains("a.txt") && s.contains("2 more waiting"), "{s}");
+    let answer = |app: &mut App, k: char| match app.on_key(key(KeyCode::Char(k))) {
+        Some(Action::AnswerTool { call_id, .. }) => call_id,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(answer(&mut app, 'y'), "1");
+    let s = screen(&app);
+    assert!(s.contains("b.txt") && s.contains("1 more waiting"), "{s}");
+    // A call that ended another way is no longer asked about.
+    app.on_event(Event::ToolCallEnd {
+        call_id: "2".into(),
+        name: "mcp__demo__read_file".into(),
+        arguments: json!({"path": "b.txt"}),
+        status: CallStatus::Cancelled,
+        duration_ms: 0,
+        error: None,
+        output: String::new(),
+        spilled: None,
+    });
+    assert!(screen(&app).contains("c.txt"));
+    assert_eq!(answer(&mut app, 'n'), "3");
+    assert_eq!(app.modal, Modal::None);
+}
+
+#[test]
 fn config_error_shows_in_the_bar() {
     let mut app = App::new("p".into());
     app.set_status(

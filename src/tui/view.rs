@@ -35,9 +35,16 @@ pub fn render(f: &mut Frame, app: &App) {
         Modal::None => {}
         Modal::Mcp { selected, details } => render_panel(f, app, *selected, *details),
         Modal::ServerApproval(servers) => render_server_approval(f, servers),
-        Modal::ToolApproval {
-            name, arguments, ..
-        } => render_tool_approval(f, name, arguments),
+        Modal::ToolApproval => {
+            if let Some(p) = app.approvals.first() {
+                render_tool_approval(
+                    f,
+                    &p.name,
+                    &p.arguments.to_string(),
+                    app.approvals.len() - 1,
+                )
+            }
+        }
     }
     if let (Modal::None, Some(p)) = (&app.modal, &app.picker) {
         super::attach::render_picker(f, p, input);
@@ -465,10 +472,10 @@ fn render_server_approval(f: &mut Frame, servers: &[ApprovalRequest]) {
     );
 }
 
-fn render_tool_approval(f: &mut Frame, name: &str, arguments: &str) {
+fn render_tool_approval(f: &mut Frame, name: &str, arguments: &str, more: usize) {
     let area = centered(f.area(), f.area().width.saturating_sub(4), 8);
     f.render_widget(Clear, area);
-    let lines = vec![
+    let mut lines = vec![
         Line::from(vec![
             Span::raw("The model wants to call "),
             Span::styled(name.to_string(), Style::new().fg(Color::Cyan).bold()),
@@ -480,6 +487,9 @@ fn render_tool_approval(f: &mut Frame, name: &str, arguments: &str) {
             Style::new().fg(Color::Yellow),
         ),
     ];
+    if more > 0 {
+        lines.insert(2, Line::raw(format!("{more} more waiting")));
+    }
     let block = Block::default()
         .borders(Borders::ALL)
         .title(" Allow tool call? ");

@@ -267,3 +267,51 @@ fn tui_chat_runs_tools_asks_and_stops() {
     assert_eq!(stub.requests().len(), 3);
     t.keys(&["C-c"]);
 }
+
+/// Two tool calls in one answer both need permission: each is asked about in turn (the
+/// second waits behind the first), both run, and the turn ends.
+#[test]
+fn tui_asks_about_parallel_tool_calls_one_after_another() {
+    use super::provider_stub::{Reply, Stub, Wire};
+    if !have_tmux() {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::Turn {
+                text: String::new(),
+                calls: vec![
+                    ("mcp__fx__echo".into(), json!({"text": "first"})),
+                    ("mcp__fx__echo".into(), json!({"text": "second"})),
+                ],
+            },
+            Reply::text("Both ran."),
+        ],
+    ));
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let config = tempfile::tempdir().unwrap();
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
+    t.wait_for("[MCP] fx ● 10 tools");
+    t.wait_for("anthropic · stub-model");
+    for k in ["g", "o", "Enter"] {
+        t.keys(&[k]);
+    }
+    let s = t.wait_for("1 more waiting");
+    assert!(s.contains("{\"text\":\"first\"}"), "{s}");
+    t.keys(&["y"]);
+    let s = t.wait_for("{\"text\":\"second\"}");
+    assert!(!s.contains("more waiting"), "{s}");
+    t.keys(&["y"]);
+    let s = t.wait_for("Both ran.");
+    assert!(
+        s.contains("⚙ mcp__fx__echo {\"text\":\"first\"} ok "),
+        "{s}"
+    );
+    assert!(
+        s.contains("⚙ mcp__fx__echo {\"text\":\"second\"} ok "),
+        "{s}"
+    );
+    t.keys(&["C-c"]);
+}
