@@ -315,3 +315,37 @@ fn tui_asks_about_parallel_tool_calls_one_after_another() {
     );
     t.keys(&["C-c"]);
 }
+
+/// `r` in /mcp restarts a server in the background: a server slow to stop (it ignores
+/// SIGTERM and lingers after its stdin closes) does not freeze the UI meanwhile.
+#[test]
+fn tui_restart_does_not_freeze_the_ui() {
+    if !have_tmux() {
+        return;
+    }
+    let script = "trap '' TERM; \"$0\"; sleep 30";
+    let p = Project::new(
+        &json!({"mcpServers": {"slow": {"command": "sh", "args": ["-c", script, fixture_bin()]}}}),
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(super::provider_stub::Stub::start(
+        super::provider_stub::Wire::Anthropic,
+        vec![],
+    ));
+    let config = tempfile::tempdir().unwrap();
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
+    t.wait_for("[MCP] slow ● 10 tools");
+    t.keys(&["/", "m", "c", "p", "Enter"]);
+    t.wait_for("r restart");
+    t.keys(&["r", "Escape"]);
+    // (A pause, or the terminal reads Escape and the next key as Alt+key.)
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for k in ["a", "b", "c"] {
+        t.keys(&[k]);
+    }
+    // The keys are handled while the server is still stopping.
+    let s = t.wait_for("› abc");
+    assert!(!s.contains("slow ● 10 tools"), "{s}");
+    t.wait_for("[MCP] slow ● 10 tools");
+    t.keys(&["C-c"]);
+}
