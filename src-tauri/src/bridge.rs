@@ -10,9 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use harness9::engine::{
-    Block, CallStatus, Decision, Event, Message, ResultPart, Role, TurnOutcome, Usage,
-};
+use harness9::engine::{CallStatus, Decision, Event, TurnOutcome, Usage};
 use harness9::harness::{CallError, ConfigSaveError, TimedResult};
 use harness9::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigProblem, ConfigText, EditError, EntryCheck,
@@ -1077,39 +1075,6 @@ impl From<ChatDecisionDto> for Decision {
     }
 }
 
-/// One entry of a saved conversation, as the chat pane shows it when reopened.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(
-    tag = "kind",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum ChatItemDto {
-    User {
-        text: String,
-    },
-    Assistant {
-        text: String,
-    },
-    Tool {
-        call_id: String,
-        name: String,
-        arguments: Value,
-        /// `null` when the conversation holds no result for the call.
-        output: Option<String>,
-        is_error: bool,
-    },
-    /// A note the app added to the conversation (tools that disappeared).
-    Notice {
-        text: String,
-    },
-    /// A resource the user attached to their message.
-    Attachment {
-        server: String,
-        uri: String,
-    },
-}
-
 /// What the chat pane shows when it opens.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -1122,83 +1087,7 @@ pub struct ChatStateDto {
     /// A turn is running (the pane was reopened during one).
     pub busy: bool,
     pub conversation_id: Option<String>,
-    pub history: Vec<ChatItemDto>,
-}
-
-/// The conversation as chat items: prompts, answers and tool calls with their results.
-pub fn chat_history(messages: &[std::sync::Arc<Message>]) -> Vec<ChatItemDto> {
-    let mut out: Vec<ChatItemDto> = Vec::new();
-    let mut calls: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for m in messages {
-        let mut first_text = true;
-        for b in &m.content {
-            match b {
-                Block::Text { text } => match m.role {
-                    Role::User if first_text => {
-                        first_text = false;
-                        out.push(ChatItemDto::User { text: text.clone() });
-                    }
-                    Role::User => out.push(ChatItemDto::Notice { text: text.clone() }),
-                    Role::Assistant => match out.last_mut() {
-                        Some(ChatItemDto::Assistant { text: t }) => t.push_str(text),
-                        _ => out.push(ChatItemDto::Assistant { text: text.clone() }),
-                    },
-                },
-                // An image of a server prompt's message: named, not shown.
-                Block::Image { media_type, data } => out.push(ChatItemDto::Notice {
-                    text: format!("[image: {media_type}, {} bytes]", data.len() / 4 * 3),
-                }),
-                Block::Resource { server, uri, .. } => {
-                    let same = matches!(out.last(), Some(ChatItemDto::Attachment { server: s, uri: u }) if s == server && u == uri);
-                    if !same {
-                        out.push(ChatItemDto::Attachment {
-                            server: server.clone(),
-                            uri: uri.clone(),
-                        });
-                    }
-                }
-                Block::ToolUse { id, name, input } => {
-                    calls.insert(id, out.len());
-                    out.push(ChatItemDto::Tool {
-                        call_id: id.clone(),
-                        name: name.clone(),
-                        arguments: input.clone(),
-                        output: None,
-                        is_error: false,
-                    });
-                }
-                Block::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => {
-                    first_text = false;
-                    let text = content
-                        .iter()
-                        .map(|p| match p {
-                            ResultPart::Text { text } => text.clone(),
-                            ResultPart::Image { media_type, data } => {
-                                ResultPart::placeholder(media_type, data)
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    if let Some(ChatItemDto::Tool {
-                        output,
-                        is_error: e,
-                        ..
-                    }) = calls
-                        .get(tool_use_id.as_str())
-                        .and_then(|i| out.get_mut(*i))
-                    {
-                        *output = Some(text);
-                        *e = *is_error;
-                    }
-                }
-            }
-        }
-    }
-    out
+    pub history: Vec<harness9::engine::history::ChatItem>,
 }
 
 // ---- the generated TypeScript ----------------------------------------------------------
@@ -1251,7 +1140,7 @@ pub fn typescript_bindings() -> String {
         TurnOutcomeDto::decl(&cfg),
         UsageDto::decl(&cfg),
         ChatDecisionDto::decl(&cfg),
-        ChatItemDto::decl(&cfg),
+        harness9::engine::history::ChatItem::decl(&cfg),
         ChatStateDto::decl(&cfg),
         AskDto::decl(&cfg),
         crate::asks::AskRequestDto::decl(&cfg),
@@ -1457,52 +1346,5 @@ mod tests {
                 js(serde_json::to_value(&e).unwrap())
             );
         }
-    }
-
-    #[test]
-    fn history_pairs_tool_calls_with_their_results() {
-        let msgs = [
-            Message::user_text("hi"),
-            Message {
-                role: Role::Assistant,
-                content: vec![
-                    Block::Text {
-                        text: "let me".into(),
-                    },
-                    Block::ToolUse {
-                        id: "t1".into(),
-                        name: "mcp__demo__list_dir".into(),
-                        input: serde_json::json!({}),
-                    },
-                ],
-            },
-            Message {
-                role: Role::User,
-                content: vec![Block::ToolResult {
-                    tool_use_id: "t1".into(),
-                    content: vec![ResultPart::Text {
-                        text: "README.md".into(),
-                    }],
-                    is_error: false,
-                }],
-            },
-            Message {
-                role: Role::Assistant,
-                content: vec![Block::Text {
-                    text: "done".into(),
-                }],
-            },
-        ]
-        .map(std::sync::Arc::new);
-        assert_eq!(
-            serde_json::to_value(chat_history(&msgs)).unwrap(),
-            serde_json::json!([
-                {"kind": "user", "text": "hi"},
-                {"kind": "assistant", "text": "let me"},
-                {"kind": "tool", "callId": "t1", "name": "mcp__demo__list_dir", "arguments": {},
-                 "output": "README.md", "isError": false},
-                {"kind": "assistant", "text": "done"},
-            ])
-        );
     }
 }

@@ -8,6 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use harness9::engine::history::{history, ChatItem};
 use harness9::engine::{
     ConversationChoice, Decision, Engine, EngineError, EngineOptions, Event, Message, TurnControl,
     TurnHandle,
@@ -16,9 +17,7 @@ use harness9::Harness;
 use serde_json::{Map, Value};
 use tauri::ipc::Channel;
 
-use crate::bridge::{
-    chat_history, BridgeError, BridgeResult, ChatEventDto, ChatItemDto, ChatStateDto, ErrorCode,
-};
+use crate::bridge::{BridgeError, BridgeResult, ChatEventDto, ChatStateDto, ErrorCode};
 
 /// The chat of one open project.
 #[derive(Default)]
@@ -86,7 +85,7 @@ impl Chat {
                 error: None,
                 busy: e.is_busy(),
                 conversation_id: Some(e.conversation_id().to_string()),
-                history: chat_history(&e.messages()),
+                history: history(&e.messages()),
             }),
             Err(e) if e.code == ErrorCode::NotConfigured => Ok(ChatStateDto {
                 provider: None,
@@ -130,14 +129,14 @@ impl Chat {
         name: &str,
         arguments: Map<String, Value>,
         channel: Channel<ChatEventDto>,
-    ) -> BridgeResult<Vec<ChatItemDto>> {
+    ) -> BridgeResult<Vec<ChatItem>> {
         let engine = self.engine(harness, false)?;
         let turn = harness
             .send_prompt(&engine, server, name, arguments)
             .await?;
         self.forward(turn.handle, channel);
         let opening: Vec<Arc<Message>> = turn.opening.into_iter().map(Arc::new).collect();
-        Ok(chat_history(&opening))
+        Ok(history(&opening))
     }
 
     /// Forwards a turn's events to the window and keeps its controls until it ends.

@@ -307,7 +307,7 @@ pub async fn chat_send_prompt(
     name: String,
     arguments: serde_json::Map<String, Value>,
     channel: Channel<ChatEventDto>,
-) -> BridgeResult<Vec<ChatItemDto>> {
+) -> BridgeResult<Vec<harness9::engine::history::ChatItem>> {
     let s = state.open_session().await?;
     s.chat
         .send_prompt(&s.harness, &server, &name, arguments, channel)

@@ -44,6 +44,7 @@
 
 pub mod approvals;
 pub mod event;
+pub mod history;
 pub mod message;
 pub mod permissions;
 pub mod prompt;

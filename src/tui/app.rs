@@ -14,7 +14,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::auth::Notice;
 
 /// Slash commands, for Tab completion.
-pub const COMMANDS: &[&str] = &["/mcp", "/roots", "/quit"];
+pub const COMMANDS: &[&str] = &["/mcp", "/roots", "/new", "/resume", "/quit"];
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +81,8 @@ pub enum Action {
     },
     /// List, add or remove the project's extra roots.
     Roots(super::surface::RootsCommand),
+    /// Start, list or reopen a conversation.
+    Conversation(super::conversations::ConversationCmd),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +110,11 @@ pub enum ChatLine {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolLineStatus {
     Running,
+    /// A call of a reopened conversation (`answered`: its result is in the conversation).
+    Earlier {
+        status: CallStatus,
+        answered: bool,
+    },
     Done {
         status: CallStatus,
         duration_ms: u64,
@@ -376,6 +383,7 @@ impl App {
                 if text.starts_with('/')
                     && !COMMANDS.contains(&text)
                     && super::surface::parse_roots(text).is_none()
+                    && super::conversations::parse(text).is_none()
                 {
                     if let Some(action) = super::slash::enter(self, text) {
                         return action;
@@ -390,6 +398,9 @@ impl App {
                         }
                     }
                     "/quit" => return Some(Action::Quit),
+                    t if super::conversations::parse(t).is_some() => {
+                        return super::conversations::parse(t).map(Action::Conversation)
+                    }
                     t if super::surface::parse_roots(t).is_some() => {
                         match super::surface::parse_roots(t)? {
                             Ok(cmd) => return Some(Action::Roots(cmd)),

@@ -8,6 +8,7 @@ mod ask;
 mod ask_view;
 mod attach;
 mod auth;
+mod conversations;
 mod slash;
 mod slash_run;
 mod slash_view;
@@ -151,7 +152,7 @@ fn refresh(app: &mut App, harness: &Harness) {
 async fn event_loop(
     term: &mut Term,
     harness: &Harness,
-    engine: Option<Engine>,
+    mut engine: Option<Engine>,
     app: &mut App,
     project: &Path,
 ) -> i32 {
@@ -316,6 +317,7 @@ async fn event_loop(
                         }
                         refresh(app, harness);
                     }
+                    Action::Conversation(cmd) => conversations::run(harness, &mut engine, app, cmd),
                     Action::Roots(cmd) => {
                         let text = surface::run_roots(harness, cmd);
                         app.chat.push(ChatLine::System(text));

@@ -85,10 +85,11 @@ fn tab_lists_commands_and_prompts_then_completes_one() {
             "┌ Tab completes ───────────────────────────────────────────────────────────────┐",
             "│  /mcp                                                                        │",
             "│  /roots                                                                      │",
+            "│  /new                                                                        │",
+            "│  /resume                                                                     │",
             "│  /quit                                                                       │",
             "│  /ev:team                                                                    │",
-            "│  /ev:simple                                                                  │",
-            "│  /py:review                                                                  │",
+            "│  … and 2 more; type to narrow                                                │",
             "└──────────────────────────────────────────────────────────────────────────────┘",
         ]
     );
@@ -247,7 +248,7 @@ fn enter_with_a_missing_required_argument_sends_nothing() {
     assert_eq!(
         app.chat.last(),
         Some(&ChatLine::System(
-            "unknown command /nope; commands: /mcp /roots /quit".into()
+            "unknown command /nope; commands: /mcp /roots /new /resume /quit".into()
         ))
     );
 }

@@ -164,6 +164,13 @@ fn tool_line(name: &str, arguments: &str, status: &ToolLineStatus) -> Line<'stat
     };
     let (word, color, tail) = match status {
         ToolLineStatus::Running => ("running", Color::Yellow, String::new()),
+        ToolLineStatus::Earlier {
+            answered: false, ..
+        } => ("no result", Color::DarkGray, String::new()),
+        ToolLineStatus::Earlier { status, .. } => match status {
+            CallStatus::Ok => ("ok", Color::Green, String::new()),
+            _ => ("error", Color::Red, String::new()),
+        },
         ToolLineStatus::Done {
             status,
             duration_ms,

@@ -349,3 +349,61 @@ fn tui_restart_does_not_freeze_the_ui() {
     t.wait_for("[MCP] slow ● 10 tools");
     t.keys(&["C-c"]);
 }
+
+/// `/new` starts a conversation, `/resume` lists the saved ones and `/resume N` reopens one
+/// with its history; the model then gets that history.
+#[test]
+fn tui_lists_and_reopens_conversations() {
+    use super::provider_stub::{Reply, Stub, Wire};
+    if !have_tmux() {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::text("Paris it is."),
+            Reply::text("Something else."),
+            Reply::text("You asked about Paris."),
+        ],
+    ));
+    let p = Project::new(&json!({"mcpServers": {}}));
+    let config = tempfile::tempdir().unwrap();
+    let t = Tmux::chat(&p, stub.base_url(), config.path());
+    t.wait_for("anthropic · stub-model");
+    let type_line = |text: &str| {
+        for c in text.chars() {
+            let k = c.to_string();
+            t.keys(&[if c == ' ' { "Space" } else { &k }]);
+        }
+        t.keys(&["Enter"]);
+    };
+    type_line("trip to paris");
+    t.wait_for("Paris it is.");
+    type_line("/new");
+    let s = t.wait_for("new conversation");
+    assert!(!s.contains("Paris it is."), "{s}");
+    type_line("other topic");
+    t.wait_for("Something else.");
+    type_line("/resume");
+    let s = t.wait_for("saved conversations");
+    assert!(s.contains("1. other topic · 2 messages"), "{s}");
+    assert!(s.contains("(this one)"), "{s}");
+    assert!(s.contains("2. trip to paris · 2 messages"), "{s}");
+    type_line("/resume 2");
+    let s = t.wait_for("conversation reopened");
+    assert!(
+        s.contains("trip to paris") && s.contains("Paris it is."),
+        "{s}"
+    );
+    assert!(!s.contains("Something else."), "{s}");
+    type_line("what did i ask");
+    t.wait_for("You asked about Paris.");
+    let last = stub.requests().last().unwrap().clone();
+    let sent = last.body["messages"].to_string();
+    assert!(
+        sent.contains("trip to paris") && !sent.contains("other topic"),
+        "{sent}"
+    );
+    t.keys(&["C-c"]);
+}

@@ -232,7 +232,7 @@ export type UsageDto = { inputTokens: number, outputTokens: number, };
 
 export type ChatDecisionDto = "allow_once" | "allow_always" | "deny";
 
-export type ChatItemDto = { "kind": "user", text: string, } | { "kind": "assistant", text: string, } | { "kind": "tool", callId: string, name: string, arguments: JsonValue, 
+export type ChatItem = { "kind": "user", text: string, } | { "kind": "assistant", text: string, } | { "kind": "tool", callId: string, name: string, arguments: JsonValue, 
 /**
  * `null` when the conversation holds no result for the call.
  */
@@ -250,7 +250,7 @@ error: string | null,
 /**
  * A turn is running (the pane was reopened during one).
  */
-busy: boolean, conversationId: string | null, history: Array<ChatItemDto>, };
+busy: boolean, conversationId: string | null, history: Array<ChatItem>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 

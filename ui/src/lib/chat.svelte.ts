@@ -1,7 +1,7 @@
 // The chat pane's state: the project's conversation as entries (prompts, streamed answers,
 // tool cards, notices), folded from the engine's events. One per open project.
 
-import type { AttachmentDto, CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItemDto, ChatStateDto, PromptDto } from "./bindings";
+import type { AttachmentDto, CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItem, ChatStateDto, PromptDto } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
 /** A tool call as its card shows it. */
@@ -89,7 +89,7 @@ export class ChatSession {
     this.loaded = true;
   }
 
-  #fromHistory(h: ChatItemDto): ChatEntry {
+  #fromHistory(h: ChatItem): ChatEntry {
     const id = ++this.#id;
     switch (h.kind) {
       case "user":

@@ -10,7 +10,7 @@ import type {
   ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
-  ChatItemDto,
+  ChatItem,
   ChatStateDto,
   CompletionDto,
   ConfigChangedDto,
@@ -109,7 +109,7 @@ export class MockBackend implements Backend {
   /** A server's suggestions for an argument (filtered by what is typed). */
   completions: (server: string, prompt: string, argument: string, value: string, context: Record<string, string>) => string[] = () => [];
   /** The messages a prompt opens its turn with (by default one user message naming it). */
-  promptOpening: (server: string, name: string, args: Record<string, string>) => ChatItemDto[] = (server, name, args) => [
+  promptOpening: (server: string, name: string, args: Record<string, string>) => ChatItem[] = (server, name, args) => [
     { kind: "user", text: `${server}:${name} ${JSON.stringify(args)}` },
   ];
   /** The running turn's event callback (set by `chatSend`). */

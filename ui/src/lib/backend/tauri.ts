@@ -9,7 +9,7 @@ import type {
   ApprovalRequestDto,
   ApproveOutcomeDto,
   ChatEventDto,
-  ChatItemDto,
+  ChatItem,
   ChatStateDto,
   CompletionDto,
   ConfigChangedDto,
@@ -118,7 +118,7 @@ export const tauriBackend: Backend = {
   async chatSendPrompt(server, name, args, onEvent) {
     const channel = new Channel<ChatEventDto>();
     channel.onmessage = onEvent;
-    return call<ChatItemDto[]>("chat_send_prompt", { server, name, arguments: args, channel });
+    return call<ChatItem[]>("chat_send_prompt", { server, name, arguments: args, channel });
   },
 
   pendingAsks: () => call<AskDto[]>("pending_asks"),

@@ -10,7 +10,7 @@ import type {
   ApproveOutcomeDto,
   ChatDecisionDto,
   ChatEventDto,
-  ChatItemDto,
+  ChatItem,
   ChatStateDto,
   CompletionDto,
   ConfigChangedDto,
@@ -149,7 +149,7 @@ export interface Backend {
     name: string,
     args: Record<string, string>,
     onEvent: (e: ChatEventDto) => void,
-  ): Promise<ChatItemDto[]>;
+  ): Promise<ChatItem[]>;
 
   /** What servers ask the user, oldest first. */
   pendingAsks(): Promise<AskDto[]>;

@@ -1,0 +1,173 @@
+//! A saved conversation as a chat pane shows it when it is reopened: the user's messages,
+//! the model's answers, each tool call with its result, notes and attachments. Both front
+//! ends render these items; the desktop app's TypeScript types come from here.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::message::{Block, Message, ResultPart, Role};
+
+/// One entry of a saved conversation, as the chat pane shows it when reopened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ChatItem {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+    },
+    Tool {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        /// `null` when the conversation holds no result for the call.
+        output: Option<String>,
+        is_error: bool,
+    },
+    /// A note the app added to the conversation (tools that disappeared).
+    Notice {
+        text: String,
+    },
+    /// A resource the user attached to their message.
+    Attachment {
+        server: String,
+        uri: String,
+    },
+}
+
+/// The conversation as chat items: prompts, answers and tool calls with their results.
+pub fn history(messages: &[Arc<Message>]) -> Vec<ChatItem> {
+    let mut out: Vec<ChatItem> = Vec::new();
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    for m in messages {
+        let mut first_text = true;
+        for b in &m.content {
+            match b {
+                Block::Text { text } => match m.role {
+                    Role::User if first_text => {
+                        first_text = false;
+                        out.push(ChatItem::User { text: text.clone() });
+                    }
+                    Role::User => out.push(ChatItem::Notice { text: text.clone() }),
+                    Role::Assistant => match out.last_mut() {
+                        Some(ChatItem::Assistant { text: t }) => t.push_str(text),
+                        _ => out.push(ChatItem::Assistant { text: text.clone() }),
+                    },
+                },
+                // An image of a server prompt's message: named, not shown.
+                Block::Image { media_type, data } => out.push(ChatItem::Notice {
+                    text: format!("[image: {media_type}, {} bytes]", data.len() / 4 * 3),
+                }),
+                Block::Resource { server, uri, .. } => {
+                    let same = matches!(out.last(), Some(ChatItem::Attachment { server: s, uri: u }) if s == server && u == uri);
+                    if !same {
+                        out.push(ChatItem::Attachment {
+                            server: server.clone(),
+                            uri: uri.clone(),
+                        });
+                    }
+                }
+                Block::ToolUse { id, name, input } => {
+                    calls.insert(id, out.len());
+                    out.push(ChatItem::Tool {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        arguments: input.clone(),
+                        output: None,
+                        is_error: false,
+                    });
+                }
+                Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    first_text = false;
+                    let text = content
+                        .iter()
+                        .map(|p| match p {
+                            ResultPart::Text { text } => text.clone(),
+                            ResultPart::Image { media_type, data } => {
+                                ResultPart::placeholder(media_type, data)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    if let Some(ChatItem::Tool {
+                        output,
+                        is_error: e,
+                        ..
+                    }) = calls
+                        .get(tool_use_id.as_str())
+                        .and_then(|i| out.get_mut(*i))
+                    {
+                        *output = Some(text);
+                        *e = *is_error;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_pairs_tool_calls_with_their_results() {
+        let msgs = [
+            Message::user_text("hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    Block::Text {
+                        text: "let me".into(),
+                    },
+                    Block::ToolUse {
+                        id: "t1".into(),
+                        name: "mcp__demo__list_dir".into(),
+                        input: serde_json::json!({}),
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![Block::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: vec![ResultPart::Text {
+                        text: "README.md".into(),
+                    }],
+                    is_error: false,
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::Text {
+                    text: "done".into(),
+                }],
+            },
+        ]
+        .map(Arc::new);
+        assert_eq!(
+            serde_json::to_value(history(&msgs)).unwrap(),
+            serde_json::json!([
+                {"kind": "user", "text": "hi"},
+                {"kind": "assistant", "text": "let me"},
+                {"kind": "tool", "callId": "t1", "name": "mcp__demo__list_dir", "arguments": {},
+                 "output": "README.md", "isError": false},
+                {"kind": "assistant", "text": "done"},
+            ])
+        );
+    }
+}
