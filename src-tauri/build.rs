@@ -35,6 +35,8 @@ const COMMANDS: &[&str] = &[
     "save_config",
     "open_config_in_editor",
     "chat_state",
+    "chat_conversations",
+    "chat_open",
     "chat_new",
     "chat_send",
     "chat_stop",

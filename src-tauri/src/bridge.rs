@@ -1141,6 +1141,7 @@ pub fn typescript_bindings() -> String {
         UsageDto::decl(&cfg),
         ChatDecisionDto::decl(&cfg),
         harness9::engine::history::ChatItem::decl(&cfg),
+        harness9::engine::ConversationSummary::decl(&cfg),
         ChatStateDto::decl(&cfg),
         AskDto::decl(&cfg),
         crate::asks::AskRequestDto::decl(&cfg),

@@ -51,6 +51,24 @@ pub(crate) fn engine_error(e: EngineError) -> BridgeError {
 }
 
 impl Chat {
+    /// Reopens saved conversation `id` (the current one stays saved).
+    pub fn open(&self, harness: &Harness, id: &str) -> BridgeResult<ChatStateDto> {
+        {
+            let mut slot = self.slot.lock().expect("chat lock");
+            if slot.engine.as_ref().is_some_and(|e| e.is_busy()) {
+                return Err(engine_error(EngineError::Busy));
+            }
+            let engine = harness
+                .engine(EngineOptions {
+                    conversation: ConversationChoice::Resume(id.to_string()),
+                    ..EngineOptions::default()
+                })
+                .map_err(engine_error)?;
+            slot.engine = Some(engine);
+        }
+        self.state(harness, false)
+    }
+
     /// The project's engine, made on first use; `fresh` starts a new conversation.
     fn engine(&self, harness: &Harness, fresh: bool) -> BridgeResult<Engine> {
         let mut slot = self.slot.lock().expect("chat lock");

@@ -266,6 +266,22 @@ pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatStateDto> {
     s.chat.state(&s.harness, true)
 }
 
+/// The project's saved conversations, newest first.
+#[tauri::command]
+pub async fn chat_conversations(
+    state: S<'_>,
+) -> BridgeResult<Vec<harness9::engine::ConversationSummary>> {
+    let s = state.open_session().await?;
+    Ok(s.harness.conversations())
+}
+
+/// Reopens a saved conversation with its history.
+#[tauri::command]
+pub async fn chat_open(state: S<'_>, id: String) -> BridgeResult<ChatStateDto> {
+    let s = state.open_session().await?;
+    s.chat.open(&s.harness, &id)
+}
+
 /// Sends a message; the turn's events arrive on `channel`.
 #[tauri::command]
 pub async fn chat_send(

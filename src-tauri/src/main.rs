@@ -94,6 +94,8 @@ fn main() {
             commands::save_config,
             commands::open_config_in_editor,
             commands::chat_state,
+            commands::chat_conversations,
+            commands::chat_open,
             commands::chat_new,
             commands::chat_send,
             commands::chat_stop,

@@ -34,6 +34,7 @@ enum Record {
 
 /// A saved conversation, as a front end lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
     pub id: String,

@@ -529,6 +529,10 @@ export function install(mockIPC, scenario) {
       chat.history = [];
       return chatState();
     },
+    chat_conversations: () => [],
+    chat_open: ({ id }) => {
+      throw { code: "not-found", message: `no saved conversation "${id}" for this project` };
+    },
     chat_send: ({ prompt, channel, attachments }) => {
       if (chat.turn) throw { code: "busy", message: "a turn is already running; stop it or wait for it to end" };
       if (attachments) chat.attachments = [...(chat.attachments ?? []), ...attachments];

@@ -515,6 +515,12 @@ describe("server-everything in the app: what a server asks of the user, and what
     // A template: fill its variable, read the resource it names.
     await session.click(await session.find(`[data-testid=resource-template][data-template="demo://resource/dynamic/text/{resourceId}"] summary`));
     await session.type(await session.waitFor("[data-testid=template-var][data-var=resourceId]", "the template's variable"), "7");
+    // The server completes the variable; picking the suggestion closes the list (a click on
+    // Read while it is open would land where the button was before the list went away).
+    await session.click(await session.waitFor("[data-testid=template-suggestion]", "a completion of the variable", async (el) => (await session.text(el)) === "7"));
+    await session.waitFor("[data-testid=template-uri]", "the URI", async (el) => (await session.text(el)) === "demo://resource/dynamic/text/7");
+    const stillOpen = async () => (await session.findAll("[data-testid=template-suggestion]")).length > 0;
+    for (let i = 0; i < 50 && (await stillOpen()); i++) await sleep(100);
     await session.click(await session.find("[data-testid=template-read]"));
     await session.waitFor("[data-testid=resource-text]", "resource 7", async (el) => /Resource 7: This is a plaintext resource/.test(await session.text(el)));
   });
@@ -560,5 +566,22 @@ describe("server-everything in the app: what a server asks of the user, and what
     assert.match(last, /demo:\/\/resource\/static\/document\/features\.md/);
     assert.match(last, /Summarize the attached document/);
     await session.screenshot("14-attached");
+  });
+
+  test("conversations: a new one, then the earlier one reopened with its history", async () => {
+    await session.click(await session.find("[data-testid=chat-new]"));
+    await session.waitFor("[data-testid=chat-log]", "an empty log", async (el) => !/project folder/.test(await session.text(el)));
+    await session.click(await session.find("[data-testid=chat-history] summary"));
+    const earlier = await session.waitFor(
+      "[data-testid=chat-conversation]:not([disabled])",
+      "the earlier conversation",
+      async (el) => /What is in the project folder\?/.test(await session.text(el)),
+    );
+    await session.screenshot("15-conversations");
+    await session.click(earlier);
+    const log = await session.waitFor("[data-testid=chat-log]", "the reopened history", async (el) =>
+      /What is in the project folder\?[\s\S]*mcp__demo__list_dir[\s\S]*Please promote Bob/.test(await session.text(el)),
+    );
+    assert.match(await session.text(log), /Summarize the attached document/);
   });
 });

@@ -238,6 +238,12 @@ export type ChatItem = { "kind": "user", text: string, } | { "kind": "assistant"
  */
 output: string | null, isError: boolean, } | { "kind": "notice", text: string, } | { "kind": "attachment", server: string, uri: string, };
 
+export type ConversationSummary = { id: string, createdMs: number, messages: number, 
+/**
+ * The first user message, shortened.
+ */
+title: string, };
+
 export type ChatStateDto = { 
 /**
  * `anthropic` or `openai`; `null` when no provider is configured.

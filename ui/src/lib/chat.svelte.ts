@@ -1,7 +1,16 @@
 // The chat pane's state: the project's conversation as entries (prompts, streamed answers,
 // tool cards, notices), folded from the engine's events. One per open project.
 
-import type { AttachmentDto, CallStatusDto, ChatDecisionDto, ChatEventDto, ChatItem, ChatStateDto, PromptDto } from "./bindings";
+import type {
+  AttachmentDto,
+  CallStatusDto,
+  ChatDecisionDto,
+  ChatEventDto,
+  ChatItem,
+  ChatStateDto,
+  ConversationSummary,
+  PromptDto,
+} from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
 /** A tool call as its card shows it. */
@@ -65,6 +74,27 @@ export class ChatSession {
     }
   }
 
+  /** The project's saved conversations (filled by `listConversations`). */
+  conversations = $state<ConversationSummary[]>([]);
+  conversationId = $state<string | null>(null);
+
+  async listConversations(): Promise<void> {
+    try {
+      this.conversations = await this.backend.chatConversations();
+    } catch (e) {
+      this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
+  /** Reopens a saved conversation with its history. */
+  async openConversation(id: string): Promise<void> {
+    try {
+      this.#apply(await this.backend.chatOpen(id));
+    } catch (e) {
+      this.#note(BackendError.from(e).message, "error");
+    }
+  }
+
   async newConversation(): Promise<void> {
     try {
       this.#apply(await this.backend.chatNew());
@@ -78,6 +108,7 @@ export class ChatSession {
     this.model = s.model;
     this.error = s.error;
     this.running = s.busy;
+    this.conversationId = s.conversationId;
     const entries: ChatEntry[] = [];
     for (const h of s.history) {
       const last = entries[entries.length - 1];

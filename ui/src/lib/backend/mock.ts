@@ -2,12 +2,12 @@
 // calls, and helpers to push events the way the Rust side would.
 
 import type {
-  AskAnswerDto,
-  AskDto,
   ApprovalPickDto,
-  HeldToolDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
+  AskAnswerDto,
+  AskDto,
+  AttachmentDto,
   ChatDecisionDto,
   ChatEventDto,
   ChatItem,
@@ -17,23 +17,24 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  ConversationSummary,
+  HeldToolDto,
   LogLevelDto,
   LogLineDto,
   MenuAction,
   ProjectDto,
   PromptDto,
+  ResourceDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
+  ResourceTemplateDto,
   ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
-  AttachmentDto,
-  ResourceDto,
-  ResourceEventDto,
-  ResourceListDto,
-  ResourceReadDto,
-  ResourceTemplateDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -300,6 +301,18 @@ export class MockBackend implements Backend {
   async chatNew() {
     this.#record("chatNew");
     this.chat = { ...this.chat, conversationId: "c2", history: [] };
+    return this.chat;
+  }
+  /** Saved conversations (newest first) and the history each reopens with. */
+  conversations: { summary: ConversationSummary; history: ChatItem[] }[] = [];
+  async chatConversations() {
+    return this.conversations.map((c) => c.summary);
+  }
+  async chatOpen(id: string) {
+    this.#record("chatOpen", id);
+    const c = this.conversations.find((x) => x.summary.id === id);
+    if (!c) throw new BackendError("not-found", `no saved conversation "${id}" for this project`);
+    this.chat = { ...this.chat, conversationId: id, history: c.history };
     return this.chat;
   }
   async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]) {

@@ -4,10 +4,9 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
-  AskDto,
-  HeldToolDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
+  AskDto,
   ChatEventDto,
   ChatItem,
   ChatStateDto,
@@ -16,20 +15,22 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  ConversationSummary,
+  HeldToolDto,
   LogFollowDto,
   LogLineDto,
-  ServerDetailsDto,
   MenuAction,
   ProjectDto,
   PromptDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
+  ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
-  ResourceEventDto,
-  ResourceListDto,
-  ResourceReadDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -103,6 +104,8 @@ export const tauriBackend: Backend = {
 
   chatState: () => call<ChatStateDto>("chat_state"),
   chatNew: () => call<ChatStateDto>("chat_new"),
+  chatConversations: () => call<ConversationSummary[]>("chat_conversations"),
+  chatOpen: (id) => call<ChatStateDto>("chat_open", { id }),
   async chatSend(prompt, onEvent, attachments) {
     const channel = new Channel<ChatEventDto>();
     channel.onmessage = onEvent;

@@ -3,11 +3,12 @@
 // tests use the in-memory one (mock.ts).
 
 import type {
-  AskAnswerDto,
-  AskDto,
   ApprovalPickDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
+  AskAnswerDto,
+  AskDto,
+  AttachmentDto,
   ChatDecisionDto,
   ChatEventDto,
   ChatItem,
@@ -17,6 +18,7 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  ConversationSummary,
   ErrorCode,
   HeldToolDto,
   LogLevelDto,
@@ -24,16 +26,15 @@ import type {
   MenuAction,
   ProjectDto,
   PromptDto,
+  ResourceEventDto,
+  ResourceListDto,
+  ResourceReadDto,
   ServerDetailsDto,
   ServerEntryDto,
   SignedInDto,
   StatusDto,
   ToolDto,
   ToolRunDto,
-  AttachmentDto,
-  ResourceEventDto,
-  ResourceListDto,
-  ResourceReadDto,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -119,6 +120,10 @@ export interface Backend {
   chatState(): Promise<ChatStateDto>;
   /** Starts a new conversation (the old one stays saved). */
   chatNew(): Promise<ChatStateDto>;
+  /** The project's saved conversations, newest first. */
+  chatConversations(): Promise<ConversationSummary[]>;
+  /** Reopens a saved conversation with its history. */
+  chatOpen(id: string): Promise<ChatStateDto>;
   /**
    * Sends a message; the turn's events follow on `onEvent`, `turn_end` last. The backend
    * reads the `attachments` (resources picked with `@`) and sends them with the message.
