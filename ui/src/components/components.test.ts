@@ -232,6 +232,20 @@ describe("try a tool", () => {
     expect(r.target.querySelector(".blocks.failed")).not.toBeNull();
   });
 
+  test("closing the tool's view cancels a call still running", async () => {
+    const { app, backend } = setup();
+    app.status = { servers: [connected("demo", 1)], configError: null };
+    backend.toolGate = new Promise(() => {});
+    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    type(r.target.querySelector("[data-field=path]")!, "a.txt");
+    $(r.target, "run-tool").click();
+    await settle();
+    const id = backend.calls.at(-1)?.[1];
+    expect(backend.calls.at(-1)?.[0]).toBe("callTool");
+    r.destroy();
+    expect(backend.calls.at(-1)).toEqual(["cancelToolCall", id]);
+  });
+
   test("raw JSON arguments are a fallback for any schema", async () => {
     const { app, backend } = setup();
     app.status = { servers: [connected("demo", 1)], configError: null };

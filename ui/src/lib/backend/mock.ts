@@ -244,8 +244,11 @@ export class MockBackend implements Backend {
   }
   async callTool(callId: number, server: string, tool: string, args: unknown) {
     this.#record("callTool", callId, server, tool, args);
+    if (this.toolGate) await this.toolGate;
     return this.toolResult(server, tool, args);
   }
+  /** While set, calls wait for it (a call still running). */
+  toolGate: Promise<void> | null = null;
   async cancelToolCall(callId: number) {
     this.#record("cancelToolCall", callId);
   }
