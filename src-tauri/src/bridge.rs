@@ -195,6 +195,8 @@ pub struct StartupDto {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusDto {
+    /// Grows with every change: a status older than the one shown is dropped.
+    pub revision: u64,
     pub servers: Vec<ServerStatusDto>,
     /// Set when `.mcp.json` cannot be used as a whole.
     pub config_error: Option<String>,
@@ -267,10 +269,12 @@ pub struct RestartDto {
 impl From<&StatusSnapshot> for StatusDto {
     fn from(s: &StatusSnapshot) -> Self {
         let StatusSnapshot {
+            revision,
             servers,
             config_error,
         } = s;
         StatusDto {
+            revision: *revision,
             servers: servers.iter().map(Into::into).collect(),
             config_error: config_error.clone(),
         }
@@ -1266,6 +1270,7 @@ mod tests {
     #[test]
     fn status_crosses_with_a_nested_state() {
         let s = StatusSnapshot {
+            revision: 4,
             servers: vec![ServerStatus {
                 name: "a".into(),
                 transport: "stdio".into(),
@@ -1284,7 +1289,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(StatusDto::from(&s)).unwrap(),
-            serde_json::json!({"servers": [{"name": "a", "transport": "stdio", "target": "a --x",
+            serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1"},
                 "restart": null, "heldTools": 0, "signedIn": null}], "configError": null})

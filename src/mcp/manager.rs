@@ -199,6 +199,9 @@ pub struct RestartStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusSnapshot {
+    /// Grows by one with every change, so a front end can drop a snapshot older than the one
+    /// it shows (one fetched before a newer one was pushed).
+    pub revision: u64,
     pub servers: Vec<ServerStatus>,
     /// Set when `.mcp.json` cannot be used as a whole.
     pub config_error: Option<String>,
@@ -600,42 +603,47 @@ impl Manager {
     }
 
     fn publish(&self) {
-        let snapshot = {
-            let slots = self.lock();
-            StatusSnapshot {
-                servers: slots
-                    .iter()
-                    .map(|(name, slot)| ServerStatus {
-                        name: name.clone(),
-                        transport: match (&slot.transport_in_use, &slot.entry) {
-                            (Some(k), Ok(_)) => k.get().to_string(),
-                            (None, Ok(c)) => c.transport.kind().to_string(),
-                            (_, Err(e)) => e.transport.unwrap_or("").to_string(),
-                        },
-                        target: match &slot.entry {
-                            Ok(c) => c.display_target(),
-                            Err(_) => String::new(),
-                        },
-                        state: slot.state.clone(),
-                        restart: slot.restart.clone(),
-                        held_tools: match slot.state {
-                            ServerState::Connected { .. } => self.held_count(name),
-                            _ => 0,
-                        },
-                        signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
-                    })
-                    .collect(),
-                config_error: self.inner.config_error.lock().expect("config lock").clone(),
-            }
+        // Built and sent under the slots' lock: snapshots leave in the order of the changes,
+        // so a revision never goes back.
+        let slots = self.lock();
+        let snapshot = StatusSnapshot {
+            revision: 0,
+            servers: slots
+                .iter()
+                .map(|(name, slot)| ServerStatus {
+                    name: name.clone(),
+                    transport: match (&slot.transport_in_use, &slot.entry) {
+                        (Some(k), Ok(_)) => k.get().to_string(),
+                        (None, Ok(c)) => c.transport.kind().to_string(),
+                        (_, Err(e)) => e.transport.unwrap_or("").to_string(),
+                    },
+                    target: match &slot.entry {
+                        Ok(c) => c.display_target(),
+                        Err(_) => String::new(),
+                    },
+                    state: slot.state.clone(),
+                    restart: slot.restart.clone(),
+                    held_tools: match slot.state {
+                        ServerState::Connected { .. } => self.held_count(name),
+                        _ => 0,
+                    },
+                    signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
+                })
+                .collect(),
+            config_error: self.inner.config_error.lock().expect("config lock").clone(),
         };
         self.inner.status.send_if_modified(|old| {
-            if **old == snapshot {
+            if old.servers == snapshot.servers && old.config_error == snapshot.config_error {
                 false
             } else {
-                *old = Arc::new(snapshot);
+                *old = Arc::new(StatusSnapshot {
+                    revision: old.revision + 1,
+                    ..snapshot
+                });
                 true
             }
         });
+        drop(slots);
     }
 
     async fn run_server(&self, name: String, cfg: ServerConfig, log: Arc<ServerLog>, gen: u64) {

@@ -60,6 +60,7 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
 fn app_with_servers() -> App {
     let mut app = App::new("openai · gpt-test".into());
     let status = StatusSnapshot {
+        revision: 1,
         servers: vec![
             server(
                 "demo",
@@ -145,6 +146,7 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
     let mut app = App::new("p".into());
     app.set_status(
         Arc::new(StatusSnapshot {
+            revision: 1,
             servers: vec![server("fx", "stdio", ServerState::AwaitingApproval)],
             config_error: None,
         }),
@@ -465,6 +467,7 @@ fn config_error_shows_in_the_bar() {
     let mut app = App::new("p".into());
     app.set_status(
         Arc::new(StatusSnapshot {
+            revision: 1,
             servers: vec![],
             config_error: Some(".mcp.json:3:26: invalid JSON: trailing comma. Fix the file".into()),
         }),

@@ -47,6 +47,7 @@ fn app() -> App {
     );
     remote.target = "https://mcp.example.com/mcp".into();
     let status = StatusSnapshot {
+        revision: 1,
         servers: vec![
             server(
                 "demo",

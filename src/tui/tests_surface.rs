@@ -34,6 +34,7 @@ fn tool(name: &str, title: Option<&str>, annotations: serde_json::Value) -> Tool
 fn app() -> App {
     let mut app = App::new("openai · gpt-test".into());
     let status = StatusSnapshot {
+        revision: 1,
         servers: vec![server(
             "ev",
             "stdio",

@@ -211,8 +211,10 @@ export function install(mockIPC, scenario) {
     return { timeMs: Date.now(), source, level, text };
   }
 
+  let revision = 0;
   function status() {
     return {
+      revision: ++revision,
       servers: [...servers.entries()]
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([name, s]) => ({

@@ -31,7 +31,7 @@ describe("signing in from the status bar", () => {
     await app.init();
     const r = render(StatusBar, {}, app);
     cleanups.push(r.destroy);
-    backend.pushStatus({ servers: [remote(NEEDS_AUTH)], configError: null });
+    backend.pushStatus({ revision: 0, servers: [remote(NEEDS_AUTH)], configError: null });
     flushSync();
     expect(text($(r.target, "chip-remote"))).toBe("! remote needs sign-in");
     expect($(r.target, "chip-remote").title).toBe("remote: needs you to sign in (the server requires sign-in (HTTP 401))");
@@ -40,12 +40,12 @@ describe("signing in from the status bar", () => {
     expect(backend.calls).toContainEqual(["signIn", "remote"]);
     // While the browser is open the button is gone; the core shows the signing-in phase.
     expect(r.target.querySelector("[data-testid=sign-in-remote]")).toBeNull();
-    backend.pushStatus({ servers: [remote(SIGNING_IN)], configError: null });
+    backend.pushStatus({ revision: 0, servers: [remote(SIGNING_IN)], configError: null });
     flushSync();
     expect(text($(r.target, "chip-remote"))).toBe("○ remote signing in");
 
     backend.finishSignIn?.();
-    backend.pushStatus({ servers: [remote(CONNECTED, ACCOUNT)], configError: null });
+    backend.pushStatus({ revision: 0, servers: [remote(CONNECTED, ACCOUNT)], configError: null });
     await settle();
     expect(app.notices.map((n) => [n.kind, n.text])).toEqual([["info", "Signed in to remote (https://auth.example.com)"]]);
     expect(text($(r.target, "chip-remote"))).toBe("● remote 2");
@@ -57,7 +57,7 @@ describe("signing in from the status bar", () => {
     await app.init();
     const r = render(StatusBar, {}, app);
     cleanups.push(r.destroy);
-    backend.pushStatus({ servers: [remote(NEEDS_AUTH)], configError: null });
+    backend.pushStatus({ revision: 0, servers: [remote(NEEDS_AUTH)], configError: null });
     flushSync();
     $(r.target, "sign-in-remote").click();
     await settle();
@@ -73,7 +73,7 @@ describe("signing in from the status bar", () => {
 describe("signing in from the server panel", () => {
   test("the reason, Sign in, progress while the browser is open, and Cancel stops the server", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [remote(NEEDS_AUTH)], configError: null };
+    backend.status = { revision: 0, servers: [remote(NEEDS_AUTH)], configError: null };
     await app.init();
     const r = render(ServerPanel, { name: "remote" }, app);
     cleanups.push(r.destroy);
@@ -97,7 +97,7 @@ describe("signing in from the server panel", () => {
 
   test("the signing-in phase from the core shows the same progress", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [remote(SIGNING_IN)], configError: null };
+    backend.status = { revision: 0, servers: [remote(SIGNING_IN)], configError: null };
     await app.init();
     const r = render(ServerPanel, { name: "remote" }, app);
     cleanups.push(r.destroy);
@@ -107,7 +107,7 @@ describe("signing in from the server panel", () => {
 
   test("once signed in: the issuer and Sign out", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [remote(CONNECTED, { ...ACCOUNT, expiresAtMs: Date.now() + 45 * 60_000 + 30_000 })], configError: null };
+    backend.status = { revision: 0, servers: [remote(CONNECTED, { ...ACCOUNT, expiresAtMs: Date.now() + 45 * 60_000 + 30_000 })], configError: null };
     await app.init();
     const r = render(ServerPanel, { name: "remote" }, app);
     cleanups.push(r.destroy);

@@ -51,6 +51,7 @@ describe("status bar", () => {
     const r = render(StatusBar, {}, app);
     cleanups.push(r.destroy);
     const status: StatusDto = {
+      revision: 0,
       servers: [
         connected("demo", 3),
         { ...connected("slow", 0), state: { status: "starting", phase: "initializing" } },
@@ -68,12 +69,24 @@ describe("status bar", () => {
     expect(app.selectedServer).toBe("demo");
   });
 
+  test("a status older than the one shown is dropped", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    backend.pushStatus({ revision: 0, servers: [connected("demo", 3)], configError: null });
+    const shown = backend.status.revision;
+    // A fetch that left before that push answers after it.
+    backend.statusEvents.emit({ revision: shown - 1, servers: [], configError: null });
+    expect(app.status.servers.map((s) => s.name)).toEqual(["demo"]);
+    backend.statusEvents.emit({ revision: shown + 1, servers: [], configError: null });
+    expect(app.status.servers).toEqual([]);
+  });
+
   test("a config error is shown and opens the settings", async () => {
     const { app, backend } = setup();
     await app.init();
     const r = render(StatusBar, {}, app);
     cleanups.push(r.destroy);
-    backend.pushStatus({ servers: [], configError: ".mcp.json:3:4: invalid JSON" });
+    backend.pushStatus({ revision: 0, servers: [], configError: ".mcp.json:3:4: invalid JSON" });
     flushSync();
     $(r.target, "config-error").click();
     expect(app.view).toBe("settings");
@@ -83,7 +96,7 @@ describe("status bar", () => {
 describe("approval", () => {
   test("servers awaiting approval open the dialog; approving calls the backend", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
     backend.approvalsPending = [
       { name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: "./srv", envKeys: ["TOKEN"], headerKeys: [], fingerprint: "fp1" },
     ];
@@ -102,7 +115,7 @@ describe("approval", () => {
 
   test("an entry that changed while the dialog was open is shown again, refreshed", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
     const shown = { name: "demo", transport: "stdio", command: "old-cmd", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp1" };
     backend.approvalsPending = [shown];
     const r = render(App, { backend, app }, app);
@@ -125,7 +138,7 @@ describe("approval", () => {
 
   test("Esc dismisses the dialog until a new server asks", async () => {
     const { app, backend } = setup();
-    backend.status = { servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
     backend.approvalsPending = [{ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp" }];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
@@ -201,7 +214,7 @@ describe("held tools", () => {
 describe("try a tool", () => {
   test("the form builds the arguments; the result and duration are shown", async () => {
     const { app, backend } = setup();
-    app.status = { servers: [connected("demo", 1)], configError: null };
+    app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     app.tools = [DEMO_TOOL];
     const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
@@ -217,7 +230,7 @@ describe("try a tool", () => {
 
   test("errors are red and a missing required field never calls the server", async () => {
     const { app, backend } = setup();
-    app.status = { servers: [connected("demo", 1)], configError: null };
+    app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolResult = () => ({ content: [{ type: "text", text: "denied" }], structuredContent: null, isError: true, durationMs: 1 });
     const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
@@ -234,7 +247,7 @@ describe("try a tool", () => {
 
   test("closing the tool's view cancels a call still running", async () => {
     const { app, backend } = setup();
-    app.status = { servers: [connected("demo", 1)], configError: null };
+    app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolGate = new Promise(() => {});
     const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
     type(r.target.querySelector("[data-field=path]")!, "a.txt");
@@ -248,7 +261,7 @@ describe("try a tool", () => {
 
   test("raw JSON arguments are a fallback for any schema", async () => {
     const { app, backend } = setup();
-    app.status = { servers: [connected("demo", 1)], configError: null };
+    app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
     $(r.target, "raw-toggle").click();

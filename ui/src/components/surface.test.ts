@@ -14,6 +14,7 @@ afterEach(() => {
 });
 
 const CONNECTED: StatusDto = {
+  revision: 0,
   servers: [
     {
       name: "ev",

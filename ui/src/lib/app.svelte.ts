@@ -35,7 +35,7 @@ export class AppState {
   /** True until the first answer about the open project. */
   loading = $state(true);
   recent = $state<string[]>([]);
-  status = $state<StatusDto>({ servers: [], configError: null });
+  status = $state<StatusDto>({ revision: 0, servers: [], configError: null });
   tools = $state.raw<ToolDto[]>([]);
   /** Tools held back because they changed since they were pinned. */
   held = $state.raw<HeldToolDto[]>([]);
@@ -102,6 +102,7 @@ export class AppState {
     this.project = p;
     this.loading = false;
     if (changed) {
+      this.#revision = -1;
       this.#dismissed.clear();
       this.configDraft = null;
       this.selectedServer = null;
@@ -119,7 +120,13 @@ export class AppState {
     void this.backend.recentProjects().then((r) => (this.recent = r), () => {});
   }
 
+  /** The revision of the status shown (each project counts from its start). */
+  #revision = -1;
+
   #setStatus(s: StatusDto): void {
+    // A status fetched before a newer one was pushed is dropped.
+    if (s.revision < this.#revision) return;
+    this.#revision = s.revision;
     this.status = s;
     const waiting = s.servers.filter((x) => x.state.status === "awaiting-approval");
     const fresh = waiting.filter((x) => !this.#dismissed.has(x.name));

@@ -25,7 +25,11 @@ export type StartupDto = {
  */
 paintedMs: number | null, };
 
-export type StatusDto = { servers: Array<ServerStatusDto>, 
+export type StatusDto = { 
+/**
+ * Grows with every change: a status older than the one shown is dropped.
+ */
+revision: number, servers: Array<ServerStatusDto>, 
 /**
  * Set when `.mcp.json` cannot be used as a whole.
  */

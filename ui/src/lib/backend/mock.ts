@@ -70,7 +70,7 @@ export function jsonErrorPosition(text: string): { line: number; column: number;
 
 export class MockBackend implements Backend {
   project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
-  status: StatusDto = { servers: [], configError: null };
+  status: StatusDto = { revision: 0, servers: [], configError: null };
   tools: ToolDto[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
   held: HeldToolDto[] = [];
@@ -131,10 +131,10 @@ export class MockBackend implements Backend {
     this.calls.push(a);
   }
 
-  /** Sets the status and emits it, as the backend does on every change. */
+  /** Sets the status and emits it with the next revision, as the backend does on every change. */
   pushStatus(s: StatusDto) {
-    this.status = s;
-    this.statusEvents.emit(s);
+    this.status = { ...s, revision: this.status.revision + 1 };
+    this.statusEvents.emit(this.status);
   }
 
   pushLog(server: string, text: string) {
