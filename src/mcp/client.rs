@@ -13,18 +13,22 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+mod encode;
 mod features;
+mod modern;
+mod mrtr;
 mod served;
 #[cfg(test)]
 mod surface_tests;
 
+use super::era::{self, Era};
 use super::handler::ClientHandler;
 use super::jsonrpc::{self, Inbound as Msg, Kind, RpcError};
 use super::log::{LogSource, ServerLog};
@@ -33,6 +37,8 @@ use super::types::{
     CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
+
+pub use modern::{ConnectOptions, Reopen};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -64,6 +70,12 @@ pub enum ClientError {
     RepeatedCursor { method: String, cursor: String },
     #[error("the request was cancelled")]
     Cancelled,
+    /// A feature the connection's protocol era does not have (`ping`, `logging/setLevel`,
+    /// subscriptions in the modern era).
+    #[error("the server speaks the modern protocol at {offered}; harness9 speaks {}. Update harness9 or the server, or set \"protocolEra\": \"legacy\" in .mcp.json if the server also speaks the legacy protocol", era::MODERN_PROTOCOL_VERSIONS.join(", "))]
+    NoCommonVersion { offered: String },
+    #[error("{what} is not in this protocol era (the server speaks {version})")]
+    NotInEra { what: String, version: String },
 }
 
 pub(crate) fn fmt_duration(d: Duration) -> String {
@@ -222,6 +234,8 @@ type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 enum Params<'a> {
     None,
     Value(Value),
+    /// A JSON object as text, written as it is (MRTR retries keep `requestState` byte-exact).
+    Raw(String),
     ToolCall {
         name: &'a str,
         arguments: Option<Value>,
@@ -234,15 +248,16 @@ impl Params<'_> {
     }
 
     /// The params as a value (the slow path, for adding a progress token).
-    fn into_value(self) -> Option<Value> {
+    fn to_value(&self) -> Option<Value> {
         match self {
             Params::None => None,
-            Params::Value(v) => Some(v),
+            Params::Value(v) => Some(v.clone()),
+            Params::Raw(text) => serde_json::from_str(text).ok(),
             Params::ToolCall { name, arguments } => {
                 let mut params = Map::with_capacity(2);
                 params.insert("name".into(), Value::String(name.to_string()));
                 if let Some(a) = arguments {
-                    params.insert("arguments".into(), a);
+                    params.insert("arguments".into(), a.clone());
                 }
                 Some(Value::Object(params))
             }
@@ -270,12 +285,16 @@ struct Inner {
     handler: Option<Arc<dyn ClientHandler>>,
     /// Server requests being answered by the handler, by their id as JSON text.
     served: served::Served,
+    /// Modern era only: the members of the `_meta` every request carries, as JSON text,
+    /// set once the protocol version is settled. Unset means the legacy era.
+    meta: OnceLock<Box<str>>,
 }
 
 /// A live connection to one server, after a successful handshake.
 pub struct Client {
     inner: Arc<Inner>,
     init: InitializeResult,
+    era: Era,
 }
 
 impl Client {
@@ -297,44 +316,21 @@ impl Client {
         log: Arc<ServerLog>,
         handler: Option<Arc<dyn ClientHandler>>,
     ) -> Result<Client, ClientError> {
-        let capabilities = handler
-            .as_ref()
-            .map_or_else(|| json!({}), |h| h.handles().capabilities());
-        let inner = Arc::new(Inner {
-            sender: conn.sender,
-            pending: Mutex::default(),
-            progress: Mutex::default(),
-            next_id: AtomicU64::new(1),
-            closed: Mutex::new(None),
-            events: broadcast::channel(64).0,
-            log,
-            name: name.to_string(),
-            handler,
-            served: served::Served::default(),
-        });
-        let reader_inner = inner.clone();
-        let mut receiver = conn.receiver;
-        tokio::spawn(async move {
-            loop {
-                match receiver.recv().await {
-                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
-                    Inbound::Closed(reason) => {
-                        reader_inner.close_all(reason);
-                        break;
-                    }
-                }
-            }
-        });
+        let inner = Inner::start(conn, name, log, handler);
+        Client::initialize(inner).await
+    }
 
+    /// The legacy handshake on a started connection; closes it when the handshake fails.
+    async fn initialize(inner: Arc<Inner>) -> Result<Client, ClientError> {
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": capabilities,
+            "capabilities": inner.capabilities(),
             "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
         });
         let body = match inner
-            .request(
+            .request_once(
                 "initialize",
-                Params::Value(params),
+                &Params::Value(params),
                 RequestOptions::default(),
                 false,
             )
@@ -358,7 +354,16 @@ impl Client {
             return Err(ClientError::UnsupportedVersion(init.protocol_version));
         }
         inner.notify("notifications/initialized", None)?;
-        Ok(Client { inner, init })
+        Ok(Client {
+            inner,
+            init,
+            era: Era::Legacy,
+        })
+    }
+
+    /// The protocol era this connection speaks.
+    pub fn era(&self) -> Era {
+        self.era
     }
 
     pub fn protocol_version(&self) -> &str {
@@ -478,7 +483,10 @@ impl Drop for Client {
 fn initialize_error(e: ClientError) -> ClientError {
     match e {
         ClientError::Rpc { method, mut error } => {
-            if let Some(supported) = error.data.as_ref().and_then(|d| d.get("supported")) {
+            let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+            if let (Some(supported), false) =
+                (supported, error.code == era::UNSUPPORTED_PROTOCOL_VERSION)
+            {
                 error.message = format!(
                     "{} (the server supports {supported}; harness9 supports {})",
                     error.message,
@@ -534,22 +542,47 @@ fn subrange(whole: &str, part: &str) -> Option<Range<usize>> {
 }
 
 impl Inner {
-    fn encode_request(&self, id: u64, method: &str, params: &Params) -> Vec<u8> {
-        match params {
-            Params::None => jsonrpc::encode_request(id, method, None),
-            Params::Value(v) => jsonrpc::encode_request(id, method, Some(v)),
-            Params::ToolCall { name, arguments } => {
-                jsonrpc::encode_request_with(id, method, true, |out| {
-                    out.extend_from_slice(br#"{"name":"#);
-                    jsonrpc::write_str(out, name);
-                    if let Some(a) = arguments {
-                        out.extend_from_slice(br#","arguments":"#);
-                        jsonrpc::write_value(out, a);
+    /// Wraps a transport connection and starts its reader task.
+    fn start(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> Arc<Inner> {
+        let inner = Arc::new(Inner {
+            sender: conn.sender,
+            pending: Mutex::default(),
+            progress: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: Mutex::new(None),
+            events: broadcast::channel(64).0,
+            log,
+            name: name.to_string(),
+            handler,
+            served: served::Served::default(),
+            meta: OnceLock::new(),
+        });
+        let reader_inner = inner.clone();
+        let mut receiver = conn.receiver;
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
+                    Inbound::Closed(reason) => {
+                        reader_inner.close_all(reason);
+                        break;
                     }
-                    out.push(b'}');
-                })
+                }
             }
-        }
+        });
+        inner
+    }
+
+    /// The client capabilities for the handshake: exactly what the handler handles.
+    fn capabilities(&self) -> Value {
+        self.handler
+            .as_ref()
+            .map_or_else(|| json!({}), |h| h.handles().capabilities())
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
@@ -568,10 +601,26 @@ impl Inner {
         )
     }
 
+    /// Sends one request and waits for its answer. Modern connections check the result's
+    /// `resultType` and fulfil `input_required` rounds ([`mrtr`]).
     async fn request(
         &self,
         method: &str,
-        mut params: Params<'_>,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        if self.meta.get().is_none() {
+            return self.request_once(method, &params, opts, cancellable).await;
+        }
+        self.request_modern(method, params, opts, cancellable).await
+    }
+
+    /// One request, one answer: no `resultType` handling.
+    async fn request_once(
+        &self,
+        method: &str,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
@@ -592,8 +641,12 @@ impl Inner {
             reason: "cancelled by the user",
         };
         let had_progress = opts.progress.is_some();
+        let modern = self.meta.get().is_some();
+        let with_token;
+        let mut params = params;
         if let Some(p) = opts.progress {
-            let mut value = params.into_value();
+            // Modern requests get the token beside the rest of `_meta` when written.
+            let mut value = if modern { None } else { params.to_value() };
             let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(map) = obj {
                 let meta = map
@@ -603,14 +656,16 @@ impl Inner {
                     meta.insert("progressToken".into(), json!(id));
                 }
             }
-            params = Params::from_value(value);
+            if !modern {
+                with_token = Params::from_value(value);
+                params = &with_token;
+            }
             self.progress
                 .lock()
                 .expect("progress lock")
                 .insert(id, (p, false));
         }
-        let bytes = self.encode_request(id, method, &params);
-        drop(params);
+        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
         if self.sender.send(bytes).is_err() {
             return Err(self.closed_error());
         }
@@ -636,10 +691,15 @@ impl Inner {
         }
         match reply {
             Ok(Ok(body)) => Ok(body),
-            Ok(Err(ReplyError::Rpc(error))) => Err(ClientError::Rpc {
-                method: method.to_string(),
-                error: Box::new(error),
-            }),
+            Ok(Err(ReplyError::Rpc(mut error))) => {
+                if let Some(why) = era::explain(&error) {
+                    error.message = format!("{} ({why})", error.message);
+                }
+                Err(ClientError::Rpc {
+                    method: method.to_string(),
+                    error: Box::new(error),
+                })
+            }
             Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
                 method: method.into(),
                 detail,

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod era;
 pub mod features;
 pub mod handler;
 pub mod jsonrpc;

@@ -31,7 +31,10 @@ fn tui_answers_a_python_servers_form() {
             Reply::text("Profile saved."),
         ],
     ));
-    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
+    let p = Project::new(
+        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
+    );
     let config = tempfile::tempdir().unwrap();
     let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
     let t = Tmux::start(
@@ -109,7 +112,10 @@ fn tui_approves_reviews_and_sends_a_sampling_request() {
             Reply::text("The server got it."),
         ],
     ));
-    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
+    let p = Project::new(
+        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
+    );
     let config = tempfile::tempdir().unwrap();
     let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
     let t = Tmux::start(

@@ -1,0 +1,176 @@
+//! Opening a connection in the right era. With [`ProtocolEra::Auto`] the client probes with
+//! `server/discover` at our preferred modern version: a `DiscoverResult` or a recognized
+//! modern error (`-32022` naming the versions the server speaks) means modern, and the
+//! client stays modern (retrying at a common version); any other error, an invalid answer
+//! or silence for [`DISCOVER_TIMEOUT`] means legacy, and `initialize` follows on the same
+//! connection. A legacy server that exits on the unknown method is opened once more (via
+//! [`ConnectOptions::reopen`]) for `initialize`. The fallback never keys on one error code.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::{Client, ClientError, Inner, Params, RequestOptions};
+use crate::mcp::era::{
+    self, DiscoverResult, Era, ProtocolEra, DISCOVER_TIMEOUT, MODERN_PROTOCOL_VERSION,
+};
+use crate::mcp::handler::ClientHandler;
+use crate::mcp::log::{LogSource, ServerLog};
+use crate::mcp::transport::Connection;
+
+/// Opens the same server anew (a fresh process for stdio).
+pub type Reopen = Box<dyn FnOnce() -> BoxFuture<'static, Result<Connection, String>> + Send>;
+
+/// How to open a connection: the handler of the server's requests, the era, and how to
+/// start the server again should the probe make it exit.
+#[derive(Default)]
+pub struct ConnectOptions {
+    pub handler: Option<Arc<dyn ClientHandler>>,
+    pub era: ProtocolEra,
+    pub reopen: Option<Reopen>,
+}
+
+/// What the probe found out.
+enum Probe {
+    Modern(Box<Client>),
+    /// Not a modern server; the connection is still open for `initialize`.
+    Legacy(String),
+    /// The connection ended during the probe.
+    Closed(String),
+}
+
+impl Client {
+    /// Opens a connection in the era `opts.era` asks for (probing with `Auto`). No timeout
+    /// here beyond the probe's own: the caller bounds the whole start-up.
+    pub async fn connect_opts(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        opts: ConnectOptions,
+    ) -> Result<Client, ClientError> {
+        let inner = Inner::start(conn, name, log.clone(), opts.handler.clone());
+        match opts.era {
+            ProtocolEra::Legacy => Client::initialize(inner).await,
+            ProtocolEra::Modern => match Client::discover(&inner, false).await {
+                Ok(client) => Ok(client),
+                Err(e) => {
+                    inner.sender.close().await;
+                    Err(e)
+                }
+            },
+            ProtocolEra::Auto => match Client::probe(&inner).await? {
+                Probe::Modern(client) => Ok(*client),
+                Probe::Legacy(why) => {
+                    note(&log, &format!("speaking the legacy protocol ({why})"));
+                    Client::initialize(inner).await
+                }
+                Probe::Closed(reason) => {
+                    let Some(reopen) = opts.reopen else {
+                        return Err(ClientError::Closed(reason));
+                    };
+                    note(
+                        &log,
+                        &format!("the server exited on server/discover ({reason}); starting it again for the legacy protocol"),
+                    );
+                    log.mark_new_process();
+                    let conn = reopen().await.map_err(ClientError::Closed)?;
+                    let inner = Inner::start(conn, name, log, opts.handler);
+                    Client::initialize(inner).await
+                }
+            },
+        }
+    }
+
+    /// The stdio probe: `server/discover`, bounded by [`DISCOVER_TIMEOUT`].
+    async fn probe(inner: &Arc<Inner>) -> Result<Probe, ClientError> {
+        match tokio::time::timeout(DISCOVER_TIMEOUT, Client::discover(inner, true)).await {
+            Err(_) => Ok(Probe::Legacy(format!(
+                "no answer to server/discover within {}",
+                super::fmt_duration(DISCOVER_TIMEOUT)
+            ))),
+            Ok(Ok(client)) => Ok(Probe::Modern(Box::new(client))),
+            Ok(Err(ClientError::Closed(reason))) => Ok(Probe::Closed(reason)),
+            Ok(Err(ClientError::Rpc { error, .. })) if !era::is_modern_error(&error) => Ok(
+                Probe::Legacy(format!("server/discover: error {}", error.code)),
+            ),
+            Ok(Err(ClientError::Invalid { detail, .. })) => Ok(Probe::Legacy(format!(
+                "server/discover: invalid answer ({detail})"
+            ))),
+            // A modern server that refuses every version we speak, or another failure:
+            // no fallback.
+            Ok(Err(e)) => {
+                inner.sender.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// `server/discover` at our preferred version, once more at a common version when the
+    /// server names the ones it speaks; settles the connection as modern.
+    async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<Client, ClientError> {
+        let mut version = MODERN_PROTOCOL_VERSION;
+        for attempt in 0..2 {
+            let meta = era::meta_members(version, &era::modern_capabilities(&inner.capabilities()));
+            let params = Params::Raw(format!("{{\"_meta\":{{{meta}}}}}"));
+            // Not cancellable while probing: a legacy server must see nothing but
+            // `initialize` after an unanswered probe.
+            let outcome = inner
+                .request_once(
+                    "server/discover",
+                    &params,
+                    RequestOptions::default(),
+                    !probing,
+                )
+                .await;
+            let body = match outcome {
+                Ok(body) => body,
+                Err(ClientError::Rpc { method, error }) => {
+                    let offered = era::unsupported_versions(&error);
+                    match offered
+                        .as_deref()
+                        .map(|o| era::common_version(o.iter().map(String::as_str)))
+                    {
+                        Some(Some(common)) if attempt == 0 && common != version => {
+                            version = common;
+                            continue;
+                        }
+                        Some(_) => return Err(no_common_version(&offered.unwrap_or_default())),
+                        None => return Err(ClientError::Rpc { method, error }),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
+            let result: DiscoverResult = body.parse("server/discover")?;
+            let settled = if result.supported_versions.iter().any(|v| v == version) {
+                version
+            } else {
+                match era::common_version(result.supported_versions.iter().map(String::as_str)) {
+                    Some(v) => v,
+                    None => return Err(no_common_version(&result.supported_versions)),
+                }
+            };
+            let meta = era::meta_members(settled, &era::modern_capabilities(&inner.capabilities()));
+            let _ = inner.meta.set(meta.into_boxed_str());
+            return Ok(Client {
+                inner: inner.clone(),
+                init: result.into_summary(settled),
+                era: Era::Modern,
+            });
+        }
+        Err(no_common_version(&[]))
+    }
+}
+
+fn no_common_version(offered: &[String]) -> ClientError {
+    let offered = if offered.is_empty() {
+        "no version harness9 knows".to_string()
+    } else {
+        offered.join(", ")
+    };
+    ClientError::NoCommonVersion { offered }
+}
+
+fn note(log: &ServerLog, text: &str) {
+    tracing::debug!("{text}");
+    log.push(LogSource::Host, "info", text);
+}

@@ -1,0 +1,174 @@
+//! Modern requests and multi round-trip requests (MRTR). Every modern result says what it
+//! is in `resultType` (none means complete; an unknown value is an invalid answer).
+//! `tools/call`, `prompts/get` and `resources/read` may answer `input_required`: each of
+//! its `inputRequests` goes through the same handler the legacy server→client requests
+//! use (so the user sees the same consent dialogs), and the original request is sent
+//! again with a new id, `inputResponses` under the same keys and the `requestState`
+//! exactly as the server wrote it. At most [`MAX_INPUT_ROUNDS`] rounds. Nothing of a
+//! round outlives the request it belongs to.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{ClientError, Inner, Params, ReplyBody, RequestOptions};
+use crate::mcp::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
+
+/// The requests a server may answer with `input_required`.
+const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+
+#[derive(Deserialize)]
+struct ResultHeader {
+    #[serde(rename = "resultType", default)]
+    result_type: Option<String>,
+}
+
+impl Inner {
+    pub(super) async fn request_modern(
+        &self,
+        method: &str,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        let invalid = |detail: String| ClientError::Invalid {
+            method: method.into(),
+            detail,
+        };
+        let mut retry: Option<Params<'static>> = None;
+        // The original params as an object's text without its closing brace.
+        let mut base: Option<String> = None;
+        for round in 0..=MAX_INPUT_ROUNDS {
+            let sent = retry.as_ref().unwrap_or(&params);
+            let body = self
+                .request_once(method, sent, opts.clone(), cancellable)
+                .await?;
+            let header: ResultHeader = body.parse(method)?;
+            match era::result_kind_of(header.result_type.as_deref()).map_err(invalid)? {
+                ResultKind::Complete => return Ok(body),
+                ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
+                    return Err(invalid(
+                        "input_required is only allowed on tools/call, prompts/get and resources/read".into(),
+                    ))
+                }
+                ResultKind::InputRequired if round == MAX_INPUT_ROUNDS => {
+                    return Err(invalid(format!(
+                        "the server still asked for input after {MAX_INPUT_ROUNDS} rounds; harness9 gave up"
+                    )))
+                }
+                ResultKind::InputRequired => {}
+            }
+            let asked: InputRequired = body.parse(method)?;
+            drop(body);
+            if asked.input_requests.is_empty() && asked.request_state.is_none() {
+                return Err(invalid(
+                    "input_required without inputRequests or requestState".into(),
+                ));
+            }
+            let responses = self.fulfil(method, asked.input_requests).await?;
+            let base = base.get_or_insert_with(|| open_object(&params));
+            retry = Some(Params::Raw(retry_params(
+                base,
+                &responses,
+                asked.request_state.as_deref(),
+            )));
+        }
+        unreachable!("the last round returns")
+    }
+
+    /// Answers every input request of one round, one after the other (one dialog at a time).
+    async fn fulfil(
+        &self,
+        method: &str,
+        requests: Map<String, Value>,
+    ) -> Result<Map<String, Value>, ClientError> {
+        let mut responses = Map::with_capacity(requests.len());
+        for (key, request) in requests {
+            let asked = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let params = request
+                .get("params")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            match self.handle_request(&asked, params).await {
+                Ok(result) => {
+                    responses.insert(key, result);
+                }
+                Err(e) => {
+                    return Err(ClientError::Invalid {
+                        method: method.into(),
+                        detail: format!(
+                        "it asked for {asked:?} (input {key:?}), which harness9 could not give: {}",
+                        e.message
+                    ),
+                    })
+                }
+            }
+        }
+        Ok(responses)
+    }
+}
+
+/// The params as an object's JSON text without the closing brace, without what a retry
+/// replaces (`inputResponses`, `requestState`, `_meta`).
+fn open_object(params: &Params) -> String {
+    let mut map = match params.to_value() {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    for key in ["inputResponses", "requestState", "_meta"] {
+        map.remove(key);
+    }
+    let mut text = Value::Object(map).to_string();
+    text.pop();
+    text
+}
+
+/// `base` closed with `inputResponses` and the byte-exact `requestState`.
+fn retry_params(base: &str, responses: &Map<String, Value>, state: Option<&RawValue>) -> String {
+    let mut text = String::with_capacity(base.len() + 64);
+    text.push_str(base);
+    let mut sep = if base.ends_with('{') { "" } else { "," };
+    if !responses.is_empty() {
+        text.push_str(sep);
+        text.push_str("\"inputResponses\":");
+        text.push_str(&Value::Object(responses.clone()).to_string());
+        sep = ",";
+    }
+    if let Some(state) = state {
+        text.push_str(sep);
+        text.push_str("\"requestState\":");
+        text.push_str(state.get());
+    }
+    text.push('}');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn retries_keep_the_params_and_the_exact_state() {
+        let params = Params::ToolCall {
+            name: "t",
+            arguments: Some(json!({"a": 1})),
+        };
+        let base = open_object(&params);
+        let mut responses = Map::new();
+        responses.insert("k".into(), json!({"action": "accept"}));
+        let state = RawValue::from_string(r#""s\u00e9\/x""#.into()).unwrap();
+        assert_eq!(
+            retry_params(&base, &responses, Some(&state)),
+            r#"{"name":"t","arguments":{"a":1},"inputResponses":{"k":{"action":"accept"}},"requestState":"s\u00e9\/x"}"#
+        );
+        assert_eq!(
+            retry_params(&open_object(&Params::None), &Map::new(), Some(&state)),
+            r#"{"requestState":"s\u00e9\/x"}"#
+        );
+    }
+}
