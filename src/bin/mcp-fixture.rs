@@ -13,6 +13,10 @@
 //! listed as generic tools. A missing file means no overrides, so a test can change a
 //! tool's definition between runs without changing the command line.
 //!
+//! `--on-discover silent|exit|CODE` makes the modern era's probe (`server/discover`)
+//! meet a legacy server that ignores it, exits on it, or answers it with error CODE
+//! (without the flag: `-32601`, like any unknown method).
+//!
 //! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools,
 //! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer, and `REFSERVER_RESOURCES=N`
 //! and `REFSERVER_PROMPTS=N` offer synthetic resources and prompts ([`features`]).
@@ -73,6 +77,9 @@ struct Config {
     synthetic_tools: usize,
     init_delay: Duration,
     tool_overrides: Option<String>,
+    /// How a legacy server misbehaves on `server/discover` (the modern era's probe):
+    /// `silent` (no answer), `exit` (the process ends), or an error code to answer.
+    on_discover: Option<String>,
 }
 
 impl Config {
@@ -102,6 +109,7 @@ impl Config {
                 "--pages" => cfg.pages = parse_number(&flag_value(&mut args, &flag)) as usize,
                 "--protocol-version" => cfg.protocol_version = Some(flag_value(&mut args, &flag)),
                 "--tool-overrides" => cfg.tool_overrides = Some(flag_value(&mut args, &flag)),
+                "--on-discover" => cfg.on_discover = Some(flag_value(&mut args, &flag)),
                 other => usage_error(&format!("unknown argument `{other}`")),
             }
         }
@@ -493,6 +501,21 @@ impl Server {
     fn request(&mut self, out: &mut Out, method: &str, id: &RawValue, params: Params) {
         match method {
             "initialize" => self.initialize(out, id, &params),
+            "server/discover" if self.cfg.on_discover.is_some() => {
+                match self.cfg.on_discover.as_deref().unwrap_or_default() {
+                    "silent" => {}
+                    "exit" => {
+                        eprintln!("mcp-fixture: unknown method server/discover; exiting");
+                        process::exit(3)
+                    }
+                    code => out.error(
+                        id,
+                        code.parse().unwrap_or(-32602),
+                        "Invalid request parameters",
+                        None,
+                    ),
+                }
+            }
             "ping" => out.result(id, ["{}"]),
             "logging/setLevel" => {
                 // Says which level it now uses, so tests see each process get it.

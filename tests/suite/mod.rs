@@ -7,6 +7,7 @@ mod auth_transport;
 mod cli;
 mod containment;
 mod engine;
+mod era;
 mod fixture_client;
 mod hardening;
 mod hot_reload;

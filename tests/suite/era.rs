@@ -1,0 +1,505 @@
+//! The two protocol eras over stdio: era detection (the `server/discover` probe and its
+//! fallback), the per-request `_meta` of the modern era, and multi round-trip requests,
+//! against the Python SDK (dual-era, forced into each era and probed), server-everything
+//! (legacy), our fixture's misbehaviours, and an in-memory peer for the exact bytes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness9::config::ProtocolEra;
+use harness9::mcp::client::ConnectOptions;
+use harness9::mcp::era::{Era, DISCOVER_TIMEOUT};
+use harness9::mcp::handler::{ClientHandler, HandlerFuture, Handles};
+use harness9::mcp::requests::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Root,
+};
+use harness9::mcp::transport::memory;
+use harness9::mcp::transport::stdio::{self, StdioSpec};
+use harness9::mcp::transport::Inbound;
+use harness9::mcp::{Client, ClientError, RequestOptions, ServerLog};
+use serde_json::{json, Map, Value};
+
+use super::{external, fixture_bin};
+
+/// Answers every form with `answer: 42`, samples "hi there" and lists one root; counts
+/// what it was asked.
+#[derive(Default)]
+struct Answers {
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl ClientHandler for Answers {
+    fn handles(&self) -> Handles {
+        Handles {
+            elicitation_form: true,
+            sampling: true,
+            roots: true,
+            roots_list_changed: true,
+            ..Handles::default()
+        }
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> HandlerFuture<ElicitResult> {
+        let ElicitRequest::Form {
+            message,
+            requested_schema,
+        } = request
+        else {
+            return Box::pin(async { Ok(ElicitResult::decline()) });
+        };
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("elicit: {message}"));
+        let mut content = Map::new();
+        let value = if message.contains("unit") {
+            "celsius"
+        } else {
+            "42"
+        };
+        content.insert("answer".into(), json!(value));
+        let result = ElicitResult::accept_form(&requested_schema, content);
+        Box::pin(async move { Ok(result) })
+    }
+
+    fn create_message(&self, _request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
+        self.asked.lock().unwrap().push("sample".into());
+        Box::pin(async {
+            Ok(CreateMessageResult {
+                role: "assistant".into(),
+                content: json!({"type": "text", "text": "hi there"}),
+                model: "test-model".into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+    }
+
+    fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
+        self.asked.lock().unwrap().push("roots".into());
+        Box::pin(async {
+            Ok(vec![Root {
+                uri: "file:///work/project".into(),
+                name: None,
+            }])
+        })
+    }
+}
+
+fn spec(command: &str, args: &[&str]) -> StdioSpec {
+    StdioSpec {
+        command: command.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: None,
+        path: None,
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+    }
+}
+
+/// Starts `command` and connects in `era`; a server that exits on the probe is started
+/// once more.
+async fn open(
+    command: &str,
+    args: &[&str],
+    era: ProtocolEra,
+    handler: Option<Arc<Answers>>,
+) -> Result<(Client, Arc<ServerLog>), ClientError> {
+    let log = Arc::new(ServerLog::default());
+    let spec = spec(command, args);
+    let conn = stdio::spawn(&spec, log.clone()).expect("spawn");
+    let again = log.clone();
+    let opts = ConnectOptions {
+        handler: handler.map(|h| h as Arc<dyn ClientHandler>),
+        era,
+        reopen: Some(Box::new(move || {
+            Box::pin(async move { stdio::spawn(&spec, again).map_err(|e| e.to_string()) })
+        })),
+    };
+    let client = tokio::time::timeout(
+        Duration::from_secs(20),
+        Client::connect_opts(conn, "era", log.clone(), opts),
+    )
+    .await
+    .expect("connects within 20 s")?;
+    Ok((client, log))
+}
+
+async fn python(era: ProtocolEra, handler: Option<Arc<Answers>>) -> Option<Client> {
+    let py = external("H9_PYTHON")?;
+    let script = external("H9_PY_SERVER")?;
+    let args = [script.to_str().unwrap(), "stdio"];
+    Some(
+        open(py.to_str().unwrap(), &args, era, handler)
+            .await
+            .expect("python server connects")
+            .0,
+    )
+}
+
+fn opts() -> RequestOptions {
+    RequestOptions {
+        timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    }
+}
+
+/// What a tool call gave, without the server's `_meta` (which differs by era).
+async fn call(c: &Client, tool: &str, args: Value) -> Value {
+    let mut r = c.call_tool(tool, Some(args), opts()).await.unwrap();
+    r.meta = None;
+    serde_json::to_value(r).unwrap()
+}
+
+#[tokio::test]
+async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
+    let Some(legacy) = python(ProtocolEra::Legacy, Some(Arc::default())).await else {
+        return;
+    };
+    let handler = Arc::new(Answers::default());
+    let modern = python(ProtocolEra::Modern, Some(handler.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (legacy.era(), legacy.protocol_version()),
+        (Era::Legacy, "2025-11-25")
+    );
+    assert_eq!(
+        (modern.era(), modern.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+    assert_eq!(modern.server_info().name, "h9-py-server");
+    assert!(modern.has_capability("tools"));
+
+    let tools = legacy.list_tools(None).await.unwrap();
+    assert_eq!(modern.list_tools(None).await.unwrap(), tools);
+    assert_eq!(tools.len(), 10);
+    for (tool, args) in [
+        ("echo", json!({"text": "π ≈ 3.14"})),
+        ("add", json!({"a": 2, "b": 40})),
+        ("weather", json!({"city": "Oslo"})),
+        ("image", json!({})),
+        ("boom", json!({"kind": "tool_error"})),
+    ] {
+        assert_eq!(
+            call(&modern, tool, args.clone()).await,
+            call(&legacy, tool, args).await,
+            "{tool}"
+        );
+    }
+    let readme = legacy.read_resource("h9://readme", None).await.unwrap();
+    let modern_readme = modern.read_resource("h9://readme", None).await.unwrap();
+    assert_eq!(modern_readme.contents, readme.contents);
+    let mut args = Map::new();
+    args.insert("code".into(), json!("x = 1"));
+    let prompt = legacy
+        .get_prompt("review", args.clone(), None)
+        .await
+        .unwrap();
+    let modern_prompt = modern.get_prompt("review", args, None).await.unwrap();
+    assert_eq!(modern_prompt.messages, prompt.messages);
+
+    // Resolvers: server→client requests in the legacy era, an input_required round in
+    // the modern one; the same handler, the same answer.
+    let asked = call(&legacy, "resolve_ask", json!({})).await;
+    assert_eq!(
+        asked["content"][0]["text"],
+        "answer=42; model=hi there; roots=['file:///work/project']"
+    );
+    assert_eq!(call(&modern, "resolve_ask", json!({})).await, asked);
+    assert_eq!(
+        handler.asked.lock().unwrap().clone(),
+        vec!["elicit: What is the answer?", "sample", "roots"]
+    );
+    // Two rounds: the second question depends on the first answer.
+    let twice = call(&legacy, "resolve_twice", json!({})).await;
+    assert_eq!(twice["content"][0]["text"], "42 in celsius");
+    assert_eq!(call(&modern, "resolve_twice", json!({})).await, twice);
+
+    // What the modern era removed says so.
+    let err = modern
+        .set_logging_level(harness9::mcp::features::LogLevel::Debug, None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "logging/setLevel (the server's log level) is not in this protocol era (the server speaks 2026-07-28)"
+    );
+    assert!(!modern.can_subscribe());
+    legacy.close().await;
+    modern.close().await;
+}
+
+#[tokio::test]
+async fn the_probe_finds_each_servers_era() {
+    let Some(py) = python(ProtocolEra::Auto, None).await else {
+        return;
+    };
+    assert_eq!(
+        (py.era(), py.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+    py.close().await;
+
+    let Some(everything) = external("H9_EVERYTHING_BIN") else {
+        return;
+    };
+    let bin = everything.to_str().unwrap();
+    let started = Instant::now();
+    let (auto, log) = open(bin, &["stdio"], ProtocolEra::Auto, None)
+        .await
+        .unwrap();
+    // server-everything answers the probe -32601 at once: no waiting for the timeout.
+    assert!(
+        started.elapsed() < DISCOVER_TIMEOUT,
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        (auto.era(), auto.protocol_version()),
+        (Era::Legacy, "2025-11-25")
+    );
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text == "speaking the legacy protocol (server/discover: error -32601)"));
+    let (forced, _) = open(bin, &["stdio"], ProtocolEra::Legacy, None)
+        .await
+        .unwrap();
+    let tools = forced.list_tools(None).await.unwrap();
+    assert_eq!(auto.list_tools(None).await.unwrap(), tools);
+    assert_eq!(
+        call(&auto, "echo", json!({"message": "hi"})).await,
+        call(&forced, "echo", json!({"message": "hi"})).await
+    );
+    auto.close().await;
+    forced.close().await;
+}
+
+#[tokio::test]
+async fn legacy_servers_that_misbehave_on_the_probe_still_connect() {
+    // Answers with an error code other than -32601: still legacy.
+    let (c, _) = open(
+        fixture_bin(),
+        &["--on-discover", "-32602"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    c.close().await;
+
+    // Never answers: legacy after the probe's timeout.
+    let started = Instant::now();
+    let (c, log) = open(
+        fixture_bin(),
+        &["--on-discover", "silent"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() >= DISCOVER_TIMEOUT);
+    assert_eq!(c.era(), Era::Legacy);
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text
+            == "speaking the legacy protocol (no answer to server/discover within 1.5 s)"));
+    c.close().await;
+
+    // Exits on it: started once more, for `initialize`.
+    let (c, log) = open(
+        fixture_bin(),
+        &["--on-discover", "exit"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text.contains("the server exited on server/discover")));
+    c.close().await;
+
+    // Forced modern: no fallback, a clear error.
+    let err = open(fixture_bin(), &[], ProtocolEra::Modern, None)
+        .await
+        .err()
+        .expect("a legacy server cannot be spoken to in the modern era");
+    assert_eq!(
+        err.to_string(),
+        "the server answered server/discover with error -32601: Method not found: server/discover"
+    );
+}
+
+/// The in-memory peer: the next request as JSON, and a way to answer.
+async fn next(peer: &mut memory::MemoryPeer) -> Value {
+    let bytes = peer.from_client.recv().await.expect("a request");
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn answer(peer: &memory::MemoryPeer, text: String) {
+    peer.to_client
+        .send(Inbound::Message(text.into_bytes()))
+        .unwrap();
+}
+
+async fn modern_memory() -> (Client, memory::MemoryPeer) {
+    let (conn, mut peer) = memory::pair();
+    let opts = ConnectOptions {
+        handler: Some(Arc::new(Answers::default())),
+        era: ProtocolEra::Auto,
+        reopen: None,
+    };
+    let connect = tokio::spawn(Client::connect_opts(conn, "mem", Arc::default(), opts));
+    let discover = next(&mut peer).await;
+    assert_eq!(discover["method"], "server/discover");
+    let meta = &discover["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}})
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"]["name"],
+        "harness9"
+    );
+    let id = &discover["id"];
+    answer(
+        &peer,
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"supportedVersions":["2025-11-25","2026-07-28"],"capabilities":{{"tools":{{}}}},"_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"mem","version":"9"}}}}}}}}"#
+        ),
+    );
+    let client = connect.await.unwrap().unwrap();
+    (client, peer)
+}
+
+#[tokio::test]
+async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
+    let (client, mut peer) = modern_memory().await;
+    assert_eq!(client.server_info().name, "mem");
+    let call = client.call_tool("t", Some(json!({"x": 1})), RequestOptions::default());
+    let serve = async {
+        let first = next(&mut peer).await;
+        assert_eq!(first["params"]["name"], "t");
+        assert_eq!(
+            first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let id = &first["id"];
+        // The state has escapes a re-serialization would change.
+        answer(
+            &peer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","inputRequests":{{"a":{{"method":"elicitation/create","params":{{"mode":"form","message":"Q?","requestedSchema":{{"type":"object","properties":{{"answer":{{"type":"string"}}}}}}}}}},"b":{{"method":"roots/list"}}}},"requestState":"s\u00e9\/1"}}}}"#
+            ),
+        );
+        let bytes = peer.from_client.recv().await.expect("the retry");
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains(r#""requestState":"s\u00e9\/1""#), "{text}");
+        let retry: Value = serde_json::from_str(&text).unwrap();
+        assert_ne!(retry["id"], first["id"]);
+        assert_eq!(retry["params"]["arguments"], json!({"x": 1}));
+        assert_eq!(
+            retry["params"]["inputResponses"],
+            json!({"a": {"action": "accept", "content": {"answer": "42"}},
+                   "b": {"roots": [{"uri": "file:///work/project"}]}})
+        );
+        // A second round without inputRequests: the state alone.
+        let id = &retry["id"];
+        answer(
+            &peer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","requestState":"two"}}}}"#
+            ),
+        );
+        let third = next(&mut peer).await;
+        assert_eq!(third["params"]["requestState"], "two");
+        assert_eq!(third["params"].get("inputResponses"), None);
+        let id = &third["id"];
+        answer(
+            &peer,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"done"}}]}}}}"#
+            ),
+        );
+    };
+    let (result, ()) = tokio::join!(call, serve);
+    assert_eq!(result.unwrap().to_text(), "done");
+
+    // An unknown resultType is an invalid answer.
+    let call = client.call_tool("t", None, RequestOptions::default());
+    let serve = async {
+        let id = next(&mut peer).await["id"].clone();
+        answer(
+            &peer,
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"later"}}}}"#),
+        );
+    };
+    let (result, ()) = tokio::join!(call, serve);
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "the server sent an invalid answer to tools/call: unknown resultType \"later\""
+    );
+
+    // A server that never stops asking is given up on.
+    let call = client.call_tool("t", None, RequestOptions::default());
+    let serve = async {
+        loop {
+            let Some(bytes) = peer.from_client.recv().await else {
+                break;
+            };
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            let id = &v["id"];
+            answer(
+                &peer,
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","requestState":"again"}}}}"#
+                ),
+            );
+        }
+    };
+    let result = tokio::select! {
+        r = call => r,
+        () = serve => unreachable!(),
+    };
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "the server sent an invalid answer to tools/call: the server still asked for input after 8 rounds; harness9 gave up"
+    );
+}
+
+#[tokio::test]
+async fn a_modern_server_without_a_common_version_is_not_taken_for_legacy() {
+    let (conn, mut peer) = memory::pair();
+    let connect = tokio::spawn(Client::connect_opts(
+        conn,
+        "mem",
+        Arc::default(),
+        ConnectOptions::default(),
+    ));
+    let discover = next(&mut peer).await;
+    let id = &discover["id"];
+    answer(
+        &peer,
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"supported":["2099-01-01"],"requested":"2026-07-28"}}}}}}"#
+        ),
+    );
+    let err = connect.await.unwrap().err().expect("no common version");
+    assert_eq!(
+        err.to_string(),
+        "the server speaks the modern protocol at 2099-01-01; harness9 speaks 2026-07-28. Update harness9 or the server, or set \"protocolEra\": \"legacy\" in .mcp.json if the server also speaks the legacy protocol"
+    );
+    // Nothing more was sent: no `initialize`.
+    assert!(peer.from_client.try_recv().is_err());
+}
