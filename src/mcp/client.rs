@@ -435,7 +435,13 @@ impl Client {
                 tools.extend(page.tools);
             }
             match page.next_cursor {
-                None => return Ok(self.inner.without_repeats(tools)),
+                None => {
+                    let tools = self.inner.without_repeats(tools);
+                    return Ok(match self.era {
+                        Era::Legacy => tools,
+                        Era::Modern => self.inner.without_bad_headers(tools),
+                    });
+                }
                 Some(c) if !seen.insert(c.clone()) => {
                     return Err(ClientError::RepeatedCursor {
                         method: "tools/list".into(),

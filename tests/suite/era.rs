@@ -114,6 +114,7 @@ async fn open(
         reopen: Some(Box::new(move || {
             Box::pin(async move { stdio::spawn(&spec, again).map_err(|e| e.to_string()) })
         })),
+        ..ConnectOptions::default()
     };
     let client = tokio::time::timeout(
         Duration::from_secs(20),
@@ -355,6 +356,7 @@ async fn modern_memory() -> (Client, memory::MemoryPeer) {
         handler: Some(Arc::new(Answers::default())),
         era: ProtocolEra::Auto,
         reopen: None,
+        ..ConnectOptions::default()
     };
     let connect = tokio::spawn(Client::connect_opts(conn, "mem", Arc::default(), opts));
     let discover = next(&mut peer).await;

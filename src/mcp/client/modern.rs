@@ -7,6 +7,7 @@
 //! [`ConnectOptions::reopen`]) for `initialize`. The fallback never keys on one error code.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 
@@ -23,11 +24,26 @@ pub type Reopen = Box<dyn FnOnce() -> BoxFuture<'static, Result<Connection, Stri
 
 /// How to open a connection: the handler of the server's requests, the era, and how to
 /// start the server again should the probe make it exit.
-#[derive(Default)]
 pub struct ConnectOptions {
     pub handler: Option<Arc<dyn ClientHandler>>,
     pub era: ProtocolEra,
     pub reopen: Option<Reopen>,
+    /// How long the probe waits for an answer before taking the server for a legacy one
+    /// that ignores it ([`DISCOVER_TIMEOUT`] on stdio). `None` waits for the answer: on
+    /// HTTP every request gets one (an error status at least), and signing in may come
+    /// first.
+    pub probe_timeout: Option<Duration>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            handler: None,
+            era: ProtocolEra::Auto,
+            reopen: None,
+            probe_timeout: Some(DISCOVER_TIMEOUT),
+        }
+    }
 }
 
 /// What the probe found out.
@@ -58,7 +74,7 @@ impl Client {
                     Err(e)
                 }
             },
-            ProtocolEra::Auto => match Client::probe(&inner).await? {
+            ProtocolEra::Auto => match Client::probe(&inner, opts.probe_timeout).await? {
                 Probe::Modern(client) => Ok(*client),
                 Probe::Legacy(why) => {
                     note(&log, &format!("speaking the legacy protocol ({why})"));
@@ -81,12 +97,17 @@ impl Client {
         }
     }
 
-    /// The stdio probe: `server/discover`, bounded by [`DISCOVER_TIMEOUT`].
-    async fn probe(inner: &Arc<Inner>) -> Result<Probe, ClientError> {
-        match tokio::time::timeout(DISCOVER_TIMEOUT, Client::discover(inner, true)).await {
+    /// The probe: `server/discover`, bounded by `wait` when given.
+    async fn probe(inner: &Arc<Inner>, wait: Option<Duration>) -> Result<Probe, ClientError> {
+        let discover = Client::discover(inner, true);
+        let outcome = match wait {
+            Some(wait) => tokio::time::timeout(wait, discover).await,
+            None => Ok(discover.await),
+        };
+        match outcome {
             Err(_) => Ok(Probe::Legacy(format!(
                 "no answer to server/discover within {}",
-                super::fmt_duration(DISCOVER_TIMEOUT)
+                super::fmt_duration(wait.unwrap_or_default())
             ))),
             Ok(Ok(client)) => Ok(Probe::Modern(Box::new(client))),
             Ok(Err(ClientError::Closed(reason))) => Ok(Probe::Closed(reason)),
@@ -130,7 +151,9 @@ impl Client {
                         .as_deref()
                         .map(|o| era::common_version(o.iter().map(String::as_str)))
                     {
-                        Some(Some(common)) if attempt == 0 && common != version => {
+                        // Even our own version again: the server may have refused it
+                        // for this request only.
+                        Some(Some(common)) if attempt == 0 => {
                             version = common;
                             continue;
                         }

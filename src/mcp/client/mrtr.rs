@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 
 use super::{ClientError, Inner, Params, ReplyBody, RequestOptions};
 use crate::mcp::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
+use crate::mcp::log::LogSource;
+use crate::mcp::transport::mcp_headers;
+use crate::mcp::types::ToolDef;
 
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
@@ -109,6 +112,23 @@ impl Inner {
             }
         }
         Ok(responses)
+    }
+}
+
+impl Inner {
+    /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
+    /// must not offer them); the server log says which and why.
+    pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        tools.retain(|t| match mcp_headers::header_params(&t.input_schema) {
+            Ok(_) => true,
+            Err(why) => {
+                let text = format!("the tool {:?} is not offered: {why}", t.name);
+                tracing::warn!(server = %self.name, "{text}");
+                self.log.push(LogSource::Host, "warning", &text);
+                false
+            }
+        });
+        tools
     }
 }
 

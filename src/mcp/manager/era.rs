@@ -56,6 +56,7 @@ impl Manager {
             handler: Some(handler),
             era,
             reopen,
+            ..ConnectOptions::default()
         }
     }
 }
