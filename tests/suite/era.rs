@@ -24,7 +24,7 @@ use super::{external, fixture_bin};
 /// Answers every form with `answer: 42`, samples "hi there" and lists one root; counts
 /// what it was asked.
 #[derive(Default)]
-struct Answers {
+pub(super) struct Answers {
     asked: std::sync::Mutex<Vec<String>>,
 }
 
@@ -145,7 +145,7 @@ fn opts() -> RequestOptions {
 }
 
 /// What a tool call gave, without the server's `_meta` (which differs by era).
-async fn call(c: &Client, tool: &str, args: Value) -> Value {
+pub(super) async fn call(c: &Client, tool: &str, args: Value) -> Value {
     let mut r = c.call_tool(tool, Some(args), opts()).await.unwrap();
     r.meta = None;
     serde_json::to_value(r).unwrap()

@@ -27,10 +27,10 @@ impl Manager {
         current: CurrentSender,
     ) -> ConnectOptions {
         let stdio = matches!(cfg.transport, TransportConfig::Stdio { .. });
-        let era = match (cfg.era, stdio) {
-            // Remote servers speak the legacy era until the modern HTTP binding exists.
-            (ProtocolEra::Auto, false) => ProtocolEra::Legacy,
-            (era, _) => era,
+        let era = match (&cfg.transport, cfg.era) {
+            // The HTTP+SSE transport (2024-11-05) is legacy by definition.
+            (TransportConfig::Sse { .. }, _) => ProtocolEra::Legacy,
+            (_, era) => era,
         };
         let reopen: Option<Reopen> = stdio.then(|| {
             let me = self.clone();
@@ -56,7 +56,9 @@ impl Manager {
             handler: Some(handler),
             era,
             reopen,
-            ..ConnectOptions::default()
+            // stdio: a legacy server may stay silent; HTTP answers every request (an error
+            // status at least), and signing in may come first.
+            probe_timeout: stdio.then_some(crate::mcp::era::DISCOVER_TIMEOUT),
         }
     }
 }
