@@ -505,3 +505,63 @@ async fn a_modern_server_without_a_common_version_is_not_taken_for_legacy() {
     // Nothing more was sent: no `initialize`.
     assert!(peer.from_client.try_recv().is_err());
 }
+
+#[test]
+fn mcp_list_shows_each_servers_era() {
+    let (Some(py), Some(script), Some(everything)) = (
+        external("H9_PYTHON"),
+        external("H9_PY_SERVER"),
+        external("H9_EVERYTHING_BIN"),
+    ) else {
+        return;
+    };
+    let p = super::Project::new(&json!({"mcpServers": {
+        "py": {"command": py, "args": [script]},
+        "py-legacy": {"command": py, "args": [script], "protocolEra": "legacy"},
+        "everything": {"command": everything, "args": ["stdio"]},
+        "forced": {"command": fixture_bin(), "protocolEra": "modern"},
+        "odd": {"command": fixture_bin(), "protocolEra": "newest"}
+    }}));
+    let o = p.cli(&["mcp", "list", "--yes", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |n: &str| {
+        let r = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap();
+        (
+            r["status"].as_str().unwrap().to_string(),
+            r["era"].clone(),
+            r["protocolVersion"].clone(),
+        )
+    };
+    let connected = |era: &str, v: &str| ("connected".to_string(), json!(era), json!(v));
+    assert_eq!(row("py"), connected("modern", "2026-07-28"));
+    assert_eq!(row("py-legacy"), connected("legacy", "2025-11-25"));
+    assert_eq!(row("everything"), connected("legacy", "2025-11-25"));
+    assert_eq!(
+        row("forced"),
+        ("failed".to_string(), Value::Null, Value::Null)
+    );
+    let error = |n: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        error("forced"),
+        "the server answered server/discover with error -32601: Method not found: server/discover"
+    );
+    assert_eq!(
+        error("odd"),
+        "server \"odd\": \"protocolEra\" must be \"auto\", \"legacy\" or \"modern\""
+    );
+}
