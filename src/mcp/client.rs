@@ -4,13 +4,15 @@
 //! Invariants: a request is registered in the pending map before it is written; one reader
 //! task owns the receiving half, and when it ends every pending request fails at once with
 //! the reason (exit status and stderr tail on stdio). No lock is held across an `.await`.
-//! Every request goes out through [`Inner::encode_request`], the one place that can add
-//! per-request metadata when a second protocol era is spoken. Requests from the server go
-//! to the [`ClientHandler`] given at connect, each on its own task ([`served`]); resources,
-//! prompts and completion live in [`features`].
+//! Every request goes out through [`Inner::encode_request`] ([`encode`]), the one place
+//! that adds the modern era's per-request `_meta`. The era is settled when the connection
+//! opens ([`modern`]: the `server/discover` probe, or the legacy `initialize` here); modern
+//! results go through [`mrtr`] (`resultType`, `input_required` rounds). Inbound messages
+//! are taken apart in [`inbound`] and [`notify`]. Requests from the server (and a modern
+//! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
+//! resources, prompts and completion live in [`features`].
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -22,15 +24,18 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 mod encode;
 mod features;
+mod inbound;
 mod modern;
 mod mrtr;
+mod notify;
+mod reply;
 mod served;
 #[cfg(test)]
 mod surface_tests;
 
 use super::era::{self, Era};
 use super::handler::ClientHandler;
-use super::jsonrpc::{self, Inbound as Msg, Kind, RpcError};
+use super::jsonrpc::{self, RpcError};
 use super::log::{LogSource, ServerLog};
 use super::transport::{Connection, Inbound, TransportSender};
 use super::types::{
@@ -39,6 +44,7 @@ use super::types::{
 };
 
 pub use modern::{ConnectOptions, Reopen};
+use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -124,152 +130,6 @@ pub const PROGRESS_QUEUE: usize = 64;
 /// A channel for [`RequestOptions::progress`] of [`PROGRESS_QUEUE`] places.
 pub fn progress_channel() -> (mpsc::Sender<Progress>, mpsc::Receiver<Progress>) {
     mpsc::channel(PROGRESS_QUEUE)
-}
-
-type Reply = Result<ReplyBody, ReplyError>;
-
-/// A result as received: the text of the message it came in and where in it the result
-/// lies, so that large results are neither copied nor scanned once more before parsing.
-///
-/// A plain answer is recognised by its shape alone ([`jsonrpc::quick_result`]), without
-/// reading the result: `checked` is then false, and the result is only known to be the
-/// answer once it parses as one whole value. When it does not, the whole message is
-/// decoded the usual way to find out what it really says.
-struct ReplyBody {
-    text: String,
-    range: Range<usize>,
-    checked: bool,
-}
-
-impl ReplyBody {
-    fn whole(text: String) -> ReplyBody {
-        let range = 0..text.len();
-        ReplyBody {
-            text,
-            range,
-            checked: true,
-        }
-    }
-
-    fn get(&self) -> &str {
-        &self.text[self.range.clone()]
-    }
-
-    fn parse<T: serde::de::DeserializeOwned>(&self, method: &str) -> Result<T, ClientError> {
-        let invalid = |e: serde_json::Error| ClientError::Invalid {
-            method: method.into(),
-            detail: e.to_string(),
-        };
-        match serde_json::from_str(self.get()) {
-            Ok(value) => Ok(value),
-            Err(e) if self.checked => Err(invalid(e)),
-            Err(_) => serde_json::from_str(&self.text[self.check(method)?]).map_err(invalid),
-        }
-    }
-
-    fn into_raw(self, method: &str) -> Result<Box<RawValue>, ClientError> {
-        let invalid = |e: serde_json::Error| ClientError::Invalid {
-            method: method.into(),
-            detail: e.to_string(),
-        };
-        let range = match (self.checked, RawValue::from_string(self.get().to_owned())) {
-            (_, Ok(raw)) => return Ok(raw),
-            (true, Err(e)) => return Err(invalid(e)),
-            (false, Err(_)) => self.check(method)?,
-        };
-        RawValue::from_string(self.text[range].to_owned()).map_err(invalid)
-    }
-
-    /// Decodes the whole message: where its result really is, or what it says instead.
-    fn check(&self, method: &str) -> Result<Range<usize>, ClientError> {
-        let invalid = |detail: String| ClientError::Invalid {
-            method: method.into(),
-            detail,
-        };
-        let msg = serde_json::from_str::<Msg<'_>>(&self.text)
-            .map_err(|e| invalid(format!("not valid JSON-RPC ({e})")))?;
-        match msg.kind() {
-            Kind::Response {
-                outcome: Ok(raw), ..
-            } => subrange(&self.text, raw.get())
-                .ok_or_else(|| invalid("the result could not be located".into())),
-            Kind::Response {
-                outcome: Err(error),
-                ..
-            } => Err(ClientError::Rpc {
-                method: method.into(),
-                error: Box::new(error),
-            }),
-            Kind::BadResponse { problem, .. } => Err(invalid(problem)),
-            Kind::Request { .. } | Kind::Notification { .. } | Kind::Invalid => {
-                Err(invalid("not a JSON-RPC answer".into()))
-            }
-        }
-    }
-}
-
-/// Hashes our integer request ids with one multiplication (they are not attacker-chosen:
-/// we pick them), instead of SipHash on every request and answer.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
-
-/// The params of one request: a JSON value, or those of `tools/call`, written without
-/// building a value first.
-enum Params<'a> {
-    None,
-    Value(Value),
-    /// A JSON object as text, written as it is (MRTR retries keep `requestState` byte-exact).
-    Raw(String),
-    ToolCall {
-        name: &'a str,
-        arguments: Option<Value>,
-    },
-}
-
-impl Params<'_> {
-    fn from_value(params: Option<Value>) -> Self {
-        params.map_or(Params::None, Params::Value)
-    }
-
-    /// The params as a value (the slow path, for adding a progress token).
-    fn to_value(&self) -> Option<Value> {
-        match self {
-            Params::None => None,
-            Params::Value(v) => Some(v.clone()),
-            Params::Raw(text) => serde_json::from_str(text).ok(),
-            Params::ToolCall { name, arguments } => {
-                let mut params = Map::with_capacity(2);
-                params.insert("name".into(), Value::String(name.to_string()));
-                if let Some(a) = arguments {
-                    params.insert("arguments".into(), a.clone());
-                }
-                Some(Value::Object(params))
-            }
-        }
-    }
-}
-
-enum ReplyError {
-    Rpc(RpcError),
-    /// The answer was not a valid JSON-RPC response; the text says why.
-    Invalid(String),
-    Closed(String),
 }
 
 struct Inner {
@@ -715,114 +575,6 @@ impl Inner {
         }
     }
 
-    /// Handles one inbound message (or batch) on the reader task.
-    fn dispatch(&self, bytes: Vec<u8>) {
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let bytes = e.as_bytes();
-                let preview = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]);
-                self.note_garbage(&format!("not valid JSON-RPC (not UTF-8): {preview}"));
-                return;
-            }
-        };
-        // The common case, a plain answer, by its shape alone (see `ReplyBody`).
-        if let Some((id, range)) = jsonrpc::quick_result(&text) {
-            let waiter = self.pending.lock().expect("pending lock").remove(&id);
-            if let Some(tx) = waiter {
-                let _ = tx.send(Ok(ReplyBody {
-                    text,
-                    range,
-                    checked: false,
-                }));
-                return;
-            }
-            // Nobody waits for it: the full path below says so in the log.
-        }
-        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
-        if first == Some(b'[') {
-            let result =
-                jsonrpc::for_each_message(text.as_bytes(), |msg: Msg<'_>| self.handle(msg.kind()));
-            if let Err(e) = result {
-                self.note_invalid(&text, &e);
-            }
-            return;
-        }
-        // A single answer keeps its result inside the message's own buffer.
-        let answered = match serde_json::from_str::<Msg<'_>>(&text) {
-            Err(e) => {
-                self.note_invalid(&text, &e);
-                None
-            }
-            Ok(msg) => match msg.kind() {
-                Kind::Response {
-                    id,
-                    outcome: Ok(raw),
-                } => match subrange(&text, raw.get()) {
-                    Some(range) => self.waiter(id).map(|tx| (tx, range)),
-                    None => {
-                        self.answer(id, Ok(ReplyBody::whole(raw.get().to_owned())));
-                        None
-                    }
-                },
-                other => {
-                    self.handle(other);
-                    None
-                }
-            },
-        };
-        if let Some((tx, range)) = answered {
-            let _ = tx.send(Ok(ReplyBody {
-                text,
-                range,
-                checked: true,
-            }));
-        }
-    }
-
-    fn handle(&self, kind: Kind<'_>) {
-        match kind {
-            Kind::Response { id, outcome } => {
-                let reply = match outcome {
-                    Ok(raw) => Ok(ReplyBody::whole(raw.get().to_owned())),
-                    Err(e) => Err(ReplyError::Rpc(e)),
-                };
-                self.answer(id, reply);
-            }
-            Kind::Request { id, method, params } => self.serve(id, &method, params),
-            Kind::BadResponse { id, problem } => {
-                self.note_garbage(&format!("an invalid answer ({problem})"));
-                self.answer(id, Err(ReplyError::Invalid(problem)));
-            }
-            Kind::Notification { method, params } => self.on_notification(&method, params),
-            Kind::Invalid => self.note_garbage("a JSON-RPC message with neither method nor result"),
-        }
-    }
-
-    /// Takes the waiter of the request `id` answers, if it is still waiting.
-    fn waiter(&self, id: &RawValue) -> Option<oneshot::Sender<Reply>> {
-        let waiter = jsonrpc::parse_id(id)
-            .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
-        if waiter.is_none() {
-            tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting");
-        }
-        waiter
-    }
-
-    fn answer(&self, id: &RawValue, reply: Reply) {
-        if let Some(tx) = self.waiter(id) {
-            let _ = tx.send(reply);
-        }
-    }
-
-    fn note_invalid(&self, text: &str, e: &serde_json::Error) {
-        let mut end = text.len().min(200);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.note_garbage(&format!("not valid JSON-RPC ({e}): {}", &text[..end]));
-    }
-
     /// Keeps the first of tools listed under one name twice (calls go by name, so only
     /// one can be reached); the server log names the others.
     fn without_repeats(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
@@ -848,231 +600,7 @@ impl Inner {
         self.log
             .push(LogSource::Host, "warning", &format!("skipped {what}"));
     }
-
-    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
-        let params: Value = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        match method {
-            "notifications/progress" => {
-                let Some(token) = params.get("progressToken").and_then(|t| {
-                    t.as_u64()
-                        .or_else(|| t.as_str().and_then(|s| s.parse().ok()))
-                }) else {
-                    return;
-                };
-                let Ok(progress) = serde_json::from_value::<Progress>(params) else {
-                    return;
-                };
-                let full = {
-                    let mut sinks = self.progress.lock().expect("progress lock");
-                    match sinks.get_mut(&token) {
-                        Some((sink, noted)) => match sink.try_send(progress) {
-                            Err(mpsc::error::TrySendError::Full(_)) if !*noted => {
-                                *noted = true;
-                                true
-                            }
-                            Ok(()) | Err(_) => false,
-                        },
-                        None => false,
-                    }
-                };
-                if full {
-                    self.note_garbage(&format!(
-                        "progress notifications for request {token}: more than {PROGRESS_QUEUE} were waiting to be read, so newer ones are dropped"
-                    ));
-                }
-            }
-            "notifications/tools/list_changed" => {
-                let _ = self.events.send(ClientEvent::ToolsChanged);
-            }
-            "notifications/resources/list_changed" => {
-                let _ = self.events.send(ClientEvent::ResourcesChanged);
-            }
-            "notifications/prompts/list_changed" => {
-                let _ = self.events.send(ClientEvent::PromptsChanged);
-            }
-            "notifications/resources/updated" => {
-                if let Some(uri) = params.get("uri").and_then(Value::as_str) {
-                    let uri = uri.to_string();
-                    let _ = self.events.send(ClientEvent::ResourceUpdated { uri });
-                }
-            }
-            "notifications/elicitation/complete" => {
-                if let Some(id) = params.get("elicitationId").and_then(Value::as_str) {
-                    if let Some(h) = &self.handler {
-                        h.elicitation_complete(id);
-                    }
-                    let elicitation_id = id.to_string();
-                    let _ = self
-                        .events
-                        .send(ClientEvent::ElicitationComplete { elicitation_id });
-                }
-            }
-            "notifications/cancelled" => {
-                if let Some(id) = params.get("requestId") {
-                    self.served.cancel(&id.to_string());
-                }
-            }
-            "notifications/message" => {
-                let level = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("info")
-                    .to_string();
-                let text = match params.get("data") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                let text = match params.get("logger").and_then(Value::as_str) {
-                    Some(l) => format!("[{l}] {text}"),
-                    None => text,
-                };
-                match level.as_str() {
-                    "debug" => tracing::debug!(server = %self.name, "{text}"),
-                    "info" | "notice" => tracing::info!(server = %self.name, "{text}"),
-                    "warning" => tracing::warn!(server = %self.name, "{text}"),
-                    _ => tracing::error!(server = %self.name, "{text}"),
-                }
-                self.log.push(LogSource::Server, &level, &text);
-            }
-            other => tracing::debug!(server = %self.name, "ignored notification {other}"),
-        }
-    }
-
-    /// The connection ended: fail every waiting request at once.
-    fn close_all(&self, reason: String) {
-        tracing::info!(server = %self.name, "connection closed: {reason}");
-        let waiters: Vec<_> = {
-            let mut closed = self.closed.lock().expect("closed lock");
-            *closed = Some(reason.clone());
-            self.pending
-                .lock()
-                .expect("pending lock")
-                .drain()
-                .map(|(_, tx)| tx)
-                .collect()
-        };
-        for tx in waiters {
-            let _ = tx.send(Err(ReplyError::Closed(reason.clone())));
-        }
-        self.progress.lock().expect("progress lock").clear();
-        self.served.cancel_all();
-        let _ = self.events.send(ClientEvent::Closed(reason));
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mcp::transport::memory::{self, MemoryPeer};
-    use crate::mcp::Content;
-
-    async fn next_id(peer: &mut MemoryPeer) -> u64 {
-        let bytes = peer.from_client.recv().await.expect("a request");
-        let v: Value = serde_json::from_slice(&bytes).unwrap();
-        v["id"].as_u64().expect("a request id")
-    }
-
-    fn send_raw(peer: &MemoryPeer, text: String) {
-        peer.to_client
-            .send(Inbound::Message(text.into_bytes()))
-            .unwrap();
-    }
-
-    async fn connected() -> (Client, MemoryPeer) {
-        let (conn, mut peer) = memory::pair();
-        let connect = tokio::spawn(Client::connect(conn, "mem", Arc::default()));
-        let id = next_id(&mut peer).await;
-        send_raw(
-            &peer,
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}}}}}}"#
-            ),
-        );
-        let client = connect.await.unwrap().unwrap();
-        peer.from_client.recv().await.expect("initialized");
-        (client, peer)
-    }
-
-    /// Calls `echo` and answers it with `answer(id)`.
-    async fn call_answered(
-        client: &Client,
-        peer: &mut MemoryPeer,
-        answer: impl Fn(u64) -> String,
-    ) -> Result<CallToolResult, ClientError> {
-        let call = client.call_tool("echo", None, RequestOptions::default());
-        let serve = async {
-            let id = next_id(peer).await;
-            send_raw(peer, answer(id));
-        };
-        let (result, ()) = tokio::join!(call, serve);
-        result
-    }
-
-    const TEXT: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
-
-    fn hi() -> CallToolResult {
-        CallToolResult {
-            content: vec![Content::Text { text: "hi".into() }],
-            ..Default::default()
-        }
-    }
-
-    #[tokio::test]
-    async fn answers_of_every_shape_reach_the_caller() {
-        let (client, mut peer) = connected().await;
-        let shapes: Vec<Box<dyn Fn(u64) -> String>> = vec![
-            Box::new(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT}}}"#)),
-            Box::new(|id| format!(r#"{{"result":{TEXT},"jsonrpc":"2.0","id":{id}}}"#)),
-            Box::new(|id| format!(r#"  {{ "id": {id}, "jsonrpc": "2.0", "result": {TEXT} }} "#)),
-            // Looks plain up to the result, but has a member after it.
-            Box::new(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT},"x":1}}"#)),
-            Box::new(|id| format!(r#"[{{"jsonrpc":"2.0","id":{id},"result":{TEXT}}}]"#)),
-        ];
-        for shape in shapes {
-            let result = call_answered(&client, &mut peer, shape).await.unwrap();
-            assert_eq!(result, hi());
-        }
-    }
-
-    #[tokio::test]
-    async fn an_error_beside_a_result_wins() {
-        let (client, mut peer) = connected().await;
-        let err = call_answered(&client, &mut peer, |id| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT},"error":{{"code":-5,"message":"boom"}}}}"#
-            )
-        })
-        .await
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the server answered tools/call with error -5: boom"
-        );
-        let err = call_answered(&client, &mut peer, |id| {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":7}}}}"#)
-        })
-        .await
-        .unwrap_err();
-        assert!(matches!(err, ClientError::Invalid { .. }), "{err}");
-    }
-
-    #[tokio::test]
-    async fn raw_requests_get_exactly_the_result() {
-        let (client, mut peer) = connected().await;
-        for answer in [
-            r#"{"jsonrpc":"2.0","id":ID,"result":{"a":[1, 2]}}"#,
-            r#"{"jsonrpc":"2.0","id":ID,"result":{"a":[1, 2]},"z":null}"#,
-        ] {
-            let request = client.request("x/y", None, RequestOptions::default());
-            let serve = async {
-                let id = next_id(&mut peer).await;
-                send_raw(&peer, answer.replace("ID", &id.to_string()));
-            };
-            let (raw, ()) = tokio::join!(request, serve);
-            assert_eq!(raw.unwrap().get(), r#"{"a":[1, 2]}"#);
-        }
-    }
-}
+mod tests;
