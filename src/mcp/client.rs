@@ -182,12 +182,23 @@ impl Client {
 
     /// The legacy handshake on a started connection; closes it when the handshake fails.
     async fn initialize(inner: Arc<Inner>) -> Result<Client, ClientError> {
+        match Client::handshake(&inner).await {
+            Ok(client) => Ok(client),
+            Err(e) => {
+                inner.sender.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The legacy handshake, leaving the connection open when it fails.
+    async fn handshake(inner: &Arc<Inner>) -> Result<Client, ClientError> {
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
             "capabilities": inner.capabilities(),
             "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
         });
-        let body = match inner
+        let body = inner
             .request_once(
                 "initialize",
                 &Params::Value(params),
@@ -195,27 +206,14 @@ impl Client {
                 false,
             )
             .await
-        {
-            Ok(body) => body,
-            Err(e) => {
-                inner.sender.close().await;
-                return Err(initialize_error(e));
-            }
-        };
-        let init: InitializeResult = match body.parse("initialize") {
-            Ok(i) => i,
-            Err(e) => {
-                inner.sender.close().await;
-                return Err(e);
-            }
-        };
+            .map_err(initialize_error)?;
+        let init: InitializeResult = body.parse("initialize")?;
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-            inner.sender.close().await;
             return Err(ClientError::UnsupportedVersion(init.protocol_version));
         }
         inner.notify("notifications/initialized", None)?;
         Ok(Client {
-            inner,
+            inner: inner.clone(),
             init,
             era: Era::Legacy,
         })

@@ -481,6 +481,40 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
 }
 
 #[tokio::test]
+async fn a_modern_server_slow_to_answer_the_probe_stays_modern() {
+    let (conn, mut peer) = memory::pair();
+    let connect = tokio::spawn(Client::connect_opts(
+        conn,
+        "mem",
+        Arc::default(),
+        ConnectOptions::default(),
+    ));
+    let discover = next(&mut peer).await;
+    // The probe's wait ends: `initialize` comes…
+    let init = next(&mut peer).await;
+    assert_eq!(init["method"], "initialize");
+    // …and the server, done starting, answers both in order, as a dual-era server does.
+    let (d, i) = (&discover["id"], &init["id"]);
+    answer(
+        &peer,
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{d},"result":{{"supportedVersions":["2026-07-28"],"capabilities":{{}}}}}}"#
+        ),
+    );
+    answer(
+        &peer,
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"error":{{"code":-32022,"message":"this connection speaks 2026-07-28"}}}}"#
+        ),
+    );
+    let client = connect.await.unwrap().unwrap();
+    assert_eq!(
+        (client.era(), client.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+}
+
+#[tokio::test]
 async fn a_modern_server_without_a_common_version_is_not_taken_for_legacy() {
     let (conn, mut peer) = memory::pair();
     let connect = tokio::spawn(Client::connect_opts(

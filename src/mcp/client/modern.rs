@@ -3,7 +3,8 @@
 //! modern error (`-32022` naming the versions the server speaks) means modern, and the
 //! client stays modern (retrying at a common version); any other error, an invalid answer
 //! or silence for [`DISCOVER_TIMEOUT`] means legacy, and `initialize` follows on the same
-//! connection. A legacy server that exits on the unknown method is opened once more (via
+//! connection (while a late answer to the probe, from a modern server slow to start, still
+//! wins). A legacy server that exits on the unknown method is opened once more (via
 //! [`ConnectOptions::reopen`]) for `initialize`. The fallback never keys on one error code.
 
 use std::sync::Arc;
@@ -48,7 +49,8 @@ impl Default for ConnectOptions {
 
 /// What the probe found out.
 enum Probe {
-    Modern(Box<Client>),
+    /// Connected: a modern server, or (after a silent probe) the legacy handshake.
+    Connected(Box<Client>),
     /// Not a modern server; the connection is still open for `initialize`.
     Legacy(String),
     /// The connection ended during the probe.
@@ -74,8 +76,8 @@ impl Client {
                     Err(e)
                 }
             },
-            ProtocolEra::Auto => match Client::probe(&inner, opts.probe_timeout).await? {
-                Probe::Modern(client) => Ok(*client),
+            ProtocolEra::Auto => match Client::probe(&inner, opts.probe_timeout, &log).await? {
+                Probe::Connected(client) => Ok(*client),
                 Probe::Legacy(why) => {
                     note(&log, &format!("speaking the legacy protocol ({why})"));
                     Client::initialize(inner).await
@@ -97,29 +99,72 @@ impl Client {
         }
     }
 
-    /// The probe: `server/discover`, bounded by `wait` when given.
-    async fn probe(inner: &Arc<Inner>, wait: Option<Duration>) -> Result<Probe, ClientError> {
+    /// The probe: `server/discover`, waited for at most `wait` when given. A server still
+    /// silent then gets `initialize`, but its answer to the probe is still listened for:
+    /// a modern server that was merely slow to start answers the probe first (and refuses
+    /// `initialize`), and stays modern.
+    async fn probe(
+        inner: &Arc<Inner>,
+        wait: Option<Duration>,
+        log: &ServerLog,
+    ) -> Result<Probe, ClientError> {
         let discover = Client::discover(inner, true);
-        let outcome = match wait {
-            Some(wait) => tokio::time::timeout(wait, discover).await,
-            None => Ok(discover.await),
+        tokio::pin!(discover);
+        let first = match wait {
+            Some(wait) => tokio::time::timeout(wait, &mut discover).await.ok(),
+            None => Some((&mut discover).await),
         };
-        match outcome {
-            Err(_) => Ok(Probe::Legacy(format!(
+        let Some(outcome) = first else {
+            let silent = format!(
                 "no answer to server/discover within {}",
                 super::fmt_duration(wait.unwrap_or_default())
-            ))),
-            Ok(Ok(client)) => Ok(Probe::Modern(Box::new(client))),
-            Ok(Err(ClientError::Closed(reason))) => Ok(Probe::Closed(reason)),
-            Ok(Err(ClientError::Rpc { error, .. })) if !era::is_modern_error(&error) => Ok(
+            );
+            let handshake = Client::handshake(inner);
+            tokio::pin!(handshake);
+            let mut probe_pending = true;
+            loop {
+                tokio::select! {
+                    late = &mut discover, if probe_pending => match late {
+                        Ok(client) => {
+                            note(log, "the server answered server/discover late; speaking the modern protocol");
+                            return Ok(Probe::Connected(Box::new(client)));
+                        }
+                        // Legacy after all: the handshake decides.
+                        Err(_) => probe_pending = false,
+                    },
+                    legacy = &mut handshake => {
+                        let refused = match legacy {
+                            Ok(client) => {
+                                note(log, &format!("speaking the legacy protocol ({silent})"));
+                                return Ok(Probe::Connected(Box::new(client)));
+                            }
+                            Err(e) => e,
+                        };
+                        // A refused handshake may be a modern server answering late.
+                        if probe_pending {
+                            let late = tokio::time::timeout(DISCOVER_TIMEOUT, &mut discover).await;
+                            if let Ok(Ok(client)) = late {
+                                return Ok(Probe::Connected(Box::new(client)));
+                            }
+                        }
+                        inner.sender.close().await;
+                        return Err(refused);
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(client) => Ok(Probe::Connected(Box::new(client))),
+            Err(ClientError::Closed(reason)) => Ok(Probe::Closed(reason)),
+            Err(ClientError::Rpc { error, .. }) if !era::is_modern_error(&error) => Ok(
                 Probe::Legacy(format!("server/discover: error {}", error.code)),
             ),
-            Ok(Err(ClientError::Invalid { detail, .. })) => Ok(Probe::Legacy(format!(
+            Err(ClientError::Invalid { detail, .. }) => Ok(Probe::Legacy(format!(
                 "server/discover: invalid answer ({detail})"
             ))),
-            // A modern server that refuses every version we speak, or another failure:
-            // no fallback.
-            Ok(Err(e)) => {
+            // A modern server that refuses every version we speak, or another failure: no
+            // fallback.
+            Err(e) => {
                 inner.sender.close().await;
                 Err(e)
             }
