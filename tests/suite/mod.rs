@@ -8,6 +8,7 @@ mod cli;
 mod containment;
 mod engine;
 mod era;
+mod era_http;
 mod fixture_client;
 mod hardening;
 mod hot_reload;

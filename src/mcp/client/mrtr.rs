@@ -5,7 +5,9 @@
 //! use (so the user sees the same consent dialogs), and the original request is sent
 //! again with a new id, `inputResponses` under the same keys and the `requestState`
 //! exactly as the server wrote it. At most [`MAX_INPUT_ROUNDS`] rounds. Nothing of a
-//! round outlives the request it belongs to.
+//! round outlives the request it belongs to. A request whose answer stream broke (modern
+//! HTTP has no resumption; the transport says so) is sent again with a new id, at most
+//! [`MAX_REISSUES`] times.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,9 +15,25 @@ use serde_json::{Map, Value};
 
 use super::{ClientError, Inner, Params, ReplyBody, RequestOptions};
 use crate::mcp::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
+use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::log::LogSource;
+use crate::mcp::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::mcp::transport::mcp_headers;
 use crate::mcp::types::ToolDef;
+
+/// Most times one request is sent again after its answer stream broke.
+const MAX_REISSUES: usize = 2;
+
+/// Whether the transport says the answer stream broke before the response.
+fn stream_broke(error: &RpcError) -> bool {
+    error.code == TRANSPORT_ERROR_CODE
+        && error
+            .data
+            .as_ref()
+            .and_then(|d| d.get(STREAM_BROKEN))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+}
 
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
@@ -41,11 +59,25 @@ impl Inner {
         let mut retry: Option<Params<'static>> = None;
         // The original params as an object's text without its closing brace.
         let mut base: Option<String> = None;
-        for round in 0..=MAX_INPUT_ROUNDS {
+        let mut reissues = 0;
+        let mut round = 0;
+        loop {
             let sent = retry.as_ref().unwrap_or(&params);
-            let body = self
+            let body = match self
                 .request_once(method, sent, opts.clone(), cancellable)
-                .await?;
+                .await
+            {
+                Ok(body) => body,
+                // The answer stream broke (modern HTTP has no resumption): the same
+                // request again, with a new id.
+                Err(ClientError::Rpc { error, .. })
+                    if stream_broke(&error) && reissues < MAX_REISSUES =>
+                {
+                    reissues += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let header: ResultHeader = body.parse(method)?;
             match era::result_kind_of(header.result_type.as_deref()).map_err(invalid)? {
                 ResultKind::Complete => return Ok(body),
@@ -75,8 +107,8 @@ impl Inner {
                 &responses,
                 asked.request_state.as_deref(),
             )));
+            round += 1;
         }
-        unreachable!("the last round returns")
     }
 
     /// Answers every input request of one round, one after the other (one dialog at a time).

@@ -74,6 +74,9 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
 /// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
 pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+/// Set (`true`) in the `data` of a synthesized error when a modern request's answer
+/// stream broke before its response: the request may be sent again with a new id.
+pub const STREAM_BROKEN: &str = "h9StreamBroken";
 
 /// What to connect to.
 #[derive(Clone)]
@@ -819,6 +822,20 @@ impl Shared {
                     });
                     self.fail_request(&id, &why);
                 }
+                return;
+            }
+            if modern.is_some() {
+                // The modern era has no resumption: the client sends the request again,
+                // with a new id ([`STREAM_BROKEN`] tells it so).
+                let why = end
+                    .error
+                    .unwrap_or_else(|| "the stream ended before the answer".into());
+                self.log.push(LogSource::Host, "warning", &why);
+                let body = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{},\"data\":{{\"{STREAM_BROKEN}\":true}}}}}}",
+                    serde_json::Value::String(format!("the answer stream broke ({why})"))
+                );
+                self.deliver(body.into_bytes(), Some(&id));
                 return;
             }
             self.resume(&id, end).await;
