@@ -13,8 +13,9 @@
 //! listed as generic tools. A missing file means no overrides, so a test can change a
 //! tool's definition between runs without changing the command line.
 //!
-//! `--on-discover silent|exit|CODE` makes the modern era's probe (`server/discover`)
-//! meet a legacy server that ignores it, exits on it, or answers it with error CODE
+//! `--on-discover silent|exit|exit-late|CODE` makes the modern era's probe
+//! (`server/discover`) meet a legacy server that ignores it, exits on it (at once, or after
+//! 2 s), or answers it with error CODE
 //! (without the flag: `-32601`, like any unknown method).
 //!
 //! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools,
@@ -505,6 +506,11 @@ impl Server {
                 match self.cfg.on_discover.as_deref().unwrap_or_default() {
                     "silent" => {}
                     "exit" => {
+                        eprintln!("mcp-fixture: unknown method server/discover; exiting");
+                        process::exit(3)
+                    }
+                    "exit-late" => {
+                        std::thread::sleep(Duration::from_secs(2));
                         eprintln!("mcp-fixture: unknown method server/discover; exiting");
                         process::exit(3)
                     }

@@ -327,6 +327,19 @@ async fn legacy_servers_that_misbehave_on_the_probe_still_connect() {
         .any(|l| l.text.contains("the server exited on server/discover")));
     c.close().await;
 
+    // Exits on it, but only after the probe's wait (`initialize` was sent meanwhile).
+    let (c, _) = open(
+        fixture_bin(),
+        &["--on-discover", "exit-late"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    c.close().await;
+
     // Forced modern: no fallback, a clear error.
     let err = open(fixture_bin(), &[], ProtocolEra::Modern, None)
         .await

@@ -147,6 +147,10 @@ impl Client {
                                 return Ok(Probe::Connected(Box::new(client)));
                             }
                         }
+                        if let ClientError::Closed(reason) = refused {
+                            // A slow legacy server that exited on the probe after all.
+                            return Ok(Probe::Closed(reason));
+                        }
                         inner.sender.close().await;
                         return Err(refused);
                     }
