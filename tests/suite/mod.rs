@@ -9,6 +9,7 @@ mod containment;
 mod engine;
 mod era;
 mod era_http;
+mod era_memory;
 mod fixture_client;
 mod hardening;
 mod hot_reload;

@@ -78,6 +78,10 @@ impl Inner {
                 }
                 Err(e) => return Err(e),
             };
+            // Fast path: a result (or the text around it) without the key is complete.
+            if !body.get().contains("\"resultType\"") {
+                return Ok(body);
+            }
             let header: ResultHeader = body.parse(method)?;
             match era::result_kind_of(header.result_type.as_deref()).map_err(invalid)? {
                 ResultKind::Complete => return Ok(body),
