@@ -77,7 +77,7 @@ impl ClientHandler for Answers {
         self.asked.lock().unwrap().push("roots".into());
         Box::pin(async {
             Ok(vec![Root {
-                uri: "file:///work/project".into(),
+                uri: "file:///srv/demo-project".into(),
                 name: None,
             }])
         })
@@ -203,7 +203,7 @@ async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
     let asked = call(&legacy, "resolve_ask", json!({})).await;
     assert_eq!(
         asked["content"][0]["text"],
-        "answer=42; model=hi there; roots=['file:///work/project']"
+        "answer=42; model=hi there; roots=['file:///srv/demo-project']"
     );
     assert_eq!(call(&modern, "resolve_ask", json!({})).await, asked);
     assert_eq!(

@@ -90,7 +90,7 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
         assert_eq!(
             retry["params"]["inputResponses"],
             json!({"a": {"action": "accept", "content": {"answer": "42"}},
-                   "b": {"roots": [{"uri": "file:///work/project"}]}})
+                   "b": {"roots": [{"uri": "file:///srv/demo-project"}]}})
         );
         // A second round without inputRequests: the state alone.
         let id = &retry["id"];
