@@ -1,7 +1,8 @@
 //! The modern era over Streamable HTTP against a small modern-only server written here
 //! (no SDK serves the misbehaviours on demand): the headers of every POST, tools with
 //! invalid `x-mcp-header` annotations left out, `Mcp-Param-*` values, no session, no GET
-//! stream, and a broken answer stream sent again with a new id.
+//! stream, a broken answer stream sent again with a new id, and a `HeaderMismatch` answered
+//! by listing the tools again.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,14 +75,18 @@ async fn connection(stream: TcpStream, journal: Journal) {
             headers,
             body: body.clone(),
         };
-        let flaky_before = {
+        let (flaky_before, lists_before) = {
             let mut j = journal.lock().unwrap();
             let n = j
                 .iter()
                 .filter(|s| s.body["params"]["name"] == "flaky")
                 .count();
+            let lists = j
+                .iter()
+                .filter(|s| s.body["method"] == "tools/list")
+                .count();
             j.push(seen.clone());
-            n
+            (n, lists)
         };
         let id = body["id"].clone();
         let result = match body["method"].as_str().unwrap_or("") {
@@ -95,7 +100,11 @@ async fn connection(stream: TcpStream, journal: Journal) {
                     "region": {"type": "string", "x-mcp-header": "Region"}}}},
                 {"name": "bad", "inputSchema": {"type": "object", "properties": {
                     "a": {"type": "number", "x-mcp-header": "A"}}}},
-                {"name": "flaky", "inputSchema": {"type": "object"}}
+                {"name": "flaky", "inputSchema": {"type": "object"}},
+                // Gains a mirrored parameter after the first listing.
+                {"name": "moved", "inputSchema": {"type": "object", "properties": {
+                    "zone": if lists_before == 0 { json!({"type": "string"}) }
+                            else { json!({"type": "string", "x-mcp-header": "Zone"}) }}}}
             ]}),
             "tools/call" if body["params"]["name"] == "flaky" && flaky_before == 0 => {
                 // An answer stream that ends before its response.
@@ -104,6 +113,19 @@ async fn connection(stream: TcpStream, journal: Journal) {
                 let _ = stream.write_all(head.as_bytes()).await;
                 let _ = stream.shutdown().await;
                 return;
+            }
+            "tools/call"
+                if body["params"]["name"] == "moved" && seen.header("mcp-param-zone").is_none() =>
+            {
+                let text = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32020,
+                    "message": "Mcp-Param-Zone header missing"}})
+                .to_string();
+                respond(&mut reader, "400 Bad Request", &text).await;
+                continue;
+            }
+            "tools/call" if body["params"]["name"] == "moved" => {
+                let zone = seen.header("mcp-param-zone").unwrap_or("(none)");
+                json!({"content": [{"type": "text", "text": format!("zone header: {zone}")}]})
             }
             "tools/call" => {
                 let region = seen.header("mcp-param-region").unwrap_or("(none)");
@@ -164,7 +186,7 @@ async fn modern_http_headers_invalid_tools_and_a_broken_stream() {
 
     let tools = client.list_tools(None).await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, vec!["q", "flaky"]);
+    assert_eq!(names, vec!["q", "flaky", "moved"]);
     assert!(log.tail(20).iter().any(|l| l.text
         == "the tool \"bad\" is not offered: x-mcp-header \"A\" is on a parameter of type number"));
 
@@ -195,6 +217,16 @@ async fn modern_http_headers_invalid_tools_and_a_broken_stream() {
         "region header: (none)"
     );
     assert_eq!(call("flaky", json!({})).await, "region header: (none)");
+    // HeaderMismatch: the tools are listed again, and the call retried with the header.
+    let mut events = client.events();
+    assert_eq!(
+        call("moved", json!({"zone": "eu"})).await,
+        "zone header: eu"
+    );
+    assert_eq!(
+        events.try_recv().unwrap(),
+        harness9::mcp::ClientEvent::ToolsChanged
+    );
     client.close().await;
 
     let seen = journal.lock().unwrap().clone();
@@ -227,6 +259,9 @@ async fn modern_http_headers_invalid_tools_and_a_broken_stream() {
             "tools/call",
             "tools/call",
             "tools/call",
+            "tools/call",
+            "tools/call",
+            "tools/list",
             "tools/call"
         ]
     );

@@ -60,6 +60,7 @@ impl Inner {
         // The original params as an object's text without its closing brace.
         let mut base: Option<String> = None;
         let mut reissues = 0;
+        let mut relisted = false;
         let mut round = 0;
         loop {
             let sent = retry.as_ref().unwrap_or(&params);
@@ -74,6 +75,18 @@ impl Inner {
                     if stream_broke(&error) && reissues < MAX_REISSUES =>
                 {
                     reissues += 1;
+                    continue;
+                }
+                // The tool's `x-mcp-header` parameters changed since it was listed: list
+                // the tools again (the transport learns the new ones) and retry once.
+                Err(ClientError::Rpc { error, .. })
+                    if error.code == era::HEADER_MISMATCH
+                        && method == "tools/call"
+                        && !relisted =>
+                {
+                    relisted = true;
+                    self.relist_tools(&opts).await?;
+                    let _ = self.events.send(super::ClientEvent::ToolsChanged);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -113,6 +126,29 @@ impl Inner {
             )));
             round += 1;
         }
+    }
+
+    /// Every page of `tools/list`, for the transport to see (the caller re-lists for the
+    /// registry on the `ToolsChanged` event).
+    async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
+        let mut cursor: Option<String> = None;
+        for _ in 0..super::MAX_TOOL_PAGES {
+            let params = match &cursor {
+                Some(c) => Params::Value(serde_json::json!({ "cursor": c })),
+                None => Params::None,
+            };
+            let opts = RequestOptions {
+                timeout: opts.timeout,
+                ..RequestOptions::default()
+            };
+            let body = self.request_once("tools/list", &params, opts, true).await?;
+            let page: crate::mcp::types::ListToolsPage = body.parse("tools/list")?;
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
     }
 
     /// Answers every input request of one round, one after the other (one dialog at a time).
