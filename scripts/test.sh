@@ -22,7 +22,7 @@ echo "test: cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets -- -D warnings
 echo "test: cargo test" >&2
 cargo test
-echo "test: MCP conformance suite (client scenarios, 2025-11-25)" >&2
+echo "test: MCP conformance suite (client scenarios, 2025-11-25 and 2026-07-28)" >&2
 bash scripts/conformance.sh
 
 # ---- the desktop app (src-tauri + ui/) --------------------------------------------

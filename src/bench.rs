@@ -6,7 +6,9 @@
 //! scenario spawns its own servers through the library's stdio transport and talks to them
 //! through the library's [`Client`], on a tokio current-thread runtime, so the figures are
 //! those of the code the app runs. Every echo answer is checked for equality with what was
-//! sent; a wrong answer fails the scenario.
+//! sent; a wrong answer fails the scenario. The protocol era is chosen by the caller
+//! (legacy by default; the `handshake` of the modern era is `server/discover` instead of
+//! `initialize`).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -15,6 +17,8 @@ use std::time::{Duration, Instant};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 
+use crate::config::ProtocolEra;
+use crate::mcp::client::ConnectOptions;
 use crate::mcp::transport::stdio::{spawn, StdioSpec};
 use crate::mcp::{Client, Content, RequestOptions, ServerLog};
 
@@ -75,7 +79,10 @@ const ENV_INIT_DELAY: &str = "REFSERVER_INIT_DELAY_MS";
 /// Runs the benchmark and prints the JSON lines to stdout; returns the process exit code
 /// (0 when every requested scenario ran, even if some failed with ok:false; 2 for bad
 /// arguments such as an unknown scenario name).
-pub fn run(scenarios: Option<&str>, quick: bool, command: &[String]) -> i32 {
+///
+/// `era` is the protocol era spoken to the server (`Legacy`, the contract's handshake, by
+/// default; `Modern` or `Auto` to time the stateless 2026-07-28 protocol and its probe).
+pub fn run(scenarios: Option<&str>, quick: bool, command: &[String], era: ProtocolEra) -> i32 {
     let selected = match parse_scenarios(scenarios) {
         Ok(s) => s,
         Err(message) => {
@@ -100,15 +107,20 @@ pub fn run(scenarios: Option<&str>, quick: bool, command: &[String]) -> i32 {
     let bench = Arc::new(Bench {
         command: command.to_vec(),
         sizes: Sizes::new(quick),
+        era,
     });
-    emit(&json!({
+    let mut meta = json!({
         "schema": SCHEMA,
         "client": "harness9",
         "scenario": "meta",
         "sdk": "harness9",
         "sdk_version": env!("CARGO_PKG_VERSION"),
         "runtime": "rust, tokio current_thread",
-    }));
+    });
+    if era != ProtocolEra::Legacy {
+        meta["era"] = json!(era_word(era));
+    }
+    emit(&meta);
     let mut rows = Vec::with_capacity(selected.len());
     for name in selected {
         eprintln!("bench: running {name}...");
@@ -201,6 +213,15 @@ pub(crate) type Figures = Map<String, Value>;
 struct Bench {
     command: Vec<String>,
     sizes: Sizes,
+    era: ProtocolEra,
+}
+
+fn era_word(era: ProtocolEra) -> &'static str {
+    match era {
+        ProtocolEra::Auto => "auto",
+        ProtocolEra::Legacy => "legacy",
+        ProtocolEra::Modern => "modern",
+    }
 }
 
 impl Bench {
@@ -242,7 +263,11 @@ impl Bench {
         };
         let log = Arc::new(ServerLog::default());
         let conn = spawn(&spec, log.clone()).map_err(|e| e.to_string())?;
-        Client::connect(conn, "bench", log)
+        let opts = ConnectOptions {
+            era: self.era,
+            ..ConnectOptions::default()
+        };
+        Client::connect_opts(conn, "bench", log, opts)
             .await
             .map_err(|e| format!("initialize failed: {e}"))
     }

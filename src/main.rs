@@ -139,6 +139,11 @@ enum BenchCommand {
         /// With --http: a header sent on every request, `Name: value` (repeatable).
         #[arg(long = "header", value_name = "NAME: VALUE", requires = "http")]
         headers: Vec<String>,
+        /// The protocol era spoken to a stdio server: legacy (the initialize handshake,
+        /// default), modern (2026-07-28) or auto (probe first).
+        #[arg(long, value_name = "ERA", default_value = "legacy", conflicts_with = "http",
+              value_parser = ["legacy", "modern", "auto"])]
+        era: String,
         /// The server command and its arguments.
         #[arg(last = true, required_unless_present = "http")]
         command: Vec<String>,
@@ -227,8 +232,16 @@ fn main() {
             quick,
             command,
             http: None,
+            era,
             ..
-        }) => harness9::bench::run(scenarios.as_deref(), quick, &command),
+        }) => {
+            let era = match era.as_str() {
+                "modern" => harness9::config::ProtocolEra::Modern,
+                "auto" => harness9::config::ProtocolEra::Auto,
+                _ => harness9::config::ProtocolEra::Legacy,
+            };
+            harness9::bench::run(scenarios.as_deref(), quick, &command, era)
+        }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench_engine::run(quick),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
     };

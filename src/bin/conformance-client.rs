@@ -12,14 +12,22 @@
 //! its `Location` is delivered to the loopback redirect listener with a plain GET.
 //! Client credentials given in `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`)
 //! are used as a pre-registered client.
+//!
+//! The protocol era follows `MCP_CONFORMANCE_PROTOCOL_VERSION` (set by the suite's newer
+//! releases): 2026-07-28 and later probe for the modern era exactly as the app does
+//! (`"protocolEra": "auto"`); older revisions, or none, speak the legacy era. The tool calls
+//! are the scenario's own `toolCalls` from `MCP_CONFORMANCE_CONTEXT` when it gives some.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use harness9::config::ProtocolEra;
 use harness9::mcp::auth::{
     AuthContext, AuthSettings, Authorizer, CredentialStore, OAuthConfig, Opener,
 };
+use harness9::mcp::client::ConnectOptions;
+use harness9::mcp::era::Era;
 use harness9::mcp::transport::http::{self, HttpSpec};
 use harness9::mcp::{Client, RequestOptions, ServerLog};
 use serde_json::{json, Value};
@@ -141,20 +149,26 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         Duration::from_secs(20),
         // Elicitation is answered as a user who accepts every form as offered: the
         // schema's defaults filled in (SEP-1034).
-        Client::connect_with(
+        Client::connect_opts(
             conn,
             "conformance",
             log.clone(),
-            Some(Arc::new(harness9::mcp::handler::AcceptDefaults)),
+            ConnectOptions {
+                handler: Some(Arc::new(harness9::mcp::handler::AcceptDefaults)),
+                era: wire_era(),
+                reopen: None,
+                probe_timeout: None,
+            },
         ),
     )
     .await
     .map_err(|_| "initialize did not finish within 20 s".to_string())?
     .map_err(|e| e.to_string())?;
     eprintln!(
-        "conformance-client: connected over {} (protocol {})",
+        "conformance-client: connected over {} (protocol {}, {} era)",
         kind.get(),
-        client.protocol_version()
+        client.protocol_version(),
+        client.era().word()
     );
     let result = exercise(&client, scenario).await;
     client.close().await;
@@ -173,20 +187,58 @@ async fn exercise(client: &Client, scenario: &str) -> Result<(), String> {
         "conformance-client: tools: {:?}",
         tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()
     );
-    for tool in &tools {
-        let args = arguments_for(scenario, &tool.name, &tool.input_schema);
+    if scenario == "json-schema-ref-no-deref" {
+        // Only the listing is under test (its server answers nothing else).
+        return Ok(());
+    }
+    let calls: Vec<(String, Value)> = match context_tool_calls() {
+        Some(calls) => calls,
+        None => tools
+            .iter()
+            .map(|t| {
+                let args = arguments_for(scenario, &t.name, &t.input_schema);
+                (t.name.clone(), args)
+            })
+            .collect(),
+    };
+    for (name, args) in calls {
         let r = client
-            .call_tool(&tool.name, Some(args), opts())
+            .call_tool(&name, Some(args), opts())
             .await
-            .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
+            .map_err(|e| format!("tools/call {name}: {e}"))?;
         eprintln!(
             "conformance-client: {} -> {}{}",
-            tool.name,
+            name,
             if r.is_error { "error: " } else { "" },
             r.to_text()
         );
     }
     Ok(())
+}
+
+/// The era the suite's wire asks for (see the module docs).
+fn wire_era() -> ProtocolEra {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Ok(v) if Era::of_version(&v) == Era::Modern => ProtocolEra::Auto,
+        _ => ProtocolEra::Legacy,
+    }
+}
+
+/// `toolCalls: [{name, arguments}]` from `MCP_CONFORMANCE_CONTEXT`, when given.
+fn context_tool_calls() -> Option<Vec<(String, Value)>> {
+    let context: Value =
+        serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let calls = context.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?.to_string();
+                let args = c.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                Some((name, args))
+            })
+            .collect(),
+    )
 }
 
 /// Arguments for a tool: the scenario's expected ones, else a value per required property.

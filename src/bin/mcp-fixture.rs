@@ -13,6 +13,14 @@
 //! listed as generic tools. A missing file means no overrides, so a test can change a
 //! tool's definition between runs without changing the command line.
 //!
+//! `--modern` speaks only the modern era (2026-07-28): `server/discover` is answered and
+//! `initialize` refused with `-32022` (the other methods never needed the handshake).
+//!
+//! `--on-discover silent|exit|exit-late|CODE` makes the modern era's probe
+//! (`server/discover`) meet a legacy server that ignores it, exits on it (at once, or after
+//! 2 s), or answers it with error CODE
+//! (without the flag: `-32601`, like any unknown method).
+//!
 //! Environment: `REFSERVER_TOOLS=N` lists N extra synthetic tools,
 //! `REFSERVER_INIT_DELAY_MS=N` delays the `initialize` answer, and `REFSERVER_RESOURCES=N`
 //! and `REFSERVER_PROMPTS=N` offer synthetic resources and prompts ([`features`]).
@@ -73,6 +81,12 @@ struct Config {
     synthetic_tools: usize,
     init_delay: Duration,
     tool_overrides: Option<String>,
+    /// How a legacy server misbehaves on `server/discover` (the modern era's probe):
+    /// `silent` (no answer), `exit` (the process ends), or an error code to answer.
+    on_discover: Option<String>,
+    /// Speak only the modern era (2026-07-28): answer `server/discover`, refuse
+    /// `initialize`.
+    modern: bool,
 }
 
 impl Config {
@@ -102,6 +116,8 @@ impl Config {
                 "--pages" => cfg.pages = parse_number(&flag_value(&mut args, &flag)) as usize,
                 "--protocol-version" => cfg.protocol_version = Some(flag_value(&mut args, &flag)),
                 "--tool-overrides" => cfg.tool_overrides = Some(flag_value(&mut args, &flag)),
+                "--on-discover" => cfg.on_discover = Some(flag_value(&mut args, &flag)),
+                "--modern" => cfg.modern = true,
                 other => usage_error(&format!("unknown argument `{other}`")),
             }
         }
@@ -492,7 +508,34 @@ impl Server {
 
     fn request(&mut self, out: &mut Out, method: &str, id: &RawValue, params: Params) {
         match method {
+            "initialize" if self.cfg.modern => out.error(
+                id,
+                -32022,
+                "this server speaks only the 2026-07-28 protocol",
+                Some(json!({"supported": ["2026-07-28"]})),
+            ),
+            "server/discover" if self.cfg.modern => self.discover(out, id),
             "initialize" => self.initialize(out, id, &params),
+            "server/discover" if self.cfg.on_discover.is_some() => {
+                match self.cfg.on_discover.as_deref().unwrap_or_default() {
+                    "silent" => {}
+                    "exit" => {
+                        eprintln!("mcp-fixture: unknown method server/discover; exiting");
+                        process::exit(3)
+                    }
+                    "exit-late" => {
+                        std::thread::sleep(Duration::from_secs(2));
+                        eprintln!("mcp-fixture: unknown method server/discover; exiting");
+                        process::exit(3)
+                    }
+                    code => out.error(
+                        id,
+                        code.parse().unwrap_or(-32602),
+                        "Invalid request parameters",
+                        None,
+                    ),
+                }
+            }
             "ping" => out.result(id, ["{}"]),
             "logging/setLevel" => {
                 // Says which level it now uses, so tests see each process get it.
@@ -534,6 +577,21 @@ impl Server {
             "protocolVersion": version,
             "capabilities": capabilities,
             "serverInfo": {"name": "mcp-fixture", "version": "0.1.0"},
+        });
+        out.result(id, [result.to_string().as_str()]);
+    }
+
+    /// The modern era's `server/discover` (`--modern`), after the same delay as
+    /// `initialize`.
+    fn discover(&self, out: &mut Out, id: &RawValue) {
+        thread::sleep(self.cfg.init_delay);
+        let mut capabilities = json!({"tools": {"listChanged": true}});
+        self.features.declare(&mut capabilities);
+        let result = json!({
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": capabilities,
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp-fixture", "version": "0.1.0"}},
         });
         out.result(id, [result.to_string().as_str()]);
     }

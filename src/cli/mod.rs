@@ -169,6 +169,7 @@ fn status_json(s: &ServerStatus) -> Value {
         "status": s.state.word(),
         "tools": tools,
         "error": error,
+        "era": protocol.as_deref().map(|v| harness9::mcp::era::Era::of_version(v).word()),
         "protocolVersion": protocol,
         "serverName": server_name,
         "serverVersion": server_version,

@@ -43,6 +43,21 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 /// `.mcp.json` field (bytes) overriding [`DEFAULT_MAX_MESSAGE_BYTES`] for one server.
 pub const MAX_MESSAGE_FIELD: &str = "maxMessageBytes";
 
+/// The `.mcp.json` field that forces a server's protocol era.
+pub const PROTOCOL_ERA_FIELD: &str = "protocolEra";
+
+/// Which protocol era to speak to a server (`"protocolEra"` in `.mcp.json`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProtocolEra {
+    /// Probe: the modern era when the server speaks it, else the legacy one.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake (2025-11-25 and earlier); no probe.
+    Legacy,
+    /// Only the stateless 2026-07-28 protocol; never falls back.
+    Modern,
+}
+
 /// The smallest accepted [`MAX_MESSAGE_FIELD`]: below this even a handshake does not fit.
 pub const MIN_MAX_MESSAGE_BYTES: usize = 4096;
 
@@ -111,6 +126,8 @@ pub struct ServerConfig {
     /// Sign-in settings of a remote server (`"oauth"`, `${VAR}` expanded); `None` when the
     /// entry has none (signing in then uses what the servers advertise).
     pub oauth: Option<crate::mcp::auth::OAuthConfig>,
+    /// The protocol era to speak ([`PROTOCOL_ERA_FIELD`]; probed unless set).
+    pub era: ProtocolEra,
     /// The entry exactly as written (unexpanded); compared to decide whether a reload must
     /// restart the server, and fingerprinted for approval.
     pub raw: Value,
@@ -377,6 +394,18 @@ fn parse_entry(
         expand(s, env).map_err(|e| format!("{field}: {e}"))
     })
     .map_err(|m| fail(m, Some(kind)))?;
+    let era = match obj.get(PROTOCOL_ERA_FIELD) {
+        None | Some(Value::Null) => ProtocolEra::Auto,
+        Some(Value::String(s)) if s == "auto" => ProtocolEra::Auto,
+        Some(Value::String(s)) if s == "legacy" => ProtocolEra::Legacy,
+        Some(Value::String(s)) if s == "modern" => ProtocolEra::Modern,
+        Some(_) => {
+            return Err(fail(
+                format!("\"{PROTOCOL_ERA_FIELD}\" must be \"auto\", \"legacy\" or \"modern\""),
+                Some(kind),
+            ))
+        }
+    };
 
     Ok(ServerConfig {
         name: name.to_string(),
@@ -386,6 +415,7 @@ fn parse_entry(
         tool_timeout,
         max_message_bytes,
         oauth,
+        era,
         raw: entry.clone(),
     })
 }

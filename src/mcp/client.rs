@@ -4,35 +4,47 @@
 //! Invariants: a request is registered in the pending map before it is written; one reader
 //! task owns the receiving half, and when it ends every pending request fails at once with
 //! the reason (exit status and stderr tail on stdio). No lock is held across an `.await`.
-//! Every request goes out through [`Inner::encode_request`], the one place that can add
-//! per-request metadata when a second protocol era is spoken. Requests from the server go
-//! to the [`ClientHandler`] given at connect, each on its own task ([`served`]); resources,
-//! prompts and completion live in [`features`].
+//! Every request goes out through [`Inner::encode_request`] ([`encode`]), the one place
+//! that adds the modern era's per-request `_meta`. The era is settled when the connection
+//! opens ([`modern`]: the `server/discover` probe, or the legacy `initialize` here); modern
+//! results go through [`mrtr`] (`resultType`, `input_required` rounds). Inbound messages
+//! are taken apart in [`inbound`] and [`notify`]. Requests from the server (and a modern
+//! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
+//! resources, prompts and completion live in [`features`].
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+mod encode;
 mod features;
+mod inbound;
+mod modern;
+mod mrtr;
+mod notify;
+mod reply;
 mod served;
 #[cfg(test)]
 mod surface_tests;
 
+use super::era::{self, Era};
 use super::handler::ClientHandler;
-use super::jsonrpc::{self, Inbound as Msg, Kind, RpcError};
+use super::jsonrpc::{self, RpcError};
 use super::log::{LogSource, ServerLog};
 use super::transport::{Connection, Inbound, TransportSender};
 use super::types::{
     CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
+
+pub use modern::{ConnectOptions, Reopen};
+use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -64,6 +76,12 @@ pub enum ClientError {
     RepeatedCursor { method: String, cursor: String },
     #[error("the request was cancelled")]
     Cancelled,
+    /// A feature the connection's protocol era does not have (`ping`, `logging/setLevel`,
+    /// subscriptions in the modern era).
+    #[error("the server speaks the modern protocol at {offered}; harness9 speaks {}. Update harness9 or the server, or set \"protocolEra\": \"legacy\" in .mcp.json if the server also speaks the legacy protocol", era::MODERN_PROTOCOL_VERSIONS.join(", "))]
+    NoCommonVersion { offered: String },
+    #[error("{what} is not in this protocol era (the server speaks {version})")]
+    NotInEra { what: String, version: String },
 }
 
 pub(crate) fn fmt_duration(d: Duration) -> String {
@@ -114,149 +132,6 @@ pub fn progress_channel() -> (mpsc::Sender<Progress>, mpsc::Receiver<Progress>) 
     mpsc::channel(PROGRESS_QUEUE)
 }
 
-type Reply = Result<ReplyBody, ReplyError>;
-
-/// A result as received: the text of the message it came in and where in it the result
-/// lies, so that large results are neither copied nor scanned once more before parsing.
-///
-/// A plain answer is recognised by its shape alone ([`jsonrpc::quick_result`]), without
-/// reading the result: `checked` is then false, and the result is only known to be the
-/// answer once it parses as one whole value. When it does not, the whole message is
-/// decoded the usual way to find out what it really says.
-struct ReplyBody {
-    text: String,
-    range: Range<usize>,
-    checked: bool,
-}
-
-impl ReplyBody {
-    fn whole(text: String) -> ReplyBody {
-        let range = 0..text.len();
-        ReplyBody {
-            text,
-            range,
-            checked: true,
-        }
-    }
-
-    fn get(&self) -> &str {
-        &self.text[self.range.clone()]
-    }
-
-    fn parse<T: serde::de::DeserializeOwned>(&self, method: &str) -> Result<T, ClientError> {
-        let invalid = |e: serde_json::Error| ClientError::Invalid {
-            method: method.into(),
-            detail: e.to_string(),
-        };
-        match serde_json::from_str(self.get()) {
-            Ok(value) => Ok(value),
-            Err(e) if self.checked => Err(invalid(e)),
-            Err(_) => serde_json::from_str(&self.text[self.check(method)?]).map_err(invalid),
-        }
-    }
-
-    fn into_raw(self, method: &str) -> Result<Box<RawValue>, ClientError> {
-        let invalid = |e: serde_json::Error| ClientError::Invalid {
-            method: method.into(),
-            detail: e.to_string(),
-        };
-        let range = match (self.checked, RawValue::from_string(self.get().to_owned())) {
-            (_, Ok(raw)) => return Ok(raw),
-            (true, Err(e)) => return Err(invalid(e)),
-            (false, Err(_)) => self.check(method)?,
-        };
-        RawValue::from_string(self.text[range].to_owned()).map_err(invalid)
-    }
-
-    /// Decodes the whole message: where its result really is, or what it says instead.
-    fn check(&self, method: &str) -> Result<Range<usize>, ClientError> {
-        let invalid = |detail: String| ClientError::Invalid {
-            method: method.into(),
-            detail,
-        };
-        let msg = serde_json::from_str::<Msg<'_>>(&self.text)
-            .map_err(|e| invalid(format!("not valid JSON-RPC ({e})")))?;
-        match msg.kind() {
-            Kind::Response {
-                outcome: Ok(raw), ..
-            } => subrange(&self.text, raw.get())
-                .ok_or_else(|| invalid("the result could not be located".into())),
-            Kind::Response {
-                outcome: Err(error),
-                ..
-            } => Err(ClientError::Rpc {
-                method: method.into(),
-                error: Box::new(error),
-            }),
-            Kind::BadResponse { problem, .. } => Err(invalid(problem)),
-            Kind::Request { .. } | Kind::Notification { .. } | Kind::Invalid => {
-                Err(invalid("not a JSON-RPC answer".into()))
-            }
-        }
-    }
-}
-
-/// Hashes our integer request ids with one multiplication (they are not attacker-chosen:
-/// we pick them), instead of SipHash on every request and answer.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
-
-/// The params of one request: a JSON value, or those of `tools/call`, written without
-/// building a value first.
-enum Params<'a> {
-    None,
-    Value(Value),
-    ToolCall {
-        name: &'a str,
-        arguments: Option<Value>,
-    },
-}
-
-impl Params<'_> {
-    fn from_value(params: Option<Value>) -> Self {
-        params.map_or(Params::None, Params::Value)
-    }
-
-    /// The params as a value (the slow path, for adding a progress token).
-    fn into_value(self) -> Option<Value> {
-        match self {
-            Params::None => None,
-            Params::Value(v) => Some(v),
-            Params::ToolCall { name, arguments } => {
-                let mut params = Map::with_capacity(2);
-                params.insert("name".into(), Value::String(name.to_string()));
-                if let Some(a) = arguments {
-                    params.insert("arguments".into(), a);
-                }
-                Some(Value::Object(params))
-            }
-        }
-    }
-}
-
-enum ReplyError {
-    Rpc(RpcError),
-    /// The answer was not a valid JSON-RPC response; the text says why.
-    Invalid(String),
-    Closed(String),
-}
-
 struct Inner {
     sender: Arc<dyn TransportSender>,
     pending: Mutex<IdMap<oneshot::Sender<Reply>>>,
@@ -270,12 +145,16 @@ struct Inner {
     handler: Option<Arc<dyn ClientHandler>>,
     /// Server requests being answered by the handler, by their id as JSON text.
     served: served::Served,
+    /// Modern era only: the members of the `_meta` every request carries, as JSON text,
+    /// set once the protocol version is settled. Unset means the legacy era.
+    meta: OnceLock<Box<str>>,
 }
 
 /// A live connection to one server, after a successful handshake.
 pub struct Client {
     inner: Arc<Inner>,
     init: InitializeResult,
+    era: Era,
 }
 
 impl Client {
@@ -297,68 +176,52 @@ impl Client {
         log: Arc<ServerLog>,
         handler: Option<Arc<dyn ClientHandler>>,
     ) -> Result<Client, ClientError> {
-        let capabilities = handler
-            .as_ref()
-            .map_or_else(|| json!({}), |h| h.handles().capabilities());
-        let inner = Arc::new(Inner {
-            sender: conn.sender,
-            pending: Mutex::default(),
-            progress: Mutex::default(),
-            next_id: AtomicU64::new(1),
-            closed: Mutex::new(None),
-            events: broadcast::channel(64).0,
-            log,
-            name: name.to_string(),
-            handler,
-            served: served::Served::default(),
-        });
-        let reader_inner = inner.clone();
-        let mut receiver = conn.receiver;
-        tokio::spawn(async move {
-            loop {
-                match receiver.recv().await {
-                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
-                    Inbound::Closed(reason) => {
-                        reader_inner.close_all(reason);
-                        break;
-                    }
-                }
-            }
-        });
+        let inner = Inner::start(conn, name, log, handler);
+        Client::initialize(inner).await
+    }
 
+    /// The legacy handshake on a started connection; closes it when the handshake fails.
+    async fn initialize(inner: Arc<Inner>) -> Result<Client, ClientError> {
+        match Client::handshake(&inner).await {
+            Ok(client) => Ok(client),
+            Err(e) => {
+                inner.sender.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The legacy handshake, leaving the connection open when it fails.
+    async fn handshake(inner: &Arc<Inner>) -> Result<Client, ClientError> {
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": capabilities,
+            "capabilities": inner.capabilities(),
             "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
         });
-        let body = match inner
-            .request(
+        let body = inner
+            .request_once(
                 "initialize",
-                Params::Value(params),
+                &Params::Value(params),
                 RequestOptions::default(),
                 false,
             )
             .await
-        {
-            Ok(body) => body,
-            Err(e) => {
-                inner.sender.close().await;
-                return Err(initialize_error(e));
-            }
-        };
-        let init: InitializeResult = match body.parse("initialize") {
-            Ok(i) => i,
-            Err(e) => {
-                inner.sender.close().await;
-                return Err(e);
-            }
-        };
+            .map_err(initialize_error)?;
+        let init: InitializeResult = body.parse("initialize")?;
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-            inner.sender.close().await;
             return Err(ClientError::UnsupportedVersion(init.protocol_version));
         }
         inner.notify("notifications/initialized", None)?;
-        Ok(Client { inner, init })
+        Ok(Client {
+            inner: inner.clone(),
+            init,
+            era: Era::Legacy,
+        })
+    }
+
+    /// The protocol era this connection speaks.
+    pub fn era(&self) -> Era {
+        self.era
     }
 
     pub fn protocol_version(&self) -> &str {
@@ -430,7 +293,13 @@ impl Client {
                 tools.extend(page.tools);
             }
             match page.next_cursor {
-                None => return Ok(self.inner.without_repeats(tools)),
+                None => {
+                    let tools = self.inner.without_repeats(tools);
+                    return Ok(match self.era {
+                        Era::Legacy => tools,
+                        Era::Modern => self.inner.without_bad_headers(tools),
+                    });
+                }
                 Some(c) if !seen.insert(c.clone()) => {
                     return Err(ClientError::RepeatedCursor {
                         method: "tools/list".into(),
@@ -478,7 +347,10 @@ impl Drop for Client {
 fn initialize_error(e: ClientError) -> ClientError {
     match e {
         ClientError::Rpc { method, mut error } => {
-            if let Some(supported) = error.data.as_ref().and_then(|d| d.get("supported")) {
+            let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+            if let (Some(supported), false) =
+                (supported, error.code == era::UNSUPPORTED_PROTOCOL_VERSION)
+            {
                 error.message = format!(
                     "{} (the server supports {supported}; harness9 supports {})",
                     error.message,
@@ -534,22 +406,47 @@ fn subrange(whole: &str, part: &str) -> Option<Range<usize>> {
 }
 
 impl Inner {
-    fn encode_request(&self, id: u64, method: &str, params: &Params) -> Vec<u8> {
-        match params {
-            Params::None => jsonrpc::encode_request(id, method, None),
-            Params::Value(v) => jsonrpc::encode_request(id, method, Some(v)),
-            Params::ToolCall { name, arguments } => {
-                jsonrpc::encode_request_with(id, method, true, |out| {
-                    out.extend_from_slice(br#"{"name":"#);
-                    jsonrpc::write_str(out, name);
-                    if let Some(a) = arguments {
-                        out.extend_from_slice(br#","arguments":"#);
-                        jsonrpc::write_value(out, a);
+    /// Wraps a transport connection and starts its reader task.
+    fn start(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> Arc<Inner> {
+        let inner = Arc::new(Inner {
+            sender: conn.sender,
+            pending: Mutex::default(),
+            progress: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: Mutex::new(None),
+            events: broadcast::channel(64).0,
+            log,
+            name: name.to_string(),
+            handler,
+            served: served::Served::default(),
+            meta: OnceLock::new(),
+        });
+        let reader_inner = inner.clone();
+        let mut receiver = conn.receiver;
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
+                    Inbound::Closed(reason) => {
+                        reader_inner.close_all(reason);
+                        break;
                     }
-                    out.push(b'}');
-                })
+                }
             }
-        }
+        });
+        inner
+    }
+
+    /// The client capabilities for the handshake: exactly what the handler handles.
+    fn capabilities(&self) -> Value {
+        self.handler
+            .as_ref()
+            .map_or_else(|| json!({}), |h| h.handles().capabilities())
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
@@ -568,10 +465,26 @@ impl Inner {
         )
     }
 
+    /// Sends one request and waits for its answer. Modern connections check the result's
+    /// `resultType` and fulfil `input_required` rounds ([`mrtr`]).
     async fn request(
         &self,
         method: &str,
-        mut params: Params<'_>,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        if self.meta.get().is_none() {
+            return self.request_once(method, &params, opts, cancellable).await;
+        }
+        self.request_modern(method, params, opts, cancellable).await
+    }
+
+    /// One request, one answer: no `resultType` handling.
+    async fn request_once(
+        &self,
+        method: &str,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
@@ -592,8 +505,12 @@ impl Inner {
             reason: "cancelled by the user",
         };
         let had_progress = opts.progress.is_some();
+        let modern = self.meta.get().is_some();
+        let with_token;
+        let mut params = params;
         if let Some(p) = opts.progress {
-            let mut value = params.into_value();
+            // Modern requests get the token beside the rest of `_meta` when written.
+            let mut value = if modern { None } else { params.to_value() };
             let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(map) = obj {
                 let meta = map
@@ -603,14 +520,16 @@ impl Inner {
                     meta.insert("progressToken".into(), json!(id));
                 }
             }
-            params = Params::from_value(value);
+            if !modern {
+                with_token = Params::from_value(value);
+                params = &with_token;
+            }
             self.progress
                 .lock()
                 .expect("progress lock")
                 .insert(id, (p, false));
         }
-        let bytes = self.encode_request(id, method, &params);
-        drop(params);
+        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
         if self.sender.send(bytes).is_err() {
             return Err(self.closed_error());
         }
@@ -636,10 +555,15 @@ impl Inner {
         }
         match reply {
             Ok(Ok(body)) => Ok(body),
-            Ok(Err(ReplyError::Rpc(error))) => Err(ClientError::Rpc {
-                method: method.to_string(),
-                error: Box::new(error),
-            }),
+            Ok(Err(ReplyError::Rpc(mut error))) => {
+                if let Some(why) = era::explain(&error) {
+                    error.message = format!("{} ({why})", error.message);
+                }
+                Err(ClientError::Rpc {
+                    method: method.to_string(),
+                    error: Box::new(error),
+                })
+            }
             Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
                 method: method.into(),
                 detail,
@@ -647,114 +571,6 @@ impl Inner {
             Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
             Err(_) => Err(self.closed_error()),
         }
-    }
-
-    /// Handles one inbound message (or batch) on the reader task.
-    fn dispatch(&self, bytes: Vec<u8>) {
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let bytes = e.as_bytes();
-                let preview = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]);
-                self.note_garbage(&format!("not valid JSON-RPC (not UTF-8): {preview}"));
-                return;
-            }
-        };
-        // The common case, a plain answer, by its shape alone (see `ReplyBody`).
-        if let Some((id, range)) = jsonrpc::quick_result(&text) {
-            let waiter = self.pending.lock().expect("pending lock").remove(&id);
-            if let Some(tx) = waiter {
-                let _ = tx.send(Ok(ReplyBody {
-                    text,
-                    range,
-                    checked: false,
-                }));
-                return;
-            }
-            // Nobody waits for it: the full path below says so in the log.
-        }
-        let first = text.bytes().find(|b| !b.is_ascii_whitespace());
-        if first == Some(b'[') {
-            let result =
-                jsonrpc::for_each_message(text.as_bytes(), |msg: Msg<'_>| self.handle(msg.kind()));
-            if let Err(e) = result {
-                self.note_invalid(&text, &e);
-            }
-            return;
-        }
-        // A single answer keeps its result inside the message's own buffer.
-        let answered = match serde_json::from_str::<Msg<'_>>(&text) {
-            Err(e) => {
-                self.note_invalid(&text, &e);
-                None
-            }
-            Ok(msg) => match msg.kind() {
-                Kind::Response {
-                    id,
-                    outcome: Ok(raw),
-                } => match subrange(&text, raw.get()) {
-                    Some(range) => self.waiter(id).map(|tx| (tx, range)),
-                    None => {
-                        self.answer(id, Ok(ReplyBody::whole(raw.get().to_owned())));
-                        None
-                    }
-                },
-                other => {
-                    self.handle(other);
-                    None
-                }
-            },
-        };
-        if let Some((tx, range)) = answered {
-            let _ = tx.send(Ok(ReplyBody {
-                text,
-                range,
-                checked: true,
-            }));
-        }
-    }
-
-    fn handle(&self, kind: Kind<'_>) {
-        match kind {
-            Kind::Response { id, outcome } => {
-                let reply = match outcome {
-                    Ok(raw) => Ok(ReplyBody::whole(raw.get().to_owned())),
-                    Err(e) => Err(ReplyError::Rpc(e)),
-                };
-                self.answer(id, reply);
-            }
-            Kind::Request { id, method, params } => self.serve(id, &method, params),
-            Kind::BadResponse { id, problem } => {
-                self.note_garbage(&format!("an invalid answer ({problem})"));
-                self.answer(id, Err(ReplyError::Invalid(problem)));
-            }
-            Kind::Notification { method, params } => self.on_notification(&method, params),
-            Kind::Invalid => self.note_garbage("a JSON-RPC message with neither method nor result"),
-        }
-    }
-
-    /// Takes the waiter of the request `id` answers, if it is still waiting.
-    fn waiter(&self, id: &RawValue) -> Option<oneshot::Sender<Reply>> {
-        let waiter = jsonrpc::parse_id(id)
-            .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
-        if waiter.is_none() {
-            tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting");
-        }
-        waiter
-    }
-
-    fn answer(&self, id: &RawValue, reply: Reply) {
-        if let Some(tx) = self.waiter(id) {
-            let _ = tx.send(reply);
-        }
-    }
-
-    fn note_invalid(&self, text: &str, e: &serde_json::Error) {
-        let mut end = text.len().min(200);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.note_garbage(&format!("not valid JSON-RPC ({e}): {}", &text[..end]));
     }
 
     /// Keeps the first of tools listed under one name twice (calls go by name, so only
@@ -782,231 +598,7 @@ impl Inner {
         self.log
             .push(LogSource::Host, "warning", &format!("skipped {what}"));
     }
-
-    fn on_notification(&self, method: &str, params: Option<&RawValue>) {
-        let params: Value = params
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
-        match method {
-            "notifications/progress" => {
-                let Some(token) = params.get("progressToken").and_then(|t| {
-                    t.as_u64()
-                        .or_else(|| t.as_str().and_then(|s| s.parse().ok()))
-                }) else {
-                    return;
-                };
-                let Ok(progress) = serde_json::from_value::<Progress>(params) else {
-                    return;
-                };
-                let full = {
-                    let mut sinks = self.progress.lock().expect("progress lock");
-                    match sinks.get_mut(&token) {
-                        Some((sink, noted)) => match sink.try_send(progress) {
-                            Err(mpsc::error::TrySendError::Full(_)) if !*noted => {
-                                *noted = true;
-                                true
-                            }
-                            Ok(()) | Err(_) => false,
-                        },
-                        None => false,
-                    }
-                };
-                if full {
-                    self.note_garbage(&format!(
-                        "progress notifications for request {token}: more than {PROGRESS_QUEUE} were waiting to be read, so newer ones are dropped"
-                    ));
-                }
-            }
-            "notifications/tools/list_changed" => {
-                let _ = self.events.send(ClientEvent::ToolsChanged);
-            }
-            "notifications/resources/list_changed" => {
-                let _ = self.events.send(ClientEvent::ResourcesChanged);
-            }
-            "notifications/prompts/list_changed" => {
-                let _ = self.events.send(ClientEvent::PromptsChanged);
-            }
-            "notifications/resources/updated" => {
-                if let Some(uri) = params.get("uri").and_then(Value::as_str) {
-                    let uri = uri.to_string();
-                    let _ = self.events.send(ClientEvent::ResourceUpdated { uri });
-                }
-            }
-            "notifications/elicitation/complete" => {
-                if let Some(id) = params.get("elicitationId").and_then(Value::as_str) {
-                    if let Some(h) = &self.handler {
-                        h.elicitation_complete(id);
-                    }
-                    let elicitation_id = id.to_string();
-                    let _ = self
-                        .events
-                        .send(ClientEvent::ElicitationComplete { elicitation_id });
-                }
-            }
-            "notifications/cancelled" => {
-                if let Some(id) = params.get("requestId") {
-                    self.served.cancel(&id.to_string());
-                }
-            }
-            "notifications/message" => {
-                let level = params
-                    .get("level")
-                    .and_then(Value::as_str)
-                    .unwrap_or("info")
-                    .to_string();
-                let text = match params.get("data") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                let text = match params.get("logger").and_then(Value::as_str) {
-                    Some(l) => format!("[{l}] {text}"),
-                    None => text,
-                };
-                match level.as_str() {
-                    "debug" => tracing::debug!(server = %self.name, "{text}"),
-                    "info" | "notice" => tracing::info!(server = %self.name, "{text}"),
-                    "warning" => tracing::warn!(server = %self.name, "{text}"),
-                    _ => tracing::error!(server = %self.name, "{text}"),
-                }
-                self.log.push(LogSource::Server, &level, &text);
-            }
-            other => tracing::debug!(server = %self.name, "ignored notification {other}"),
-        }
-    }
-
-    /// The connection ended: fail every waiting request at once.
-    fn close_all(&self, reason: String) {
-        tracing::info!(server = %self.name, "connection closed: {reason}");
-        let waiters: Vec<_> = {
-            let mut closed = self.closed.lock().expect("closed lock");
-            *closed = Some(reason.clone());
-            self.pending
-                .lock()
-                .expect("pending lock")
-                .drain()
-                .map(|(_, tx)| tx)
-                .collect()
-        };
-        for tx in waiters {
-            let _ = tx.send(Err(ReplyError::Closed(reason.clone())));
-        }
-        self.progress.lock().expect("progress lock").clear();
-        self.served.cancel_all();
-        let _ = self.events.send(ClientEvent::Closed(reason));
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mcp::transport::memory::{self, MemoryPeer};
-    use crate::mcp::Content;
-
-    async fn next_id(peer: &mut MemoryPeer) -> u64 {
-        let bytes = peer.from_client.recv().await.expect("a request");
-        let v: Value = serde_json::from_slice(&bytes).unwrap();
-        v["id"].as_u64().expect("a request id")
-    }
-
-    fn send_raw(peer: &MemoryPeer, text: String) {
-        peer.to_client
-            .send(Inbound::Message(text.into_bytes()))
-            .unwrap();
-    }
-
-    async fn connected() -> (Client, MemoryPeer) {
-        let (conn, mut peer) = memory::pair();
-        let connect = tokio::spawn(Client::connect(conn, "mem", Arc::default()));
-        let id = next_id(&mut peer).await;
-        send_raw(
-            &peer,
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}}}}}}"#
-            ),
-        );
-        let client = connect.await.unwrap().unwrap();
-        peer.from_client.recv().await.expect("initialized");
-        (client, peer)
-    }
-
-    /// Calls `echo` and answers it with `answer(id)`.
-    async fn call_answered(
-        client: &Client,
-        peer: &mut MemoryPeer,
-        answer: impl Fn(u64) -> String,
-    ) -> Result<CallToolResult, ClientError> {
-        let call = client.call_tool("echo", None, RequestOptions::default());
-        let serve = async {
-            let id = next_id(peer).await;
-            send_raw(peer, answer(id));
-        };
-        let (result, ()) = tokio::join!(call, serve);
-        result
-    }
-
-    const TEXT: &str = r#"{"content":[{"type":"text","text":"hi"}]}"#;
-
-    fn hi() -> CallToolResult {
-        CallToolResult {
-            content: vec![Content::Text { text: "hi".into() }],
-            ..Default::default()
-        }
-    }
-
-    #[tokio::test]
-    async fn answers_of_every_shape_reach_the_caller() {
-        let (client, mut peer) = connected().await;
-        let shapes: Vec<Box<dyn Fn(u64) -> String>> = vec![
-            Box::new(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT}}}"#)),
-            Box::new(|id| format!(r#"{{"result":{TEXT},"jsonrpc":"2.0","id":{id}}}"#)),
-            Box::new(|id| format!(r#"  {{ "id": {id}, "jsonrpc": "2.0", "result": {TEXT} }} "#)),
-            // Looks plain up to the result, but has a member after it.
-            Box::new(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT},"x":1}}"#)),
-            Box::new(|id| format!(r#"[{{"jsonrpc":"2.0","id":{id},"result":{TEXT}}}]"#)),
-        ];
-        for shape in shapes {
-            let result = call_answered(&client, &mut peer, shape).await.unwrap();
-            assert_eq!(result, hi());
-        }
-    }
-
-    #[tokio::test]
-    async fn an_error_beside_a_result_wins() {
-        let (client, mut peer) = connected().await;
-        let err = call_answered(&client, &mut peer, |id| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"result":{TEXT},"error":{{"code":-5,"message":"boom"}}}}"#
-            )
-        })
-        .await
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "the server answered tools/call with error -5: boom"
-        );
-        let err = call_answered(&client, &mut peer, |id| {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":7}}}}"#)
-        })
-        .await
-        .unwrap_err();
-        assert!(matches!(err, ClientError::Invalid { .. }), "{err}");
-    }
-
-    #[tokio::test]
-    async fn raw_requests_get_exactly_the_result() {
-        let (client, mut peer) = connected().await;
-        for answer in [
-            r#"{"jsonrpc":"2.0","id":ID,"result":{"a":[1, 2]}}"#,
-            r#"{"jsonrpc":"2.0","id":ID,"result":{"a":[1, 2]},"z":null}"#,
-        ] {
-            let request = client.request("x/y", None, RequestOptions::default());
-            let serve = async {
-                let id = next_id(&mut peer).await;
-                send_raw(&peer, answer.replace("ID", &id.to_string()));
-            };
-            let (raw, ()) = tokio::join!(request, serve);
-            assert_eq!(raw.unwrap().get(), r#"{"a":[1, 2]}"#);
-        }
-    }
-}
+mod tests;

@@ -55,6 +55,9 @@ pub struct ServerLog {
 struct Ring {
     lines: VecDeque<LogLine>,
     bytes: usize,
+    /// Lines pushed since [`ServerLog::mark_new_process`], if it was called: error
+    /// messages quote only the stderr of the process that is running now.
+    since_mark: Option<usize>,
 }
 
 impl Default for ServerLog {
@@ -90,6 +93,9 @@ impl ServerLog {
             let mut ring = self.lines.lock().expect("log lock");
             ring.bytes += line.text.len() + LINE_OVERHEAD;
             ring.lines.push_back(line.clone());
+            if let Some(n) = ring.since_mark.as_mut() {
+                *n += 1;
+            }
             while ring.bytes > LOG_CAPACITY_BYTES || ring.lines.len() > LOG_CAPACITY_LINES {
                 match ring.lines.pop_front() {
                     Some(old) => ring.bytes -= old.text.len() + LINE_OVERHEAD,
@@ -111,6 +117,12 @@ impl ServerLog {
             .collect()
     }
 
+    /// A new process of the same server starts (the log goes on): from now on
+    /// [`ServerLog::stderr_tail`] quotes only what the new one writes.
+    pub fn mark_new_process(&self) {
+        self.lines.lock().expect("log lock").since_mark = Some(0);
+    }
+
     /// The last stderr lines as one text, for error messages.
     pub fn stderr_tail(&self) -> String {
         let ring = self.lines.lock().expect("log lock");
@@ -118,6 +130,7 @@ impl ServerLog {
             .lines
             .iter()
             .rev()
+            .take(ring.since_mark.unwrap_or(usize::MAX))
             .filter(|l| l.source == LogSource::Stderr)
             .take(ERROR_TAIL_LINES)
             .map(|l| l.text.as_str())

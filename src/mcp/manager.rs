@@ -30,6 +30,7 @@ use crate::trust::ApprovalStore;
 mod asks;
 mod auth;
 mod consent;
+mod era;
 mod levels;
 mod pinning;
 mod sampling;
@@ -702,6 +703,7 @@ impl Manager {
             sender.close().await;
             return Err("stopped".into());
         }
+        let current: era::CurrentSender = Arc::new(Mutex::new(sender.clone()));
         let phase = Arc::new(Mutex::new(StartPhase::Initializing));
         self.set_state(
             name,
@@ -716,8 +718,9 @@ impl Manager {
                 Some(cfg.fingerprint(&self.inner.project)),
                 log.clone(),
             );
+            let opts = self.connect_options(name, cfg, log.clone(), gen, handler, current.clone());
             let client = Arc::new(
-                Client::connect_with(conn, name, log, Some(handler))
+                Client::connect_opts(conn, name, log, opts)
                     .await
                     .map_err(|e| e.to_string())?,
             );
@@ -736,10 +739,12 @@ impl Manager {
         let (client, tools) = match result {
             Ok(Ok(done)) => done,
             Ok(Err(e)) => {
+                let sender = current.lock().expect("current sender lock").clone();
                 sender.close().await;
                 return Err(e);
             }
             Err(_) => {
+                let sender = current.lock().expect("current sender lock").clone();
                 sender.close().await;
                 let phase = *phase.lock().expect("phase lock");
                 return Err(format!(

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod client;
 pub mod elicit_form;
+pub mod era;
 pub mod features;
 pub mod handler;
 pub mod jsonrpc;

@@ -147,7 +147,7 @@ fn details_show_the_reason_and_the_signed_in_issuer() {
     assert_eq!(
         &lines(&s)[4..6],
         &[
-            "│connected · 1 tools · docs 2.0 · protocol 2025-11-25                      │",
+            "│connected · 1 tools · docs 2.0 · protocol 2025-11-25 (legacy)             │",
             "│signed in to https://auth.example.com · scopes read write · renews itself │",
         ]
     );

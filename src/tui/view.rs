@@ -381,7 +381,8 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                     server_version,
                 } => {
                     lines.push(Line::raw(format!(
-                        "connected · {tools} tools · {server_name} {server_version} · protocol {protocol_version}"
+                        "connected · {tools} tools · {server_name} {server_version} · protocol {protocol_version} ({})",
+                        harness9::mcp::era::Era::of_version(protocol_version).word()
                     )));
                 }
                 ServerState::Failed {

@@ -8,7 +8,9 @@ stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
 /mcp, SSE at /sse with messages posted to /messages/).
 
 Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client
-(elicitation and sampling, with tools, from the server).
+(elicitation and sampling, with tools, from the server), resolve_ask and
+resolve_twice (resolvers: the same questions in both protocol eras, as
+server-to-client requests or as input_required rounds).
 Resources: h9://readme (text), h9://pixel.png (binary), the template
 h9://notes/{name}. Prompt: review (code required, focus optional, focus completes).
 """
@@ -20,12 +22,13 @@ import struct
 import sys
 import warnings
 import zlib
-from typing import Literal
+from typing import Annotated, Literal
 
 import anyio
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, Image, ListRoots, MCPServer, Resolve, Sample
+from mcp_types import CreateMessageResult, ListRootsResult
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 
@@ -169,6 +172,53 @@ async def ask_client(
         return f"elicited: {outcome.action}"
     except Exception as exc:  # noqa: BLE001 - the error text is the point
         return f"error: {exc}"
+
+
+def _ask_answer() -> Elicit[Answer]:
+    return Elicit("What is the answer?", Answer)
+
+
+def _ask_model() -> Sample:
+    from mcp_types import SamplingMessage, TextContent
+
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text="Say hi"))], max_tokens=16)
+
+
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+@server.tool(
+    description=(
+        "Ask the client three things in one go (a form, its model and its roots) through "
+        "resolvers: server-to-client requests in the legacy era, one input_required "
+        "round in the modern era. Returns what it got."
+    )
+)
+def resolve_ask(
+    answer: Annotated[ElicitationResult[Answer], Resolve(_ask_answer)],
+    sampled: Annotated[CreateMessageResult, Resolve(_ask_model)],
+    roots: Annotated[ListRootsResult, Resolve(_ask_roots)],
+) -> str:
+    said = sampled.content.text if sampled.content.type == "text" else sampled.content.type
+    got = answer.data.answer if answer.action == "accept" else answer.action
+    return f"answer={got}; model={said}; roots={[str(r.uri) for r in roots.roots]}"
+
+
+def _ask_city() -> Elicit[Answer]:
+    return Elicit("Which city?", Answer)
+
+
+def _ask_unit(city: Annotated[Answer, Resolve(_ask_city)]) -> Elicit[Answer]:
+    return Elicit(f"Which unit for {city.answer}?", Answer)
+
+
+@server.tool(description="Ask for a city, then (a second round) for a unit; return both.")
+def resolve_twice(
+    city: Annotated[Answer, Resolve(_ask_city)],
+    unit: Annotated[Answer, Resolve(_ask_unit)],
+) -> str:
+    return f"{city.answer} in {unit.answer}"
 
 
 @server.resource("h9://readme", name="readme", title="Read me", mime_type="text/plain")

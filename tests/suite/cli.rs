@@ -42,6 +42,7 @@ fn list_json_shape_and_exit_code() {
     assert_eq!(demo["tools"], 3);
     assert_eq!(demo["error"], Value::Null);
     assert_eq!(demo["protocolVersion"], "2025-11-25");
+    assert_eq!(demo["era"], "legacy");
     assert_eq!(demo["serverName"], "harness9");
     let dead = row("dead");
     assert_eq!(dead["status"], "failed");

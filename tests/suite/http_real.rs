@@ -228,7 +228,7 @@ async fn python_checks(c: &Client, log: &ServerLog) {
     assert_eq!(c.protocol_version(), "2025-11-25");
     assert_eq!(c.server_info().name, "h9-py-server");
     let tools = c.list_tools(None).await.unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 10);
     let r = c
         .call_tool("echo", Some(json!({"text": "π over http"})), opts())
         .await
@@ -287,5 +287,95 @@ async fn python_sdk_over_legacy_sse() {
     let (c, log, kind) = connect(&s, "/sse", true).await;
     assert_eq!(kind, "sse");
     python_checks(&c, &log).await;
+    c.close().await;
+}
+
+/// Connects over Streamable HTTP in `era`, probing without a time limit as the app does.
+async fn connect_era(
+    s: &Server,
+    path: &str,
+    era: harness9::config::ProtocolEra,
+    handler: Option<Arc<super::era::Answers>>,
+) -> (Client, Arc<ServerLog>, &'static str) {
+    let log = Arc::new(ServerLog::default());
+    let spec = harness9::mcp::transport::http::HttpSpec {
+        url: format!("http://127.0.0.1:{}{path}", s.port),
+        headers: Vec::new(),
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+        auth: None,
+    };
+    let (conn, kind) = harness9::mcp::transport::http::connect(&spec, log.clone()).unwrap();
+    let opts = harness9::mcp::client::ConnectOptions {
+        handler: handler.map(|h| h as Arc<dyn harness9::mcp::handler::ClientHandler>),
+        era,
+        reopen: None,
+        probe_timeout: None,
+    };
+    let c = tokio::time::timeout(
+        Duration::from_secs(20),
+        Client::connect_opts(conn, "test", log.clone(), opts),
+    )
+    .await
+    .expect("connects within 20 s")
+    .expect("connects");
+    (c, log, kind.get())
+}
+
+#[tokio::test]
+async fn the_probe_over_http_finds_each_servers_era() {
+    use harness9::config::ProtocolEra;
+    use harness9::mcp::era::Era;
+    let Some(py) = python("streamable-http").await else {
+        return;
+    };
+    let handler = Arc::new(super::era::Answers::default());
+    let (modern, _, kind) = connect_era(&py, "/mcp", ProtocolEra::Auto, Some(handler)).await;
+    assert_eq!(kind, "http");
+    assert_eq!(
+        (modern.era(), modern.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+    let (legacy, _, _) = connect_era(&py, "/mcp", ProtocolEra::Legacy, Some(Arc::default())).await;
+    assert_eq!(legacy.era(), Era::Legacy);
+    let tools = legacy.list_tools(None).await.unwrap();
+    assert_eq!(modern.list_tools(None).await.unwrap(), tools);
+    for (tool, args) in [
+        ("echo", json!({"text": "π over http"})),
+        ("weather", json!({"city": "Oslo"})),
+        ("resolve_ask", json!({})),
+        ("resolve_twice", json!({})),
+    ] {
+        assert_eq!(
+            super::era::call(&modern, tool, args.clone()).await,
+            super::era::call(&legacy, tool, args).await,
+            "{tool}"
+        );
+    }
+    modern.close().await;
+    legacy.close().await;
+
+    // Legacy servers refuse the modern request with a body that is no modern error.
+    let Some(streamable) = everything("streamableHttp").await else {
+        return;
+    };
+    let (c, log, kind) = connect_era(&streamable, "/mcp", ProtocolEra::Auto, None).await;
+    assert_eq!(
+        (kind, c.era(), c.protocol_version()),
+        ("http", Era::Legacy, "2025-11-25")
+    );
+    assert!(log.tail(50).iter().any(|l| l
+        .text
+        .starts_with("speaking the legacy protocol (server/discover: error")));
+    let r = c
+        .call_tool("echo", Some(json!({"message": "auto"})), opts())
+        .await
+        .unwrap();
+    assert_eq!(r.to_text(), "Echo: auto");
+    c.close().await;
+    let Some(sse) = everything("sse").await else {
+        return;
+    };
+    let (c, _, kind) = connect_era(&sse, "/sse", ProtocolEra::Auto, None).await;
+    assert_eq!((kind, c.era()), ("sse", Era::Legacy));
     c.close().await;
 }

@@ -152,6 +152,8 @@ async fn python_sdk_handshake_list_and_calls() {
             "echo",
             "image",
             "notify_and_ask",
+            "resolve_ask",
+            "resolve_twice",
             "slow_count",
             "weather"
         ]

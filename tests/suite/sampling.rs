@@ -260,7 +260,9 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
 fn python() -> Option<Project> {
     let (python, server) = (external("H9_PYTHON")?, external("H9_PY_SERVER")?);
     Some(Project::new(&json!({"mcpServers": {
-        "py": {"command": python, "args": [server]}
+        // ask_client makes legacy server→client requests, which the Python SDK sends
+        // only in the legacy era.
+        "py": {"command": python, "args": [server], "protocolEra": "legacy"}
     }})))
 }
 

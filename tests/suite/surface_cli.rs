@@ -344,7 +344,9 @@ fn python() -> Option<Project> {
     let python = external("H9_PYTHON")?;
     let server = external("H9_PY_SERVER")?;
     Some(Project::new(&json!({"mcpServers": {
-        "py": {"command": python, "args": [server]}
+        // ask_client makes legacy server→client requests, which the Python SDK sends
+        // only in the legacy era.
+        "py": {"command": python, "args": [server], "protocolEra": "legacy"}
     }})))
 }
 

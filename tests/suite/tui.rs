@@ -183,7 +183,7 @@ fn tui_bar_panel_editor_and_exit() {
     let s = t.wait_for("server fx, tool echo");
     assert!(s.contains("input schema:"), "{s}");
     t.keys(&["Escape", "k", "Enter"]);
-    t.wait_for("connected · 10 tools · mcp-fixture 0.1.0 · protocol 2025-11-25");
+    t.wait_for("connected · 10 tools · mcp-fixture 0.1.0 · protocol 2025-11-25 (legacy)");
     t.keys(&["Escape"]);
 
     // e: $EDITOR rewrites .mcp.json; the new server shows up (and asks for approval).

@@ -25,7 +25,10 @@ fn tui_answers_a_python_servers_form() {
             Reply::text("Profile saved."),
         ],
     ));
-    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
+    let p = Project::new(
+        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
+    );
     let config = tempfile::tempdir().unwrap();
     let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");
@@ -87,7 +90,10 @@ fn tui_approves_reviews_and_sends_a_sampling_request() {
             Reply::text("The server got it."),
         ],
     ));
-    let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
+    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
+    let p = Project::new(
+        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
+    );
     let config = tempfile::tempdir().unwrap();
     let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use super::{Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
+use crate::mcp::era::Era;
 use crate::mcp::features::{
     CompleteResult, Completion, CompletionRef, GetPromptResult, LogLevel, Prompt, PromptsPage,
     ReadResourceResult, Resource, ResourceTemplate, ResourcesPage, TemplatesPage,
@@ -27,11 +28,13 @@ impl Client {
 
     /// Whether the server lets clients subscribe to resource updates.
     pub fn can_subscribe(&self) -> bool {
-        self.capabilities()
-            .get("resources")
-            .and_then(|r| r.get("subscribe"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.era() == Era::Legacy
+            && self
+                .capabilities()
+                .get("resources")
+                .and_then(|r| r.get("subscribe"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
     }
 
     /// Every resource, all pages. A server without the `resources` capability has none.
@@ -88,6 +91,7 @@ impl Client {
 
     /// Asks for `notifications/resources/updated` about `uri`.
     pub async fn subscribe(&self, uri: &str, timeout: Option<Duration>) -> Result<(), ClientError> {
+        self.legacy_only("resources/subscribe (following a resource's updates)")?;
         self.call::<Value>("resources/subscribe", json!({ "uri": uri }), timeout)
             .await
             .map(drop)
@@ -98,6 +102,7 @@ impl Client {
         uri: &str,
         timeout: Option<Duration>,
     ) -> Result<(), ClientError> {
+        self.legacy_only("resources/unsubscribe")?;
         self.call::<Value>("resources/unsubscribe", json!({ "uri": uri }), timeout)
             .await
             .map(drop)
@@ -141,6 +146,7 @@ impl Client {
         level: LogLevel,
         timeout: Option<Duration>,
     ) -> Result<(), ClientError> {
+        self.legacy_only("logging/setLevel (the server's log level)")?;
         self.call::<Value>("logging/setLevel", json!({ "level": level }), timeout)
             .await
             .map(drop)
@@ -149,16 +155,28 @@ impl Client {
     /// Sends `notifications/roots/list_changed` when this connection announced it (does
     /// nothing otherwise).
     pub fn notify_roots_changed(&self) -> Result<(), ClientError> {
-        let announced = self
-            .inner
-            .handler
-            .as_ref()
-            .is_some_and(|h| h.handles().roots_list_changed);
+        let announced = self.era() == Era::Legacy
+            && self
+                .inner
+                .handler
+                .as_ref()
+                .is_some_and(|h| h.handles().roots_list_changed);
         if announced {
             self.inner
                 .notify("notifications/roots/list_changed", None)?;
         }
         Ok(())
+    }
+
+    /// `Err(NotInEra)` on a modern connection: `what` was removed from the protocol.
+    fn legacy_only(&self, what: &str) -> Result<(), ClientError> {
+        match self.era() {
+            Era::Legacy => Ok(()),
+            Era::Modern => Err(ClientError::NotInEra {
+                what: what.into(),
+                version: self.protocol_version().into(),
+            }),
+        }
     }
 
     async fn call<T: DeserializeOwned>(

@@ -74,11 +74,6 @@ fn error(code: i64, message: String) -> RpcError {
 impl Inner {
     /// Answers (or hands on) one request from the server.
     pub(super) fn serve(&self, id: &RawValue, method: &str, params: Option<&RawValue>) {
-        let handles = self
-            .handler
-            .as_ref()
-            .map(|h| h.handles())
-            .unwrap_or_default();
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
@@ -88,7 +83,34 @@ impl Inner {
                 .send(jsonrpc::encode_response(id, Ok(json!({}))));
             return;
         }
-        let mut work = match (method, self.handler.clone()) {
+        let mut work = self.handle_request(method, params);
+        // An answer known at once goes out at once, in order with the reader.
+        if let Some(outcome) = (&mut work).now_or_never() {
+            let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
+            return;
+        }
+        let sender = self.sender.clone();
+        let owned: Box<RawValue> = id.to_owned();
+        self.served.spawn(id_key(id.get()), async move {
+            let outcome = work.await;
+            let _ = sender.send(jsonrpc::encode_response(&owned, outcome));
+        });
+    }
+
+    /// What the handler answers one request: a legacy server→client request, or one
+    /// input request of a modern `input_required` result (the same handlers, the same
+    /// consent UI). Requests for what the handler does not handle get `-32601`.
+    pub(super) fn handle_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, RpcError>> {
+        let handles = self
+            .handler
+            .as_ref()
+            .map(|h| h.handles())
+            .unwrap_or_default();
+        match (method, self.handler.clone()) {
             ("elicitation/create", Some(h)) if handles.elicitation() => {
                 match ElicitRequest::from_params(&params) {
                     Err(e) => ready(Err(error(INVALID_PARAMS, e))),
@@ -128,18 +150,7 @@ impl Inner {
                 let e = format!("harness9 does not support \"{other}\"");
                 ready(Err(error(METHOD_NOT_FOUND, e)))
             }
-        };
-        // An answer known at once goes out at once, in order with the reader.
-        if let Some(outcome) = (&mut work).now_or_never() {
-            let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
-            return;
         }
-        let sender = self.sender.clone();
-        let owned: Box<RawValue> = id.to_owned();
-        self.served.spawn(id_key(id.get()), async move {
-            let outcome = work.await;
-            let _ = sender.send(jsonrpc::encode_response(&owned, outcome));
-        });
     }
 }
 

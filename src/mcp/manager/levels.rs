@@ -71,7 +71,8 @@ impl Manager {
         let Some(level) = self.log_level(server) else {
             return;
         };
-        if !client.has_capability("logging") {
+        // The modern era has no logging/setLevel (choosing a level says so).
+        if !client.has_capability("logging") || client.era() == crate::mcp::era::Era::Modern {
             return;
         }
         let client = client.clone();

@@ -275,6 +275,10 @@ impl Manager {
         uri: &str,
         on: bool,
     ) -> Result<(), FeatureError> {
+        self.legacy_era(
+            server,
+            "resources/subscribe (following a resource's updates)",
+        )?;
         let (client, timeout) = self.capable(server, "resources", "resources")?;
         if !client.can_subscribe() {
             return Err(FeatureError::Unsupported {
@@ -317,7 +321,23 @@ impl Manager {
             .map_err(|error| client_error(server, error))
     }
 
+    /// `Err` naming `what` when the server speaks the modern era, which removed it.
+    fn legacy_era(&self, server: &str, what: &str) -> Result<(), FeatureError> {
+        let client = self.connected(server)?;
+        match client.era() {
+            crate::mcp::era::Era::Legacy => Ok(()),
+            crate::mcp::era::Era::Modern => Err(FeatureError::Client {
+                server: server.into(),
+                error: ClientError::NotInEra {
+                    what: what.into(),
+                    version: client.protocol_version().into(),
+                },
+            }),
+        }
+    }
+
     pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
+        self.legacy_era(server, "logging/setLevel (the server's log level)")?;
         let (client, timeout) = self.capable(server, "logging", "logging")?;
         client
             .set_logging_level(level, timeout)

@@ -46,6 +46,7 @@ use super::http_errors;
 pub use super::http_errors::{classify_failure, describe_status_parts};
 pub(crate) use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits::{self, BodyError};
+use super::mcp_headers;
 use super::sse::Legacy;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
@@ -73,6 +74,9 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
 /// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
 pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+/// Set (`true`) in the `data` of a synthesized error when a modern request's answer
+/// stream broke before its response: the request may be sent again with a new id.
+pub const STREAM_BROKEN: &str = "h9StreamBroken";
 
 /// What to connect to.
 #[derive(Clone)]
@@ -183,6 +187,8 @@ pub(crate) fn open(
         background: Mutex::default(),
         legacy: Mutex::default(),
         kind: kind.clone(),
+        modern: AtomicBool::new(false),
+        tool_headers: Mutex::default(),
     });
     // The driver awaits the handshake inline; closing aborts it with the other tasks.
     let driver = tokio::spawn(drive(shared.clone(), out_rx, mode));
@@ -253,6 +259,11 @@ pub(crate) struct Shared {
     background: Mutex<Vec<AbortHandle>>,
     legacy: Mutex<Option<Arc<Legacy>>>,
     kind: TransportKind,
+    /// Set by the first request in the modern era (2026-07-28): no session, no GET
+    /// stream, and cancelling a request closes its stream instead of a notification.
+    modern: AtomicBool,
+    /// The `x-mcp-header` parameters of the tools listed so far ([`mcp_headers`]).
+    tool_headers: Mutex<mcp_headers::ToolHeaders>,
 }
 
 /// What an outbound message is, as far as the transport cares.
@@ -438,7 +449,10 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
                         t.abort();
                     }
                 }
-                tokio::spawn(shared.clone().post_other(bytes));
+                // Modern: closing the request's stream (above) is the cancellation.
+                if !shared.modern.load(Ordering::Acquire) {
+                    tokio::spawn(shared.clone().post_other(bytes));
+                }
             }
             Outbound::Other => {
                 tokio::spawn(shared.clone().post_other(bytes));
@@ -719,11 +733,25 @@ impl Shared {
             }
         }
         let _unregister = Unregister(&self, &id);
+        let modern = {
+            let tools = self.tool_headers.lock().expect("tool headers lock");
+            mcp_headers::request_headers(&bytes, &tools)
+        };
+        if modern.is_some() {
+            self.modern.store(true, Ordering::Release);
+        }
+        let lists_tools = modern.as_ref().is_some_and(|m| m.method == "tools/list");
         let mut retried = false;
         loop {
             let snap = self.snapshot();
             let resp = match self
-                .send(|| self.post_builder(bytes.clone(), Some(&snap)))
+                .send(|| {
+                    let post = self.post_builder(bytes.clone(), Some(&snap));
+                    match &modern {
+                        Some(m) => post.headers(m.headers.clone()),
+                        None => post,
+                    }
+                })
                 .await
             {
                 Ok(r) => r,
@@ -744,6 +772,30 @@ impl Shared {
                 }
                 continue;
             }
+            if status == StatusCode::BAD_REQUEST && modern.is_some() {
+                // A JSON-RPC error in the body is the answer (the modern era's way of
+                // refusing a request; also how its era probe tells the eras apart).
+                let body = mcp_headers::read_small_body(resp).await;
+                match mcp_headers::error_object(&body) {
+                    Some(error) => {
+                        let answer =
+                            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}");
+                        self.deliver(answer.into_bytes(), Some(&id));
+                    }
+                    None => {
+                        let detail = String::from_utf8_lossy(&body);
+                        let detail: String = detail.chars().take(200).collect();
+                        let reason = describe_status_parts(
+                            status,
+                            None,
+                            detail.trim(),
+                            self.has_auth_header,
+                        );
+                        self.fail_request(&id, &reason);
+                    }
+                }
+                return;
+            }
             if !status.is_success() {
                 let reason = describe_status(&self, resp).await;
                 self.fail_request(&id, &reason);
@@ -755,7 +807,13 @@ impl Shared {
             }
             let sse = is_event_stream(&resp);
             let end = self
-                .read_answer(resp, Some(&id), |this, msg, _| this.deliver(msg, Some(&id)))
+                .read_answer(resp, Some(&id), |this, msg, is_response| {
+                    if is_response && lists_tools {
+                        let mut tools = this.tool_headers.lock().expect("tool headers lock");
+                        mcp_headers::note_tools(&msg, &mut tools);
+                    }
+                    this.deliver(msg, Some(&id))
+                })
                 .await;
             if end.got_response || !sse || end.too_large {
                 if !end.got_response {
@@ -764,6 +822,20 @@ impl Shared {
                     });
                     self.fail_request(&id, &why);
                 }
+                return;
+            }
+            if modern.is_some() {
+                // The modern era has no resumption: the client sends the request again,
+                // with a new id ([`STREAM_BROKEN`] tells it so).
+                let why = end
+                    .error
+                    .unwrap_or_else(|| "the stream ended before the answer".into());
+                self.log.push(LogSource::Host, "warning", &why);
+                let body = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{},\"data\":{{\"{STREAM_BROKEN}\":true}}}}}}",
+                    serde_json::Value::String(format!("the answer stream broke ({why})"))
+                );
+                self.deliver(body.into_bytes(), Some(&id));
                 return;
             }
             self.resume(&id, end).await;

@@ -8,6 +8,7 @@ pub mod http;
 mod http_auth;
 mod http_errors;
 pub mod http_limits;
+pub mod mcp_headers;
 pub mod memory;
 pub mod sse;
 pub mod sse_parse;

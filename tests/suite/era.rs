@@ -1,0 +1,431 @@
+//! The two protocol eras over stdio: era detection (the `server/discover` probe and its
+//! fallback), the per-request `_meta` of the modern era, and multi round-trip requests,
+//! against the Python SDK (dual-era, forced into each era and probed), server-everything
+//! (legacy) and our fixture's misbehaviours; `mcp list` and the benchmark in either era.
+//! The exact bytes are checked against an in-memory peer in `era_memory`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness9::config::ProtocolEra;
+use harness9::mcp::client::ConnectOptions;
+use harness9::mcp::era::{Era, DISCOVER_TIMEOUT};
+use harness9::mcp::handler::{ClientHandler, HandlerFuture, Handles};
+use harness9::mcp::requests::{
+    CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Root,
+};
+use harness9::mcp::transport::stdio::{self, StdioSpec};
+use harness9::mcp::{Client, ClientError, RequestOptions, ServerLog};
+use serde_json::{json, Map, Value};
+
+use super::{external, fixture_bin};
+
+/// Answers every form with `answer: 42`, samples "hi there" and lists one root; counts
+/// what it was asked.
+#[derive(Default)]
+pub(super) struct Answers {
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl ClientHandler for Answers {
+    fn handles(&self) -> Handles {
+        Handles {
+            elicitation_form: true,
+            sampling: true,
+            roots: true,
+            roots_list_changed: true,
+            ..Handles::default()
+        }
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> HandlerFuture<ElicitResult> {
+        let ElicitRequest::Form {
+            message,
+            requested_schema,
+        } = request
+        else {
+            return Box::pin(async { Ok(ElicitResult::decline()) });
+        };
+        self.asked
+            .lock()
+            .unwrap()
+            .push(format!("elicit: {message}"));
+        let mut content = Map::new();
+        let value = if message.contains("unit") {
+            "celsius"
+        } else {
+            "42"
+        };
+        content.insert("answer".into(), json!(value));
+        let result = ElicitResult::accept_form(&requested_schema, content);
+        Box::pin(async move { Ok(result) })
+    }
+
+    fn create_message(&self, _request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
+        self.asked.lock().unwrap().push("sample".into());
+        Box::pin(async {
+            Ok(CreateMessageResult {
+                role: "assistant".into(),
+                content: json!({"type": "text", "text": "hi there"}),
+                model: "test-model".into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+    }
+
+    fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
+        self.asked.lock().unwrap().push("roots".into());
+        Box::pin(async {
+            Ok(vec![Root {
+                uri: "file:///srv/demo-project".into(),
+                name: None,
+            }])
+        })
+    }
+}
+
+fn spec(command: &str, args: &[&str]) -> StdioSpec {
+    StdioSpec {
+        command: command.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: None,
+        path: None,
+        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
+    }
+}
+
+/// Starts `command` and connects in `era`; a server that exits on the probe is started
+/// once more.
+async fn open(
+    command: &str,
+    args: &[&str],
+    era: ProtocolEra,
+    handler: Option<Arc<Answers>>,
+) -> Result<(Client, Arc<ServerLog>), ClientError> {
+    let log = Arc::new(ServerLog::default());
+    let spec = spec(command, args);
+    let conn = stdio::spawn(&spec, log.clone()).expect("spawn");
+    let again = log.clone();
+    let opts = ConnectOptions {
+        handler: handler.map(|h| h as Arc<dyn ClientHandler>),
+        era,
+        reopen: Some(Box::new(move || {
+            Box::pin(async move { stdio::spawn(&spec, again).map_err(|e| e.to_string()) })
+        })),
+        ..ConnectOptions::default()
+    };
+    let client = tokio::time::timeout(
+        Duration::from_secs(20),
+        Client::connect_opts(conn, "era", log.clone(), opts),
+    )
+    .await
+    .expect("connects within 20 s")?;
+    Ok((client, log))
+}
+
+async fn python(era: ProtocolEra, handler: Option<Arc<Answers>>) -> Option<Client> {
+    let py = external("H9_PYTHON")?;
+    let script = external("H9_PY_SERVER")?;
+    let args = [script.to_str().unwrap(), "stdio"];
+    Some(
+        open(py.to_str().unwrap(), &args, era, handler)
+            .await
+            .expect("python server connects")
+            .0,
+    )
+}
+
+fn opts() -> RequestOptions {
+    RequestOptions {
+        timeout: Some(Duration::from_secs(30)),
+        ..Default::default()
+    }
+}
+
+/// What a tool call gave, without the server's `_meta` (which differs by era).
+pub(super) async fn call(c: &Client, tool: &str, args: Value) -> Value {
+    let mut r = c.call_tool(tool, Some(args), opts()).await.unwrap();
+    r.meta = None;
+    serde_json::to_value(r).unwrap()
+}
+
+#[tokio::test]
+async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
+    let Some(legacy) = python(ProtocolEra::Legacy, Some(Arc::default())).await else {
+        return;
+    };
+    let handler = Arc::new(Answers::default());
+    let modern = python(ProtocolEra::Modern, Some(handler.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (legacy.era(), legacy.protocol_version()),
+        (Era::Legacy, "2025-11-25")
+    );
+    assert_eq!(
+        (modern.era(), modern.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+    assert_eq!(modern.server_info().name, "h9-py-server");
+    assert!(modern.has_capability("tools"));
+
+    let tools = legacy.list_tools(None).await.unwrap();
+    assert_eq!(modern.list_tools(None).await.unwrap(), tools);
+    assert_eq!(tools.len(), 10);
+    for (tool, args) in [
+        ("echo", json!({"text": "π ≈ 3.14"})),
+        ("add", json!({"a": 2, "b": 40})),
+        ("weather", json!({"city": "Oslo"})),
+        ("image", json!({})),
+        ("boom", json!({"kind": "tool_error"})),
+    ] {
+        assert_eq!(
+            call(&modern, tool, args.clone()).await,
+            call(&legacy, tool, args).await,
+            "{tool}"
+        );
+    }
+    let readme = legacy.read_resource("h9://readme", None).await.unwrap();
+    let modern_readme = modern.read_resource("h9://readme", None).await.unwrap();
+    assert_eq!(modern_readme.contents, readme.contents);
+    let mut args = Map::new();
+    args.insert("code".into(), json!("x = 1"));
+    let prompt = legacy
+        .get_prompt("review", args.clone(), None)
+        .await
+        .unwrap();
+    let modern_prompt = modern.get_prompt("review", args, None).await.unwrap();
+    assert_eq!(modern_prompt.messages, prompt.messages);
+
+    // Resolvers: server→client requests in the legacy era, an input_required round in
+    // the modern one; the same handler, the same answer.
+    let asked = call(&legacy, "resolve_ask", json!({})).await;
+    assert_eq!(
+        asked["content"][0]["text"],
+        "answer=42; model=hi there; roots=['file:///srv/demo-project']"
+    );
+    assert_eq!(call(&modern, "resolve_ask", json!({})).await, asked);
+    assert_eq!(
+        handler.asked.lock().unwrap().clone(),
+        vec!["elicit: What is the answer?", "sample", "roots"]
+    );
+    // Two rounds: the second question depends on the first answer.
+    let twice = call(&legacy, "resolve_twice", json!({})).await;
+    assert_eq!(twice["content"][0]["text"], "42 in celsius");
+    assert_eq!(call(&modern, "resolve_twice", json!({})).await, twice);
+
+    // What the modern era removed says so.
+    let err = modern
+        .set_logging_level(harness9::mcp::features::LogLevel::Debug, None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "logging/setLevel (the server's log level) is not in this protocol era (the server speaks 2026-07-28)"
+    );
+    assert!(!modern.can_subscribe());
+    legacy.close().await;
+    modern.close().await;
+}
+
+#[tokio::test]
+async fn the_probe_finds_each_servers_era() {
+    let Some(py) = python(ProtocolEra::Auto, None).await else {
+        return;
+    };
+    assert_eq!(
+        (py.era(), py.protocol_version()),
+        (Era::Modern, "2026-07-28")
+    );
+    py.close().await;
+
+    let Some(everything) = external("H9_EVERYTHING_BIN") else {
+        return;
+    };
+    let bin = everything.to_str().unwrap();
+    let started = Instant::now();
+    let (auto, log) = open(bin, &["stdio"], ProtocolEra::Auto, None)
+        .await
+        .unwrap();
+    // server-everything answers the probe -32601 at once: no waiting for the timeout.
+    assert!(
+        started.elapsed() < DISCOVER_TIMEOUT,
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        (auto.era(), auto.protocol_version()),
+        (Era::Legacy, "2025-11-25")
+    );
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text == "speaking the legacy protocol (server/discover: error -32601)"));
+    let (forced, _) = open(bin, &["stdio"], ProtocolEra::Legacy, None)
+        .await
+        .unwrap();
+    let tools = forced.list_tools(None).await.unwrap();
+    assert_eq!(auto.list_tools(None).await.unwrap(), tools);
+    assert_eq!(
+        call(&auto, "echo", json!({"message": "hi"})).await,
+        call(&forced, "echo", json!({"message": "hi"})).await
+    );
+    auto.close().await;
+    forced.close().await;
+}
+
+#[tokio::test]
+async fn legacy_servers_that_misbehave_on_the_probe_still_connect() {
+    // Answers with an error code other than -32601: still legacy.
+    let (c, _) = open(
+        fixture_bin(),
+        &["--on-discover", "-32602"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    c.close().await;
+
+    // Never answers: legacy after the probe's timeout.
+    let started = Instant::now();
+    let (c, log) = open(
+        fixture_bin(),
+        &["--on-discover", "silent"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() >= DISCOVER_TIMEOUT);
+    assert_eq!(c.era(), Era::Legacy);
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text
+            == "speaking the legacy protocol (no answer to server/discover within 1.5 s)"));
+    c.close().await;
+
+    // Exits on it: started once more, for `initialize`.
+    let (c, log) = open(
+        fixture_bin(),
+        &["--on-discover", "exit"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    assert!(log
+        .tail(50)
+        .iter()
+        .any(|l| l.text.contains("the server exited on server/discover")));
+    c.close().await;
+
+    // Exits on it, but only after the probe's wait (`initialize` was sent meanwhile).
+    let (c, _) = open(
+        fixture_bin(),
+        &["--on-discover", "exit-late"],
+        ProtocolEra::Auto,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(c.era(), Era::Legacy);
+    assert_eq!(c.list_tools(None).await.unwrap().len(), 10);
+    c.close().await;
+
+    // Forced modern: no fallback, a clear error.
+    let err = open(fixture_bin(), &[], ProtocolEra::Modern, None)
+        .await
+        .err()
+        .expect("a legacy server cannot be spoken to in the modern era");
+    assert_eq!(
+        err.to_string(),
+        "the server answered server/discover with error -32601: Method not found: server/discover"
+    );
+}
+
+#[test]
+fn mcp_list_shows_each_servers_era() {
+    let (Some(py), Some(script), Some(everything)) = (
+        external("H9_PYTHON"),
+        external("H9_PY_SERVER"),
+        external("H9_EVERYTHING_BIN"),
+    ) else {
+        return;
+    };
+    let p = super::Project::new(&json!({"mcpServers": {
+        "py": {"command": py, "args": [script]},
+        "py-legacy": {"command": py, "args": [script], "protocolEra": "legacy"},
+        "everything": {"command": everything, "args": ["stdio"]},
+        "forced": {"command": fixture_bin(), "protocolEra": "modern"},
+        "odd": {"command": fixture_bin(), "protocolEra": "newest"}
+    }}));
+    let o = p.cli(&["mcp", "list", "--yes", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |n: &str| {
+        let r = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap();
+        (
+            r["status"].as_str().unwrap().to_string(),
+            r["era"].clone(),
+            r["protocolVersion"].clone(),
+        )
+    };
+    let connected = |era: &str, v: &str| ("connected".to_string(), json!(era), json!(v));
+    assert_eq!(row("py"), connected("modern", "2026-07-28"));
+    assert_eq!(row("py-legacy"), connected("legacy", "2025-11-25"));
+    assert_eq!(row("everything"), connected("legacy", "2025-11-25"));
+    assert_eq!(
+        row("forced"),
+        ("failed".to_string(), Value::Null, Value::Null)
+    );
+    let error = |n: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        error("forced"),
+        "the server answered server/discover with error -32601: Method not found: server/discover"
+    );
+    assert_eq!(
+        error("odd"),
+        "server \"odd\": \"protocolEra\" must be \"auto\", \"legacy\" or \"modern\""
+    );
+}
+
+#[test]
+fn the_benchmark_speaks_either_era() {
+    let o = std::process::Command::new(super::harness9_bin())
+        .args(["bench", "mcp", "--quick", "--era", "modern"])
+        .args(["--scenarios", "handshake,seq_latency,throughput", "--"])
+        .args([fixture_bin(), "--modern"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["era"], "modern");
+    for line in &lines[1..] {
+        assert_eq!(line["ok"], true, "{line}");
+    }
+    assert_eq!(lines.len(), 4);
+}
