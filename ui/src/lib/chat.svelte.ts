@@ -187,19 +187,22 @@ export class ChatSession {
     this.running = true;
     this.retry = null;
     const filled = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== ""));
-    // Events may arrive before the call returns; the opening goes before them.
+    // Events may arrive before the call returns: the note is in place first (so the answer
+    // starts an entry of its own), and the opening goes right after it, before those events.
+    const note: ChatEntry = { kind: "notice", id: ++this.#id, text: `Prompt ${prompt.title ?? prompt.name} from ${prompt.server}`, tone: "info" };
+    this.entries.push(note);
     const start = this.entries.length;
     try {
       const opening = await this.backend.chatSendPrompt(prompt.server, prompt.name, filled, (e) => {
         if (gen === this.#generation) this.#onEvent(e);
       });
       if (gen !== this.#generation) return false;
-      const note: ChatEntry = { kind: "notice", id: ++this.#id, text: `Prompt ${prompt.title ?? prompt.name} from ${prompt.server}`, tone: "info" };
-      this.entries.splice(start, 0, note, ...opening.map((h) => this.#fromHistory(h)));
+      this.entries.splice(start, 0, ...opening.map((h) => this.#fromHistory(h)));
       return true;
     } catch (e) {
       if (gen !== this.#generation) return false;
       this.running = false;
+      this.entries = this.entries.filter((x) => x.id !== note.id);
       const err = BackendError.from(e);
       if (err.code === "not-configured") this.error = err.message;
       else this.#note(err.message, "error");
