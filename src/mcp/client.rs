@@ -25,6 +25,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 mod encode;
 mod features;
 mod inbound;
+mod listen;
 mod modern;
 mod mrtr;
 mod notify;
@@ -43,6 +44,7 @@ use super::types::{
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 
+pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
 
@@ -148,6 +150,10 @@ struct Inner {
     /// Modern era only: the members of the `_meta` every request carries, as JSON text,
     /// set once the protocol version is settled. Unset means the legacy era.
     meta: OnceLock<Box<str>>,
+    /// Modern era only: the logging level every request asks for ([`level_code`]).
+    log_level: std::sync::atomic::AtomicU8,
+    /// Modern era only: the `subscriptions/listen` stream ([`listen`]).
+    listening: listen::Listening,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -363,6 +369,16 @@ fn initialize_error(e: ClientError) -> ClientError {
     }
 }
 
+/// A logging level as one byte: its place in [`LOG_LEVELS`](super::features::LOG_LEVELS)
+/// plus one (0 stands for none).
+fn level_code(level: super::features::LogLevel) -> u8 {
+    let i = super::features::LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .unwrap_or(0);
+    u8::try_from(i + 1).unwrap_or(1)
+}
+
 /// Removes a request's bookkeeping when its future ends early (timeout or drop), and tells
 /// the server to stop working on it.
 struct PendingGuard<'a> {
@@ -425,6 +441,8 @@ impl Inner {
             handler,
             served: served::Served::default(),
             meta: OnceLock::new(),
+            listening: listen::Listening::default(),
+            log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
         });
         let reader_inner = inner.clone();
         let mut receiver = conn.receiver;
@@ -447,6 +465,14 @@ impl Inner {
         self.handler
             .as_ref()
             .map_or_else(|| json!({}), |h| h.handles().capabilities())
+    }
+
+    /// The logging level modern requests ask for.
+    fn log_level(&self) -> Option<super::features::LogLevel> {
+        let i = self.log_level.load(Ordering::Relaxed);
+        super::features::LOG_LEVELS
+            .get(usize::from(i).checked_sub(1)?)
+            .copied()
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {

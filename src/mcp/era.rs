@@ -47,6 +47,13 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 /// The `_meta` key of the client's name and version.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of the server's name and version in a `DiscoverResult`.
+/// The logging level modern requests ask for until the user chooses one (a modern server
+/// sends no log messages for a request that names none).
+pub const DEFAULT_LOG_LEVEL: crate::mcp::features::LogLevel = crate::mcp::features::LogLevel::Info;
+/// The `_meta` key of the logging level a modern request asks for (the modern era's
+/// replacement of `logging/setLevel`).
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The `_meta` key of the server's own description in a `DiscoverResult`.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The era a connection speaks.

@@ -674,6 +674,7 @@ impl Manager {
         };
         self.reapply_log_level(&name, &client);
         self.follow_features(&name, gen, &client, cfg.startup_timeout);
+        self.resume_listening(&name, &client);
         self.watch_events(&name, &cfg, client, gen).await;
     }
 

@@ -10,7 +10,8 @@ stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
 Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client
 (elicitation and sampling, with tools, from the server), resolve_ask and
 resolve_twice (resolvers: the same questions in both protocol eras, as
-server-to-client requests or as input_required rounds).
+server-to-client requests or as input_required rounds), grow and touch (a tool
+list change and a resource update, sent on subscriptions/listen streams).
 Resources: h9://readme (text), h9://pixel.png (binary), the template
 h9://notes/{name}. Prompt: review (code required, focus optional, focus completes).
 """
@@ -219,6 +220,20 @@ def resolve_twice(
     unit: Annotated[Answer, Resolve(_ask_unit)],
 ) -> str:
     return f"{city.answer} in {unit.answer}"
+
+
+@server.tool(description="Add a tool named grown and tell listening clients the tool list changed.")
+async def grow(ctx: Context) -> str:
+    if "grown" not in {t.name for t in await server.list_tools()}:
+        server.add_tool(lambda: "grown", name="grown", description="Added by grow.")
+    await ctx.notify_tools_changed()
+    return "grown"
+
+
+@server.tool(description="Tell clients following the resource at uri that it changed.")
+async def touch(uri: str, ctx: Context) -> str:
+    await ctx.notify_resource_updated(uri)
+    return f"touched {uri}"
 
 
 @server.resource("h9://readme", name="readme", title="Read me", mime_type="text/plain")

@@ -15,7 +15,7 @@ use harness9::mcp::requests::{
     CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult, Root,
 };
 use harness9::mcp::transport::stdio::{self, StdioSpec};
-use harness9::mcp::{Client, ClientError, RequestOptions, ServerLog};
+use harness9::mcp::{Client, ClientError, ClientEvent, RequestOptions, ServerLog};
 use serde_json::{json, Map, Value};
 
 use super::{external, fixture_bin};
@@ -125,14 +125,21 @@ async fn open(
 }
 
 async fn python(era: ProtocolEra, handler: Option<Arc<Answers>>) -> Option<Client> {
+    Some(python_logged(era, handler).await?.0)
+}
+
+/// [`python`] with the server's log.
+async fn python_logged(
+    era: ProtocolEra,
+    handler: Option<Arc<Answers>>,
+) -> Option<(Client, Arc<ServerLog>)> {
     let py = external("H9_PYTHON")?;
     let script = external("H9_PY_SERVER")?;
     let args = [script.to_str().unwrap(), "stdio"];
     Some(
         open(py.to_str().unwrap(), &args, era, handler)
             .await
-            .expect("python server connects")
-            .0,
+            .expect("python server connects"),
     )
 }
 
@@ -172,7 +179,7 @@ async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
 
     let tools = legacy.list_tools(None).await.unwrap();
     assert_eq!(modern.list_tools(None).await.unwrap(), tools);
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 12);
     for (tool, args) in [
         ("echo", json!({"text": "π ≈ 3.14"})),
         ("add", json!({"a": 2, "b": 40})),
@@ -215,18 +222,108 @@ async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
     assert_eq!(twice["content"][0]["text"], "42 in celsius");
     assert_eq!(call(&modern, "resolve_twice", json!({})).await, twice);
 
-    // What the modern era removed says so.
-    let err = modern
-        .set_logging_level(harness9::mcp::features::LogLevel::Debug, None)
-        .await
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "logging/setLevel (the server's log level) is not in this protocol era (the server speaks 2026-07-28)"
-    );
-    assert!(!modern.can_subscribe());
     legacy.close().await;
     modern.close().await;
+}
+
+/// Waits (10 s at most) for an event `want` accepts.
+async fn event(
+    events: &mut tokio::sync::broadcast::Receiver<ClientEvent>,
+    want: impl Fn(&ClientEvent) -> bool,
+) -> ClientEvent {
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(e) if want(&e) => return e,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("events ended: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the event within 10 s")
+}
+
+#[tokio::test]
+async fn modern_change_notifications_ride_the_listen_stream() {
+    let Some((modern, server_log)) = python_logged(ProtocolEra::Modern, None).await else {
+        return;
+    };
+    listen_checks(&modern, &server_log).await;
+    modern.close().await;
+}
+
+/// A modern connection to the Python server (a fresh one: no `grown` tool yet): list
+/// changes and resource updates on the `subscriptions/listen` stream, and the logging
+/// level in each request's `_meta`.
+pub(super) async fn listen_checks(modern: &Client, server_log: &ServerLog) {
+    // Nothing is sent until the client listens; then the server acknowledges what it will
+    // send: every kind it has.
+    assert_eq!(modern.listening_for(), None);
+    modern.listen(&[], None).await.unwrap();
+    assert_eq!(
+        modern.listening_for(),
+        Some(
+            json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true})
+        )
+    );
+    let mut events = modern.events();
+    assert_eq!(
+        call(modern, "grow", json!({})).await["content"][0]["text"],
+        "grown"
+    );
+    event(&mut events, |e| *e == ClientEvent::ToolsChanged).await;
+    let tools = modern.list_tools(None).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "grown"), "{tools:?}");
+
+    // Following a resource replaces the stream with one that names it.
+    assert!(modern.can_subscribe());
+    modern.subscribe("h9://readme", None).await.unwrap();
+    assert_eq!(
+        modern.listening_for().unwrap()["resourceSubscriptions"],
+        json!(["h9://readme"])
+    );
+    call(modern, "touch", json!({"uri": "h9://other"})).await;
+    call(modern, "touch", json!({"uri": "h9://readme"})).await;
+    let got = event(&mut events, |e| {
+        matches!(e, ClientEvent::ResourceUpdated { .. })
+    })
+    .await;
+    assert_eq!(
+        got,
+        ClientEvent::ResourceUpdated {
+            uri: "h9://readme".into()
+        }
+    );
+    modern.unsubscribe("h9://readme", None).await.unwrap();
+    assert_eq!(
+        modern.listening_for().unwrap().get("resourceSubscriptions"),
+        None
+    );
+
+    // The logging level rides each request's `_meta`: info by default, then what the
+    // user chose.
+    let log = || {
+        let lines = server_log.tail(1000);
+        lines
+            .iter()
+            .map(|l| l.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    call(modern, "notify_and_ask", json!({})).await;
+    assert!(log().contains("hello from the python server"), "{}", log());
+    modern
+        .set_logging_level(harness9::mcp::features::LogLevel::Error, None)
+        .await
+        .unwrap();
+    let before = log().matches("hello from the python server").count();
+    call(modern, "notify_and_ask", json!({})).await;
+    assert_eq!(
+        log().matches("hello from the python server").count(),
+        before
+    );
 }
 
 #[tokio::test]
@@ -428,4 +525,51 @@ fn the_benchmark_speaks_either_era() {
         assert_eq!(line["ok"], true, "{line}");
     }
     assert_eq!(lines.len(), 4);
+}
+
+#[tokio::test]
+async fn a_modern_servers_changes_reach_the_registry_and_follows_survive_a_restart() {
+    let (Some(py), Some(script)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let project = super::Project::new(&json!({"mcpServers": {"py": {
+        "command": py, "args": [script, "stdio"], "protocolEra": "modern"
+    }}}));
+    let h = project.started().await;
+    let ctx = harness9::tools::CallContext::default;
+    // The new tool is listed again at once, and held back until the user accepts it
+    // (tool pinning).
+    h.call_tool("py", "grow", json!({}), ctx()).await.unwrap();
+    let grown = async {
+        while !h.held_tools(Some("py")).iter().any(|t| t.tool == "grown") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), grown)
+        .await
+        .expect("the new tool is listed again");
+
+    // A resource followed before a restart is followed after it.
+    h.subscribe_resource("py", "h9://readme").await.unwrap();
+    h.restart_server("py").await;
+    h.manager().wait_settled(Duration::from_secs(30)).await;
+    let mut surface = h.subscribe_surface();
+    let updated = async {
+        loop {
+            h.call_tool("py", "touch", json!({"uri": "h9://readme"}), ctx())
+                .await
+                .unwrap();
+            let wait = tokio::time::timeout(Duration::from_millis(500), surface.recv());
+            if let Ok(Ok(harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri })) =
+                wait.await
+            {
+                return (server, uri);
+            }
+        }
+    };
+    let got = tokio::time::timeout(Duration::from_secs(15), updated)
+        .await
+        .expect("updates of the followed resource after the restart");
+    assert_eq!(got, ("py".to_string(), "h9://readme".to_string()));
+    h.shutdown().await;
 }

@@ -354,6 +354,14 @@ async fn the_probe_over_http_finds_each_servers_era() {
     modern.close().await;
     legacy.close().await;
 
+    // A fresh server: change notifications ride the listen request's answer stream.
+    let Some(py) = python("streamable-http").await else {
+        return;
+    };
+    let (modern, log, _) = connect_era(&py, "/mcp", ProtocolEra::Modern, None).await;
+    super::era::listen_checks(&modern, &log).await;
+    modern.close().await;
+
     // Legacy servers refuse the modern request with a body that is no modern error.
     let Some(streamable) = everything("streamableHttp").await else {
         return;

@@ -150,11 +150,13 @@ async fn python_sdk_handshake_list_and_calls() {
             "ask_client",
             "boom",
             "echo",
+            "grow",
             "image",
             "notify_and_ask",
             "resolve_ask",
             "resolve_twice",
             "slow_count",
+            "touch",
             "weather"
         ]
     );

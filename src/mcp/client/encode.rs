@@ -5,6 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::{Inner, Params};
+use crate::mcp::era;
+use crate::mcp::features::LogLevel;
 use crate::mcp::jsonrpc::{self, write_str, write_value};
 
 impl Inner {
@@ -19,9 +21,12 @@ impl Inner {
     ) -> Vec<u8> {
         match self.meta.get() {
             None => encode_plain(id, method, params),
-            Some(meta) => jsonrpc::encode_request_with(id, method, true, |out| {
-                write_with_meta(out, params, meta, progress)
-            }),
+            Some(meta) => {
+                let level = self.log_level();
+                jsonrpc::encode_request_with(id, method, true, |out| {
+                    write_with_meta(out, params, meta, progress, level)
+                })
+            }
         }
     }
 }
@@ -53,16 +58,27 @@ fn write_tool_call(out: &mut Vec<u8>, name: &str, arguments: Option<&Value>) {
 }
 
 /// The params object with `"_meta":{<meta>…}` as its last member.
-fn write_with_meta(out: &mut Vec<u8>, params: &Params, meta: &str, progress: Option<u64>) {
+fn write_with_meta(
+    out: &mut Vec<u8>,
+    params: &Params,
+    meta: &str,
+    progress: Option<u64>,
+    level: Option<LogLevel>,
+) {
+    let meta = Meta {
+        members: meta,
+        progress,
+        level,
+    };
     match params {
         Params::None => {
             out.push(b'{');
-            write_meta(out, meta, progress, None);
+            write_meta(out, &meta, None);
         }
         Params::ToolCall { name, arguments } => {
             write_tool_call(out, name, arguments.as_ref());
             out.push(b',');
-            write_meta(out, meta, progress, None);
+            write_meta(out, &meta, None);
         }
         Params::Raw(text) => {
             let body = text.trim_end();
@@ -72,18 +88,18 @@ fn write_with_meta(out: &mut Vec<u8>, params: &Params, meta: &str, progress: Opt
                     if !open.trim_end().ends_with('{') {
                         out.push(b',');
                     }
-                    write_meta(out, meta, progress, None);
+                    write_meta(out, &meta, None);
                 }
                 // Not an object: there is nowhere to put `_meta`.
                 None => out.extend_from_slice(text.as_bytes()),
             }
         }
-        Params::Value(Value::Object(map)) => write_object(out, map, meta, progress),
+        Params::Value(Value::Object(map)) => write_object(out, map, &meta),
         Params::Value(other) => write_value(out, other),
     }
 }
 
-fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>, meta: &str, progress: Option<u64>) {
+fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>, meta: &Meta) {
     out.push(b'{');
     for (key, value) in map {
         if key == "_meta" {
@@ -94,24 +110,30 @@ fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>, meta: &str, progres
         write_value(out, value);
         out.push(b',');
     }
-    write_meta(
-        out,
-        meta,
-        progress,
-        map.get("_meta").and_then(Value::as_object),
-    );
+    write_meta(out, meta, map.get("_meta").and_then(Value::as_object));
 }
 
-/// `"_meta":{<meta>,"progressToken":…,<extra>}}`: closes the params object too.
-fn write_meta(
-    out: &mut Vec<u8>,
-    meta: &str,
+/// What goes into a modern request's `_meta`: the connection's members, the progress
+/// token and the logging level the user chose.
+struct Meta<'a> {
+    members: &'a str,
     progress: Option<u64>,
-    extra: Option<&Map<String, Value>>,
-) {
+    level: Option<LogLevel>,
+}
+
+/// `"_meta":{<meta>,"progressToken":…,"…/logLevel":…,<extra>}}`: closes the params
+/// object too.
+fn write_meta(out: &mut Vec<u8>, meta: &Meta, extra: Option<&Map<String, Value>>) {
     out.extend_from_slice(br#""_meta":{"#);
-    out.extend_from_slice(meta.as_bytes());
-    if let Some(token) = progress {
+    out.extend_from_slice(meta.members.as_bytes());
+    if let Some(level) = meta.level {
+        out.extend_from_slice(br#",""#);
+        out.extend_from_slice(era::META_LOG_LEVEL.as_bytes());
+        out.extend_from_slice(br#"":""#);
+        out.extend_from_slice(level.as_str().as_bytes());
+        out.push(b'"');
+    }
+    if let Some(token) = meta.progress {
         out.extend_from_slice(br#","progressToken":"#);
         jsonrpc::write_u64(out, token);
     }
@@ -131,7 +153,7 @@ mod tests {
 
     fn params_of(params: &Params) -> Value {
         let mut out = Vec::new();
-        write_with_meta(&mut out, params, r#""m":1"#, None);
+        write_with_meta(&mut out, params, r#""m":1"#, None, None);
         serde_json::from_slice(&out).expect("valid JSON")
     }
 
@@ -169,10 +191,11 @@ mod tests {
             &Params::Raw(r#"{"s":"\u00e9"}"#.into()),
             r#""m":1"#,
             Some(4),
+            Some(LogLevel::Warning),
         );
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            r#"{"s":"\u00e9","_meta":{"m":1,"progressToken":4}}"#
+            r#"{"s":"\u00e9","_meta":{"m":1,"io.modelcontextprotocol/logLevel":"warning","progressToken":4}}"#
         );
     }
 }

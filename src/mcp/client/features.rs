@@ -26,15 +26,17 @@ impl Client {
         self.capabilities().contains_key(name)
     }
 
-    /// Whether the server lets clients subscribe to resource updates.
+    /// Whether the server lets clients subscribe to resource updates (the modern era asks
+    /// for them on the `subscriptions/listen` stream, which every resource server has).
     pub fn can_subscribe(&self) -> bool {
-        self.era() == Era::Legacy
-            && self
-                .capabilities()
-                .get("resources")
-                .and_then(|r| r.get("subscribe"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false)
+        if self.era() == Era::Modern {
+            return self.has_capability("resources");
+        }
+        self.capabilities()
+            .get("resources")
+            .and_then(|r| r.get("subscribe"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// Every resource, all pages. A server without the `resources` capability has none.
@@ -89,9 +91,12 @@ impl Client {
             .await
     }
 
-    /// Asks for `notifications/resources/updated` about `uri`.
+    /// Asks for `notifications/resources/updated` about `uri` (modern era: on a new
+    /// `subscriptions/listen` stream that names it).
     pub async fn subscribe(&self, uri: &str, timeout: Option<Duration>) -> Result<(), ClientError> {
-        self.legacy_only("resources/subscribe (following a resource's updates)")?;
+        if self.era() == Era::Modern {
+            return self.follow(uri, true).await;
+        }
         self.call::<Value>("resources/subscribe", json!({ "uri": uri }), timeout)
             .await
             .map(drop)
@@ -102,7 +107,9 @@ impl Client {
         uri: &str,
         timeout: Option<Duration>,
     ) -> Result<(), ClientError> {
-        self.legacy_only("resources/unsubscribe")?;
+        if self.era() == Era::Modern {
+            return self.follow(uri, false).await;
+        }
         self.call::<Value>("resources/unsubscribe", json!({ "uri": uri }), timeout)
             .await
             .map(drop)
@@ -140,13 +147,20 @@ impl Client {
         Ok(result.completion)
     }
 
-    /// `logging/setLevel`: the least severe level the server should send.
+    /// `logging/setLevel`: the least severe level the server should send. Modern era: every
+    /// request from now on names it in its `_meta`.
     pub async fn set_logging_level(
         &self,
         level: LogLevel,
         timeout: Option<Duration>,
     ) -> Result<(), ClientError> {
-        self.legacy_only("logging/setLevel (the server's log level)")?;
+        if self.era() == Era::Modern {
+            self.inner.log_level.store(
+                super::level_code(level),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            return Ok(());
+        }
         self.call::<Value>("logging/setLevel", json!({ "level": level }), timeout)
             .await
             .map(drop)
@@ -166,17 +180,6 @@ impl Client {
                 .notify("notifications/roots/list_changed", None)?;
         }
         Ok(())
-    }
-
-    /// `Err(NotInEra)` on a modern connection: `what` was removed from the protocol.
-    fn legacy_only(&self, what: &str) -> Result<(), ClientError> {
-        match self.era() {
-            Era::Legacy => Ok(()),
-            Era::Modern => Err(ClientError::NotInEra {
-                what: what.into(),
-                version: self.protocol_version().into(),
-            }),
-        }
     }
 
     async fn call<T: DeserializeOwned>(

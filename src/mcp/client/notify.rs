@@ -71,6 +71,10 @@ impl Inner {
                         .send(ClientEvent::ElicitationComplete { elicitation_id });
                 }
             }
+            "notifications/subscriptions/acknowledged" => {
+                let filter = params.get("notifications").cloned();
+                self.listening.acknowledged(filter);
+            }
             "notifications/cancelled" => {
                 if let Some(id) = params.get("requestId") {
                     self.served.cancel(&id.to_string());
@@ -121,6 +125,7 @@ impl Inner {
         }
         self.progress.lock().expect("progress lock").clear();
         self.served.cancel_all();
+        self.listening.stop();
         let _ = self.events.send(ClientEvent::Closed(reason));
     }
 }

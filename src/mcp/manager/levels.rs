@@ -71,8 +71,7 @@ impl Manager {
         let Some(level) = self.log_level(server) else {
             return;
         };
-        // The modern era has no logging/setLevel (choosing a level says so).
-        if !client.has_capability("logging") || client.era() == crate::mcp::era::Era::Modern {
+        if !client.has_capability("logging") {
             return;
         }
         let client = client.clone();

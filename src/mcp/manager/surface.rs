@@ -7,7 +7,7 @@
 //! Invariants: a listing belongs to one start of a server (its generation); a stale one
 //! is never shown, and the task that follows a server's changes ends with its connection.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -108,6 +108,8 @@ pub(super) struct Surface {
     changed: watch::Sender<u64>,
     events: broadcast::Sender<SurfaceEvent>,
     pub(super) levels: super::levels::Levels,
+    /// The resources the user follows, by server, followed again after a restart.
+    follows: Mutex<BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl Surface {
@@ -118,6 +120,7 @@ impl Surface {
             changed: watch::channel(0).0,
             events: broadcast::channel(SURFACE_EVENTS).0,
             levels: Default::default(),
+            follows: Mutex::default(),
         }
     }
 }
@@ -275,10 +278,6 @@ impl Manager {
         uri: &str,
         on: bool,
     ) -> Result<(), FeatureError> {
-        self.legacy_era(
-            server,
-            "resources/subscribe (following a resource's updates)",
-        )?;
         let (client, timeout) = self.capable(server, "resources", "resources")?;
         if !client.can_subscribe() {
             return Err(FeatureError::Unsupported {
@@ -290,7 +289,43 @@ impl Manager {
             true => client.subscribe(uri, timeout).await,
             false => client.unsubscribe(uri, timeout).await,
         };
-        done.map_err(|error| client_error(server, error))
+        done.map_err(|error| client_error(server, error))?;
+        let mut follows = self.inner.surface.follows.lock().expect("follows lock");
+        let uris = follows.entry(server.to_string()).or_default();
+        match on {
+            true => uris.insert(uri.to_string()),
+            false => uris.remove(uri),
+        };
+        Ok(())
+    }
+
+    /// After a (re)connect: asks for change notifications (the modern era's
+    /// `subscriptions/listen`) and follows again the resources followed before. Never
+    /// blocks the start; a failure is logged.
+    pub(super) fn resume_listening(&self, server: &str, client: &Arc<Client>) {
+        let follow: Vec<String> = self
+            .inner
+            .surface
+            .follows
+            .lock()
+            .expect("follows lock")
+            .get(server)
+            .map(|u| u.iter().cloned().collect())
+            .unwrap_or_default();
+        if follow.is_empty() && client.era() == crate::mcp::era::Era::Legacy {
+            return;
+        }
+        let client = client.clone();
+        let log = self.log(server);
+        let timeout = self.request_timeout(server);
+        tokio::spawn(async move {
+            if let Err(e) = client.listen(&follow, timeout).await {
+                if let Some(log) = log {
+                    let text = format!("could not ask for change notifications: {e}");
+                    log.push(LogSource::Host, "warning", &text);
+                }
+            }
+        });
     }
 
     pub async fn get_prompt(
@@ -321,23 +356,7 @@ impl Manager {
             .map_err(|error| client_error(server, error))
     }
 
-    /// `Err` naming `what` when the server speaks the modern era, which removed it.
-    fn legacy_era(&self, server: &str, what: &str) -> Result<(), FeatureError> {
-        let client = self.connected(server)?;
-        match client.era() {
-            crate::mcp::era::Era::Legacy => Ok(()),
-            crate::mcp::era::Era::Modern => Err(FeatureError::Client {
-                server: server.into(),
-                error: ClientError::NotInEra {
-                    what: what.into(),
-                    version: client.protocol_version().into(),
-                },
-            }),
-        }
-    }
-
     pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
-        self.legacy_era(server, "logging/setLevel (the server's log level)")?;
         let (client, timeout) = self.capable(server, "logging", "logging")?;
         client
             .set_logging_level(level, timeout)
