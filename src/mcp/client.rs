@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+mod cache;
 mod encode;
 mod features;
 mod inbound;
@@ -44,6 +45,7 @@ use super::types::{
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 
+pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
@@ -154,6 +156,8 @@ struct Inner {
     log_level: std::sync::atomic::AtomicU8,
     /// Modern era only: the `subscriptions/listen` stream ([`listen`]).
     listening: listen::Listening,
+    /// Modern era only: list results the server let us reuse ([`cache`]).
+    cache: cache::ListCache,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -442,6 +446,7 @@ impl Inner {
             served: served::Served::default(),
             meta: OnceLock::new(),
             listening: listen::Listening::default(),
+            cache: cache::ListCache::default(),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
         });
         let reader_inner = inner.clone();
@@ -503,7 +508,19 @@ impl Inner {
         if self.meta.get().is_none() {
             return self.request_once(method, &params, opts, cancellable).await;
         }
-        self.request_modern(method, params, opts, cancellable).await
+        if !cache::CACHEABLE.contains(&method) {
+            return self.request_modern(method, params, opts, cancellable).await;
+        }
+        let key = cache::key(method, &params);
+        let credentials = self.sender.credentials_key();
+        if let Some(hit) = self.cache.get(&key, credentials) {
+            return Ok(hit);
+        }
+        let body = self
+            .request_modern(method, params, opts, cancellable)
+            .await?;
+        self.cache.put(key, &body, credentials);
+        Ok(body)
     }
 
     /// One request, one answer: no `resultType` handling.

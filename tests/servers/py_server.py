@@ -19,6 +19,7 @@ h9://notes/{name}. Prompt: review (code required, focus optional, focus complete
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 import sys
 import warnings
@@ -28,6 +29,7 @@ from typing import Annotated, Literal
 import anyio
 from pydantic import BaseModel
 
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, Image, ListRoots, MCPServer, Resolve, Sample
 from mcp_types import CreateMessageResult, ListRootsResult
 from mcp.server.mcpserver.exceptions import ToolError
@@ -38,7 +40,10 @@ from mcp.shared.exceptions import MCPError
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=".*deprecated as of 2026-07-28.*")
 
-server = MCPServer("h9-py-server", version="1.0.0", log_level="WARNING")
+# H9_PY_CACHE_TTL_MS: list results say they stay fresh this long (2026-07-28 caching hints).
+_ttl = int(os.environ.get("H9_PY_CACHE_TTL_MS", "0"))
+_hints = {m: CacheHint(ttl_ms=_ttl) for m in ("tools/list", "prompts/list")} if _ttl else None
+server = MCPServer("h9-py-server", version="1.0.0", log_level="WARNING", cache_hints=_hints)
 
 
 def tiny_png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (255, 0, 0)) -> bytes:

@@ -103,8 +103,23 @@ async fn open(
     era: ProtocolEra,
     handler: Option<Arc<Answers>>,
 ) -> Result<(Client, Arc<ServerLog>), ClientError> {
+    open_env(command, args, &[], era, handler).await
+}
+
+/// [`open`] with variables for the server's environment.
+async fn open_env(
+    command: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    era: ProtocolEra,
+    handler: Option<Arc<Answers>>,
+) -> Result<(Client, Arc<ServerLog>), ClientError> {
     let log = Arc::new(ServerLog::default());
-    let spec = spec(command, args);
+    let mut spec = spec(command, args);
+    spec.env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let conn = stdio::spawn(&spec, log.clone()).expect("spawn");
     let again = log.clone();
     let opts = ConnectOptions {
@@ -525,6 +540,43 @@ fn the_benchmark_speaks_either_era() {
         assert_eq!(line["ok"], true, "{line}");
     }
     assert_eq!(lines.len(), 4);
+}
+
+#[tokio::test]
+async fn list_results_are_reused_for_as_long_as_the_server_says() {
+    let (Some(py), Some(script)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let args = [script.to_str().unwrap(), "stdio"];
+    let env = [("H9_PY_CACHE_TTL_MS", "60000")];
+    let (c, _) = open_env(py.to_str().unwrap(), &args, &env, ProtocolEra::Modern, None)
+        .await
+        .unwrap();
+    let names = |tools: Vec<harness9::mcp::ToolDef>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name).collect()
+    };
+    let before = names(c.list_tools(None).await.unwrap());
+    // Not listening: the server's change goes unheard, and the list stays the one
+    // received, fresh for a minute.
+    call(&c, "grow", json!({})).await;
+    assert_eq!(names(c.list_tools(None).await.unwrap()), before);
+    // Listening: the change notification forgets the cached list.
+    c.listen(&[], None).await.unwrap();
+    let mut events = c.events();
+    call(&c, "grow", json!({})).await;
+    event(&mut events, |e| *e == ClientEvent::ToolsChanged).await;
+    let after = names(c.list_tools(None).await.unwrap());
+    assert!(after.contains(&"grown".to_string()), "{after:?}");
+    c.close().await;
+
+    // Without the hint (the Python SDK says `ttlMs: 0`), every listing asks the server.
+    let (c, _) = open(py.to_str().unwrap(), &args, ProtocolEra::Modern, None)
+        .await
+        .unwrap();
+    c.list_tools(None).await.unwrap();
+    call(&c, "grow", json!({})).await;
+    assert!(names(c.list_tools(None).await.unwrap()).contains(&"grown".to_string()));
+    c.close().await;
 }
 
 #[tokio::test]

@@ -318,6 +318,18 @@ impl Authorizer {
         }
     }
 
+    /// Which credentials requests go out with now: changes whenever the tokens do (a
+    /// sign-in, a refresh, a sign-out); 0 without tokens.
+    pub fn credentials_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let st = self.state.lock().expect("auth state lock");
+        st.tokens.as_ref().map_or(0, |t| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            t.access_token.hash(&mut h);
+            h.finish() | 1
+        })
+    }
+
     /// Set when the server needs the user to sign in (again); the reason, for the status.
     pub fn needs_auth(&self) -> Option<String> {
         self.needs_auth.lock().expect("needs_auth lock").clone()

@@ -11,6 +11,7 @@
 //! that does not know the method (`-32601`) simply sends no change notifications.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +40,9 @@ pub(super) struct Listening {
     state: Mutex<ListenState>,
     /// The filter the server acknowledged last, and how many acknowledgements came.
     acked: watch::Sender<(u64, Option<Value>)>,
+    /// Set when a stream is opened again after it ended or failed: notifications may have
+    /// been missed, so its acknowledgement calls for listing everything again.
+    missed: AtomicBool,
 }
 
 #[derive(Default)]
@@ -48,12 +52,14 @@ struct ListenState {
 }
 
 impl Listening {
-    /// `notifications/subscriptions/acknowledged` arrived.
-    pub(super) fn acknowledged(&self, filter: Option<Value>) {
+    /// `notifications/subscriptions/acknowledged` arrived; true when it reopens a stream
+    /// that ended (see `missed`).
+    pub(super) fn acknowledged(&self, filter: Option<Value>) -> bool {
         self.acked.send_modify(|(n, f)| {
             *n += 1;
             *f = filter;
         });
+        self.missed.swap(false, Ordering::AcqRel)
     }
 
     pub(super) fn stop(&self) {
@@ -193,6 +199,9 @@ fn filter(caps: &Map<String, Value>, uris: &BTreeSet<String>) -> Option<Value> {
 async fn hold(inner: Arc<Inner>, params: String) {
     let mut failures = 0;
     loop {
+        if failures > 0 {
+            inner.listening.missed.store(true, Ordering::Release);
+        }
         let started = tokio::time::Instant::now();
         let outcome = inner
             .request(
@@ -205,6 +214,7 @@ async fn hold(inner: Arc<Inner>, params: String) {
         let why = match outcome {
             Ok(_) if started.elapsed() >= SHORT_STREAM => {
                 failures = 0;
+                inner.listening.missed.store(true, Ordering::Release);
                 note(
                     &inner,
                     "info",

@@ -46,12 +46,16 @@ impl Inner {
                 }
             }
             "notifications/tools/list_changed" => {
+                self.cache.forget("tools/list");
                 let _ = self.events.send(ClientEvent::ToolsChanged);
             }
             "notifications/resources/list_changed" => {
+                self.cache.forget("resources/list");
+                self.cache.forget("resources/templates/list");
                 let _ = self.events.send(ClientEvent::ResourcesChanged);
             }
             "notifications/prompts/list_changed" => {
+                self.cache.forget("prompts/list");
                 let _ = self.events.send(ClientEvent::PromptsChanged);
             }
             "notifications/resources/updated" => {
@@ -73,7 +77,17 @@ impl Inner {
             }
             "notifications/subscriptions/acknowledged" => {
                 let filter = params.get("notifications").cloned();
-                self.listening.acknowledged(filter);
+                if self.listening.acknowledged(filter) {
+                    // A stream opened again: changes may have been missed meanwhile.
+                    self.cache.clear();
+                    for event in [
+                        ClientEvent::ToolsChanged,
+                        ClientEvent::PromptsChanged,
+                        ClientEvent::ResourcesChanged,
+                    ] {
+                        let _ = self.events.send(event);
+                    }
+                }
             }
             "notifications/cancelled" => {
                 if let Some(id) = params.get("requestId") {

@@ -350,6 +350,10 @@ impl TransportSender for HttpSender {
     fn close(&self) -> BoxFuture<'static, ()> {
         self.shared.clone().shutdown().boxed()
     }
+
+    fn credentials_key(&self) -> u64 {
+        self.shared.auth.as_ref().map_or(0, |a| a.credentials_key())
+    }
 }
 
 struct HttpReceiver {

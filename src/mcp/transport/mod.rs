@@ -40,6 +40,11 @@ pub trait TransportSender: Send + Sync + 'static {
     fn send(&self, message: Vec<u8>) -> Result<(), TransportError>;
     /// Ends the connection (for stdio: the whole shutdown sequence of the child).
     fn close(&self) -> BoxFuture<'static, ()>;
+    /// Which credentials requests go out with now (HTTP with OAuth: it changes whenever
+    /// the tokens do); what was received under one is never served under another.
+    fn credentials_key(&self) -> u64 {
+        0
+    }
 }
 
 pub trait TransportReceiver: Send + 'static {
