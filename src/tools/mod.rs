@@ -4,6 +4,7 @@
 
 mod display;
 pub mod naming;
+pub mod schema_refs;
 
 pub use display::{loadable_icons, ToolDisplay};
 
@@ -280,7 +281,8 @@ fn rebuild(s: &mut State) {
                 spec: ToolSpec {
                     name,
                     description: def.description.clone().unwrap_or_default(),
-                    input_schema: def.input_schema.clone(),
+                    input_schema: schema_refs::resolve_refs(&def.input_schema)
+                        .unwrap_or_else(|| def.input_schema.clone()),
                     read_only: def.read_only_hint(),
                     source: ToolSource::Mcp {
                         server: server.clone(),

@@ -10,7 +10,7 @@ stdio is the default; the HTTP transports bind 127.0.0.1 (streamable HTTP at
 Tools: echo, add, weather, image, slow_count, boom, notify_and_ask, ask_client
 (elicitation and sampling, with tools, from the server), resolve_ask and
 resolve_twice (resolvers: the same questions in both protocol eras, as
-server-to-client requests or as input_required rounds), grow and touch (a tool
+server-to-client requests or as input_required rounds), plan (a schema with $ref), grow and touch (a tool
 list change and a resource update, sent on subscriptions/listen streams).
 Resources: h9://readme (text), h9://pixel.png (binary), the template
 h9://notes/{name}. Prompt: review (code required, focus optional, focus completes).
@@ -225,6 +225,16 @@ def resolve_twice(
     unit: Annotated[Answer, Resolve(_ask_unit)],
 ) -> str:
     return f"{city.answer} in {unit.answer}"
+
+
+class City(BaseModel):
+    name: str
+    country: str = "NO"
+
+
+@server.tool(description="Plan a trip (nested models: the schema has $defs and $ref).")
+def plan(origin: City, destination: City) -> str:
+    return f"{origin.name} ({origin.country}) to {destination.name} ({destination.country})"
 
 
 @server.tool(description="Add a tool named grown and tell listening clients the tool list changed.")

@@ -194,7 +194,7 @@ async fn python_sdk_gives_the_same_tools_and_results_in_both_eras() {
 
     let tools = legacy.list_tools(None).await.unwrap();
     assert_eq!(modern.list_tools(None).await.unwrap(), tools);
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 13);
     for (tool, args) in [
         ("echo", json!({"text": "π ≈ 3.14"})),
         ("add", json!({"a": 2, "b": 40})),
@@ -623,5 +623,48 @@ async fn a_modern_servers_changes_reach_the_registry_and_follows_survive_a_resta
         .await
         .expect("updates of the followed resource after the restart");
     assert_eq!(got, ("py".to_string(), "h9://readme".to_string()));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn schema_references_are_resolved_locally_in_both_eras() {
+    let (Some(py), Some(script)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let server = |era: &str| json!({"command": py, "args": [script, "stdio"], "protocolEra": era});
+    let project = super::Project::new(&json!({"mcpServers": {
+        "old": server("legacy"), "new": server("modern")
+    }}));
+    let h = project.started().await;
+    let mut schemas = Vec::new();
+    for name in ["old", "new"] {
+        // The server's own schema points into `$defs` (Pydantic's nested models).
+        let defs = h.tool_defs(Some(name));
+        let raw = &defs
+            .iter()
+            .find(|(_, d)| d.name == "plan")
+            .unwrap()
+            .1
+            .input_schema;
+        assert!(raw.to_string().contains("\"$ref\""), "{raw}");
+        let spec = h
+            .tools(Some(name))
+            .into_iter()
+            .find(|t| t.name == format!("mcp__{name}__plan"))
+            .unwrap();
+        let text = spec.input_schema.to_string();
+        assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+        let origin = &spec.input_schema["properties"]["origin"];
+        assert_eq!(origin["properties"]["name"]["type"], "string", "{text}");
+        assert_eq!(origin["required"], json!(["name"]), "{text}");
+        let args = json!({"origin": {"name": "Oslo"}, "destination": {"name": "Bergen"}});
+        let r = h
+            .call_tool(name, "plan", args, harness9::tools::CallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(r.to_text(), "Oslo (NO) to Bergen (NO)");
+        schemas.push(spec.input_schema);
+    }
+    assert_eq!(schemas[0], schemas[1]);
     h.shutdown().await;
 }

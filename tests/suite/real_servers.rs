@@ -153,6 +153,7 @@ async fn python_sdk_handshake_list_and_calls() {
             "grow",
             "image",
             "notify_and_ask",
+            "plan",
             "resolve_ask",
             "resolve_twice",
             "slow_count",
