@@ -206,20 +206,25 @@ pub async fn list(args: ProjectArgs) -> i32 {
         );
     } else {
         println!(
-            "{:<20} {:<9} {:<20} {:>5}  ERROR",
-            "NAME", "TRANSPORT", "STATUS", "TOOLS"
+            "{:<20} {:<9} {:<20} {:>5}  {:<19}  ERROR",
+            "NAME", "TRANSPORT", "STATUS", "TOOLS", "PROTOCOL"
         );
         for s in &snapshot.servers {
             let row = status_json(s);
             let error = row["error"].as_str().unwrap_or("");
             let first = error.lines().next().unwrap_or("");
+            let protocol = match (row["protocolVersion"].as_str(), row["era"].as_str()) {
+                (Some(v), Some(era)) => format!("{v} ({era})"),
+                _ => String::new(),
+            };
             println!(
-                "{:<20} {:<9} {} {:<18} {:>5}  {}",
+                "{:<20} {:<9} {} {:<18} {:>5}  {:<19}  {}",
                 s.name,
                 s.transport,
                 status_mark(&s.state),
                 s.state.word(),
                 row["tools"],
+                protocol,
                 first
             );
         }

@@ -520,6 +520,26 @@ fn mcp_list_shows_each_servers_era() {
         error("odd"),
         "server \"odd\": \"protocolEra\" must be \"auto\", \"legacy\" or \"modern\""
     );
+
+    // The table shows each era too.
+    let o = p.cli(&["mcp", "list", "--yes"]);
+    let table = String::from_utf8_lossy(&o.stdout);
+    let line = |n: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(n))
+            .unwrap_or_else(|| panic!("no row {n} in {table}"))
+            .to_string()
+    };
+    assert!(
+        table.lines().next().unwrap().contains("PROTOCOL"),
+        "{table}"
+    );
+    assert!(line("py").contains("2026-07-28 (modern)"), "{table}");
+    assert!(
+        line("everything").contains("2025-11-25 (legacy)"),
+        "{table}"
+    );
 }
 
 #[test]
