@@ -43,7 +43,22 @@ warnings.filterwarnings("ignore", message=".*deprecated as of 2026-07-28.*")
 # H9_PY_CACHE_TTL_MS: list results say they stay fresh this long (2026-07-28 caching hints).
 _ttl = int(os.environ.get("H9_PY_CACHE_TTL_MS", "0"))
 _hints = {m: CacheHint(ttl_ms=_ttl) for m in ("tools/list", "prompts/list")} if _ttl else None
-server = MCPServer("h9-py-server", version="1.0.0", log_level="WARNING", cache_hints=_hints)
+
+
+async def _modern_only(ctx, call_next):  # noqa: ANN001 - SDK middleware
+    """H9_PY_MODERN_ONLY=1: refuse the legacy handshake, as a server that speaks only 2026-07-28."""
+    if ctx.method == "initialize":
+        raise MCPError(code=-32601, message="Method not found: this server speaks only 2026-07-28")
+    return await call_next(ctx)
+
+
+server = MCPServer(
+    "h9-py-server",
+    version="1.0.0",
+    log_level="WARNING",
+    cache_hints=_hints,
+    middleware=[_modern_only] if os.environ.get("H9_PY_MODERN_ONLY") == "1" else None,
+)
 
 
 def tiny_png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (255, 0, 0)) -> bytes:

@@ -350,7 +350,35 @@ async fn the_probe_finds_each_servers_era() {
         (py.era(), py.protocol_version()),
         (Era::Modern, "2026-07-28")
     );
+    let tools = py.list_tools(None).await.unwrap();
     py.close().await;
+
+    // A modern-only server on the official SDK (it refuses `initialize`): found by the
+    // probe, the same tools; forcing the legacy era says what the server answered.
+    let (Some(bin), Some(script)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+        return;
+    };
+    let (bin, args) = (bin.to_str().unwrap(), [script.to_str().unwrap(), "stdio"]);
+    let only = [("H9_PY_MODERN_ONLY", "1")];
+    let (modern, _) = open_env(bin, &args, &only, ProtocolEra::Auto, None)
+        .await
+        .unwrap();
+    assert_eq!(modern.era(), Era::Modern);
+    assert_eq!(modern.list_tools(None).await.unwrap(), tools);
+    assert_eq!(
+        call(&modern, "echo", json!({"text": "modern only"})).await["content"][0]["text"],
+        "modern only"
+    );
+    modern.close().await;
+    let err = open_env(bin, &args, &only, ProtocolEra::Legacy, None)
+        .await
+        .err()
+        .expect("no legacy handshake");
+    assert!(
+        err.to_string()
+            .contains("Method not found: this server speaks only 2026-07-28"),
+        "{err}"
+    );
 
     let Some(everything) = external("H9_EVERYTHING_BIN") else {
         return;
