@@ -267,6 +267,8 @@ struct Inner {
     auth: crate::mcp::auth::AuthContext,
     /// Resources, prompts, roots and the consent queue ([`surface`]).
     surface: surface::Surface,
+    /// The era each remote server (by URL) was found to speak ([`era`]).
+    era_verdicts: era::Verdicts,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -306,6 +308,7 @@ impl Manager {
                 restart_policy: Mutex::default(),
                 stored_approvals: Mutex::default(),
                 auth: opts.auth,
+                era_verdicts: era::Verdicts::default(),
             }),
         }
     }
@@ -720,11 +723,9 @@ impl Manager {
                 log.clone(),
             );
             let opts = self.connect_options(name, cfg, log.clone(), gen, handler, current.clone());
-            let client = Arc::new(
-                Client::connect_opts(conn, name, log, opts)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+            let client = Client::connect_opts(conn, name, log, opts).await;
+            self.note_era(cfg, client.as_ref().ok().map(Client::era));
+            let client = Arc::new(client.map_err(|e| e.to_string())?);
             *phase.lock().expect("phase lock") = StartPhase::ListingTools;
             self.set_state(
                 name,

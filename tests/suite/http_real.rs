@@ -387,3 +387,30 @@ async fn the_probe_over_http_finds_each_servers_era() {
     assert_eq!((kind, c.era()), ("sse", Era::Legacy));
     c.close().await;
 }
+
+#[tokio::test]
+async fn a_remote_servers_era_is_probed_once() {
+    let Some(s) = everything("streamableHttp").await else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    let project =
+        super::Project::new(&json!({"mcpServers": {"remote": {"type": "http", "url": url}}}));
+    let h = project.started().await;
+    let probes = || {
+        h.server_log("remote", 200)
+            .unwrap_or_default()
+            .iter()
+            .filter(|l| l.text.starts_with("speaking the legacy protocol"))
+            .count()
+    };
+    assert_eq!(probes(), 1);
+    // Started again: the era found is spoken at once, without the probe.
+    h.restart_server("remote").await;
+    h.manager().wait_settled(Duration::from_secs(30)).await;
+    let st = h.status();
+    let remote = st.servers.iter().find(|s| s.name == "remote").unwrap();
+    assert_eq!(remote.state.word(), "connected", "{:?}", remote.state);
+    assert_eq!(probes(), 1);
+    h.shutdown().await;
+}
