@@ -242,6 +242,8 @@ pub enum ServerStateDto {
         server_name: String,
         #[serde(rename = "serverVersion")]
         server_version: String,
+        /// `legacy` or `modern`, from the version.
+        era: String,
     },
     Failed {
         reason: String,
@@ -348,6 +350,9 @@ impl From<&ServerState> for ServerStateDto {
                 protocol_version: protocol_version.clone(),
                 server_name: server_name.clone(),
                 server_version: server_version.clone(),
+                era: harness9::mcp::era::Era::of_version(protocol_version)
+                    .word()
+                    .to_string(),
             },
             ServerState::Failed {
                 reason,
@@ -1291,7 +1296,7 @@ mod tests {
             serde_json::to_value(StatusDto::from(&s)).unwrap(),
             serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
-                          "serverName": "srv", "serverVersion": "1"},
+                          "serverName": "srv", "serverVersion": "1", "era": "legacy"},
                 "restart": null, "heldTools": 0, "signedIn": null}], "configError": null})
         );
     }

@@ -204,7 +204,7 @@ export function install(mockIPC, scenario) {
   setConfigFromServers();
 
   function connected(n) {
-    return { status: "connected", tools: n, protocolVersion: "2025-11-25", serverName: "mock-server", serverVersion: "1.0.0" };
+    return { status: "connected", tools: n, protocolVersion: "2025-11-25", serverName: "mock-server", serverVersion: "1.0.0", era: "legacy" };
   }
 
   function line(source, level, text) {

@@ -21,7 +21,7 @@ function remote(state: ServerStateDto, signedIn: SignedInDto | null = null): Ser
 
 const NEEDS_AUTH: ServerStateDto = { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" };
 const SIGNING_IN: ServerStateDto = { status: "starting", phase: "signing-in" };
-const CONNECTED: ServerStateDto = { status: "connected", tools: 2, protocolVersion: "2025-11-25", serverName: "remote", serverVersion: "1" };
+const CONNECTED: ServerStateDto = { status: "connected", tools: 2, protocolVersion: "2025-11-25", serverName: "remote", serverVersion: "1", era: "legacy" };
 
 const text = (el: Element) => el.textContent?.replace(/\s+/g, " ").trim();
 

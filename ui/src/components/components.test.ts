@@ -21,7 +21,7 @@ function connected(name: string, tools: number): ServerStatusDto {
     name,
     transport: "stdio",
     target: name,
-    state: { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1" },
+    state: { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1", era: "legacy" },
     restart: null,
     heldTools: 0,
     signedIn: null,

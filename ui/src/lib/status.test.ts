@@ -15,7 +15,7 @@ const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = nul
 describe("chips", () => {
   test("every state has its mark and tone", () => {
     const got = [
-      server({ status: "connected", tools: 4, protocolVersion: "2025-11-25", serverName: "x", serverVersion: "1" }),
+      server({ status: "connected", tools: 4, protocolVersion: "2025-11-25", serverName: "x", serverVersion: "1", era: "legacy" }),
       server({ status: "starting", phase: "listing-tools" }),
       server({ status: "failed", reason: "boom", stderrTail: "" }),
       server({ status: "disabled" }),
@@ -49,7 +49,7 @@ describe("chips", () => {
   });
 
   test("a server with held tools hints how many changed", () => {
-    const c = chipInfo({ ...server({ status: "connected", tools: 3, protocolVersion: "", serverName: "", serverVersion: "" }), heldTools: 2 });
+    const c = chipInfo({ ...server({ status: "connected", tools: 3, protocolVersion: "", serverName: "", serverVersion: "", era: "legacy" }), heldTools: 2 });
     expect(c.label).toBe("3 · 2 changed");
     expect(c.title).toBe("s: connected, 3 tools; 2 changed since accepted, held back (review them in the tool list)");
   });
@@ -57,7 +57,7 @@ describe("chips", () => {
   test("summary counts connected servers and their tools", () => {
     expect(
       summary([
-        server({ status: "connected", tools: 1, protocolVersion: "", serverName: "", serverVersion: "" }),
+        server({ status: "connected", tools: 1, protocolVersion: "", serverName: "", serverVersion: "", era: "legacy" }),
         server({ status: "stopped" }),
       ]),
     ).toBe("1 of 2 connected · 1 tool");
