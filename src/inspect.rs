@@ -446,6 +446,14 @@ mod tests {
     }
 
     #[test]
+    fn columns_count_characters_not_bytes() {
+        // "é" and "😀" are 2 and 4 bytes; the stray `x` is the 12th character of line 2.
+        let check = ConfigCheck::of_text("{\n  \"é😀\": 1, x}", &no_env);
+        let e = check.error.unwrap();
+        assert_eq!((e.line, e.column), (Some(2), Some(12)));
+    }
+
+    #[test]
     fn per_server_problems_are_listed_with_the_valid_entries() {
         let text = json!({"mcpServers": {
             "ok": {"command": "x"},

@@ -31,7 +31,7 @@ pub fn validate_document(text: &str, origin: &str) -> Result<Map<String, Value>,
     let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
         path: origin.to_string(),
         line: e.line(),
-        column: e.column(),
+        column: char_column(text, e.line(), e.column()),
         message: strip_position(&e.to_string()),
     })?;
     let shape = |message: String| ConfigError::Shape {
@@ -52,6 +52,18 @@ pub fn validate_document(text: &str, origin: &str) -> Result<Map<String, Value>,
             type_name(&other)
         ))),
     }
+}
+
+/// serde_json counts a column in bytes; editors (and people) count characters. The 1-based
+/// character column of byte column `column` on 1-based line `line` of `text`.
+pub(crate) fn char_column(text: &str, line: usize, column: usize) -> usize {
+    let Some(l) = text.split('\n').nth(line.saturating_sub(1)) else {
+        return column;
+    };
+    if column > l.len() {
+        return l.chars().count() + (column - l.len());
+    }
+    l.char_indices().take_while(|(i, _)| *i < column).count()
 }
 
 /// serde_json appends " at line L column C"; we print the position ourselves.

@@ -1,6 +1,9 @@
 // Positions in a text, for mapping validation messages onto the editor.
 
-/** The offset of a 1-based line and column (clamped to the text). */
+/**
+ * The offset (in UTF-16 units, as the editor counts) of a 1-based line and column, the
+ * column counted in characters as the core reports it (clamped to the line).
+ */
 export function offsetOf(text: string, line: number, column: number): number {
   let offset = 0;
   for (let l = 1; l < line; l++) {
@@ -10,7 +13,11 @@ export function offsetOf(text: string, line: number, column: number): number {
   }
   const end = text.indexOf("\n", offset);
   const lineEnd = end < 0 ? text.length : end;
-  return Math.min(lineEnd, offset + Math.max(0, column - 1));
+  for (let c = 1; c < column && offset < lineEnd; c++) {
+    const code = text.charCodeAt(offset);
+    offset += code >= 0xd800 && code <= 0xdbff && offset + 1 < lineEnd ? 2 : 1;
+  }
+  return offset;
 }
 
 /** Where a server's name is written as a key (after "mcpServers"), or the text's start. */
