@@ -220,7 +220,7 @@ fn main() {
                     }
                 }
             }
-            harness9::bench_http::run_http(&harness9::bench_http::HttpBenchOptions {
+            harness9::bench::http::run_http(&harness9::bench::http::HttpBenchOptions {
                 url,
                 headers: parsed,
                 scenarios,
@@ -242,7 +242,7 @@ fn main() {
             };
             harness9::bench::run(scenarios.as_deref(), quick, &command, era)
         }
-        Command::Bench(BenchCommand::Engine { quick }) => harness9::bench_engine::run(quick),
+        Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
     };
     std::process::exit(code);

@@ -508,8 +508,8 @@ async fn manager_statuses_for_remote_servers() {
         .all(|e| e["headers"]["authorization"] == "Bearer tok-123456"));
 }
 
-fn bench_opts(url: String, quick: bool) -> harness9::bench_http::HttpBenchOptions {
-    harness9::bench_http::HttpBenchOptions {
+fn bench_opts(url: String, quick: bool) -> harness9::bench::http::HttpBenchOptions {
+    harness9::bench::http::HttpBenchOptions {
         url,
         headers: Vec::new(),
         scenarios: None,
@@ -521,15 +521,15 @@ fn bench_opts(url: String, quick: bool) -> harness9::bench_http::HttpBenchOption
 async fn http_benchmark_scenarios_run_against_the_fixture() {
     let f = Fixture::start().await;
     let opts = bench_opts(f.url("/json"), true);
-    for name in harness9::bench_http::HTTP_SCENARIOS {
-        let o = harness9::bench_http::scenario(&opts, name).await;
+    for name in harness9::bench::http::HTTP_SCENARIOS {
+        let o = harness9::bench::http::scenario(&opts, name).await;
         let figures = o.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             figures["value"].as_f64().unwrap() > 0.0,
             "{name}: {figures:?}"
         );
     }
-    let o = harness9::bench_http::scenario(&opts, "big_list").await;
+    let o = harness9::bench::http::scenario(&opts, "big_list").await;
     assert!(o.unwrap_err().contains("does not apply over HTTP"));
 }
 
@@ -542,8 +542,8 @@ async fn http_benchmark_figures() {
     for path in ["/json", "/stream"] {
         let opts = bench_opts(f.url(path), false);
         for name in ["seq_latency", "throughput"] {
-            let o = harness9::bench_http::scenario(&opts, name).await;
-            let mut line = harness9::bench_http::outcome_line(name, &o);
+            let o = harness9::bench::http::scenario(&opts, name).await;
+            let mut line = harness9::bench::http::outcome_line(name, &o);
             line["path"] = json!(path);
             println!("{line}");
         }

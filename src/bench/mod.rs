@@ -8,7 +8,12 @@
 //! those of the code the app runs. Every echo answer is checked for equality with what was
 //! sent; a wrong answer fails the scenario. The protocol era is chosen by the caller
 //! (legacy by default; the `handshake` of the modern era is `server/discover` instead of
-//! `initialize`).
+//! `initialize`). The same scenarios over HTTP are [`http`]'s; the agent engine's own
+//! benchmark is [`engine`].
+
+pub mod engine;
+mod features;
+pub mod http;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -234,7 +239,7 @@ impl Bench {
             "big_result" => self.big_result().await,
             "fanout_start" => self.fanout_start().await,
             "big_features" => {
-                use crate::bench_features as f;
+                use features as f;
                 let env = [
                     (f::ENV_RESOURCES, f::BIG_RESOURCES.to_string()),
                     (f::ENV_PROMPTS, f::BIG_PROMPTS.to_string()),

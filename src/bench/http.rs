@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 
-pub use crate::bench::outcome_line;
-use crate::bench::{big_text, emit, figures as fields, round_to as num, small_text, table, Stats};
+pub use super::outcome_line;
+use super::{big_text, emit, figures as fields, round_to as num, small_text, table, Stats};
 use crate::mcp::transport::http::{self, HttpSpec};
 use crate::mcp::{Client, Content, RequestOptions, ServerLog};
 

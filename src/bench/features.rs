@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::bench::{figures, round_to, Figures, Stats};
+use super::{figures, round_to, Figures, Stats};
 use crate::mcp::Client;
 
 /// Resources the server is asked to offer.
