@@ -96,6 +96,7 @@ fn list_hint(known: &[String]) -> String {
 pub struct Harness {
     project: PathBuf,
     manager: Manager,
+    registry: Arc<ToolRegistry>,
     roots_store: RootsStore,
 }
 
@@ -110,7 +111,7 @@ impl Harness {
         };
         let manager = Manager::new(
             project,
-            registry,
+            registry.clone(),
             ManagerOptions {
                 approvals: opts.approvals,
                 policy: opts.policy,
@@ -126,6 +127,7 @@ impl Harness {
         Harness {
             project: project.to_path_buf(),
             manager,
+            registry,
             roots_store,
         }
     }
@@ -139,7 +141,7 @@ impl Harness {
     }
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {
-        self.manager.registry()
+        &self.registry
     }
 
     pub fn load_config(&self) -> McpConfig {

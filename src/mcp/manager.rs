@@ -22,8 +22,8 @@ use super::log::{LogSource, ServerLog};
 use super::transport::http::{self, HttpSpec, TransportKind};
 use super::transport::stdio::{self, StdioSpec};
 use super::transport::{sse, Connection, TransportSender};
+use super::types::ToolDef;
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
-use crate::tools::ToolRegistry;
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
@@ -249,7 +249,8 @@ struct Slot {
 
 struct Inner {
     project: PathBuf,
-    registry: Arc<ToolRegistry>,
+    /// Where the usable tools of each server go (the tool registry).
+    tools: Arc<dyn ToolSink>,
     approvals: ApprovalStore,
     policy: ApprovalPolicy,
     path_for_children: Option<OsString>,
@@ -277,6 +278,22 @@ pub struct Manager {
     inner: Arc<Inner>,
 }
 
+/// Where the manager puts each server's usable tools (the tool registry implements it).
+/// The manager publishes; it never knows the registry, which depends on this module and
+/// not the reverse.
+pub trait ToolSink: Send + Sync + 'static {
+    /// Replaces the tools of one server.
+    fn set_server_tools(
+        &self,
+        server: &str,
+        client: Arc<Client>,
+        defs: Vec<ToolDef>,
+        timeout: Duration,
+    );
+    /// Removes the tools of one server (it stopped, failed or needs sign-in).
+    fn remove_server(&self, server: &str);
+}
+
 /// Options for [`Manager::new`].
 pub struct ManagerOptions {
     pub approvals: ApprovalStore,
@@ -288,11 +305,11 @@ pub struct ManagerOptions {
 }
 
 impl Manager {
-    pub fn new(project: &Path, registry: Arc<ToolRegistry>, opts: ManagerOptions) -> Manager {
+    pub fn new(project: &Path, tools: Arc<dyn ToolSink>, opts: ManagerOptions) -> Manager {
         Manager {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
-                registry,
+                tools,
                 pins: PinStore::beside(opts.approvals.path()),
                 listings: Mutex::default(),
                 surface: surface::Surface::new(
@@ -315,10 +332,6 @@ impl Manager {
 
     pub fn project(&self) -> &Path {
         &self.inner.project
-    }
-
-    pub fn registry(&self) -> &Arc<ToolRegistry> {
-        &self.inner.registry
     }
 
     /// Restart crashed stdio servers with backoff (`None`, the default: leave them failed).
@@ -391,10 +404,10 @@ impl Manager {
             }
         }
         let stops = to_stop.into_iter().map(|(name, _, slot)| {
-            let registry = self.inner.registry.clone();
+            let tools = self.inner.tools.clone();
             async move {
                 end_slot(slot).await;
-                registry.remove_server(&name);
+                tools.remove_server(&name);
             }
         });
         futures::future::join_all(stops).await;
@@ -548,7 +561,7 @@ impl Manager {
             slot.restart = None;
             take_running(slot)
         };
-        self.inner.registry.remove_server(name);
+        self.inner.tools.remove_server(name);
         self.publish();
         old.end().await;
     }
@@ -568,7 +581,7 @@ impl Manager {
         };
         let names: Vec<String> = self.lock().keys().cloned().collect();
         for n in &names {
-            self.inner.registry.remove_server(n);
+            self.inner.tools.remove_server(n);
         }
         self.publish();
         futures::future::join_all(all.into_iter().map(Running::end)).await;
@@ -877,12 +890,12 @@ impl Manager {
         }
         if let Some(log) = self.log(name) {
             if self.settle_needs_auth(name, gen, &log) {
-                self.inner.registry.remove_server(name);
+                self.inner.tools.remove_server(name);
                 self.forget_listing(name);
                 return;
             }
         }
-        self.inner.registry.remove_server(name);
+        self.inner.tools.remove_server(name);
         self.forget_listing(name);
         let tail = self.log(name).map(|l| l.stderr_tail()).unwrap_or_default();
         {

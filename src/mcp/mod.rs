@@ -20,5 +20,5 @@ pub use types::{CallToolResult, Content, Progress, ToolDef};
 pub mod manager;
 pub use manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
 pub use manager::{
-    ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot,
+    ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot, ToolSink,
 };

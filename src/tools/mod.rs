@@ -151,6 +151,22 @@ impl Default for ToolRegistry {
     }
 }
 
+impl crate::mcp::manager::ToolSink for ToolRegistry {
+    fn set_server_tools(
+        &self,
+        server: &str,
+        client: Arc<Client>,
+        defs: Vec<ToolDef>,
+        timeout: Duration,
+    ) {
+        ToolRegistry::set_server_tools(self, server, client, defs, timeout);
+    }
+
+    fn remove_server(&self, server: &str) {
+        ToolRegistry::remove_server(self, server);
+    }
+}
+
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()

@@ -228,7 +228,7 @@ async fn python_checks(c: &Client, log: &ServerLog) {
     assert_eq!(c.protocol_version(), "2025-11-25");
     assert_eq!(c.server_info().name, "h9-py-server");
     let tools = c.list_tools(None).await.unwrap();
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 13);
     let r = c
         .call_tool("echo", Some(json!({"text": "π over http"})), opts())
         .await

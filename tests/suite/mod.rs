@@ -110,6 +110,25 @@ pub struct Project {
     pub data: tempfile::TempDir,
 }
 
+/// A manager with the tool registry it publishes to.
+pub struct TestManager {
+    manager: Manager,
+    registry: Arc<ToolRegistry>,
+}
+
+impl std::ops::Deref for TestManager {
+    type Target = Manager;
+    fn deref(&self) -> &Manager {
+        &self.manager
+    }
+}
+
+impl TestManager {
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+}
+
 impl Project {
     /// The façade on this project: every server allowed, no login-shell PATH, the
     /// project's own approval store.
@@ -158,17 +177,19 @@ impl Project {
         McpConfig::load_project(self.path())
     }
 
-    pub fn manager(&self, policy: ApprovalPolicy) -> Manager {
-        Manager::new(
+    pub fn manager(&self, policy: ApprovalPolicy) -> TestManager {
+        let registry = Arc::new(ToolRegistry::new());
+        let manager = Manager::new(
             self.path(),
-            Arc::new(ToolRegistry::new()),
+            registry.clone(),
             ManagerOptions {
                 approvals: self.approvals(),
                 policy,
                 path_for_children: None,
                 auth: harness9::mcp::auth::AuthContext::memory(),
             },
-        )
+        );
+        TestManager { manager, registry }
     }
 
     /// Runs the CLI on this project with its own data dir.

@@ -177,7 +177,7 @@ impl Manager {
             slot.restart = None;
             (cfg, slot.generation, take_running(slot))
         };
-        self.inner.registry.remove_server(name);
+        self.inner.tools.remove_server(name);
         self.forget_listing(name);
         self.publish();
         old.end().await;

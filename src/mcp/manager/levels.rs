@@ -50,7 +50,12 @@ impl Manager {
                 .title
                 .clone()
                 .filter(|t| !t.trim().is_empty() && *t != server),
-            icons: crate::tools::loadable_icons(&info.icons),
+            icons: info
+                .icons
+                .iter()
+                .filter(|i| i.is_loadable())
+                .cloned()
+                .collect(),
             logging: client.has_capability("logging"),
             log_level: self.log_level(server),
         })

@@ -110,7 +110,7 @@ impl Manager {
         };
         let count = allowed.len();
         self.inner
-            .registry
+            .tools
             .set_server_tools(name, client.clone(), allowed, timeout);
         self.set_state(name, gen, connected_state(&client, count));
     }
