@@ -73,7 +73,11 @@ keptIn: string, };
 
 export type StartPhaseDto = "spawning" | "initializing" | "listing-tools" | "signing-in";
 
-export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "needs-auth", reason: string, } | { "status": "stopped" };
+export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, 
+/**
+ * `legacy` or `modern`, from the version.
+ */
+era: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "needs-auth", reason: string, } | { "status": "stopped" };
 
 export type RestartDto = { attempt: number, maxAttempts: number, retryInMs: number | null, gaveUp: boolean, };
 
