@@ -285,8 +285,9 @@ impl Harness {
     }
 
     /// Live output of one server (after [`Harness::server_log`]'s lines).
-    pub fn follow_log(&self, server: &str) -> Option<tokio::sync::broadcast::Receiver<LogLine>> {
-        self.manager.log(server).map(|l| l.subscribe())
+    /// The last `n` lines of a server's log, then each new one, none twice or missed.
+    pub fn follow_log(&self, server: &str, n: usize) -> Option<crate::mcp::log::LogFollow> {
+        self.manager.log(server).map(|l| l.follow(n))
     }
 
     /// One server's entry as written, secrets masked.

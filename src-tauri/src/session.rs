@@ -250,41 +250,15 @@ impl AppState {
         let harness = self.harness().await?;
         let not_found =
             || BridgeError::new(ErrorCode::NotFound, format!("no server named \"{server}\""));
-        // Subscribe before reading the tail so that no line falls between the two; lines
-        // pushed in between arrive twice, so the live feed skips up to the tail's last line.
-        let subscribed_ms = now_ms();
-        let mut live = harness.follow_log(server).ok_or_else(not_found)?;
-        let lines = harness
-            .server_log(server, LOG_TAIL_LINES)
+        let mut follow = harness
+            .follow_log(server, LOG_TAIL_LINES)
             .ok_or_else(not_found)?;
-        let mut skip_until = lines.last().filter(|l| l.time_ms > subscribed_ms).cloned();
+        let lines = std::mem::take(&mut follow.recent);
         let id = self.next_id();
         let task = tokio::spawn(async move {
-            loop {
-                match live.recv().await {
-                    Ok(line) => {
-                        if let Some(last) = &skip_until {
-                            if *last == line {
-                                skip_until = None;
-                            }
-                            continue;
-                        }
-                        if channel.send(LogLineDto::from(&line)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                        let note = LogLineDto {
-                            time_ms: 0.0,
-                            source: crate::bridge::LogSourceDto::Host,
-                            level: "warning".into(),
-                            text: format!("… {n} lines skipped (the log was too fast to show)"),
-                        };
-                        if channel.send(note).is_err() {
-                            return;
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            while let Some(line) = follow.next().await {
+                if channel.send(LogLineDto::from(&line)).is_err() {
+                    return;
                 }
             }
         });
@@ -347,13 +321,6 @@ impl AppState {
             t.abort();
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 fn project_dto(folder: &Path, config: &Path) -> ProjectDto {

@@ -89,22 +89,23 @@ impl ServerLog {
             level: level.to_string(),
             text,
         };
-        {
-            let mut ring = self.lines.lock().expect("log lock");
-            ring.bytes += line.text.len() + LINE_OVERHEAD;
-            ring.lines.push_back(line.clone());
-            if let Some(n) = ring.since_mark.as_mut() {
-                *n += 1;
-            }
-            while ring.bytes > LOG_CAPACITY_BYTES || ring.lines.len() > LOG_CAPACITY_LINES {
-                match ring.lines.pop_front() {
-                    Some(old) => ring.bytes -= old.text.len() + LINE_OVERHEAD,
-                    None => break,
-                }
+        let mut ring = self.lines.lock().expect("log lock");
+        ring.bytes += line.text.len() + LINE_OVERHEAD;
+        ring.lines.push_back(line.clone());
+        if let Some(n) = ring.since_mark.as_mut() {
+            *n += 1;
+        }
+        while ring.bytes > LOG_CAPACITY_BYTES || ring.lines.len() > LOG_CAPACITY_LINES {
+            match ring.lines.pop_front() {
+                Some(old) => ring.bytes -= old.text.len() + LINE_OVERHEAD,
+                None => break,
             }
         }
-        // No receivers is fine; a lagging one skips ahead.
+        // Sent under the lock (a broadcast send never waits), so that a follower who
+        // reads the ring and subscribes under it sees each line exactly once. No
+        // receivers is fine; a lagging one skips ahead.
         let _ = self.live.send(line);
+        drop(ring);
     }
 
     /// The most recent `n` lines, oldest first.
@@ -142,11 +143,89 @@ impl ServerLog {
     pub fn subscribe(&self) -> broadcast::Receiver<LogLine> {
         self.live.subscribe()
     }
+
+    /// The most recent `n` lines and every line after them, each exactly once: the tail is
+    /// read and the subscription made in one step.
+    pub fn follow(&self, n: usize) -> LogFollow {
+        let ring = self.lines.lock().expect("log lock");
+        let live = self.live.subscribe();
+        let recent = ring
+            .lines
+            .iter()
+            .skip(ring.lines.len().saturating_sub(n))
+            .cloned()
+            .collect();
+        drop(ring);
+        LogFollow { recent, live }
+    }
+}
+
+/// A follower of one server's log ([`ServerLog::follow`]). Dropping it ends the
+/// subscription.
+pub struct LogFollow {
+    /// The lines written before following began, oldest first.
+    pub recent: Vec<LogLine>,
+    live: broadcast::Receiver<LogLine>,
+}
+
+impl LogFollow {
+    /// The next line written; a note in place of the lines a slow follower missed; `None`
+    /// once the log is gone.
+    pub async fn next(&mut self) -> Option<LogLine> {
+        match self.live.recv().await {
+            Ok(line) => Some(line),
+            Err(broadcast::error::RecvError::Lagged(n)) => Some(LogLine {
+                time_ms: SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0),
+                source: LogSource::Host,
+                level: "warning".into(),
+                text: format!("… {n} lines skipped (the log was too fast to show)"),
+            }),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn following_gives_each_line_once_and_says_what_a_slow_follower_missed() {
+        let log = std::sync::Arc::new(ServerLog::default());
+        let writer = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    log.push(LogSource::Stderr, "", &format!("line {i}"));
+                }
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let mut f = log.follow(usize::MAX);
+        writer.join().unwrap();
+        let mut seen: Vec<String> = f.recent.iter().map(|l| l.text.clone()).collect();
+        while seen.len() < 500 {
+            seen.push(f.next().await.unwrap().text);
+        }
+        let want: Vec<String> = (0..500).map(|i| format!("line {i}")).collect();
+        assert_eq!(seen, want);
+
+        let mut slow = log.follow(0);
+        for _ in 0..2000 {
+            log.push(LogSource::Stderr, "", "x");
+        }
+        let note = slow.next().await.unwrap();
+        assert_eq!(note.source, LogSource::Host);
+        assert!(
+            note.text
+                .ends_with("lines skipped (the log was too fast to show)"),
+            "{}",
+            note.text
+        );
+    }
 
     #[test]
     fn empty_lines_are_bounded_too() {
