@@ -77,6 +77,8 @@ pub enum CallError {
     },
     #[error(transparent)]
     Tool(#[from] ToolError),
+    #[error("the call was cancelled")]
+    Cancelled,
 }
 
 fn list_hint(known: &[String]) -> String {
@@ -97,6 +99,7 @@ pub struct Harness {
     project: PathBuf,
     manager: Manager,
     registry: Arc<ToolRegistry>,
+    manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
 }
 
@@ -128,6 +131,7 @@ impl Harness {
             project: project.to_path_buf(),
             manager,
             registry,
+            manual_calls: Arc::default(),
             roots_store,
         }
     }
@@ -166,6 +170,12 @@ impl Harness {
         arguments: Value,
         ctx: CallContext,
     ) -> Result<CallToolResult, CallError> {
+        let t = self.callable(server, tool)?;
+        Ok(t.call(arguments, ctx).await?)
+    }
+
+    /// The tool to call, or why it cannot be called now.
+    fn callable(&self, server: &str, tool: &str) -> Result<Arc<dyn crate::tools::Tool>, CallError> {
         let snapshot = self.manager.snapshot();
         let Some(status) = snapshot.servers.iter().find(|s| s.name == server) else {
             return Err(CallError::UnknownServer {
@@ -218,11 +228,12 @@ impl Harness {
                     .collect(),
             });
         };
-        Ok(t.call(arguments, ctx).await?)
+        Ok(t)
     }
 
     /// Stops every server; no child process is left.
     pub async fn shutdown(&self) {
+        self.manual_calls.cancel_all();
         self.manager.shutdown().await;
     }
 
@@ -411,6 +422,36 @@ impl Harness {
         Ok(off_runtime(move || ConfigText::read(&path)).await??)
     }
 
+    /// Starts a manual call ("try a tool"): the core numbers it at once, so a front end can
+    /// [cancel](Harness::cancel_call) it while it runs; [`StartedCall::outcome`] waits for
+    /// its result. Shutting down cancels every manual call still running.
+    pub fn start_call(&self, server: &str, tool: &str, arguments: Value) -> StartedCall {
+        let id = self.manual_calls.next_id();
+        let task = match self.callable(server, tool) {
+            Ok(t) => tokio::spawn(async move {
+                let started = std::time::Instant::now();
+                let result = t.call(arguments, CallContext::default()).await?;
+                Ok(TimedResult {
+                    result,
+                    duration: started.elapsed(),
+                })
+            }),
+            Err(e) => tokio::spawn(async move { Err(e) }),
+        };
+        self.manual_calls.insert(id, task.abort_handle());
+        StartedCall {
+            id,
+            task,
+            calls: self.manual_calls.clone(),
+        }
+    }
+
+    /// Cancels a manual call by its number (the server hears `notifications/cancelled`);
+    /// false when it is not running.
+    pub fn cancel_call(&self, id: u64) -> bool {
+        self.manual_calls.cancel(id)
+    }
+
     /// Calls a tool and measures how long the call took.
     pub async fn try_tool(
         &self,
@@ -477,4 +518,56 @@ async fn off_runtime<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| std::io::Error::other(format!("file task failed: {e}")))
+}
+
+/// The manual calls running, by number.
+#[derive(Default)]
+struct ManualCalls {
+    next: std::sync::atomic::AtomicU64,
+    running: std::sync::Mutex<std::collections::HashMap<u64, tokio::task::AbortHandle>>,
+}
+
+impl ManualCalls {
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+
+    fn insert(&self, id: u64, handle: tokio::task::AbortHandle) {
+        self.running.lock().expect("calls lock").insert(id, handle);
+    }
+
+    fn cancel(&self, id: u64) -> bool {
+        let handle = self.running.lock().expect("calls lock").remove(&id);
+        handle.map(|h| h.abort()).is_some()
+    }
+
+    fn cancel_all(&self) {
+        for (_, h) in self.running.lock().expect("calls lock").drain() {
+            h.abort();
+        }
+    }
+}
+
+/// A manual call under way ([`Harness::start_call`]).
+pub struct StartedCall {
+    /// Its number, for [`Harness::cancel_call`].
+    pub id: u64,
+    task: tokio::task::JoinHandle<Result<TimedResult, CallError>>,
+    calls: Arc<ManualCalls>,
+}
+
+impl StartedCall {
+    /// The call's result, [`CallError::Cancelled`] when it was cancelled.
+    pub async fn outcome(self) -> Result<TimedResult, CallError> {
+        let outcome = self.task.await;
+        self.calls
+            .running
+            .lock()
+            .expect("calls lock")
+            .remove(&self.id);
+        match outcome {
+            Ok(result) => result,
+            Err(_) => Err(CallError::Cancelled),
+        }
+    }
 }

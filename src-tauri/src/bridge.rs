@@ -113,6 +113,7 @@ impl From<CallError> for BridgeError {
             CallError::NotConnected { .. } => ErrorCode::NotConnected,
             CallError::Tool(_) => ErrorCode::ToolFailed,
             CallError::Held { .. } => ErrorCode::Held,
+            CallError::Cancelled => ErrorCode::Cancelled,
         };
         Self::new(code, e.to_string())
     }

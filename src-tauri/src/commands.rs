@@ -191,17 +191,18 @@ pub async fn accept_tools(
 #[tauri::command]
 pub async fn call_tool(
     state: S<'_>,
-    call_id: u32,
     server: String,
     tool: String,
     arguments: Value,
+    started: Channel<u64>,
 ) -> BridgeResult<ToolRunDto> {
-    state.call_tool(call_id, server, tool, arguments).await
+    state.call_tool(server, tool, arguments, started).await
 }
 
 #[tauri::command]
-pub fn cancel_tool_call(state: S<'_>, call_id: u32) {
-    state.cancel_call(call_id)
+pub async fn cancel_tool_call(state: S<'_>, call_id: u64) -> Result<(), ()> {
+    state.cancel_call(call_id).await;
+    Ok(())
 }
 
 // ---- the settings pane -------------------------------------------------------------------

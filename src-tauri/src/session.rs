@@ -1,6 +1,7 @@
 //! The app's state: the open project (one [`Harness`] with its config watcher) and the
 //! tasks that forward the core's status, tool and config changes to the window as events.
-//! Log streams and tool calls in flight are kept by id so the UI can stop them.
+//! Log streams in flight are kept by id so the UI can stop them (tool calls are numbered
+//! and cancelled by the core).
 //!
 //! Opening a project never blocks the window: the harness starts its servers in the
 //! background and the status events follow.
@@ -58,7 +59,6 @@ impl Drop for Session {
 pub struct AppState {
     session: RwLock<Option<Arc<Session>>>,
     follows: Mutex<HashMap<u32, AbortHandle>>,
-    calls: Mutex<HashMap<u32, AbortHandle>>,
     next_id: AtomicU32,
     pub startup: Startup,
 }
@@ -284,41 +284,27 @@ impl AppState {
         }
     }
 
-    /// Calls a tool; [`AppState::cancel_call`] with the same `call_id` cancels it.
+    /// Calls a tool by hand; the core's number of the call goes to `started` at once (for
+    /// [`AppState::cancel_call`]).
     pub async fn call_tool(
         &self,
-        call_id: u32,
         server: String,
         tool: String,
         arguments: serde_json::Value,
+        started: Channel<u64>,
     ) -> BridgeResult<ToolRunDto> {
         let harness = self.harness().await?;
-        let task = tokio::spawn(async move {
-            harness
-                .try_tool(&server, &tool, arguments)
-                .await
-                .map(ToolRunDto::from)
-                .map_err(BridgeError::from)
-        });
-        self.calls
-            .lock()
-            .expect("calls lock")
-            .insert(call_id, task.abort_handle());
-        let outcome = task.await;
-        self.calls.lock().expect("calls lock").remove(&call_id);
-        match outcome {
-            Ok(result) => result,
-            Err(e) if e.is_cancelled() => Err(BridgeError::new(
-                ErrorCode::Cancelled,
-                "the call was cancelled",
-            )),
-            Err(e) => Err(BridgeError::new(ErrorCode::Internal, e.to_string())),
-        }
+        let call = harness.start_call(&server, &tool, arguments);
+        let _ = started.send(call.id);
+        call.outcome()
+            .await
+            .map(ToolRunDto::from)
+            .map_err(BridgeError::from)
     }
 
-    pub fn cancel_call(&self, call_id: u32) {
-        if let Some(t) = self.calls.lock().expect("calls lock").remove(&call_id) {
-            t.abort();
+    pub async fn cancel_call(&self, call_id: u64) {
+        if let Ok(harness) = self.harness().await {
+            harness.cancel_call(call_id);
         }
     }
 }

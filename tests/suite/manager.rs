@@ -376,3 +376,35 @@ async fn servers_die_with_a_killed_harness9() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[tokio::test]
+async fn manual_calls_are_numbered_and_cancelled_by_the_core() {
+    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let h = p.started().await;
+    let slow = h.start_call("fx", "sleep", json!({"ms": 30_000}));
+    let other = h.start_call("fx", "sleep", json!({"ms": 1}));
+    assert_ne!(slow.id, other.id);
+    assert!(other.outcome().await.is_ok());
+    let started = std::time::Instant::now();
+    assert!(h.cancel_call(slow.id));
+    assert!(!h.cancel_call(slow.id), "a call is cancelled once");
+    let id = slow.id;
+    assert!(matches!(
+        slow.outcome().await,
+        Err(harness9::harness::CallError::Cancelled)
+    ));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(!h.cancel_call(id));
+    // A call that cannot start says why, with a number all the same.
+    let missing = h.start_call("nope", "sleep", json!({}));
+    assert!(missing.id > id);
+    let e = missing.outcome().await.unwrap_err();
+    assert!(e.to_string().starts_with("no server named \"nope\""), "{e}");
+    // Shutting down ends the calls still running.
+    let hanging = h.start_call("fx", "sleep", json!({"ms": 30_000}));
+    h.shutdown().await;
+    assert!(matches!(
+        hanging.outcome().await,
+        Err(harness9::harness::CallError::Cancelled)
+    ));
+}

@@ -468,8 +468,9 @@ export function install(mockIPC, scenario) {
       roots = roots.filter((r) => r !== path);
       return roots;
     },
-    call_tool: ({ server, tool, arguments: args }) => {
+    call_tool: ({ server, tool, arguments: args, started }) => {
       calls.push({ server, tool, args });
+      if (started && typeof started.onmessage === "function") started.onmessage(calls.length);
       if (tool === "read_file" && args.path === "missing.txt")
         return { content: [{ type: "text", text: "no such file: missing.txt" }], structuredContent: null, isError: true, durationMs: 3.2 };
       if (tool === "list_dir")

@@ -242,8 +242,11 @@ export class MockBackend implements Backend {
     this.held = this.held.filter((h) => !accepted.includes(h));
     return accepted;
   }
-  async callTool(callId: number, server: string, tool: string, args: unknown) {
+  #nextCall = 0;
+  async callTool(server: string, tool: string, args: unknown, started: (callId: number) => void) {
+    const callId = ++this.#nextCall;
     this.#record("callTool", callId, server, tool, args);
+    started(callId);
     if (this.toolGate) await this.toolGate;
     return this.toolResult(server, tool, args);
   }

@@ -92,8 +92,11 @@ export const tauriBackend: Backend = {
   listTools: () => call<ToolDto[]>("list_tools"),
   heldTools: () => call<HeldToolDto[]>("held_tools"),
   acceptTools: (server, tools) => call<HeldToolDto[]>("accept_tools", { server, tools }),
-  callTool: (callId, server, tool, args) =>
-    call<ToolRunDto>("call_tool", { callId, server, tool, arguments: args }),
+  callTool: (server, tool, args, started) => {
+    const channel = new Channel<number>();
+    channel.onmessage = started;
+    return call<ToolRunDto>("call_tool", { server, tool, arguments: args, started: channel });
+  },
   cancelToolCall: (callId) => call<void>("cancel_tool_call", { callId }),
 
   readConfig: () => call<ConfigTextDto>("read_config"),

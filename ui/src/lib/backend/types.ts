@@ -107,7 +107,8 @@ export interface Backend {
   heldTools(): Promise<HeldToolDto[]>;
   /** Accepts held tools of one server (all when `tools` is empty); returns what was accepted. */
   acceptTools(server: string, tools: string[]): Promise<HeldToolDto[]>;
-  callTool(callId: number, server: string, tool: string, args: unknown): Promise<ToolRunDto>;
+  /** Calls a tool by hand; `started` gets the core's number of the call (for cancelToolCall). */
+  callTool(server: string, tool: string, args: unknown, started: (callId: number) => void): Promise<ToolRunDto>;
   cancelToolCall(callId: number): Promise<void>;
 
   readConfig(): Promise<ConfigTextDto>;
