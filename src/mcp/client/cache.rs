@@ -84,7 +84,7 @@ impl ListCache {
     /// Keeps a result its hints allow to reuse.
     pub(super) fn put(&self, key: String, body: &ReplyBody, credentials: u64) {
         let text = body.get();
-        if !text.contains("\"ttlMs\"") {
+        if memchr::memmem::find(text.as_bytes(), b"\"ttlMs\"").is_none() {
             return;
         }
         let Ok(hints) = serde_json::from_str::<Hints>(text) else {

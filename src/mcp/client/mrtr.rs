@@ -92,7 +92,7 @@ impl Inner {
                 Err(e) => return Err(e),
             };
             // Fast path: a result (or the text around it) without the key is complete.
-            if !body.get().contains("\"resultType\"") {
+            if memchr::memmem::find(body.get().as_bytes(), b"\"resultType\"").is_none() {
                 return Ok(body);
             }
             let header: ResultHeader = body.parse(method)?;
