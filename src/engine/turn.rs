@@ -7,6 +7,7 @@
 //! `.await`; events go out on an unbounded channel, so a slow front end never stalls the
 //! loop.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +18,7 @@ use tokio::sync::mpsc;
 use super::event::{CallStatus, Event, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
-use super::provider::{ChatRequest, StreamEvent, Usage};
+use super::provider::{fallback_call_id, ChatRequest, StreamEvent, Usage};
 use super::spill::READ_OUTPUT_TOOL;
 use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
 use super::{Inner, TurnControl};
@@ -139,7 +140,7 @@ async fn turn(
             a = stream_answer(inner, request, tx) => a,
             _ = control.stopped() => Err(Interrupted::Stopped),
         };
-        let (text, calls) = match answer {
+        let (text, mut calls) = match answer {
             Ok(a) => {
                 usage.add(a.usage);
                 (a.text, a.calls)
@@ -148,6 +149,7 @@ async fn turn(
             // What streamed before a failure was shown but is not kept.
             Err(Interrupted::Failed(error)) => return (TurnOutcome::Failed { error }, round),
         };
+        unique_ids(inner, &mut calls);
         let mut blocks = Vec::with_capacity(calls.len() + 1);
         if !text.is_empty() {
             blocks.push(Block::Text { text: text.clone() });
@@ -195,6 +197,31 @@ async fn turn(
         },
         max,
     )
+}
+
+/// Gives a call whose id the conversation already holds (a server that numbers the calls
+/// of every answer from 0) a fresh one: results, approvals, saved outputs and front ends
+/// find a call by its id, so every call of the conversation needs its own.
+fn unique_ids(inner: &Inner, calls: &mut [Call]) {
+    if calls.is_empty() {
+        return;
+    }
+    let st = inner.state.lock().expect("state lock");
+    let mut seen: HashSet<&str> = st
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_uses().map(|(id, _, _)| id))
+        .collect();
+    let mut fresh = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        if !seen.insert(&c.id) {
+            fresh.push(i);
+        }
+    }
+    drop(st);
+    for i in fresh {
+        calls[i].id = fallback_call_id();
+    }
 }
 
 /// Reads the attached resources (a note for each when the engine cannot reach servers).

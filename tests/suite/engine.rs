@@ -245,6 +245,75 @@ async fn openai_parallel_tool_calls_run_concurrently() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
+    let project = fixture_project(json!({}));
+    let harness = started(&project).await;
+    // A server that numbers the calls of every answer from call_0, then one that sends none.
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::openai_call_with_id(Some("call_0"), "mcp__fx__echo", json!({"text": "1"})),
+            Reply::openai_call_with_id(Some("call_0"), "mcp__fx__echo", json!({"text": "2"})),
+            Reply::openai_call_with_id(None, "mcp__fx__echo", json!({"text": "3"})),
+            Reply::text("done"),
+        ],
+    )
+    .await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let events = run(&engine, "echo three times").await;
+    assert_eq!(completed(&events), "done");
+    let starts: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStart { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 3);
+    assert_eq!(starts[0], "call_0");
+    assert!(starts[1..]
+        .iter()
+        .all(|id| id.starts_with(harness9::engine::provider::FALLBACK_CALL_ID_PREFIX)));
+    let unique: std::collections::HashSet<&String> = starts.iter().collect();
+    assert_eq!(unique.len(), 3, "{starts:?}");
+    // The model sees each call with its own result, as does a reopened conversation.
+    let last = &stub.requests()[3];
+    let pairs: Vec<(Value, Value)> = last
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].clone(), m["content"].clone()))
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            (json!(starts[0]), json!("1")),
+            (json!(starts[1]), json!("2")),
+            (json!(starts[2]), json!("3")),
+        ]
+    );
+    let outputs: Vec<(String, Option<String>)> =
+        harness9::engine::history::history(&engine.messages())
+            .into_iter()
+            .filter_map(|i| match i {
+                harness9::engine::history::ChatItem::Tool {
+                    call_id, output, ..
+                } => Some((call_id, output)),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(
+        outputs,
+        starts
+            .iter()
+            .zip(["1", "2", "3"])
+            .map(|(id, o)| (id.clone(), Some(o.to_string())))
+            .collect::<Vec<_>>()
+    );
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_call_is_an_error_result_and_the_model_goes_on() {
     let project = fixture_project(json!({"toolTimeoutSec": 0.3}));
     let harness = started(&project).await;

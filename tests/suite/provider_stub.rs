@@ -44,6 +44,9 @@ pub enum Reply {
     },
     /// Starts streaming (one text fragment), then never finishes.
     Hang { text: String },
+    /// These SSE events as given, each its own HTTP chunk (wire details the other replies
+    /// do not show).
+    Raw(Vec<String>),
 }
 
 impl Reply {
@@ -69,6 +72,29 @@ impl Reply {
                 .map(|(n, a)| (n.to_string(), a.clone()))
                 .collect(),
         }
+    }
+
+    /// An OpenAI answer with one tool call whose id is `id` as given, or no `id` field at
+    /// all (as some compatible servers send it).
+    pub fn openai_call_with_id(id: Option<&str>, name: &str, args: Value) -> Reply {
+        let mut head =
+            json!({"index": 0, "type": "function", "function": {"name": name, "arguments": ""}});
+        if let Some(id) = id {
+            head["id"] = json!(id);
+        }
+        let mut out = vec![
+            openai_chunk(json!({"role": "assistant", "content": null}), None),
+            openai_chunk(json!({"tool_calls": [head]}), None),
+        ];
+        for f in fragments(&args.to_string()) {
+            out.push(openai_chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}),
+                None,
+            ));
+        }
+        out.push(openai_chunk(json!({}), Some("tool_calls")));
+        out.push("data: [DONE]\n\n".into());
+        Reply::Raw(out)
     }
 
     pub fn status(code: u16, retry_after: Option<&str>, message: &str) -> Reply {
@@ -256,6 +282,9 @@ async fn serve(mut conn: TcpStream, wire: Wire, state: Arc<Mutex<State>>) {
                 Wire::Anthropic => anthropic_events(&text, &calls, first_call),
                 Wire::OpenAi => openai_events(&text, &calls, first_call),
             };
+            let _ = write_stream(&mut conn, &events).await;
+        }
+        Reply::Raw(events) => {
             let _ = write_stream(&mut conn, &events).await;
         }
         Reply::Hang { text } => {

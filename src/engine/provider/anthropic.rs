@@ -244,7 +244,10 @@ impl Decoder for AnthropicDecoder {
                         Open::Text
                     }
                     Some("tool_use") => Open::Tool {
-                        id: b["id"].as_str().unwrap_or_default().to_string(),
+                        id: b["id"]
+                            .as_str()
+                            .filter(|id| !id.is_empty())
+                            .map_or_else(super::fallback_call_id, str::to_string),
                         name: b["name"].as_str().unwrap_or_default().to_string(),
                         json: String::new(),
                     },

@@ -14,6 +14,7 @@ pub mod settings;
 pub mod sse;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,6 +37,8 @@ pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long connecting to the provider may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Start of the tool-call ids harness9 makes up for calls a provider sent without one.
+pub const FALLBACK_CALL_ID_PREFIX: &str = "call_h9_";
 
 /// Everything one model round-trip needs. Cheap to clone (shared parts are `Arc`s).
 #[derive(Debug, Clone)]
@@ -217,6 +220,26 @@ fn error_detail(body: &str) -> String {
         text = "no details".into();
     }
     text
+}
+
+/// A fresh id for a tool call the provider sent without one. Random, so it is unique in the
+/// whole conversation (every round-trip and turn of it, also after a restart): results,
+/// approvals, saved outputs and front ends all find a call by its id.
+pub(crate) fn fallback_call_id() -> String {
+    /// Tells ids apart should the system give no random numbers.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut buf = [0u8; 8];
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let random = match getrandom::fill(&mut buf) {
+        Ok(()) => u64::from_le_bytes(buf),
+        Err(_) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            (now.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
+        }
+    };
+    format!("{FALLBACK_CALL_ID_PREFIX}{:016x}", random.wrapping_add(n))
 }
 
 /// What a provider's HTTP layer needs to send one request.
@@ -542,5 +565,14 @@ mod tests {
         );
         assert_eq!(error_detail("plain text\n"), "plain text");
         assert_eq!(error_detail(""), "no details");
+    }
+
+    #[test]
+    fn fallback_call_ids_never_repeat() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| fallback_call_id()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.starts_with(FALLBACK_CALL_ID_PREFIX)
+            && id.len() == FALLBACK_CALL_ID_PREFIX.len() + 16));
     }
 }
