@@ -681,6 +681,150 @@ async fn rate_limits_and_server_errors_are_retried() {
     assert_eq!(stub.requests().len(), 3);
 }
 
+fn retries(events: &[Event]) -> Vec<(u32, u64, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => Some((*attempt, *delay_ms, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_errors_in_the_stream_are_retried_before_the_answer_starts() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    // One retry budget for statuses and errors in the stream.
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::status(529, None, "Overloaded"),
+            Reply::stream_error("", "overloaded_error", "Overloaded"),
+            Reply::stream_error("", "api_error", "Internal server error"),
+            Reply::text("finally"),
+        ],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(completed(&events), "finally");
+    assert_eq!(streamed_text(&events), "finally");
+    assert_eq!(
+        retries(&events),
+        vec![
+            (1, 10, "the provider answered 529: Overloaded".to_string()),
+            (
+                2,
+                20,
+                "the provider reported overloaded_error while streaming: Overloaded".to_string()
+            ),
+            (
+                3,
+                40,
+                "the provider reported api_error while streaming: Internal server error"
+                    .to_string()
+            ),
+        ]
+    );
+    assert_eq!(stub.requests().len(), 4);
+
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::stream_error("", "server_error", "The server had an error"),
+            Reply::text("ok"),
+        ],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry, options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(completed(&events), "ok");
+    assert_eq!(
+        retries(&events),
+        vec![(
+            1,
+            10,
+            "the provider reported server_error while streaming: The server had an error"
+                .to_string()
+        )]
+    );
+    assert_eq!(stub.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_error_after_part_of_the_answer_fails_the_turn_without_repeating_it() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::stream_error("Half of an answer", "overloaded_error", "Overloaded"),
+                Reply::text("never sent"),
+            ],
+        )
+        .await;
+        let engine =
+            Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+        let events = run(&engine, "hi").await;
+        assert_eq!(
+            outcome(&events),
+            &TurnOutcome::Failed {
+                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into()
+            },
+            "{wire:?}"
+        );
+        assert_eq!(streamed_text(&events), "Half of an answer", "{wire:?}");
+        assert_eq!(retries(&events), vec![], "{wire:?}");
+        assert_eq!(stub.requests().len(), 1, "{wire:?}");
+        assert_eq!(engine.messages().len(), 1, "only the prompt is kept");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    let busy = Reply::stream_error("", "rate_limit_exceeded", "Rate limit reached");
+    let stub = Stub::start(Wire::OpenAi, vec![busy; 4]).await;
+    let engine = Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(
+        outcome(&events),
+        &TurnOutcome::Failed {
+            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into()
+        }
+    );
+    assert_eq!(retries(&events).len(), 3);
+    assert_eq!(stub.requests().len(), 4);
+
+    // Other errors in the stream are not retried.
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![Reply::stream_error(
+            "",
+            "invalid_request_error",
+            "prompt is too long",
+        )],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry, options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(
+        outcome(&events),
+        &TurnOutcome::Failed {
+            error: "the model provider sent an error: invalid_request_error: prompt is too long"
+                .into()
+        }
+    );
+    assert_eq!(stub.requests().len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_errors_fail_the_turn_with_a_clear_message() {
     let project = Project::new(&json!({"mcpServers": {}}));

@@ -44,6 +44,13 @@ pub enum Reply {
     },
     /// Starts streaming (one text fragment), then never finishes.
     Hang { text: String },
+    /// Starts streaming the answer (`text`, may be empty), then sends an error inside the
+    /// stream (an Anthropic `error` event, an OpenAI `error` chunk) of type `kind` and ends.
+    StreamError {
+        text: String,
+        kind: String,
+        message: String,
+    },
     /// These SSE events as given, each its own HTTP chunk (wire details the other replies
     /// do not show).
     Raw(Vec<String>),
@@ -95,6 +102,14 @@ impl Reply {
         out.push(openai_chunk(json!({}), Some("tool_calls")));
         out.push("data: [DONE]\n\n".into());
         Reply::Raw(out)
+    }
+
+    pub fn stream_error(text: &str, kind: &str, message: &str) -> Reply {
+        Reply::StreamError {
+            text: text.into(),
+            kind: kind.into(),
+            message: message.into(),
+        }
     }
 
     pub fn status(code: u16, retry_after: Option<&str>, message: &str) -> Reply {
@@ -284,6 +299,17 @@ async fn serve(mut conn: TcpStream, wire: Wire, state: Arc<Mutex<State>>) {
             };
             let _ = write_stream(&mut conn, &events).await;
         }
+        Reply::StreamError {
+            text,
+            kind,
+            message,
+        } => {
+            let events = match wire {
+                Wire::Anthropic => anthropic_error_events(&text, &kind, &message),
+                Wire::OpenAi => openai_error_events(&text, &kind, &message),
+            };
+            let _ = write_stream(&mut conn, &events).await;
+        }
         Reply::Raw(events) => {
             let _ = write_stream(&mut conn, &events).await;
         }
@@ -436,6 +462,31 @@ fn anthropic_events(text: &str, calls: &[(String, Value)], first_call: usize) ->
     };
     out.push(anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 17}})));
     out.push(anthropic_event(json!({"type": "message_stop"})));
+    out
+}
+
+/// The start of an answer, its text, then an `error` event as Anthropic streams it.
+fn anthropic_error_events(text: &str, kind: &str, message: &str) -> Vec<String> {
+    let mut out = anthropic_events(text, &[], 0);
+    // Up to the last text fragment: no content_block_stop, message_delta, message_stop.
+    out.truncate(out.len() - if text.is_empty() { 2 } else { 3 });
+    out.push(anthropic_event(
+        json!({"type": "error", "error": {"type": kind, "message": message}}),
+    ));
+    out
+}
+
+/// The start of an answer, its text, then an `error` chunk as OpenAI streams it.
+fn openai_error_events(text: &str, kind: &str, message: &str) -> Vec<String> {
+    let mut out = vec![openai_chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )];
+    for f in fragments(text) {
+        out.push(openai_chunk(json!({"content": f}), None));
+    }
+    let error = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
+    out.push(format!("data: {error}\n\n"));
     out
 }
 

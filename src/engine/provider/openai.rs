@@ -11,7 +11,9 @@
 //! yielded whole once `finish_reason` arrives, and `[DONE]` ends the stream. Some compatible
 //! servers leave out `index` (then a delta with a new `id` starts a call and one without
 //! goes on with the last) or number every call 0 (a new `id` starts a call there too); a
-//! call without an id gets a made-up one that is unique in the conversation.
+//! call without an id gets a made-up one that is unique in the conversation. An `error`
+//! chunk that means busy is retried while nothing of the answer was yielded (see
+//! [`stream_error`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -21,8 +23,8 @@ use serde_json::{json, Map, Value};
 use super::anthropic::tool_call;
 use super::sse::SseEvent;
 use super::{
-    post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
+    post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
+    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage, RETRYABLE_STREAM_ERRORS,
 };
 use crate::engine::message::{Block, ResultPart, Role};
 
@@ -68,7 +70,7 @@ impl LlmClient for OpenAiClient {
 
     fn stream(&self, request: ChatRequest) -> EventStream {
         let body = encode_request(&request, &self.info.model, self.images);
-        post_sse(self.target.clone(), body, OpenAiDecoder::default())
+        post_sse::<OpenAiDecoder>(self.target.clone(), body)
     }
 }
 
@@ -293,21 +295,53 @@ impl OpenAiDecoder {
     }
 }
 
+/// An `error` object inside the stream. Busy (retried while nothing of the answer was
+/// yielded) when its `type` or `code` is one of [`RETRYABLE_STREAM_ERRORS`] or its `code` a
+/// status of 429 or 5xx (as OpenRouter and vLLM send it); else the stream ends with it.
+fn stream_error(e: &Value) -> DecodeError {
+    let detail = e
+        .get("message")
+        .or(Some(e))
+        .and_then(Value::as_str)
+        .map_or_else(|| e.to_string(), str::to_string);
+    let named = ["type", "code"]
+        .iter()
+        .filter_map(|k| e.get(*k).and_then(Value::as_str))
+        .find(|kind| RETRYABLE_STREAM_ERRORS.contains(kind));
+    let status = e
+        .get("code")
+        .and_then(Value::as_u64)
+        .filter(|s| *s == 429 || (500..600).contains(s));
+    match (named, status) {
+        (Some(kind), _) => DecodeError::Busy {
+            kind: kind.to_string(),
+            detail,
+        },
+        (None, Some(status)) => DecodeError::Busy {
+            kind: e
+                .get("type")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("error {status}"), str::to_string),
+            detail,
+        },
+        (None, None) => ProviderError::Remote(detail).into(),
+    }
+}
+
 impl Decoder for OpenAiDecoder {
     fn event(
         &mut self,
         ev: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<bool, DecodeError> {
         if ev.data.trim() == "[DONE]" {
             self.end(out);
             return Ok(true);
         }
         let v: Value = serde_json::from_str(&ev.data)
             .map_err(|e| ProviderError::Protocol(format!("{e} in {:.200}", ev.data)))?;
-        if let Some(e) = v.get("error") {
-            let msg = e.get("message").and_then(Value::as_str).map(str::to_string);
-            return Err(ProviderError::Remote(msg.unwrap_or_else(|| e.to_string())));
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(e));
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(0);
@@ -412,6 +446,68 @@ mod tests {
             .iter()
             .map(|(i, n, v)| (i.to_string(), n.to_string(), v.clone()))
             .collect()
+    }
+
+    /// What the decoder makes of one chunk with an `error`, as text.
+    fn error_chunk(chunk: Value) -> String {
+        let ev = SseEvent {
+            event: String::new(),
+            data: chunk.to_string(),
+        };
+        match OpenAiDecoder::default().event(&ev, &mut VecDeque::new()) {
+            Err(DecodeError::Busy { kind, detail }) => format!("busy {kind}: {detail}"),
+            Err(DecodeError::Fatal(e)) => format!("fatal {e}"),
+            Ok(end) => format!("ok {end}"),
+        }
+    }
+
+    #[test]
+    fn error_chunks_that_mean_busy_are_told_from_the_others() {
+        // OpenAI.
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": null, "code": null}})
+            ),
+            "busy server_error: The server had an error while processing your request. Sorry about that!"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "Rate limit reached for gpt-4.1 on tokens per min (TPM)", "type": "tokens", "param": null, "code": "rate_limit_exceeded"}})
+            ),
+            "busy rate_limit_exceeded: Rate limit reached for gpt-4.1 on tokens per min (TPM)"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}})
+            ),
+            "fatal the model provider sent an error: You exceeded your current quota, please check your plan and billing details."
+        );
+        // OpenRouter: the error rides on a chunk that ends the choice.
+        assert_eq!(
+            error_chunk(
+                json!({"id": "gen-17", "object": "chat.completion.chunk", "created": 1_753_000_000, "model": "anthropic/claude-sonnet-4", "provider": "Anthropic",
+                       "error": {"code": 502, "message": "Provider returned error"},
+                       "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]})
+            ),
+            "busy error 502: Provider returned error"
+        );
+        // vLLM.
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"object": "error", "message": "The engine is overloaded", "type": "ServiceUnavailableError", "param": null, "code": 503}})
+            ),
+            "busy ServiceUnavailableError: The engine is overloaded"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"object": "error", "message": "max_tokens must be at least 1", "type": "BadRequestError", "param": null, "code": 400}})
+            ),
+            "fatal the model provider sent an error: max_tokens must be at least 1"
+        );
+        assert_eq!(
+            error_chunk(json!({"error": "upstream closed"})),
+            "fatal the model provider sent an error: upstream closed"
+        );
     }
 
     #[test]
