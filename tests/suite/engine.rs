@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness9::engine::history::{history, ChatItem};
 use harness9::engine::{
     CallStatus, ConversationChoice, Decision, Engine, EngineOptions, Event, PermissionOptions,
-    ToolPermission, TurnOutcome,
+    ToolPermission, TurnOutcome, CUT_OFF_NOTICE,
 };
 use harness9::Harness;
 use serde_json::{json, Value};
@@ -292,16 +293,15 @@ async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
             (json!(starts[2]), json!("3")),
         ]
     );
-    let outputs: Vec<(String, Option<String>)> =
-        harness9::engine::history::history(&engine.messages())
-            .into_iter()
-            .filter_map(|i| match i {
-                harness9::engine::history::ChatItem::Tool {
-                    call_id, output, ..
-                } => Some((call_id, output)),
-                _ => None,
-            })
-            .collect();
+    let outputs: Vec<(String, Option<String>)> = history(&engine.messages())
+        .into_iter()
+        .filter_map(|i| match i {
+            ChatItem::Tool {
+                call_id, output, ..
+            } => Some((call_id, output)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
         outputs,
         starts
@@ -826,6 +826,114 @@ async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_off_at_the_token_limit_is_marked_in_the_outcome_and_the_history() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::cut_off("The first half of a long"),
+                Reply::text(" answer."),
+            ],
+        )
+        .await;
+        let engine =
+            Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+        let events = run(&engine, "write a lot").await;
+        assert_eq!(
+            outcome(&events),
+            &TurnOutcome::CutOff {
+                answer: "The first half of a long".into()
+            },
+            "{wire:?}"
+        );
+        assert_eq!(streamed_text(&events), "The first half of a long");
+        let id = engine.conversation_id().to_string();
+        drop(engine);
+
+        // Reopened, the conversation says so after the answer.
+        let opts = EngineOptions {
+            conversation: ConversationChoice::Resume(id),
+            ..options(&project, &stub)
+        };
+        let reopened = Engine::new(project.path(), registry.clone(), opts).unwrap();
+        assert_eq!(
+            serde_json::to_value(history(&reopened.messages())).unwrap(),
+            json!([
+                {"kind": "user", "text": "write a lot"},
+                {"kind": "assistant", "text": "The first half of a long"},
+                {"kind": "notice", "text": CUT_OFF_NOTICE},
+            ]),
+            "{wire:?}"
+        );
+        // The model gets its text back as any other answer when the user asks for the rest.
+        let events = run(&reopened, "go on").await;
+        assert_eq!(completed(&events), " answer.");
+        let next = &stub.requests()[1];
+        let assistant = match wire {
+            Wire::Anthropic => {
+                json!({"role": "assistant", "content": [{"type": "text", "text": "The first half of a long"}]})
+            }
+            Wire::OpenAi => json!({"role": "assistant", "content": "The first half of a long"}),
+        };
+        let at = usize::from(wire == Wire::OpenAi); // after OpenAI's system message
+        assert_eq!(next.messages()[at + 1], assistant, "{wire:?}");
+        assert!(!next.body.to_string().contains("cut_off"));
+        assert_eq!(
+            history(&reopened.messages())
+                .iter()
+                .filter(|i| matches!(i, ChatItem::Notice { .. }))
+                .count(),
+            1
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told_why() {
+    let project = fixture_project(json!({}));
+    let harness = started(&project).await;
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::CutOff {
+                    text: "Echoing it.".into(),
+                    call: Some(("mcp__fx__echo".into(), r#"{"text": "a very long te"#.into())),
+                },
+                Reply::text("I will send less."),
+            ],
+        )
+        .await;
+        let engine = harness.engine(options(&project, &stub)).unwrap();
+        let events = run(&engine, "echo a lot").await;
+        assert_eq!(completed(&events), "I will send less.", "{wire:?}");
+        let ends = call_ends(&events);
+        assert_eq!(ends.len(), 1);
+        let (name, status, error, output) = &ends[0];
+        assert_eq!(
+            (name.as_str(), *status),
+            ("mcp__fx__echo", CallStatus::Error)
+        );
+        let error = error.as_deref().unwrap();
+        assert!(
+            error.starts_with("the arguments were not valid JSON")
+                && error.ends_with(
+                    "; the answer reached the output token limit while this call was written"
+                ),
+            "{error}"
+        );
+        assert!(output.contains(error), "{output}");
+        // The turn went on, so the history holds no cut-off notice.
+        assert!(!history(&engine.messages())
+            .iter()
+            .any(|i| matches!(i, ChatItem::Notice { .. })));
+    }
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_errors_fail_the_turn_with_a_clear_message() {
     let project = Project::new(&json!({"mcpServers": {}}));
     let stub = Stub::start(
@@ -1314,6 +1422,17 @@ async fn exec_reaching_the_round_trip_bound_exits_1() {
         "{stderr}"
     );
     assert_eq!(stub.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_prints_a_cut_off_answer_says_so_and_exits_1() {
+    let project = Arc::new(Project::new(&json!({"mcpServers": {}})));
+    let stub = Arc::new(Stub::start(Wire::Anthropic, vec![Reply::cut_off("Half of it")]).await);
+    let out = exec_async(project.clone(), Some(stub.clone()), strings(&["write"])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Half of it\n");
+    assert_eq!(stderr.trim_end(), format!("harness9: {CUT_OFF_NOTICE}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -394,6 +394,7 @@ mod tests {
                     }],
                     is_error: false,
                 }],
+                cut_off: false,
             }),
             Arc::new(Message::user_text("next")),
         ];

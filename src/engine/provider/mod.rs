@@ -40,6 +40,9 @@ pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long connecting to the provider may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Stop reasons that mean the answer reached the output token limit: Anthropic's
+/// `max_tokens`, OpenAI's `length`.
+pub const TOKEN_LIMIT_STOP_REASONS: &[&str] = &["max_tokens", "length"];
 /// Start of the tool-call ids harness9 makes up for calls a provider sent without one.
 pub const FALLBACK_CALL_ID_PREFIX: &str = "call_h9_";
 
@@ -114,9 +117,15 @@ pub enum StreamEvent {
     },
     /// The response is complete.
     Finished {
+        /// As the provider said it (see [`hit_token_limit`]).
         stop_reason: Option<String>,
         usage: Usage,
     },
+}
+
+/// Whether a stop reason means the answer reached the output token limit.
+pub fn hit_token_limit(stop_reason: Option<&str>) -> bool {
+    stop_reason.is_some_and(|r| TOKEN_LIMIT_STOP_REASONS.contains(&r))
 }
 
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
