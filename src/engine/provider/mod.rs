@@ -7,8 +7,9 @@
 //! `retry-after`) a bounded number of times; so are "overloaded" or "rate limited" errors
 //! sent inside the stream ([`RETRYABLE_STREAM_ERRORS`]) as long as no text or tool call of
 //! the answer was yielded (after that such an error ends the stream, so nothing is shown
-//! twice). The stream tells about each retry so a front end can show it. Dropping the stream cancels
-//! the request. API keys live only in [`ApiKey`], whose `Debug` hides the value.
+//! twice). The stream tells about each retry so a front end can show it. Dropping the
+//! stream cancels the request. API keys live only in [`ApiKey`], whose `Debug` hides the
+//! value.
 
 pub mod anthropic;
 pub mod openai;
