@@ -181,7 +181,7 @@ impl LlmClient for CannedModel {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => {
-                    result = Err(e);
+                    result = Err(e.into_error());
                     break;
                 }
             }

@@ -11,7 +11,8 @@ use std::io::Write;
 use clap::Args;
 use harness9::engine::{
     provider, CallStatus, ConversationChoice, EngineOptions, Event, PermissionOptions,
-    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome, DEFAULT_MAX_ROUND_TRIPS,
+    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome, CUT_OFF_NOTICE,
+    DEFAULT_MAX_ROUND_TRIPS,
 };
 
 use super::{EXIT_FAILED, EXIT_USAGE};
@@ -183,6 +184,13 @@ pub async fn exec(args: ExecArgs) -> i32 {
                             println!("{}", answer.trim_end());
                         }
                         0
+                    }
+                    TurnOutcome::CutOff { answer } => {
+                        if !json {
+                            println!("{}", answer.trim_end());
+                            eprintln!("harness9: {CUT_OFF_NOTICE}");
+                        }
+                        EXIT_FAILED
                     }
                     TurnOutcome::Stopped => {
                         if !json {

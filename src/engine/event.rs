@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use super::provider::Usage;
 
+/// What front ends tell the user when an answer stopped at the output token limit (the
+/// saved conversation shows it too, see [`super::history`]).
+pub const CUT_OFF_NOTICE: &str = "the answer was cut off at the output token limit (raise maxTokens in the provider section of settings.json, or ask the model to go on)";
+
 /// One event of a turn, in order. Every `ToolCallStart` is followed by exactly one
 /// `ToolCallEnd` with the same `callId` (also when the call is denied or stopped), and the
 /// last event of a turn is always `TurnEnd`.
@@ -98,6 +102,10 @@ pub enum CallStatus {
 pub enum TurnOutcome {
     /// The model gave its final answer.
     Completed { answer: String },
+    /// The model's answer stopped at the output token limit (Anthropic `max_tokens`, OpenAI
+    /// `length`); `answer` is what it wrote. Front ends say so ([`CUT_OFF_NOTICE`]) instead
+    /// of showing it as a finished answer.
+    CutOff { answer: String },
     /// The user stopped the turn.
     Stopped,
     /// The provider failed or the round-trip bound was reached.

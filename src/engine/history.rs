@@ -1,6 +1,7 @@
 //! A saved conversation as a chat pane shows it when it is reopened: the user's messages,
-//! the model's answers, each tool call with its result, notes and attachments. Both front
-//! ends render these items; the desktop app's TypeScript types come from here.
+//! the model's answers, each tool call with its result, notes and attachments; an answer
+//! cut off at the output token limit is followed by a notice that says so. Both front ends
+//! render these items; the desktop app's TypeScript types come from here.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::event::CUT_OFF_NOTICE;
 use super::message::{Block, Message, ResultPart, Role};
 
 /// One entry of a saved conversation, as the chat pane shows it when reopened.
@@ -116,6 +118,11 @@ pub fn history(messages: &[Arc<Message>]) -> Vec<ChatItem> {
                 }
             }
         }
+        if m.cut_off {
+            out.push(ChatItem::Notice {
+                text: CUT_OFF_NOTICE.into(),
+            });
+        }
     }
     out
 }
@@ -123,6 +130,31 @@ pub fn history(messages: &[Arc<Message>]) -> Vec<ChatItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_off_answer_is_followed_by_a_notice() {
+        let msgs = [
+            Message::user_text("write a lot"),
+            Message {
+                role: Role::Assistant,
+                content: vec![Block::Text {
+                    text: "The first half".into(),
+                }],
+                cut_off: true,
+            },
+            Message::user_text("go on"),
+        ]
+        .map(Arc::new);
+        assert_eq!(
+            serde_json::to_value(history(&msgs)).unwrap(),
+            serde_json::json!([
+                {"kind": "user", "text": "write a lot"},
+                {"kind": "assistant", "text": "The first half"},
+                {"kind": "notice", "text": CUT_OFF_NOTICE},
+                {"kind": "user", "text": "go on"},
+            ])
+        );
+    }
 
     #[test]
     fn history_pairs_tool_calls_with_their_results() {
@@ -140,6 +172,7 @@ mod tests {
                         input: serde_json::json!({}),
                     },
                 ],
+                cut_off: false,
             },
             Message {
                 role: Role::User,
@@ -150,12 +183,14 @@ mod tests {
                     }],
                     is_error: false,
                 }],
+                cut_off: false,
             },
             Message {
                 role: Role::Assistant,
                 content: vec![Block::Text {
                     text: "done".into(),
                 }],
+                cut_off: false,
             },
         ]
         .map(Arc::new);

@@ -21,6 +21,10 @@ pub enum Role {
 pub struct Message {
     pub role: Role,
     pub content: Vec<Block>,
+    /// The model's answer stopped at the output token limit in this (assistant) message,
+    /// as the last answer of its turn. Front ends say so; providers never see it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_off: bool,
 }
 
 /// One part of a message.
@@ -100,6 +104,7 @@ impl Message {
         Message {
             role: Role::User,
             content: vec![Block::Text { text: text.into() }],
+            cut_off: false,
         }
     }
 
@@ -132,4 +137,28 @@ pub struct ToolDefinition {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cut_off_mark_is_saved_only_when_set() {
+        let mut m = Message {
+            role: Role::Assistant,
+            content: vec![Block::Text {
+                text: "half".into(),
+            }],
+            cut_off: false,
+        };
+        let plain = r#"{"role":"assistant","content":[{"type":"text","text":"half"}]}"#;
+        assert_eq!(serde_json::to_string(&m).unwrap(), plain);
+        assert_eq!(serde_json::from_str::<Message>(plain).unwrap(), m);
+        m.cut_off = true;
+        let marked =
+            r#"{"role":"assistant","content":[{"type":"text","text":"half"}],"cut_off":true}"#;
+        assert_eq!(serde_json::to_string(&m).unwrap(), marked);
+        assert_eq!(serde_json::from_str::<Message>(marked).unwrap(), m);
+    }
 }

@@ -24,8 +24,9 @@
 //! - Events ([`Event`], serializable, `{"type": "text_delta", …}`): `turn_start`,
 //!   `model_request`, `retry`, `text_delta`, `tool_call_start` (id, name, arguments),
 //!   `approval_request`, `tool_call_progress`, `tool_call_end` (status, duration, error,
-//!   output), `notice`, and `turn_end` (outcome: completed with the answer, stopped, or
-//!   failed with the error; round-trips, duration, token usage), always last.
+//!   output), `notice`, and `turn_end` (outcome: completed with the answer, cut off at the
+//!   output token limit with the answer so far, stopped, or failed with the error;
+//!   round-trips, duration, token usage), always last.
 //! - [`Engine::messages`] is the history to render when a conversation is reopened.
 //!
 //! # The turn loop ([`turn`])
@@ -66,7 +67,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use event::{CallStatus, Event, TurnOutcome};
+pub use event::{CallStatus, Event, TurnOutcome, CUT_OFF_NOTICE};
 pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{

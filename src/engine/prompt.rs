@@ -25,6 +25,7 @@ pub fn prompt_messages(result: &GetPromptResult) -> Vec<Message> {
             _ => out.push(Message {
                 role,
                 content: vec![block],
+                cut_off: false,
             }),
         }
     }
@@ -172,11 +173,13 @@ mod tests {
                             media_type: "image/png".into(),
                             data: "AAAA".into()
                         }
-                    ]
+                    ],
+                    cut_off: false,
                 },
                 Message {
                     role: Role::Assistant,
-                    content: vec![text("I see.")]
+                    content: vec![text("I see.")],
+                    cut_off: false,
                 },
                 Message {
                     role: Role::User,
@@ -186,7 +189,8 @@ mod tests {
                         text("[resource demo://t (text/plain)]\nhi"),
                         text("[resource link: demo://c (c) — the third]"),
                         text("[audio: audio/wav, 3 bytes; the model cannot hear it]"),
-                    ]
+                    ],
+                    cut_off: false,
                 },
             ]
         );

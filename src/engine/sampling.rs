@@ -238,6 +238,7 @@ fn message(m: &SamplingMessage) -> Result<Message, String> {
     Ok(Message {
         role,
         content: blocks.into_iter().map(block).collect(),
+        cut_off: false,
     })
 }
 

@@ -229,6 +229,7 @@ fn repair(messages: &mut Vec<Arc<Message>>) {
                             Arc::new(Message {
                                 role: Role::User,
                                 content: missing,
+                                cut_off: false,
                             }),
                         );
                     } else {
@@ -348,6 +349,7 @@ mod tests {
                     name: "x".into(),
                     input: json!({}),
                 }],
+                cut_off: false,
             }),
         ];
         repair(&mut messages);

@@ -1,5 +1,7 @@
 //! One turn: the user's message, then model round-trips until the model answers without
-//! tool calls, the user stops, the provider fails, or the round-trip bound is reached.
+//! tool calls, the user stops, the provider fails, or the round-trip bound is reached. An
+//! answer without tool calls that stopped at the output token limit ends the turn as cut
+//! off (and its message is marked so), not as completed.
 //!
 //! Invariants: every `tool_call_start` gets one `tool_call_end`; every tool call in the
 //! conversation gets one result (real, error, denied or cancelled) before the next model
@@ -7,6 +9,7 @@
 //! `.await`; events go out on an unbounded channel, so a slow front end never stalls the
 //! loop.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +20,7 @@ use tokio::sync::mpsc;
 use super::event::{CallStatus, Event, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
-use super::provider::{ChatRequest, StreamEvent, Usage};
+use super::provider::{fallback_call_id, hit_token_limit, ChatRequest, StreamEvent, Usage};
 use super::spill::READ_OUTPUT_TOOL;
 use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
 use super::{Inner, TurnControl};
@@ -111,6 +114,7 @@ async fn turn(
             None => opening.push(Message {
                 role: Role::User,
                 content: attached.blocks,
+                cut_off: false,
             }),
         }
     }
@@ -139,15 +143,26 @@ async fn turn(
             a = stream_answer(inner, request, tx) => a,
             _ = control.stopped() => Err(Interrupted::Stopped),
         };
-        let (text, calls) = match answer {
+        let (text, mut calls, cut_off) = match answer {
             Ok(a) => {
                 usage.add(a.usage);
-                (a.text, a.calls)
+                (a.text, a.calls, a.cut_off)
             }
             Err(Interrupted::Stopped) => return (TurnOutcome::Stopped, round),
             // What streamed before a failure was shown but is not kept.
             Err(Interrupted::Failed(error)) => return (TurnOutcome::Failed { error }, round),
         };
+        unique_ids(inner, &mut calls);
+        if cut_off {
+            // The limit came while a call was written: its arguments are likely cut too.
+            for c in &mut calls {
+                if let Some(why) = &mut c.invalid {
+                    why.push_str(
+                        "; the answer reached the output token limit while this call was written",
+                    );
+                }
+            }
+        }
         let mut blocks = Vec::with_capacity(calls.len() + 1);
         if !text.is_empty() {
             blocks.push(Block::Text { text: text.clone() });
@@ -166,11 +181,17 @@ async fn turn(
                 Message {
                     role: Role::Assistant,
                     content: blocks,
+                    cut_off: cut_off && calls.is_empty(),
                 },
             );
         }
         if calls.is_empty() {
-            return (TurnOutcome::Completed { answer: text }, round);
+            let outcome = if cut_off {
+                TurnOutcome::CutOff { answer: text }
+            } else {
+                TurnOutcome::Completed { answer: text }
+            };
+            return (outcome, round);
         }
         let (results, stopped) = run_calls(inner, &snapshot, &calls, tx, control).await;
         let mut content = results;
@@ -182,6 +203,7 @@ async fn turn(
             Message {
                 role: Role::User,
                 content,
+                cut_off: false,
             },
         );
         if stopped {
@@ -195,6 +217,31 @@ async fn turn(
         },
         max,
     )
+}
+
+/// Gives a call whose id the conversation already holds (a server that numbers the calls
+/// of every answer from 0) a fresh one: results, approvals, saved outputs and front ends
+/// find a call by its id, so every call of the conversation needs its own.
+fn unique_ids(inner: &Inner, calls: &mut [Call]) {
+    if calls.is_empty() {
+        return;
+    }
+    let st = inner.state.lock().expect("state lock");
+    let mut seen: HashSet<&str> = st
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_uses().map(|(id, _, _)| id))
+        .collect();
+    let mut fresh = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        if !seen.insert(&c.id) {
+            fresh.push(i);
+        }
+    }
+    drop(st);
+    for i in fresh {
+        calls[i].id = fallback_call_id();
+    }
 }
 
 /// Reads the attached resources (a note for each when the engine cannot reach servers).
@@ -296,6 +343,8 @@ struct Answer {
     text: String,
     calls: Vec<Call>,
     usage: Usage,
+    /// The answer stopped at the output token limit.
+    cut_off: bool,
 }
 
 enum Interrupted {
@@ -340,8 +389,13 @@ async fn stream_answer(
                     reason,
                 },
             ),
-            Ok(StreamEvent::Finished { usage, .. }) => {
-                return Ok(Answer { text, calls, usage });
+            Ok(StreamEvent::Finished { stop_reason, usage }) => {
+                return Ok(Answer {
+                    text,
+                    calls,
+                    usage,
+                    cut_off: hit_token_limit(stop_reason.as_deref()),
+                });
             }
             Err(e) => return Err(Interrupted::Failed(e.to_string())),
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::engine::event::{CallStatus, Event, TurnOutcome, CUT_OFF_NOTICE};
 use harness9::inspect::ApprovalRequest;
 use harness9::mcp::StatusSnapshot;
 use harness9::tools::ToolSpec;
@@ -507,6 +507,10 @@ impl App {
                 }
                 match outcome {
                     TurnOutcome::Completed { .. } => {}
+                    // The text streamed already; say that it is incomplete.
+                    TurnOutcome::CutOff { .. } => {
+                        self.chat.push(ChatLine::System(CUT_OFF_NOTICE.into()))
+                    }
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
                     TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
                 }

@@ -403,6 +403,42 @@ fn chat_with_tool_calls() {
 }
 
 #[test]
+fn an_answer_cut_off_at_the_token_limit_gets_a_notice() {
+    let mut app = app_with_servers();
+    app.chat
+        .push(super::app::ChatLine::User("write a lot".into()));
+    app.on_event(Event::TurnStart {
+        conversation_id: "c".into(),
+        provider: "anthropic".into(),
+        model: "m".into(),
+    });
+    app.on_event(Event::TextDelta {
+        text: "The first half".into(),
+    });
+    app.on_event(Event::TurnEnd {
+        outcome: TurnOutcome::CutOff {
+            answer: "The first half".into(),
+        },
+        round_trips: 1,
+        duration_ms: 1,
+        usage: Default::default(),
+    });
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines[0], "> write a lot");
+    assert_eq!(lines[1], "The first half");
+    assert_eq!(
+        lines[2],
+        "the answer was cut off at the output token limit (raise maxTokens in the"
+    );
+    assert_eq!(
+        lines[3],
+        "provider section of settings.json, or ask the model to go on)"
+    );
+    assert!(!app.busy);
+}
+
+#[test]
 fn tool_approval_card() {
     let mut app = app_with_servers();
     app.on_event(Event::ApprovalRequest {

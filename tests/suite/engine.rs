@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness9::engine::history::{history, ChatItem};
 use harness9::engine::{
     CallStatus, ConversationChoice, Decision, Engine, EngineOptions, Event, PermissionOptions,
-    ToolPermission, TurnOutcome,
+    ToolPermission, TurnOutcome, CUT_OFF_NOTICE,
 };
 use harness9::Harness;
 use serde_json::{json, Value};
@@ -240,6 +241,74 @@ async fn openai_parallel_tool_calls_run_concurrently() {
             json!({"role": "tool", "tool_call_id": "call_1", "content": "slept 1000 ms"}),
             json!({"role": "tool", "tool_call_id": "call_2", "content": "slept 1000 ms"})
         ]
+    );
+    harness.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
+    let project = fixture_project(json!({}));
+    let harness = started(&project).await;
+    // A server that numbers the calls of every answer from call_0, then one that sends none.
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::openai_call_with_id(Some("call_0"), "mcp__fx__echo", json!({"text": "1"})),
+            Reply::openai_call_with_id(Some("call_0"), "mcp__fx__echo", json!({"text": "2"})),
+            Reply::openai_call_with_id(None, "mcp__fx__echo", json!({"text": "3"})),
+            Reply::text("done"),
+        ],
+    )
+    .await;
+    let engine = harness.engine(options(&project, &stub)).unwrap();
+    let events = run(&engine, "echo three times").await;
+    assert_eq!(completed(&events), "done");
+    let starts: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStart { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts.len(), 3);
+    assert_eq!(starts[0], "call_0");
+    assert!(starts[1..]
+        .iter()
+        .all(|id| id.starts_with(harness9::engine::provider::FALLBACK_CALL_ID_PREFIX)));
+    let unique: std::collections::HashSet<&String> = starts.iter().collect();
+    assert_eq!(unique.len(), 3, "{starts:?}");
+    // The model sees each call with its own result, as does a reopened conversation.
+    let last = &stub.requests()[3];
+    let pairs: Vec<(Value, Value)> = last
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].clone(), m["content"].clone()))
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            (json!(starts[0]), json!("1")),
+            (json!(starts[1]), json!("2")),
+            (json!(starts[2]), json!("3")),
+        ]
+    );
+    let outputs: Vec<(String, Option<String>)> = history(&engine.messages())
+        .into_iter()
+        .filter_map(|i| match i {
+            ChatItem::Tool {
+                call_id, output, ..
+            } => Some((call_id, output)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        outputs,
+        starts
+            .iter()
+            .zip(["1", "2", "3"])
+            .map(|(id, o)| (id.clone(), Some(o.to_string())))
+            .collect::<Vec<_>>()
     );
     harness.shutdown().await;
 }
@@ -610,6 +679,258 @@ async fn rate_limits_and_server_errors_are_retried() {
         ]
     );
     assert_eq!(stub.requests().len(), 3);
+}
+
+fn retries(events: &[Event]) -> Vec<(u32, u64, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => Some((*attempt, *delay_ms, reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_errors_in_the_stream_are_retried_before_the_answer_starts() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    // One retry budget for statuses and errors in the stream.
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::status(529, None, "Overloaded"),
+            Reply::stream_error("", "overloaded_error", "Overloaded"),
+            Reply::stream_error("", "api_error", "Internal server error"),
+            Reply::text("finally"),
+        ],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(completed(&events), "finally");
+    assert_eq!(streamed_text(&events), "finally");
+    assert_eq!(
+        retries(&events),
+        vec![
+            (1, 10, "the provider answered 529: Overloaded".to_string()),
+            (
+                2,
+                20,
+                "the provider reported overloaded_error while streaming: Overloaded".to_string()
+            ),
+            (
+                3,
+                40,
+                "the provider reported api_error while streaming: Internal server error"
+                    .to_string()
+            ),
+        ]
+    );
+    assert_eq!(stub.requests().len(), 4);
+
+    let stub = Stub::start(
+        Wire::OpenAi,
+        vec![
+            Reply::stream_error("", "server_error", "The server had an error"),
+            Reply::text("ok"),
+        ],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry, options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(completed(&events), "ok");
+    assert_eq!(
+        retries(&events),
+        vec![(
+            1,
+            10,
+            "the provider reported server_error while streaming: The server had an error"
+                .to_string()
+        )]
+    );
+    assert_eq!(stub.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_error_after_part_of_the_answer_fails_the_turn_without_repeating_it() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::stream_error("Half of an answer", "overloaded_error", "Overloaded"),
+                Reply::text("never sent"),
+            ],
+        )
+        .await;
+        let engine =
+            Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+        let events = run(&engine, "hi").await;
+        assert_eq!(
+            outcome(&events),
+            &TurnOutcome::Failed {
+                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into()
+            },
+            "{wire:?}"
+        );
+        assert_eq!(streamed_text(&events), "Half of an answer", "{wire:?}");
+        assert_eq!(retries(&events), vec![], "{wire:?}");
+        assert_eq!(stub.requests().len(), 1, "{wire:?}");
+        assert_eq!(engine.messages().len(), 1, "only the prompt is kept");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    let busy = Reply::stream_error("", "rate_limit_exceeded", "Rate limit reached");
+    let stub = Stub::start(Wire::OpenAi, vec![busy; 4]).await;
+    let engine = Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(
+        outcome(&events),
+        &TurnOutcome::Failed {
+            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into()
+        }
+    );
+    assert_eq!(retries(&events).len(), 3);
+    assert_eq!(stub.requests().len(), 4);
+
+    // Other errors in the stream are not retried.
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![Reply::stream_error(
+            "",
+            "invalid_request_error",
+            "prompt is too long",
+        )],
+    )
+    .await;
+    let engine = Engine::new(project.path(), registry, options(&project, &stub)).unwrap();
+    let events = run(&engine, "hi").await;
+    assert_eq!(
+        outcome(&events),
+        &TurnOutcome::Failed {
+            error: "the model provider sent an error: invalid_request_error: prompt is too long"
+                .into()
+        }
+    );
+    assert_eq!(stub.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_off_at_the_token_limit_is_marked_in_the_outcome_and_the_history() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let registry = Arc::new(harness9::tools::ToolRegistry::new());
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::cut_off("The first half of a long"),
+                Reply::text(" answer."),
+            ],
+        )
+        .await;
+        let engine =
+            Engine::new(project.path(), registry.clone(), options(&project, &stub)).unwrap();
+        let events = run(&engine, "write a lot").await;
+        assert_eq!(
+            outcome(&events),
+            &TurnOutcome::CutOff {
+                answer: "The first half of a long".into()
+            },
+            "{wire:?}"
+        );
+        assert_eq!(streamed_text(&events), "The first half of a long");
+        let id = engine.conversation_id().to_string();
+        drop(engine);
+
+        // Reopened, the conversation says so after the answer.
+        let opts = EngineOptions {
+            conversation: ConversationChoice::Resume(id),
+            ..options(&project, &stub)
+        };
+        let reopened = Engine::new(project.path(), registry.clone(), opts).unwrap();
+        assert_eq!(
+            serde_json::to_value(history(&reopened.messages())).unwrap(),
+            json!([
+                {"kind": "user", "text": "write a lot"},
+                {"kind": "assistant", "text": "The first half of a long"},
+                {"kind": "notice", "text": CUT_OFF_NOTICE},
+            ]),
+            "{wire:?}"
+        );
+        // The model gets its text back as any other answer when the user asks for the rest.
+        let events = run(&reopened, "go on").await;
+        assert_eq!(completed(&events), " answer.");
+        let next = &stub.requests()[1];
+        let assistant = match wire {
+            Wire::Anthropic => {
+                json!({"role": "assistant", "content": [{"type": "text", "text": "The first half of a long"}]})
+            }
+            Wire::OpenAi => json!({"role": "assistant", "content": "The first half of a long"}),
+        };
+        let at = usize::from(wire == Wire::OpenAi); // after OpenAI's system message
+        assert_eq!(next.messages()[at + 1], assistant, "{wire:?}");
+        assert!(!next.body.to_string().contains("cut_off"));
+        assert_eq!(
+            history(&reopened.messages())
+                .iter()
+                .filter(|i| matches!(i, ChatItem::Notice { .. }))
+                .count(),
+            1
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told_why() {
+    let project = fixture_project(json!({}));
+    let harness = started(&project).await;
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::CutOff {
+                    text: "Echoing it.".into(),
+                    call: Some(("mcp__fx__echo".into(), r#"{"text": "a very long te"#.into())),
+                },
+                Reply::text("I will send less."),
+            ],
+        )
+        .await;
+        let engine = harness.engine(options(&project, &stub)).unwrap();
+        let events = run(&engine, "echo a lot").await;
+        assert_eq!(completed(&events), "I will send less.", "{wire:?}");
+        let ends = call_ends(&events);
+        assert_eq!(ends.len(), 1);
+        let (name, status, error, output) = &ends[0];
+        assert_eq!(
+            (name.as_str(), *status),
+            ("mcp__fx__echo", CallStatus::Error)
+        );
+        let error = error.as_deref().unwrap();
+        assert!(
+            error.starts_with("the arguments were not valid JSON")
+                && error.ends_with(
+                    "; the answer reached the output token limit while this call was written"
+                ),
+            "{error}"
+        );
+        assert!(output.contains(error), "{output}");
+        // The turn went on, so the history holds no cut-off notice.
+        assert!(!history(&engine.messages())
+            .iter()
+            .any(|i| matches!(i, ChatItem::Notice { .. })));
+    }
+    harness.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1101,6 +1422,17 @@ async fn exec_reaching_the_round_trip_bound_exits_1() {
         "{stderr}"
     );
     assert_eq!(stub.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_prints_a_cut_off_answer_says_so_and_exits_1() {
+    let project = Arc::new(Project::new(&json!({"mcpServers": {}})));
+    let stub = Arc::new(Stub::start(Wire::Anthropic, vec![Reply::cut_off("Half of it")]).await);
+    let out = exec_async(project.clone(), Some(stub.clone()), strings(&["write"])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Half of it\n");
+    assert_eq!(stderr.trim_end(), format!("harness9: {CUT_OFF_NOTICE}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -44,6 +44,23 @@ pub enum Reply {
     },
     /// Starts streaming (one text fragment), then never finishes.
     Hang { text: String },
+    /// An answer that stops at the output token limit (Anthropic `max_tokens`, OpenAI
+    /// `length`): `text`, then optionally a tool call `(name, arguments so far)` cut in the
+    /// middle of its arguments.
+    CutOff {
+        text: String,
+        call: Option<(String, String)>,
+    },
+    /// Starts streaming the answer (`text`, may be empty), then sends an error inside the
+    /// stream (an Anthropic `error` event, an OpenAI `error` chunk) of type `kind` and ends.
+    StreamError {
+        text: String,
+        kind: String,
+        message: String,
+    },
+    /// These SSE events as given, each its own HTTP chunk (wire details the other replies
+    /// do not show).
+    Raw(Vec<String>),
 }
 
 impl Reply {
@@ -68,6 +85,44 @@ impl Reply {
                 .iter()
                 .map(|(n, a)| (n.to_string(), a.clone()))
                 .collect(),
+        }
+    }
+
+    /// An OpenAI answer with one tool call whose id is `id` as given, or no `id` field at
+    /// all (as some compatible servers send it).
+    pub fn openai_call_with_id(id: Option<&str>, name: &str, args: Value) -> Reply {
+        let mut head =
+            json!({"index": 0, "type": "function", "function": {"name": name, "arguments": ""}});
+        if let Some(id) = id {
+            head["id"] = json!(id);
+        }
+        let mut out = vec![
+            openai_chunk(json!({"role": "assistant", "content": null}), None),
+            openai_chunk(json!({"tool_calls": [head]}), None),
+        ];
+        for f in fragments(&args.to_string()) {
+            out.push(openai_chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}),
+                None,
+            ));
+        }
+        out.push(openai_chunk(json!({}), Some("tool_calls")));
+        out.push("data: [DONE]\n\n".into());
+        Reply::Raw(out)
+    }
+
+    pub fn cut_off(text: &str) -> Reply {
+        Reply::CutOff {
+            text: text.into(),
+            call: None,
+        }
+    }
+
+    pub fn stream_error(text: &str, kind: &str, message: &str) -> Reply {
+        Reply::StreamError {
+            text: text.into(),
+            kind: kind.into(),
+            message: message.into(),
         }
     }
 
@@ -228,8 +283,10 @@ async fn serve(mut conn: TcpStream, wire: Wire, state: Arc<Mutex<State>>) {
         });
         let reply = st.script.pop_front();
         let first = st.next_call;
-        if let Some(Reply::Turn { calls, .. }) = &reply {
-            st.next_call += calls.len();
+        match &reply {
+            Some(Reply::Turn { calls, .. }) => st.next_call += calls.len(),
+            Some(Reply::CutOff { call: Some(_), .. }) => st.next_call += 1,
+            _ => {}
         }
         (reply, first)
     };
@@ -256,6 +313,28 @@ async fn serve(mut conn: TcpStream, wire: Wire, state: Arc<Mutex<State>>) {
                 Wire::Anthropic => anthropic_events(&text, &calls, first_call),
                 Wire::OpenAi => openai_events(&text, &calls, first_call),
             };
+            let _ = write_stream(&mut conn, &events).await;
+        }
+        Reply::CutOff { text, call } => {
+            let call = call.as_ref().map(|(n, a)| (n.as_str(), a.as_str()));
+            let events = match wire {
+                Wire::Anthropic => anthropic_cut_off_events(&text, call, first_call),
+                Wire::OpenAi => openai_cut_off_events(&text, call, first_call),
+            };
+            let _ = write_stream(&mut conn, &events).await;
+        }
+        Reply::StreamError {
+            text,
+            kind,
+            message,
+        } => {
+            let events = match wire {
+                Wire::Anthropic => anthropic_error_events(&text, &kind, &message),
+                Wire::OpenAi => openai_error_events(&text, &kind, &message),
+            };
+            let _ = write_stream(&mut conn, &events).await;
+        }
+        Reply::Raw(events) => {
             let _ = write_stream(&mut conn, &events).await;
         }
         Reply::Hang { text } => {
@@ -407,6 +486,76 @@ fn anthropic_events(text: &str, calls: &[(String, Value)], first_call: usize) ->
     };
     out.push(anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 17}})));
     out.push(anthropic_event(json!({"type": "message_stop"})));
+    out
+}
+
+/// An answer stopped by `max_tokens`, as Anthropic streams it.
+fn anthropic_cut_off_events(
+    text: &str,
+    call: Option<(&str, &str)>,
+    first_call: usize,
+) -> Vec<String> {
+    let mut out = anthropic_events(text, &[], 0);
+    // Without message_delta and message_stop.
+    out.truncate(out.len() - 2);
+    if let Some((name, args)) = call {
+        let index = usize::from(!text.is_empty());
+        let id = format!("toolu_{}", first_call + 1);
+        out.push(anthropic_event(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
+        for f in fragments(args) {
+            out.push(anthropic_event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": f}})));
+        }
+        out.push(anthropic_event(
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    out.push(anthropic_event(json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 1024}})));
+    out.push(anthropic_event(json!({"type": "message_stop"})));
+    out
+}
+
+/// An answer stopped by the token limit (`finish_reason: length`), as OpenAI streams it.
+fn openai_cut_off_events(text: &str, call: Option<(&str, &str)>, first_call: usize) -> Vec<String> {
+    let mut out = openai_events(text, &[], 0);
+    // Without the finish_reason chunk, the usage chunk and [DONE].
+    let tail = out.split_off(out.len() - 3);
+    if let Some((name, args)) = call {
+        let id = format!("call_{}", first_call + 1);
+        out.push(openai_chunk(json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), None));
+        for f in fragments(args) {
+            out.push(openai_chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}),
+                None,
+            ));
+        }
+    }
+    out.push(openai_chunk(json!({}), Some("length")));
+    out.extend(tail.into_iter().skip(1));
+    out
+}
+
+/// The start of an answer, its text, then an `error` event as Anthropic streams it.
+fn anthropic_error_events(text: &str, kind: &str, message: &str) -> Vec<String> {
+    let mut out = anthropic_events(text, &[], 0);
+    // Up to the last text fragment: no content_block_stop, message_delta, message_stop.
+    out.truncate(out.len() - if text.is_empty() { 2 } else { 3 });
+    out.push(anthropic_event(
+        json!({"type": "error", "error": {"type": kind, "message": message}}),
+    ));
+    out
+}
+
+/// The start of an answer, its text, then an `error` chunk as OpenAI streams it.
+fn openai_error_events(text: &str, kind: &str, message: &str) -> Vec<String> {
+    let mut out = vec![openai_chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )];
+    for f in fragments(text) {
+        out.push(openai_chunk(json!({"content": f}), None));
+    }
+    let error = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
+    out.push(format!("data: {error}\n\n"));
     out
 }
 

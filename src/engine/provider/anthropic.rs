@@ -6,7 +6,9 @@
 //! Decoding: `content_block_start` opens a text or `tool_use` block, `content_block_delta`
 //! carries `text_delta` or `input_json_delta` fragments, `content_block_stop` closes the
 //! block (a tool call is yielded whole then), `message_delta` has the stop reason and
-//! output tokens, `message_stop` ends; `error` events become [`ProviderError::Remote`].
+//! output tokens, `message_stop` ends. An `error` event of a busy kind (`overloaded_error`,
+//! `rate_limit_error`, `api_error`) is retried while nothing of the answer was yielded (see
+//! [`super::post_sse`]); other `error` events become [`ProviderError::Remote`].
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -15,8 +17,8 @@ use serde_json::{json, Map, Value};
 
 use super::sse::SseEvent;
 use super::{
-    post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
+    post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
+    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage, RETRYABLE_STREAM_ERRORS,
 };
 use crate::engine::message::{Block, Message, ResultPart, Role};
 
@@ -69,7 +71,7 @@ impl LlmClient for AnthropicClient {
 
     fn stream(&self, request: ChatRequest) -> EventStream {
         let body = encode_request(&request, &self.info.model, self.max_tokens, self.images);
-        post_sse(self.target.clone(), body, AnthropicDecoder::default())
+        post_sse::<AnthropicDecoder>(self.target.clone(), body)
     }
 }
 
@@ -219,7 +221,7 @@ impl Decoder for AnthropicDecoder {
         &mut self,
         ev: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<bool, DecodeError> {
         let v = parse(&ev.data)?;
         let kind = v
             .get("type")
@@ -244,7 +246,10 @@ impl Decoder for AnthropicDecoder {
                         Open::Text
                     }
                     Some("tool_use") => Open::Tool {
-                        id: b["id"].as_str().unwrap_or_default().to_string(),
+                        id: b["id"]
+                            .as_str()
+                            .filter(|id| !id.is_empty())
+                            .map_or_else(super::fallback_call_id, str::to_string),
                         name: b["name"].as_str().unwrap_or_default().to_string(),
                         json: String::new(),
                     },
@@ -290,11 +295,12 @@ impl Decoder for AnthropicDecoder {
             }
             "error" => {
                 let e = &v["error"];
-                return Err(ProviderError::Remote(format!(
-                    "{}: {}",
-                    e["type"].as_str().unwrap_or("error"),
-                    e["message"].as_str().unwrap_or("no details")
-                )));
+                let kind = e["type"].as_str().unwrap_or("error").to_string();
+                let detail = e["message"].as_str().unwrap_or("no details").to_string();
+                if RETRYABLE_STREAM_ERRORS.contains(&kind.as_str()) {
+                    return Err(DecodeError::Busy { kind, detail });
+                }
+                return Err(ProviderError::Remote(format!("{kind}: {detail}")).into());
             }
             _ => {} // ping and future event types
         }
@@ -342,6 +348,39 @@ mod tests {
     use super::*;
     use crate::engine::message::ToolDefinition;
 
+    /// What the decoder makes of one `error` event, as text.
+    fn error_event(kind: &str, message: &str) -> String {
+        let ev = SseEvent {
+            event: "error".into(),
+            data: json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
+        };
+        match AnthropicDecoder::default().event(&ev, &mut VecDeque::new()) {
+            Err(DecodeError::Busy { kind, detail }) => format!("busy {kind}: {detail}"),
+            Err(DecodeError::Fatal(e)) => format!("fatal {e}"),
+            Ok(end) => format!("ok {end}"),
+        }
+    }
+
+    #[test]
+    fn overloaded_rate_limit_and_api_errors_in_the_stream_are_busy() {
+        assert_eq!(
+            error_event("overloaded_error", "Overloaded"),
+            "busy overloaded_error: Overloaded"
+        );
+        assert_eq!(
+            error_event("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+            "busy rate_limit_error: Number of request tokens has exceeded your per-minute rate limit"
+        );
+        assert_eq!(
+            error_event("api_error", "Internal server error"),
+            "busy api_error: Internal server error"
+        );
+        assert_eq!(
+            error_event("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+            "fatal the model provider sent an error: invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum"
+        );
+    }
+
     #[test]
     fn consecutive_user_messages_merge_and_images_can_be_placeholders() {
         let messages: Vec<Arc<Message>> = vec![
@@ -355,6 +394,7 @@ mod tests {
                     }],
                     is_error: false,
                 }],
+                cut_off: false,
             }),
             Arc::new(Message::user_text("next")),
         ];

@@ -4,9 +4,12 @@
 //! SSE decoding that assembles streamed tool-call arguments.
 //!
 //! HTTP goes through reqwest. 429 and 5xx answers are retried with backoff (honouring
-//! `retry-after`) a bounded number of times before the stream yields its first event; the
-//! stream tells about each retry so a front end can show it. Dropping the stream cancels
-//! the request. API keys live only in [`ApiKey`], whose `Debug` hides the value.
+//! `retry-after`) a bounded number of times; so are "overloaded" or "rate limited" errors
+//! sent inside the stream ([`RETRYABLE_STREAM_ERRORS`]) as long as no text or tool call of
+//! the answer was yielded (after that such an error ends the stream, so nothing is shown
+//! twice). The stream tells about each retry so a front end can show it. Dropping the
+//! stream cancels the request. API keys live only in [`ApiKey`], whose `Debug` hides the
+//! value.
 
 pub mod anthropic;
 pub mod openai;
@@ -14,6 +17,7 @@ pub mod settings;
 pub mod sse;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +30,8 @@ pub use settings::{ProviderKind, ProviderOverrides, ProviderSettings, SettingsEr
 
 use super::message::{Message, ToolDefinition};
 
-/// How many times a 429 or 5xx answer is retried before the turn fails.
+/// How many times a 429 or 5xx answer (or a busy error in the stream) is retried before
+/// the turn fails; one count for both.
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// First backoff delay when the provider gives no `retry-after`; doubles on each retry.
 pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_secs(1);
@@ -36,6 +41,11 @@ pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(60);
 pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long connecting to the provider may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Stop reasons that mean the answer reached the output token limit: Anthropic's
+/// `max_tokens`, OpenAI's `length`.
+pub const TOKEN_LIMIT_STOP_REASONS: &[&str] = &["max_tokens", "length"];
+/// Start of the tool-call ids harness9 makes up for calls a provider sent without one.
+pub const FALLBACK_CALL_ID_PREFIX: &str = "call_h9_";
 
 /// Everything one model round-trip needs. Cheap to clone (shared parts are `Arc`s).
 #[derive(Debug, Clone)]
@@ -90,7 +100,8 @@ impl Usage {
 /// One thing a streamed response says, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
-    /// The request failed with a retryable status; the next attempt starts after `delay`.
+    /// The request failed with a retryable status, or the stream with a busy error before
+    /// any of the answer; the next attempt starts after `delay`.
     Retrying {
         attempt: u32,
         delay: Duration,
@@ -107,9 +118,15 @@ pub enum StreamEvent {
     },
     /// The response is complete.
     Finished {
+        /// As the provider said it (see [`hit_token_limit`]).
         stop_reason: Option<String>,
         usage: Usage,
     },
+}
+
+/// Whether a stop reason means the answer reached the output token limit.
+pub fn hit_token_limit(stop_reason: Option<&str>) -> bool {
+    stop_reason.is_some_and(|r| TOKEN_LIMIT_STOP_REASONS.contains(&r))
 }
 
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
@@ -160,13 +177,24 @@ pub enum ProviderError {
     },
     #[error("the model provider's stream broke off: {0}")]
     Stream(String),
+    /// A busy error in the stream (see [`RETRYABLE_STREAM_ERRORS`]) on every attempt.
+    #[error("the model provider was still busy after {retries} retries ({kind}: {detail}); try again in a minute")]
+    Busy {
+        kind: String,
+        retries: u32,
+        detail: String,
+    },
+    /// A busy error in the stream after part of the answer was shown (not retried, so that
+    /// part is not shown twice).
+    #[error("the model provider failed in the middle of the answer ({kind}: {detail}); the answer is incomplete, send your message again")]
+    MidAnswer { kind: String, detail: String },
     #[error("the model provider sent an error: {0}")]
     Remote(String),
     #[error("the model provider sent something harness9 does not understand: {0}")]
     Protocol(String),
 }
 
-/// Retries of 429 and 5xx answers.
+/// Retries of 429 and 5xx answers and of busy errors in the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     pub max_retries: u32,
@@ -219,6 +247,26 @@ fn error_detail(body: &str) -> String {
     text
 }
 
+/// A fresh id for a tool call the provider sent without one. Random, so it is unique in the
+/// whole conversation (every round-trip and turn of it, also after a restart): results,
+/// approvals, saved outputs and front ends all find a call by its id.
+pub(crate) fn fallback_call_id() -> String {
+    /// Tells ids apart should the system give no random numbers.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut buf = [0u8; 8];
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let random = match getrandom::fill(&mut buf) {
+        Ok(()) => u64::from_le_bytes(buf),
+        Err(_) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            (now.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
+        }
+    };
+    format!("{FALLBACK_CALL_ID_PREFIX}{:016x}", random.wrapping_add(n))
+}
+
 /// What a provider's HTTP layer needs to send one request.
 pub(crate) struct HttpTarget {
     pub http: reqwest::Client,
@@ -261,28 +309,66 @@ pub(crate) fn http_client() -> reqwest::Client {
         .expect("the HTTP client builds")
 }
 
-/// Turns SSE events into [`StreamEvent`]s; one per provider.
-pub(crate) trait Decoder: Send + 'static {
+/// Error types a provider sends inside a stream when it is busy or failing for a moment:
+/// Anthropic's `overloaded_error` (its 529), `rate_limit_error` (429) and `api_error` (500),
+/// and OpenAI's `server_error` and `rate_limit_exceeded`. They are retried like those
+/// statuses while nothing of the answer was yielded.
+pub const RETRYABLE_STREAM_ERRORS: &[&str] = &[
+    "overloaded_error",
+    "rate_limit_error",
+    "api_error",
+    "server_error",
+    "rate_limit_exceeded",
+];
+
+/// Why a decoder could not go on with a stream.
+#[derive(Debug)]
+pub(crate) enum DecodeError {
+    /// The provider said in the stream that it is busy or failing for a moment (one of
+    /// [`RETRYABLE_STREAM_ERRORS`]); `kind` is its error type.
+    Busy { kind: String, detail: String },
+    /// Anything else; the stream ends with it.
+    Fatal(ProviderError),
+}
+
+impl DecodeError {
+    /// The error as it ends a stream that is read without retries.
+    pub(crate) fn into_error(self) -> ProviderError {
+        match self {
+            DecodeError::Busy { kind, detail } => ProviderError::Busy {
+                kind,
+                retries: 0,
+                detail,
+            },
+            DecodeError::Fatal(e) => e,
+        }
+    }
+}
+
+impl From<ProviderError> for DecodeError {
+    fn from(e: ProviderError) -> Self {
+        DecodeError::Fatal(e)
+    }
+}
+
+/// Turns SSE events into [`StreamEvent`]s; one per provider. A fresh (default) decoder
+/// reads each attempt.
+pub(crate) trait Decoder: Default + Send + 'static {
     /// Handles one SSE event; pushes what it yields. `Ok(true)` ends the stream.
     fn event(
         &mut self,
         event: &sse::SseEvent,
         out: &mut VecDeque<StreamEvent>,
-    ) -> Result<bool, ProviderError>;
+    ) -> Result<bool, DecodeError>;
     /// The body ended without an explicit end: whatever is pending, or an error.
     fn finish(&mut self, out: &mut VecDeque<StreamEvent>) -> Result<(), ProviderError>;
 }
 
 enum Phase<D> {
-    Start {
-        body: Arc<Vec<u8>>,
-        decoder: D,
-    },
+    Start,
     /// Waiting out a backoff delay before the next attempt.
     Wait {
         delay: Duration,
-        body: Arc<Vec<u8>>,
-        decoder: D,
     },
     Streaming {
         bytes: BoxStream<'static, reqwest::Result<Vec<u8>>>,
@@ -294,71 +380,98 @@ enum Phase<D> {
 
 struct State<D> {
     target: Arc<HttpTarget>,
+    body: Arc<Vec<u8>>,
     phase: Phase<D>,
     queue: VecDeque<StreamEvent>,
     attempt: u32,
+    /// This attempt yielded text or a tool call: it can no longer be retried without
+    /// showing that twice.
+    answered: bool,
 }
 
-/// Posts `body` and streams the decoded answer, retrying 429/5xx before the first byte.
-pub(crate) fn post_sse<D: Decoder>(
-    target: Arc<HttpTarget>,
-    body: Vec<u8>,
-    decoder: D,
-) -> EventStream {
-    let state = State {
+impl<D> State<D> {
+    /// Schedules the next attempt when the policy allows one; returns the event that says
+    /// so (the wait starts on the next poll).
+    fn retry(&mut self, after: Option<Duration>, reason: String) -> Option<StreamEvent> {
+        if self.attempt >= self.target.retry.max_retries {
+            return None;
+        }
+        self.attempt += 1;
+        let delay = self.target.retry.delay(self.attempt, after);
+        self.phase = Phase::Wait { delay };
+        self.queue.clear();
+        self.answered = false;
+        Some(StreamEvent::Retrying {
+            attempt: self.attempt,
+            delay,
+            reason,
+        })
+    }
+
+    /// What a busy error in the stream comes to: another attempt while nothing of the
+    /// answer was yielded, else the error that ends the stream.
+    fn busy(&mut self, kind: String, detail: String) -> Result<StreamEvent, ProviderError> {
+        if self.answered {
+            self.queue.clear();
+            return Err(ProviderError::MidAnswer { kind, detail });
+        }
+        let reason = format!("the provider reported {kind} while streaming: {detail}");
+        self.retry(None, reason).ok_or(ProviderError::Busy {
+            kind,
+            retries: self.attempt,
+            detail,
+        })
+    }
+}
+
+/// Posts `body` and streams the decoded answer. 429/5xx answers, and busy errors in the
+/// stream before any text or tool call was yielded, are retried.
+pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>) -> EventStream {
+    let state = State::<D> {
         target,
-        phase: Phase::Start {
-            body: Arc::new(body),
-            decoder,
-        },
+        body: Arc::new(body),
+        phase: Phase::Start,
         queue: VecDeque::new(),
         attempt: 0,
+        answered: false,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(ev) = st.queue.pop_front() {
+                if matches!(ev, StreamEvent::TextDelta(_) | StreamEvent::ToolCall { .. }) {
+                    st.answered = true;
+                }
                 return Some((Ok(ev), st));
             }
             match std::mem::replace(&mut st.phase, Phase::Done) {
                 Phase::Done => return None,
-                Phase::Wait {
-                    delay,
-                    body,
-                    decoder,
-                } => {
+                Phase::Wait { delay } => {
                     tokio::time::sleep(delay).await;
-                    st.phase = Phase::Start { body, decoder };
+                    st.phase = Phase::Start;
                 }
-                Phase::Start { body, decoder } => match send(&st.target, &body).await {
+                Phase::Start => match send(&st.target, &st.body).await {
                     Ok(resp) => {
                         let bytes = resp.bytes_stream().map(|r| r.map(|b| b.to_vec())).boxed();
                         st.phase = Phase::Streaming {
                             bytes,
                             parser: sse::SseParser::default(),
-                            decoder,
+                            decoder: D::default(),
                         };
                     }
-                    Err(Failure::Retry {
-                        status,
-                        after,
-                        detail,
-                    }) if st.attempt < st.target.retry.max_retries => {
-                        st.attempt += 1;
-                        let delay = st.target.retry.delay(st.attempt, after);
-                        st.phase = Phase::Wait {
-                            delay,
-                            body,
-                            decoder,
-                        };
-                        // The event goes out first; the wait starts on the next poll.
-                        let ev = StreamEvent::Retrying {
-                            attempt: st.attempt,
-                            delay,
-                            reason: format!("the provider answered {status}: {detail}"),
-                        };
-                        return Some((Ok(ev), st));
+                    Err(f) => {
+                        if let Failure::Retry {
+                            status,
+                            after,
+                            detail,
+                        } = &f
+                        {
+                            let reason = format!("the provider answered {status}: {detail}");
+                            if let Some(ev) = st.retry(*after, reason) {
+                                return Some((Ok(ev), st));
+                            }
+                        }
+                        return Some((Err(f.into_error(&st.target, st.attempt)), st));
                     }
-                    Err(f) => return Some((Err(f.into_error(&st.target, st.attempt)), st)),
                 },
                 Phase::Streaming {
                     mut bytes,
@@ -396,7 +509,11 @@ pub(crate) fn post_sse<D: Decoder>(
                                         break;
                                     }
                                     Ok(false) => {}
-                                    Err(e) => return Some((Err(e), st)),
+                                    Err(DecodeError::Fatal(e)) => return Some((Err(e), st)),
+                                    Err(DecodeError::Busy { kind, detail }) => {
+                                        let next = st.busy(kind, detail);
+                                        return Some((next, st));
+                                    }
                                 }
                             }
                             if !ended {
@@ -542,5 +659,14 @@ mod tests {
         );
         assert_eq!(error_detail("plain text\n"), "plain text");
         assert_eq!(error_detail(""), "no details");
+    }
+
+    #[test]
+    fn fallback_call_ids_never_repeat() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| fallback_call_id()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.starts_with(FALLBACK_CALL_ID_PREFIX)
+            && id.len() == FALLBACK_CALL_ID_PREFIX.len() + 16));
     }
 }

@@ -7,10 +7,15 @@
 //! `tool` message, so they follow in one user message with `image_url` parts (or a text
 //! placeholder when images are off). Decoding: `chat.completion.chunk`s carry
 //! `delta.content` text and `delta.tool_calls[index]` fragments (id and name first, then
-//! `function.arguments` pieces); calls are yielded whole once `finish_reason` arrives, and
-//! `[DONE]` ends the stream.
+//! `function.arguments` pieces, the deltas of several calls possibly interleaved); calls are
+//! yielded whole once `finish_reason` arrives, and `[DONE]` ends the stream. Some compatible
+//! servers leave out `index` (then a delta with a new `id` starts a call and one without
+//! goes on with the last) or number every call 0 (a new `id` starts a call there too); a
+//! call without an id gets a made-up one that is unique in the conversation. An `error`
+//! chunk that means busy is retried while nothing of the answer was yielded (see
+//! [`stream_error`]).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -18,8 +23,8 @@ use serde_json::{json, Map, Value};
 use super::anthropic::tool_call;
 use super::sse::SseEvent;
 use super::{
-    post_sse, ChatRequest, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
+    post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
+    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage, RETRYABLE_STREAM_ERRORS,
 };
 use crate::engine::message::{Block, ResultPart, Role};
 
@@ -65,7 +70,7 @@ impl LlmClient for OpenAiClient {
 
     fn stream(&self, request: ChatRequest) -> EventStream {
         let body = encode_request(&request, &self.info.model, self.images);
-        post_sse(self.target.clone(), body, OpenAiDecoder::default())
+        post_sse::<OpenAiDecoder>(self.target.clone(), body)
     }
 }
 
@@ -216,8 +221,11 @@ fn push_line(text: &mut String, line: &str) {
     text.push_str(line);
 }
 
+/// A tool call being assembled from its deltas.
 #[derive(Default)]
 struct PartialCall {
+    /// The `index` the server gave; some compatible servers give none.
+    index: Option<u64>,
     id: String,
     name: String,
     arguments: String,
@@ -225,17 +233,51 @@ struct PartialCall {
 
 #[derive(Default)]
 pub struct OpenAiDecoder {
-    calls: BTreeMap<u64, PartialCall>,
+    /// Calls in the order their first delta came.
+    calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Usage,
     done: bool,
 }
 
 impl OpenAiDecoder {
+    /// The call a tool-call delta belongs to (a new one when it starts one). `first` says
+    /// whether the delta is the first entry of its `tool_calls` array.
+    fn call_for(&mut self, index: Option<u64>, id: Option<&str>, first: bool) -> &mut PartialCall {
+        let same_id = |c: &PartialCall| match id {
+            Some(id) => c.id.is_empty() || c.id == id,
+            None => true,
+        };
+        let found = match index {
+            // By index; the same index with another id is another call (servers that
+            // number every call 0).
+            Some(i) => self
+                .calls
+                .iter()
+                .rposition(|c| c.index == Some(i))
+                .filter(|&p| same_id(&self.calls[p])),
+            // Without an index, a delta with a new id starts a call and one without an id
+            // goes on with the last call; a second entry of one delta is another call.
+            None => match (id, self.calls.last()) {
+                (Some(id), Some(last)) if last.id == id => Some(self.calls.len() - 1),
+                (None, Some(_)) if first => Some(self.calls.len() - 1),
+                _ => None,
+            },
+        };
+        let pos = found.unwrap_or_else(|| {
+            self.calls.push(PartialCall {
+                index,
+                ..PartialCall::default()
+            });
+            self.calls.len() - 1
+        });
+        &mut self.calls[pos]
+    }
+
     fn flush_calls(&mut self, out: &mut VecDeque<StreamEvent>) {
-        for (index, c) in std::mem::take(&mut self.calls) {
+        for c in std::mem::take(&mut self.calls) {
             let id = if c.id.is_empty() {
-                format!("call_{index}")
+                super::fallback_call_id()
             } else {
                 c.id
             };
@@ -253,21 +295,53 @@ impl OpenAiDecoder {
     }
 }
 
+/// An `error` object inside the stream. Busy (retried while nothing of the answer was
+/// yielded) when its `type` or `code` is one of [`RETRYABLE_STREAM_ERRORS`] or its `code` a
+/// status of 429 or 5xx (as OpenRouter and vLLM send it); else the stream ends with it.
+fn stream_error(e: &Value) -> DecodeError {
+    let detail = e
+        .get("message")
+        .or(Some(e))
+        .and_then(Value::as_str)
+        .map_or_else(|| e.to_string(), str::to_string);
+    let named = ["type", "code"]
+        .iter()
+        .filter_map(|k| e.get(*k).and_then(Value::as_str))
+        .find(|kind| RETRYABLE_STREAM_ERRORS.contains(kind));
+    let status = e
+        .get("code")
+        .and_then(Value::as_u64)
+        .filter(|s| *s == 429 || (500..600).contains(s));
+    match (named, status) {
+        (Some(kind), _) => DecodeError::Busy {
+            kind: kind.to_string(),
+            detail,
+        },
+        (None, Some(status)) => DecodeError::Busy {
+            kind: e
+                .get("type")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("error {status}"), str::to_string),
+            detail,
+        },
+        (None, None) => ProviderError::Remote(detail).into(),
+    }
+}
+
 impl Decoder for OpenAiDecoder {
     fn event(
         &mut self,
         ev: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<bool, DecodeError> {
         if ev.data.trim() == "[DONE]" {
             self.end(out);
             return Ok(true);
         }
         let v: Value = serde_json::from_str(&ev.data)
             .map_err(|e| ProviderError::Protocol(format!("{e} in {:.200}", ev.data)))?;
-        if let Some(e) = v.get("error") {
-            let msg = e.get("message").and_then(Value::as_str).map(str::to_string);
-            return Err(ProviderError::Remote(msg.unwrap_or_else(|| e.to_string())));
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(e));
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(0);
@@ -281,9 +355,9 @@ impl Decoder for OpenAiDecoder {
             }
             let calls = delta["tool_calls"].as_array();
             for (pos, c) in calls.into_iter().flatten().enumerate() {
-                let index = c["index"].as_u64().unwrap_or(pos as u64);
-                let slot = self.calls.entry(index).or_default();
-                if let Some(id) = c["id"].as_str() {
+                let id = c["id"].as_str().filter(|id| !id.is_empty());
+                let slot = self.call_for(c["index"].as_u64(), id, pos == 0);
+                if let Some(id) = id {
                     slot.id = id.to_string();
                 }
                 let f = &c["function"];
@@ -316,5 +390,228 @@ impl Decoder for OpenAiDecoder {
         Err(ProviderError::Stream(
             "the response ended before a finish_reason or [DONE]".into(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk as OpenAI streams it.
+    fn chunk(delta: Value, finish: Option<&str>) -> Value {
+        json!({"id": "chatcmpl-BvX3", "object": "chat.completion.chunk", "created": 1_753_000_000,
+               "model": "gpt-4.1-2025-04-14", "system_fingerprint": "fp_51e1070cf2",
+               "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+    }
+
+    fn calls_chunk(calls: Value) -> Value {
+        chunk(json!({"tool_calls": calls}), None)
+    }
+
+    /// The tool calls `(id, name, input)` the decoder yields for these chunks then `[DONE]`.
+    fn decode(chunks: &[Value]) -> Vec<(String, String, Value)> {
+        let mut d = OpenAiDecoder::default();
+        let mut out = VecDeque::new();
+        let mut all = vec![chunk(json!({"role": "assistant", "content": null}), None)];
+        all.extend_from_slice(chunks);
+        all.push(chunk(json!({}), Some("tool_calls")));
+        for c in all {
+            let ev = SseEvent {
+                event: String::new(),
+                data: c.to_string(),
+            };
+            assert!(!d.event(&ev, &mut out).unwrap());
+        }
+        let done = SseEvent {
+            event: String::new(),
+            data: "[DONE]".into(),
+        };
+        assert!(d.event(&done, &mut out).unwrap());
+        out.into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCall {
+                    id,
+                    name,
+                    input,
+                    invalid: None,
+                } => Some((id, name, input)),
+                StreamEvent::Finished { .. } => None,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    fn owned(calls: &[(&str, &str, Value)]) -> Vec<(String, String, Value)> {
+        calls
+            .iter()
+            .map(|(i, n, v)| (i.to_string(), n.to_string(), v.clone()))
+            .collect()
+    }
+
+    /// What the decoder makes of one chunk with an `error`, as text.
+    fn error_chunk(chunk: Value) -> String {
+        let ev = SseEvent {
+            event: String::new(),
+            data: chunk.to_string(),
+        };
+        match OpenAiDecoder::default().event(&ev, &mut VecDeque::new()) {
+            Err(DecodeError::Busy { kind, detail }) => format!("busy {kind}: {detail}"),
+            Err(DecodeError::Fatal(e)) => format!("fatal {e}"),
+            Ok(end) => format!("ok {end}"),
+        }
+    }
+
+    #[test]
+    fn error_chunks_that_mean_busy_are_told_from_the_others() {
+        // OpenAI.
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": null, "code": null}})
+            ),
+            "busy server_error: The server had an error while processing your request. Sorry about that!"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "Rate limit reached for gpt-4.1 on tokens per min (TPM)", "type": "tokens", "param": null, "code": "rate_limit_exceeded"}})
+            ),
+            "busy rate_limit_exceeded: Rate limit reached for gpt-4.1 on tokens per min (TPM)"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}})
+            ),
+            "fatal the model provider sent an error: You exceeded your current quota, please check your plan and billing details."
+        );
+        // OpenRouter: the error rides on a chunk that ends the choice.
+        assert_eq!(
+            error_chunk(
+                json!({"id": "gen-17", "object": "chat.completion.chunk", "created": 1_753_000_000, "model": "anthropic/claude-sonnet-4", "provider": "Anthropic",
+                       "error": {"code": 502, "message": "Provider returned error"},
+                       "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]})
+            ),
+            "busy error 502: Provider returned error"
+        );
+        // vLLM.
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"object": "error", "message": "The engine is overloaded", "type": "ServiceUnavailableError", "param": null, "code": 503}})
+            ),
+            "busy ServiceUnavailableError: The engine is overloaded"
+        );
+        assert_eq!(
+            error_chunk(
+                json!({"error": {"object": "error", "message": "max_tokens must be at least 1", "type": "BadRequestError", "param": null, "code": 400}})
+            ),
+            "fatal the model provider sent an error: max_tokens must be at least 1"
+        );
+        assert_eq!(
+            error_chunk(json!({"error": "upstream closed"})),
+            "fatal the model provider sent an error: upstream closed"
+        );
+    }
+
+    #[test]
+    fn interleaved_deltas_of_several_calls_are_joined_by_index() {
+        let calls = decode(&[
+            calls_chunk(
+                json!([{"index": 0, "id": "call_Ab1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]),
+            ),
+            calls_chunk(
+                json!([{"index": 1, "id": "call_Cd2", "type": "function", "function": {"name": "get_time", "arguments": ""}}]),
+            ),
+            calls_chunk(json!([{"index": 1, "function": {"arguments": "{\"tz\":"}}])),
+            calls_chunk(json!([{"index": 0, "function": {"arguments": "{\"ci"}}])),
+            calls_chunk(json!([
+                {"index": 0, "function": {"arguments": "ty\":\"Pa"}},
+                {"index": 1, "function": {"arguments": "\"CET\"}"}}
+            ])),
+            calls_chunk(json!([{"index": 0, "function": {"arguments": "ris\"}"}}])),
+        ]);
+        assert_eq!(
+            calls,
+            owned(&[
+                ("call_Ab1", "get_weather", json!({"city": "Paris"})),
+                ("call_Cd2", "get_time", json!({"tz": "CET"})),
+            ])
+        );
+    }
+
+    #[test]
+    fn without_index_a_new_id_starts_a_call_and_no_id_goes_on_with_the_last() {
+        let calls = decode(&[
+            calls_chunk(
+                json!([{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]),
+            ),
+            calls_chunk(json!([{"function": {"arguments": "{\"city\":"}}])),
+            calls_chunk(json!([{"function": {"arguments": "\"Oslo\"}"}}])),
+            calls_chunk(
+                json!([{"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{\"tz\""}}]),
+            ),
+            // Some servers repeat the id on every delta of the call.
+            calls_chunk(json!([{"id": "call_2", "function": {"arguments": ":\"CET\"}"}}])),
+        ]);
+        assert_eq!(
+            calls,
+            owned(&[
+                ("call_1", "get_weather", json!({"city": "Oslo"})),
+                ("call_2", "get_time", json!({"tz": "CET"})),
+            ])
+        );
+    }
+
+    #[test]
+    fn calls_all_numbered_zero_are_told_apart_by_id() {
+        let calls = decode(&[
+            calls_chunk(
+                json!([{"index": 0, "id": "call_x1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"a\"}"}}]),
+            ),
+            calls_chunk(
+                json!([{"index": 0, "id": "call_x2", "type": "function", "function": {"name": "read", "arguments": "{\"path\""}}]),
+            ),
+            calls_chunk(json!([{"index": 0, "function": {"arguments": ":\"b\"}"}}])),
+        ]);
+        assert_eq!(
+            calls,
+            owned(&[
+                ("call_x1", "read", json!({"path": "a"})),
+                ("call_x2", "read", json!({"path": "b"})),
+            ])
+        );
+    }
+
+    #[test]
+    fn whole_calls_in_one_delta_without_index_are_separate() {
+        let calls = decode(&[calls_chunk(json!([
+            {"id": "f1", "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"a\"}"}},
+            {"id": "f2", "type": "function", "function": {"name": "list", "arguments": "{}"}}
+        ]))]);
+        assert_eq!(
+            calls,
+            owned(&[
+                ("f1", "read", json!({"path": "a"})),
+                ("f2", "list", json!({})),
+            ])
+        );
+    }
+
+    #[test]
+    fn calls_without_ids_get_ids_unique_across_answers() {
+        let answer = || {
+            decode(&[calls_chunk(json!([
+                {"index": 0, "type": "function", "function": {"name": "read", "arguments": "{}"}},
+                {"index": 1, "id": "", "type": "function", "function": {"name": "list", "arguments": "{}"}}
+            ]))])
+        };
+        let ids: Vec<String> = answer()
+            .into_iter()
+            .chain(answer())
+            .map(|(id, _, _)| id)
+            .collect();
+        assert_eq!(ids.len(), 4);
+        assert!(ids
+            .iter()
+            .all(|id| id.starts_with(super::super::FALLBACK_CALL_ID_PREFIX)));
+        let unique: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), 4, "{ids:?}");
     }
 }
