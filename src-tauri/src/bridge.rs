@@ -933,9 +933,18 @@ pub enum CallStatusDto {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TurnOutcomeDto {
-    Completed { answer: String },
+    Completed {
+        answer: String,
+    },
+    /// The answer stopped at the output token limit; `notice` says so, in the core's words.
+    CutOff {
+        answer: String,
+        notice: String,
+    },
     Stopped,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
@@ -1034,6 +1043,10 @@ impl From<Event> for ChatEventDto {
             } => ChatEventDto::TurnEnd {
                 outcome: match outcome {
                     TurnOutcome::Completed { answer } => TurnOutcomeDto::Completed { answer },
+                    TurnOutcome::CutOff { answer } => TurnOutcomeDto::CutOff {
+                        answer,
+                        notice: harness9::engine::CUT_OFF_NOTICE.to_string(),
+                    },
                     TurnOutcome::Stopped => TurnOutcomeDto::Stopped,
                     TurnOutcome::Failed { error } => TurnOutcomeDto::Failed { error },
                 },

@@ -114,6 +114,17 @@ describe("ChatPane", () => {
     expect(target.querySelector("[data-testid=chat-stop]")).toBeNull();
   });
 
+  test("an answer cut off at the token limit says so, in the core's words", async () => {
+    const { backend, target } = await openChat();
+    await sendMessage(target, "write a novel");
+    backend.chatEmit({ type: "text_delta", text: "Once upon a" });
+    const notice = "the answer was cut off at the output token limit (raise maxTokens)";
+    backend.chatEmit({ type: "turn_end", outcome: { status: "cut_off", answer: "Once upon a", notice }, roundTrips: 1, durationMs: 5, usage: { inputTokens: 0, outputTokens: 0 } });
+    await settle();
+    expect(target.textContent).toContain("Once upon a");
+    expect($(target, "chat-notice").textContent).toBe("The answer was cut off at the output token limit (raise maxTokens)");
+  });
+
   test("model and tool output with HTML stays text", async () => {
     const { backend, target } = await openChat();
     await sendMessage(target, "<b>hi</b>");

@@ -234,7 +234,7 @@ export type ChatEventDto = { "type": "turn_start", conversationId: string, provi
 
 export type CallStatusDto = "ok" | "error" | "timed_out" | "denied" | "cancelled";
 
-export type TurnOutcomeDto = { "status": "completed", answer: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
+export type TurnOutcomeDto = { "status": "completed", answer: string, } | { "status": "cut_off", answer: string, notice: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
 
 export type UsageDto = { inputTokens: number, outputTokens: number, };
 

@@ -306,7 +306,13 @@ export class ChatSession {
         this.retry = null;
         if (e.outcome.status === "stopped") this.#note("Stopped.", "info");
         else if (e.outcome.status === "failed") this.#note(e.outcome.error, "error");
+        else if (e.outcome.status === "cut_off") this.#note(capitalize(e.outcome.notice), "error");
         break;
     }
   }
+}
+
+/** The text with its first letter in upper case (the core's messages start in lower case). */
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
