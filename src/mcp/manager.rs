@@ -21,7 +21,7 @@ use super::client::{fmt_duration, Client, ClientEvent};
 use super::log::{LogSource, ServerLog};
 use super::transport::http::{self, HttpSpec, TransportKind};
 use super::transport::stdio::{self, StdioSpec};
-use super::transport::{sse, Connection, TransportSender};
+use super::transport::{Connection, TransportSender};
 use super::types::ToolDef;
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::trust::pins::PinStore;
@@ -828,7 +828,7 @@ impl Manager {
                     max_message_bytes: cfg.max_message_bytes,
                     auth: authorizer.clone(),
                 };
-                sse::connect(&spec, log).map(|(c, k)| (c, Some(k)))
+                http::connect_sse(&spec, log).map(|(c, k)| (c, Some(k)))
             }
         }
     }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::mcp::transport::http::{self, HttpSpec, TransportKind};
-use harness9::mcp::transport::sse;
 use harness9::mcp::{
     ApprovalPolicy, Client, ClientError, ClientEvent, RequestOptions, ServerLog, ServerState,
 };
@@ -98,7 +97,7 @@ pub async fn connect_http(
         auth: None,
     };
     let (conn, kind) = if legacy {
-        sse::connect(&spec, log.clone())
+        http::connect_sse(&spec, log.clone())
     } else {
         http::connect(&spec, log.clone())
     }

@@ -1,5 +1,6 @@
-//! Streamable HTTP transport (MCP 2025-03-26 … 2025-11-25), with automatic fallback to the
-//! legacy HTTP+SSE transport (see [`super::sse`]).
+//! Streamable HTTP transport (MCP 2025-03-26 … 2026-07-28), with automatic fallback to the
+//! legacy HTTP+SSE transport (see [`super::sse`]); the connection state both share is
+//! [`super::http_conn`]'s. Opens `type: "sse"` connections too ([`connect_sse`]).
 //!
 //! Every outbound message is one POST with `Accept: application/json, text/event-stream`;
 //! the answer is a JSON body or an SSE stream whose events (notifications and server
@@ -26,8 +27,6 @@
 //!   message (they are marked sensitive, so even `Debug` hides them).
 //! - The receiver yields `Inbound::Closed` exactly once, after every message.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,23 +39,22 @@ use reqwest::{Response, StatusCode, Url};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
-use tokio::task::AbortHandle;
 
-use super::http_errors;
+use super::http_conn::{
+    describe_status, is_event_stream, response_id, LegacySession, Mode, Peek, SessionSnapshot,
+    Shared, EVENT_STREAM, SESSION_HEADER,
+};
+pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
 pub use super::http_errors::{classify_failure, describe_status_parts};
-pub(crate) use super::http_errors::{describe_send_error, error_chain};
+use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits::{self, BodyError};
 use super::mcp_headers;
-use super::sse::Legacy;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
 use crate::mcp::log::{LogSource, ServerLog};
 
 /// `Accept` of every POST.
 const ACCEPT_POST: &str = "application/json, text/event-stream";
-const EVENT_STREAM: &str = "text/event-stream";
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
 
 /// Reconnection delay when the server gave no `retry:`.
@@ -69,52 +67,9 @@ const AFTER_RESPONSE_GRACE: Duration = Duration::from_millis(500);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The `DELETE` that ends a session on shutdown.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
-/// A POST that only needs an acknowledgement (notification, response, legacy message) may
-/// take this long.
-pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
-/// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
-pub const TRANSPORT_ERROR_CODE: i64 = -32000;
 /// Set (`true`) in the `data` of a synthesized error when a modern request's answer
 /// stream broke before its response: the request may be sent again with a new id.
 pub const STREAM_BROKEN: &str = "h9StreamBroken";
-
-/// What to connect to.
-#[derive(Clone)]
-pub struct HttpSpec {
-    pub url: String,
-    /// From `.mcp.json`, `${VAR}` expanded; sent on every request, never shown.
-    pub headers: Vec<(String, String)>,
-    /// The largest body or SSE event read (see [`crate::config::DEFAULT_MAX_MESSAGE_BYTES`]).
-    pub max_message_bytes: usize,
-    /// OAuth for this server ([`crate::mcp::auth`]); `None` sends only `headers`.
-    pub auth: Option<Arc<crate::mcp::auth::Authorizer>>,
-}
-
-impl std::fmt::Debug for HttpSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("HttpSpec")
-            .field("url", &self.url)
-            .field("header_names", &names)
-            .finish()
-    }
-}
-
-/// Which transport a connection is using; becomes `"sse"` after a fallback.
-#[derive(Clone, Debug)]
-pub struct TransportKind(Arc<Mutex<&'static str>>);
-
-impl TransportKind {
-    fn new(kind: &'static str) -> TransportKind {
-        TransportKind(Arc::new(Mutex::new(kind)))
-    }
-    pub fn get(&self) -> &'static str {
-        *self.0.lock().expect("kind lock")
-    }
-    fn set(&self, kind: &'static str) {
-        *self.0.lock().expect("kind lock") = kind;
-    }
-}
 
 /// Opens a Streamable HTTP connection (`type: "http"`) that falls back to the legacy
 /// HTTP+SSE transport when the `initialize` POST gets 400, 404 or 405. Nothing is sent
@@ -126,13 +81,13 @@ pub fn connect(
     open(spec, log, Mode::Streamable)
 }
 
-/// How a connection starts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Streamable HTTP, with the legacy fallback.
-    Streamable,
-    /// Legacy HTTP+SSE from the start (`type: "sse"`).
-    Legacy,
+/// Opens a legacy HTTP+SSE connection (`type: "sse"`). The GET stream is opened when the
+/// client sends its first message (`initialize`).
+pub fn connect_sse(
+    spec: &HttpSpec,
+    log: Arc<ServerLog>,
+) -> Result<(Connection, TransportKind), String> {
+    open(spec, log, Mode::Legacy)
 }
 
 pub(crate) fn open(
@@ -219,53 +174,6 @@ fn config_headers(list: &[(String, String)]) -> Result<HeaderMap, String> {
     Ok(map)
 }
 
-#[derive(Default)]
-struct Session {
-    id: Option<HeaderValue>,
-    version: Option<HeaderValue>,
-    /// Bumped by every re-initialization.
-    epoch: u64,
-}
-
-#[derive(Clone)]
-pub(crate) struct SessionSnapshot {
-    id: Option<HeaderValue>,
-    version: Option<HeaderValue>,
-    epoch: u64,
-}
-
-pub(crate) struct Shared {
-    pub(crate) client: reqwest::Client,
-    pub(crate) url: Url,
-    headers: HeaderMap,
-    has_auth_header: bool,
-    /// OAuth ([`super::http_auth`]); `None` when the entry sets its own `Authorization`.
-    pub(crate) auth: Option<Arc<crate::mcp::auth::Authorizer>>,
-    /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
-    pub(crate) max_message_bytes: usize,
-    inbound: mpsc::UnboundedSender<Inbound>,
-    /// What `inbound` holds; readers wait on it before reading more from the server.
-    pub(crate) backlog: Arc<http_limits::Backlog>,
-    pub(crate) log: Arc<ServerLog>,
-    closed: AtomicBool,
-    closing: watch::Sender<bool>,
-    session: Mutex<Session>,
-    init_request: Mutex<Option<Bytes>>,
-    initialized_note: Mutex<Option<Bytes>>,
-    reinit: tokio::sync::Mutex<()>,
-    /// Requests whose HTTP exchange is running, by raw JSON-RPC id.
-    inflight: Mutex<HashMap<String, AbortHandle>>,
-    /// Long-lived tasks (GET stream, legacy reader) ended on close.
-    background: Mutex<Vec<AbortHandle>>,
-    legacy: Mutex<Option<Arc<Legacy>>>,
-    kind: TransportKind,
-    /// Set by the first request in the modern era (2026-07-28): no session, no GET
-    /// stream, and cancelling a request closes its stream instead of a notification.
-    modern: AtomicBool,
-    /// The `x-mcp-header` parameters of the tools listed so far ([`mcp_headers`]).
-    tool_headers: Mutex<mcp_headers::ToolHeaders>,
-}
-
 /// What an outbound message is, as far as the transport cares.
 enum Outbound {
     Initialize { id: String },
@@ -273,16 +181,6 @@ enum Outbound {
     Request { id: String },
     Cancel { request_id: Option<String> },
     Other,
-}
-
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -308,19 +206,6 @@ fn peek_outbound(bytes: &[u8]) -> Outbound {
         (Some(_), Some(id)) => Outbound::Request { id },
         _ => Outbound::Other,
     }
-}
-
-/// The raw id of an inbound response (a message with an id and no method).
-fn response_id(bytes: &[u8]) -> Option<String> {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
-    if *first != b'{' {
-        return None;
-    }
-    let p = serde_json::from_slice::<Peek<'_>>(bytes).ok()?;
-    if p.method.is_some() {
-        return None;
-    }
-    p.id.map(|i| i.get().to_string()).filter(|i| i != "null")
 }
 
 #[derive(Deserialize)]
@@ -409,7 +294,7 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
         let bytes = Bytes::from(msg);
         let outbound = peek_outbound(&bytes);
         if mode == Mode::Legacy && shared.legacy().is_none() {
-            match Legacy::open(&shared, shared.url.clone()).await {
+            match LegacySession::open(&shared, shared.url.clone()).await {
                 Ok(l) => shared.set_legacy(l),
                 Err(reason) => {
                     shared.close_with(reason);
@@ -486,107 +371,6 @@ struct AnswerEnd {
 }
 
 impl Shared {
-    pub(crate) fn legacy(&self) -> Option<Arc<Legacy>> {
-        self.legacy.lock().expect("legacy lock").clone()
-    }
-
-    fn set_legacy(&self, l: Legacy) {
-        *self.legacy.lock().expect("legacy lock") = Some(Arc::new(l));
-        self.kind.set("sse");
-    }
-
-    pub(crate) fn add_background(&self, h: AbortHandle) {
-        self.background.lock().expect("background lock").push(h);
-    }
-
-    pub(crate) fn is_closing(&self) -> bool {
-        *self.closing.borrow() || self.closed.load(Ordering::Acquire)
-    }
-
-    /// Hands one inbound message to the client. A response settles its request's exchange;
-    /// when it arrived on another stream than its own, that exchange is dropped.
-    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<&str>) {
-        if self.closed.load(Ordering::Acquire) {
-            return;
-        }
-        if let Some(id) = response_id(&bytes) {
-            let task = self.inflight.lock().expect("inflight lock").remove(&id);
-            if let Some(t) = task {
-                if owner != Some(id.as_str()) {
-                    t.abort();
-                }
-            }
-        }
-        // Counted before it can be taken, so the count never goes below zero.
-        let n = bytes.len();
-        self.backlog.add(n);
-        if self.inbound.send(Inbound::Message(bytes)).is_err() {
-            self.backlog.take(n);
-        }
-    }
-
-    /// Ends the connection with `reason` (once).
-    pub(crate) fn close_with(&self, reason: String) {
-        if self.closed.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let _ = self.inbound.send(Inbound::Closed(reason));
-        self.abort_all();
-    }
-
-    fn abort_all(&self) {
-        for (_, t) in self.inflight.lock().expect("inflight lock").drain() {
-            t.abort();
-        }
-        for t in self.background.lock().expect("background lock").drain(..) {
-            t.abort();
-        }
-    }
-
-    /// Fails one request with a synthesized JSON-RPC error response.
-    pub(crate) fn fail_request(&self, id: &str, message: &str) {
-        self.log.push(LogSource::Host, "warning", message);
-        let body = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
-            serde_json::Value::String(message.to_string())
-        );
-        self.deliver(body.into_bytes(), Some(id));
-    }
-
-    pub(crate) fn warn(&self, message: &str) {
-        tracing::warn!("{message}");
-        self.log.push(LogSource::Host, "warning", message);
-    }
-
-    fn snapshot(&self) -> SessionSnapshot {
-        let s = self.session.lock().expect("session lock");
-        SessionSnapshot {
-            id: s.id.clone(),
-            version: s.version.clone(),
-            epoch: s.epoch,
-        }
-    }
-
-    /// A request with the configured headers (and, when `session`, the session headers).
-    pub(crate) fn request(
-        &self,
-        method: reqwest::Method,
-        url: Url,
-        session: Option<&SessionSnapshot>,
-    ) -> reqwest::RequestBuilder {
-        let mut headers = self.headers.clone();
-        if let Some(s) = session {
-            if let Some(id) = s.id.clone() {
-                headers.insert(SESSION_HEADER, id);
-            }
-            if let Some(v) = s.version.clone() {
-                headers.insert(VERSION_HEADER, v);
-            }
-        }
-        self.auth_header_for(&url, &mut headers);
-        self.client.request(method, url).headers(headers)
-    }
-
     fn post_builder(
         &self,
         body: Bytes,
@@ -615,7 +399,7 @@ impl Shared {
                     "info",
                     &format!("initialize over Streamable HTTP failed ({reason}); trying the legacy HTTP+SSE transport"),
                 );
-                match Legacy::open(&self, self.url.clone()).await {
+                match LegacySession::open(&self, self.url.clone()).await {
                     Ok(l) => {
                         self.log.push(
                             LogSource::Host,
@@ -1230,37 +1014,6 @@ fn body_answers(body: &[u8], want: Option<&str>) -> bool {
     items
         .iter()
         .any(|i| response_id(i.get().as_bytes()).as_deref() == Some(want))
-}
-
-pub(crate) fn is_event_stream(resp: &Response) -> bool {
-    resp.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with(EVENT_STREAM)
-        })
-}
-
-/// A clear message for a non-success status; reads a little of the body for detail.
-pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
-    if let Some(r) = resp.extensions().get::<super::http_auth::AuthRefusal>() {
-        return r.0.clone();
-    }
-    let status = resp.status();
-    let challenge = resp
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
-    let detail = http_errors::body_detail(resp).await;
-    describe_status_parts(
-        status,
-        challenge.as_deref(),
-        &detail,
-        shared.has_auth_header,
-    )
 }
 
 #[cfg(test)]

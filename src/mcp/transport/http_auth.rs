@@ -11,16 +11,12 @@
 use reqwest::header::{HeaderMap, AUTHORIZATION};
 use reqwest::{Response, Url};
 
-use super::http::Shared;
+use super::http_conn::{AuthRefusal, Shared};
 use crate::mcp::auth::challenge;
 
 /// Refusals of one request handed to the authorizer (each may mean a sign-in) before the
 /// request fails.
 pub const MAX_AUTH_ATTEMPTS: u32 = 3;
-
-/// Why a refused response was not retried, attached to it for [`super::http::describe_status`].
-#[derive(Clone)]
-pub(crate) struct AuthRefusal(pub String);
 
 impl Shared {
     /// The `Authorization` header for a request to `url`, when an authorizer holds a token

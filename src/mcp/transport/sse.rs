@@ -7,8 +7,9 @@
 //! included, arrives as a `message` event on the GET stream. When that stream ends the
 //! session is over, and the connection closes with the reason.
 //!
-//! The connection itself (queue, receiver, closing, request failures) is the one of
-//! [`super::http`], which switches to a [`Legacy`] session when it has one.
+//! The connection itself (queue, receiver, closing, request failures) is the one the HTTP
+//! transports share ([`super::http_conn`]); [`super::http`] opens it (`connect_sse`) and
+//! switches to a [`LegacySession`] when it has one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,36 +18,18 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Response, Url};
 
-use super::http::{
-    describe_send_error, describe_status, error_chain, is_event_stream, HttpSpec, Mode, Shared,
-    TransportKind,
-};
+use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
+use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits;
 use super::sse_parse::{SseEvent, SseParser};
-use super::Connection;
-use crate::mcp::log::ServerLog;
 
 /// How long the server may take to send its `endpoint` event.
 pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
 
-/// Opens a legacy HTTP+SSE connection (`type: "sse"`). The GET stream is opened when the
-/// client sends its first message (`initialize`).
-pub fn connect(
-    spec: &HttpSpec,
-    log: Arc<ServerLog>,
-) -> Result<(Connection, TransportKind), String> {
-    super::http::open(spec, log, Mode::Legacy)
-}
-
-/// One legacy session: where to POST.
-pub(crate) struct Legacy {
-    endpoint: Url,
-}
-
-impl Legacy {
+impl LegacySession {
     /// GETs the event stream and waits for its `endpoint` event; the rest of the stream is
     /// read by a background task that hands `message` events to the client.
-    pub(crate) async fn open(shared: &Arc<Shared>, url: Url) -> Result<Legacy, String> {
+    pub(crate) async fn open(shared: &Arc<Shared>, url: Url) -> Result<LegacySession, String> {
         let mut resp = shared
             .send(|| {
                 shared
@@ -116,7 +99,7 @@ impl Legacy {
         let reader_shared = shared.clone();
         let task = tokio::spawn(async move { read_stream(reader_shared, resp, parser).await });
         shared.add_background(task.abort_handle());
-        Ok(Legacy {
+        Ok(LegacySession {
             endpoint: endpoint.expect("endpoint set"),
         })
     }
@@ -136,7 +119,7 @@ impl Legacy {
                     .request(reqwest::Method::POST, self.endpoint.clone(), None)
                     .header(CONTENT_TYPE, "application/json")
                     .body(bytes.clone())
-                    .timeout(super::http::ACK_TIMEOUT)
+                    .timeout(ACK_TIMEOUT)
             })
             .await;
         let resp = match resp {
@@ -144,7 +127,7 @@ impl Legacy {
             Err(e) if e.is_timeout() && !handshake => {
                 let why = format!(
                     "the server did not accept a message within {} s",
-                    super::http::ACK_TIMEOUT.as_secs()
+                    ACK_TIMEOUT.as_secs()
                 );
                 match id {
                     Some(id) => shared.fail_request(id, &why),
