@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tauri::{AppHandle, Emitter};
+use tauri::AppHandle;
 use tokio::task::AbortHandle;
 use ts_rs::TS;
 
@@ -23,7 +23,7 @@ use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind, SamplingChoice};
 use harness9::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 use harness9::Harness;
 
-use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode};
+use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode, ProjectEmitter};
 
 /// What the server hears when the user refuses a sampling request or its answer.
 pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
@@ -295,12 +295,12 @@ pub async fn revoke_sampling(harness: &Harness, server: &str) -> BridgeResult<bo
 
 /// Sends the pending list to the window on every change (and once at the start); holding
 /// the receiver makes the app a front end for as long as the task runs.
-pub fn forward(app: AppHandle, harness: &Harness) -> AbortHandle {
+pub fn forward(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     let mut rx = harness.subscribe_asks();
     tokio::spawn(async move {
         loop {
             let list: Vec<AskDto> = rx.borrow_and_update().iter().map(AskDto::from).collect();
-            let _ = app.emit(events::ASKS, list);
+            app.emit(events::ASKS, list);
             if rx.changed().await.is_err() {
                 return;
             }

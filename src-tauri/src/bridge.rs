@@ -45,6 +45,37 @@ pub mod events {
     pub const ASKS: &str = "asks-changed";
 }
 
+/// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,
+/// the number of the session that sent it (it grows each time a project is opened, so the
+/// window drops whatever an earlier one still sends) and the event itself.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectEvent<T> {
+    pub project: String,
+    pub session: u32,
+    pub payload: T,
+}
+
+/// Emits the events of one open project, each tagged as a [`ProjectEvent`].
+#[derive(Clone)]
+pub struct ProjectEmitter {
+    pub app: tauri::AppHandle,
+    pub project: String,
+    pub session: u32,
+}
+
+impl ProjectEmitter {
+    pub fn emit<T: Serialize + Clone>(&self, event: &str, payload: T) {
+        use tauri::Emitter;
+        let tagged = ProjectEvent {
+            project: self.project.clone(),
+            session: self.session,
+            payload,
+        };
+        let _ = self.app.emit(event, tagged);
+    }
+}
+
 // ---- errors ------------------------------------------------------------------------
 
 /// What went wrong, as a closed set the UI can branch on.
@@ -1154,6 +1185,7 @@ pub fn typescript_bindings() -> String {
         ServerEntryDto::decl(&cfg),
         ConfigTextDto::decl(&cfg),
         ConfigChangedDto::decl(&cfg),
+        ProjectEvent::<Value>::decl(&cfg),
         ConfigProblemDto::decl(&cfg),
         EntryCheckDto::decl(&cfg),
         ConfigCheckDto::decl(&cfg),

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use tauri::{AppHandle, Emitter, Manager as _};
+use tauri::{AppHandle, Manager as _};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;
 use ts_rs::TS;
@@ -16,7 +16,7 @@ use harness9::mcp::features::{CompletionRef, ReadResourceResult, ResourceContent
 use harness9::mcp::manager::{FeatureError, ServerResource, ServerTemplate, SurfaceEvent};
 use harness9::Harness;
 
-use crate::bridge::{BridgeError, BridgeResult, ErrorCode};
+use crate::bridge::{BridgeError, BridgeResult, ErrorCode, ProjectEmitter};
 use crate::prompts::CompletionDto;
 
 /// The event that tells the window resources changed: [`ResourceEventDto`].
@@ -282,7 +282,7 @@ pub async fn save(
 }
 
 /// Forwards listing changes and resource updates to the window.
-pub fn forward(app: AppHandle, harness: &Harness) -> AbortHandle {
+pub fn forward(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     let mut rx = harness.subscribe_surface();
     tokio::spawn(async move {
         loop {
@@ -297,7 +297,7 @@ pub fn forward(app: AppHandle, harness: &Harness) -> AbortHandle {
                 },
                 Err(RecvError::Closed) => return,
             };
-            let _ = app.emit(RESOURCES_EVENT, dto);
+            app.emit(RESOURCES_EVENT, dto);
         }
     })
     .abort_handle()

@@ -22,7 +22,7 @@ use tokio::task::AbortHandle;
 
 use crate::bridge::{
     events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, LogLineDto,
-    ProjectDto, StatusDto, ToolRunDto,
+    ProjectDto, ProjectEmitter, StatusDto, ToolRunDto,
 };
 
 /// How long closing the app waits for servers to stop: the whole stdio close sequence
@@ -60,6 +60,8 @@ pub struct AppState {
     session: RwLock<Option<Arc<Session>>>,
     follows: Mutex<HashMap<u32, AbortHandle>>,
     next_id: AtomicU32,
+    /// The number of the last project session opened ([`ProjectEmitter::session`]).
+    next_session: AtomicU32,
     pub startup: Startup,
 }
 
@@ -195,14 +197,19 @@ impl AppState {
             }
         };
         let project = project_dto(&folder, &harness.config_path());
+        let emitter = ProjectEmitter {
+            app: app.clone(),
+            project: project.path.clone(),
+            session: self.next_session.fetch_add(1, Ordering::Relaxed) + 1,
+        };
         let mut tasks = vec![
-            forward_status(app.clone(), &harness),
-            forward_tools(app.clone(), &harness),
-            crate::asks::forward(app.clone(), &harness),
-            crate::resources::forward(app.clone(), &harness),
+            forward_status(emitter.clone(), &harness),
+            forward_tools(emitter.clone(), &harness),
+            crate::asks::forward(emitter.clone(), &harness),
+            crate::resources::forward(emitter.clone(), &harness),
         ];
         if let Some(w) = &watcher {
-            tasks.push(forward_config(app.clone(), w));
+            tasks.push(forward_config(emitter.clone(), w));
         }
         let starter = harness.clone();
         let painted = self.startup.first_paint();
@@ -320,12 +327,12 @@ fn project_dto(folder: &Path, config: &Path) -> ProjectDto {
     }
 }
 
-fn forward_status(app: AppHandle, harness: &Harness) -> AbortHandle {
+fn forward_status(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     let mut rx = harness.subscribe_status();
     tokio::spawn(async move {
         loop {
             let snapshot = rx.borrow_and_update().clone();
-            let _ = app.emit(events::STATUS, StatusDto::from(snapshot.as_ref()));
+            app.emit(events::STATUS, StatusDto::from(snapshot.as_ref()));
             if rx.changed().await.is_err() {
                 return;
             }
@@ -334,11 +341,11 @@ fn forward_status(app: AppHandle, harness: &Harness) -> AbortHandle {
     .abort_handle()
 }
 
-fn forward_tools(app: AppHandle, harness: &Harness) -> AbortHandle {
+fn forward_tools(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     let mut rx = harness.subscribe_tools();
     tokio::spawn(async move {
         while rx.changed().await.is_ok() {
-            let _ = app.emit(events::TOOLS_CHANGED, ());
+            app.emit(events::TOOLS_CHANGED, ());
             // Coalesce bursts (twenty servers connecting at once) into a few refreshes.
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -346,12 +353,12 @@ fn forward_tools(app: AppHandle, harness: &Harness) -> AbortHandle {
     .abort_handle()
 }
 
-fn forward_config(app: AppHandle, watcher: &ConfigWatcher) -> AbortHandle {
+fn forward_config(app: ProjectEmitter, watcher: &ConfigWatcher) -> AbortHandle {
     let mut rx = watcher.subscribe();
     tokio::spawn(async move {
         while rx.changed().await.is_ok() {
             let change = rx.borrow_and_update().clone();
-            let _ = app.emit(
+            app.emit(
                 events::CONFIG_CHANGED,
                 ConfigChangedDto {
                     revision: change.revision.try_into().unwrap_or(u32::MAX),

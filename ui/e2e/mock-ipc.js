@@ -137,10 +137,14 @@ function entryError(name, e) {
 }
 
 export function install(mockIPC, scenario) {
-  const emit = (event, payload) =>
-    window.__TAURI_INTERNALS__.invoke("plugin:event|emit", { event, payload });
-
   const project = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
+  // The events of the open project cross tagged with it, as src-tauri's ProjectEmitter sends them.
+  const PROJECT_EVENTS = new Set(["mcp-status", "tools-changed", "asks-changed", "resources-changed", "config-changed"]);
+  const emit = (event, payload) =>
+    window.__TAURI_INTERNALS__.invoke("plugin:event|emit", {
+      event,
+      payload: PROJECT_EVENTS.has(event) ? { project: project.path, session: 1, payload } : payload,
+    });
   /** name -> { entry, state, tools, restart, log[] } */
   const servers = new Map();
   const followers = new Map();

@@ -214,6 +214,8 @@ export type ConfigChangedDto = { revision: number,
  */
 hash: string, };
 
+export type ProjectEvent<T> = { project: string, session: number, payload: T, };
+
 export type ConfigProblemDto = { message: string, line: number | null, column: number | null, };
 
 export type EntryCheckDto = { name: string, transport: string, error: string | null, disabled: boolean, };

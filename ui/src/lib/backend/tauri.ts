@@ -12,6 +12,7 @@ import type {
   ChatStateDto,
   CompletionDto,
   ConfigChangedDto,
+  ProjectEvent,
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
@@ -55,6 +56,18 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
 
 async function on<T>(event: string, cb: (payload: T) => void): Promise<Unlisten> {
   return listen<T>(event, (e) => cb(e.payload));
+}
+
+/** The newest project session whose events arrived; an older one's are dropped. */
+let latestSession = 0;
+
+/** Listens to an event of the open project ({@link ProjectEvent}), never an earlier one's. */
+async function onProject<T>(event: string, cb: (payload: T) => void): Promise<Unlisten> {
+  return listen<ProjectEvent<T>>(event, (e) => {
+    if (e.payload.session < latestSession) return;
+    latestSession = e.payload.session;
+    cb(e.payload.payload);
+  });
 }
 
 export const tauriBackend: Backend = {
@@ -131,10 +144,10 @@ export const tauriBackend: Backend = {
   answerAsk: (id, answer) => call<Record<string, string>>("answer_ask", { id, answer }),
   samplingGrants: () => call<string[]>("sampling_grants"),
   revokeSampling: (server) => call<boolean>("revoke_sampling", { server }),
-  onAsks: (cb) => on<AskDto[]>(EVENTS.asks, cb),
-  onStatus: (cb) => on<StatusDto>(EVENTS.status, cb),
-  onToolsChanged: (cb) => on<null>(EVENTS.toolsChanged, () => cb()),
-  onConfigChanged: (cb) => on<ConfigChangedDto>(EVENTS.configChanged, cb),
+  onAsks: (cb) => onProject<AskDto[]>(EVENTS.asks, cb),
+  onStatus: (cb) => onProject<StatusDto>(EVENTS.status, cb),
+  onToolsChanged: (cb) => onProject<null>(EVENTS.toolsChanged, () => cb()),
+  onConfigChanged: (cb) => onProject<ConfigChangedDto>(EVENTS.configChanged, cb),
   onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),
   onMenu: (cb) => on<MenuAction>(EVENTS.menu, cb),
 
@@ -144,5 +157,5 @@ export const tauriBackend: Backend = {
   completeResource: (server, uriTemplate, variable, value, context) =>
     call<CompletionDto>("complete_resource", { server, uriTemplate, variable, value, context }),
   saveResource: (server, uri) => call<string>("save_resource", { server, uri }),
-  onResources: (cb) => on<ResourceEventDto>(EVENTS.resources, cb),
+  onResources: (cb) => onProject<ResourceEventDto>(EVENTS.resources, cb),
 };
