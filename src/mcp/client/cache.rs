@@ -30,6 +30,10 @@ pub const MAX_CACHE_BYTES: usize = 8 << 20;
 /// The longest a result is reused, whatever its `ttlMs`.
 pub const MAX_TTL: Duration = Duration::from_secs(3600);
 
+/// The searcher for the `ttlMs` key, built once.
+static TTL: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"ttlMs\""));
+
 #[derive(Default)]
 pub(super) struct ListCache {
     entries: Mutex<Entries>,
@@ -84,7 +88,7 @@ impl ListCache {
     /// Keeps a result its hints allow to reuse.
     pub(super) fn put(&self, key: String, body: &ReplyBody, credentials: u64) {
         let text = body.get();
-        if memchr::memmem::find(text.as_bytes(), b"\"ttlMs\"").is_none() {
+        if TTL.find(text.as_bytes()).is_none() {
             return;
         }
         let Ok(hints) = serde_json::from_str::<Hints>(text) else {

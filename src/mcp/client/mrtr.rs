@@ -35,6 +35,11 @@ fn stream_broke(error: &RpcError) -> bool {
             .unwrap_or(false)
 }
 
+/// The searcher for the `resultType` key, built once (building one per answer costs more
+/// than searching a small one).
+static RESULT_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
+
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
@@ -92,7 +97,7 @@ impl Inner {
                 Err(e) => return Err(e),
             };
             // Fast path: a result (or the text around it) without the key is complete.
-            if memchr::memmem::find(body.get().as_bytes(), b"\"resultType\"").is_none() {
+            if RESULT_TYPE.find(body.get().as_bytes()).is_none() {
                 return Ok(body);
             }
             let header: ResultHeader = body.parse(method)?;
