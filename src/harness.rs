@@ -359,6 +359,20 @@ impl Harness {
         self.manager.stop(server).await;
     }
 
+    /// [`Harness::restart_server`] in the background: returns at once, and the status
+    /// reports the server stopping and starting again (for front ends, whose loop must not
+    /// wait for a server that takes seconds to stop).
+    pub fn restart_server_soon(&self, server: &str) {
+        let (manager, server) = (self.manager.clone(), server.to_string());
+        tokio::spawn(async move { manager.restart(&server).await });
+    }
+
+    /// [`Harness::stop_server`] in the background: returns at once; the status reports it.
+    pub fn stop_server_soon(&self, server: &str) {
+        let (manager, server) = (self.manager.clone(), server.to_string());
+        tokio::spawn(async move { manager.stop(&server).await });
+    }
+
     /// Writes `disabled` for one server into `.mcp.json` (keeping every other key) and
     /// applies it.
     pub async fn set_server_disabled(

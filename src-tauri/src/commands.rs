@@ -93,13 +93,13 @@ pub async fn approve(
 
 #[tauri::command]
 pub async fn restart_server(state: S<'_>, server: String) -> BridgeResult<()> {
-    state.harness().await?.restart_server(&server).await;
+    state.harness().await?.restart_server_soon(&server);
     Ok(())
 }
 
 #[tauri::command]
 pub async fn stop_server(state: S<'_>, server: String) -> BridgeResult<()> {
-    state.harness().await?.stop_server(&server).await;
+    state.harness().await?.stop_server_soon(&server);
     Ok(())
 }
 

@@ -408,3 +408,45 @@ async fn manual_calls_are_numbered_and_cancelled_by_the_core() {
         Err(harness9::harness::CallError::Cancelled)
     ));
 }
+
+#[tokio::test]
+async fn restart_and_stop_soon_return_at_once_and_report_through_status() {
+    // A server that lingers after the end of its input takes its time to stop.
+    let p = Project::new(&json!({"mcpServers": {"slow": {
+        "command": "sh", "args": ["-c", "\"$0\"; sleep 30", fixture_bin()]
+    }}}));
+    let h = p.started().await;
+    let mut status = h.subscribe_status();
+    let started = std::time::Instant::now();
+    h.restart_server_soon("slow");
+    assert!(
+        started.elapsed() < Duration::from_millis(50),
+        "{:?}",
+        started.elapsed()
+    );
+    // The status goes through starting and back to connected.
+    let mut seen_starting = false;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            status.changed().await.unwrap();
+            let st = status.borrow_and_update().clone();
+            let word = st.servers[0].state.word();
+            seen_starting |= word == "starting";
+            if seen_starting && word == "connected" {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("restarted");
+    h.stop_server_soon("slow");
+    h.manager().wait_settled(Duration::from_secs(20)).await;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while h.status().servers[0].state.word() != "stopped" {
+            status.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("stopped");
+    h.shutdown().await;
+}
