@@ -9,6 +9,7 @@ mod ask_view;
 mod attach;
 mod auth;
 mod conversations;
+mod scroll;
 mod slash;
 mod slash_run;
 mod slash_view;
@@ -21,6 +22,8 @@ mod tests;
 mod tests_ask;
 #[cfg(test)]
 mod tests_auth;
+#[cfg(test)]
+mod tests_layout;
 #[cfg(test)]
 mod tests_slash;
 #[cfg(test)]
