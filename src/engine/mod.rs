@@ -41,7 +41,10 @@
 //!
 //! Conversations are saved per project ([`store`]), tool permissions are checked per call
 //! ([`permissions`]), large tool sets are deferred behind tool search ([`toolset`],
-//! [`search`]) and long outputs are cut and paged ([`spill`]).
+//! [`search`]) and long outputs are cut and paged ([`spill`]); outputs older than a
+//! configurable age are removed in the background when an engine starts
+//! ([`spill_cleanup`]). No file is written on a runtime thread: conversations go through
+//! their own writer threads, outputs through tokio's blocking pool.
 
 pub mod approvals;
 pub mod event;
@@ -54,6 +57,7 @@ pub mod resources;
 pub mod sampling;
 pub mod search;
 pub mod spill;
+pub mod spill_cleanup;
 pub mod store;
 pub mod toolset;
 mod turn;
@@ -189,6 +193,8 @@ struct Inner {
     state: Mutex<ConvState>,
     busy: AtomicBool,
     resources: Option<Arc<dyn ResourceAccess>>,
+    /// Keeps this conversation's spilled outputs from the clean-up while the engine lives.
+    _open: spill_cleanup::OpenConversation,
 }
 
 /// One conversation with a model over the project's tools. Cheap to clone.
@@ -241,6 +247,9 @@ impl Engine {
             .data_dir
             .join(spill::OUTPUTS_DIR)
             .join(&conversation_id);
+        // Registered first, so the clean-up never takes this conversation's outputs.
+        let open = spill_cleanup::OpenConversation::new(&conversation_id);
+        spill_cleanup::start(opts.data_dir.clone());
         Ok(Engine {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
@@ -265,6 +274,7 @@ impl Engine {
                 }),
                 busy: AtomicBool::new(false),
                 resources: opts.resources,
+                _open: open,
             }),
         })
     }

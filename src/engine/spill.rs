@@ -1,7 +1,9 @@
 //! Output spill and paging: a tool result longer than the limit is cut for the model; the
 //! whole text is saved under `{data dir}/tool-outputs/{conversation id}/{output id}.txt`
 //! and the model is told how to read further pages with the built-in
-//! [`READ_OUTPUT_TOOL`]. Offsets and lengths count characters, never splitting one.
+//! [`READ_OUTPUT_TOOL`]. Offsets and lengths count characters, never splitting one. The
+//! turn loop saves and reads these files on tokio's blocking pool, never on a runtime
+//! thread; old ones are removed by [`super::spill_cleanup`].
 
 use std::path::PathBuf;
 
@@ -83,6 +85,14 @@ impl Spill {
         tokio::task::spawn_blocking(move || spill.cut(&call_id, text))
             .await
             .map_err(|e| std::io::Error::other(format!("saving the output failed: {e}")))?
+    }
+
+    /// [`Spill::read_page`] for async callers: the file is read on tokio's blocking pool.
+    pub async fn read_page_off_runtime(&self, arguments: &Value) -> Result<String, String> {
+        let (spill, arguments) = (self.clone(), arguments.clone());
+        tokio::task::spawn_blocking(move || spill.read_page(&arguments))
+            .await
+            .unwrap_or_else(|e| Err(format!("reading the saved output failed: {e}")))
     }
 
     /// One page of a saved output, with a line saying where the next one starts.

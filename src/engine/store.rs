@@ -1,16 +1,16 @@
 //! Conversations saved per project, append-only: one JSONL file per conversation under
 //! `{data dir}/conversations/{project hash}/{id}.jsonl`. The first line is a header (the
 //! project folder, the creation time); each further line is one record: a message, or the
-//! names of tools that tool search loaded. A line is written whole with one `write` call,
-//! on the file's own writer thread ([`super::writer`]) so that the turn loop never waits
-//! on the disk; a torn last line (a crash mid-write) is skipped on load.
+//! names of tools that tool search loaded. The file is opened and each line written whole
+//! with one `write` call on the file's own writer thread ([`super::writer`]), so that
+//! neither the turn loop nor whoever starts an engine waits on the disk for it; a torn last
+//! line (a crash mid-write) is skipped on load. Reopening a conversation sets its file's
+//! modification time, so clean-ups by age ([`super::spill_cleanup`]) see it as in use.
 //!
 //! Loading repairs a history cut off in the middle of tool calls: every `tool_use` without
 //! a result gets an error result, so the conversation stays valid for every provider.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -254,24 +254,13 @@ pub struct ConversationFile {
 }
 
 impl ConversationFile {
+    /// Opens the file on its writer thread: nothing here waits on the disk, and a file that
+    /// cannot be opened is reported by the next append or [`ConversationFile::flush`].
     fn open(path: PathBuf, id: String) -> Result<ConversationFile, StoreError> {
-        let io = |source| StoreError::Io {
+        let writer = AppendWriter::open(path.clone(), &id).map_err(|source| StoreError::Io {
             path: path.display().to_string(),
             source,
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
-        // After a torn last line, start the next record on a line of its own.
-        if ends_mid_line(&path) {
-            file.write_all(b"\n").map_err(io)?;
-        }
-        let writer = AppendWriter::new(file, &id).map_err(io)?;
+        })?;
         Ok(ConversationFile { id, path, writer })
     }
 
@@ -317,15 +306,6 @@ impl ConversationFile {
     }
 }
 
-fn ends_mid_line(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = File::open(path) else {
-        return false;
-    };
-    let mut last = [0u8; 1];
-    f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n'
-}
-
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -337,6 +317,8 @@ fn now_ms() -> u64 {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fs::OpenOptions;
+    use std::io::Write;
 
     #[test]
     fn repair_answers_dangling_tool_calls() {

@@ -579,7 +579,7 @@ async fn execute(
             }
         }
         READ_OUTPUT_TOOL => {
-            return match inner.spill.read_page(&call.input) {
+            return match inner.spill.read_page_off_runtime(&call.input).await {
                 Ok(text) => ok_text(text),
                 Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
             }

@@ -1,14 +1,18 @@
 //! Appending to a file from async code without blocking a runtime thread: one dedicated
-//! thread per file takes whole lines from a channel and writes each with one `write_all`,
-//! in the order they were queued. A failed write is reported by the next append (or by
-//! [`AppendWriter::flush`]); dropping the writer waits until every queued line is written,
-//! so nothing queued is lost when the program ends normally.
+//! thread per file opens it (creating its folder, ending a torn last line) and then takes
+//! whole lines from a channel and writes each with one `write_all`, in the order they were
+//! queued. The caller never touches the disk. A failed open or write is reported by the next
+//! append (or by [`AppendWriter::flush`]); a file that could not be opened reports it again
+//! for every later line, which is dropped. Dropping the writer waits until every queued line
+//! is written, so nothing queued is lost when the program ends normally.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::SystemTime;
 
 enum Job {
     Line(Vec<u8>),
@@ -34,23 +38,40 @@ impl std::fmt::Debug for Job {
 }
 
 impl AppendWriter {
-    /// Starts the thread that owns `file`.
-    pub fn new(mut file: File, name: &str) -> std::io::Result<AppendWriter> {
+    /// Starts the thread that owns the file at `path`: it creates the folder, opens the file
+    /// for appending (creating it), starts the next line on a line of its own after a torn
+    /// last line, and sets the modification time to now (a reopened file counts as in use),
+    /// all before the first queued line.
+    pub fn open(path: PathBuf, name: &str) -> std::io::Result<AppendWriter> {
         let failed = Arc::new(Mutex::new(None));
         let (tx, rx) = channel::<Job>();
         let failed_in = failed.clone();
         let thread = std::thread::Builder::new()
             .name(format!("append {name}"))
             .spawn(move || {
+                let report = |e: std::io::Error| {
+                    let mut slot = failed_in.lock().expect("writer error lock");
+                    slot.get_or_insert(e);
+                };
+                let mut file = match open_for_append(&path) {
+                    Ok(f) => Ok(f),
+                    Err(e) => {
+                        let why = format!("could not open it: {e}");
+                        report(std::io::Error::new(e.kind(), why.clone()));
+                        Err((e.kind(), why))
+                    }
+                };
                 for job in rx {
-                    match job {
-                        Job::Line(line) => {
+                    match (job, &mut file) {
+                        (Job::Line(line), Ok(file)) => {
                             if let Err(e) = file.write_all(&line) {
-                                let mut slot = failed_in.lock().expect("writer error lock");
-                                slot.get_or_insert(e);
+                                report(e);
                             }
                         }
-                        Job::Flush(done) => {
+                        (Job::Line(_), Err((kind, why))) => {
+                            report(std::io::Error::new(*kind, why.clone()))
+                        }
+                        (Job::Flush(done), _) => {
                             let _ = done.send(());
                         }
                     }
@@ -95,6 +116,29 @@ impl AppendWriter {
     }
 }
 
+/// Opens `path` for appending, as [`AppendWriter::open`] describes.
+fn open_for_append(path: &Path) -> std::io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    if ends_mid_line(path) {
+        file.write_all(b"\n")?;
+    }
+    // Only a hint for clean-ups that go by age; a file system without it is no error.
+    let _ = file.set_modified(SystemTime::now());
+    Ok(file)
+}
+
+fn ends_mid_line(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+}
+
 impl Drop for AppendWriter {
     fn drop(&mut self) {
         drop(self.tx.take());
@@ -111,9 +155,8 @@ mod tests {
     #[test]
     fn lines_arrive_in_order_and_drop_waits_for_them() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("log.jsonl");
-        let file = File::create(&path).unwrap();
-        let w = AppendWriter::new(file, "test").unwrap();
+        let path = dir.path().join("new folder").join("log.jsonl");
+        let w = AppendWriter::open(path.clone(), "test").unwrap();
         for i in 0..1000 {
             w.append(format!("{i}\n").into_bytes()).unwrap();
         }
@@ -124,12 +167,38 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_is_reported_by_flush() {
-        // A file opened read-only refuses writes.
+    fn a_torn_last_line_is_ended_before_the_next() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ro");
-        std::fs::write(&path, "").unwrap();
-        let w = AppendWriter::new(File::open(&path).unwrap(), "ro").unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, "whole\ntorn").unwrap();
+        let w = AppendWriter::open(path.clone(), "test").unwrap();
+        w.append(b"next\n".to_vec()).unwrap();
+        w.flush().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "whole\ntorn\nnext\n"
+        );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_opened_is_reported_for_every_line() {
+        // Its folder would have to be inside a file.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let w = AppendWriter::open(dir.path().join("file").join("log"), "bad").unwrap();
+        w.append(b"x\n".to_vec()).ok();
+        let e = w.flush().unwrap_err();
+        assert!(e.to_string().starts_with("could not open it: "), "{e}");
+        w.append(b"y\n".to_vec()).ok();
+        assert!(w.flush().is_err(), "still reported");
+        assert!(w.flush().is_ok(), "an error is reported once per failure");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_write_is_reported_by_flush() {
+        // Every write to /dev/full fails with "no space left".
+        let w = AppendWriter::open(PathBuf::from("/dev/full"), "full").unwrap();
         w.append(b"x\n".to_vec()).unwrap();
         assert!(w.flush().is_err());
         assert!(w.flush().is_ok(), "an error is reported once");

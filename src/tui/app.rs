@@ -193,6 +193,9 @@ pub struct App {
     pub sampling_grants: Vec<String>,
     /// The turn's tool calls waiting for the user; the modal shows the oldest.
     pub approvals: harness9::engine::approvals::PendingApprovals,
+    /// How far the arguments of the shown tool call are scrolled (back to the top for
+    /// each new call).
+    pub approval_scroll: super::scroll::Scroll,
 }
 
 impl App {
@@ -219,6 +222,7 @@ impl App {
             picker: None,
             attachments: Vec::new(),
             approvals: Default::default(),
+            approval_scroll: Default::default(),
             sampling_grants: Vec::new(),
         }
     }
@@ -297,14 +301,33 @@ impl App {
                 _ => None,
             },
             Modal::ToolApproval => {
+                let scroll = &mut self.approval_scroll;
                 let decision = match key.code {
                     KeyCode::Char('y') => ToolDecision::Once,
                     KeyCode::Char('a') => ToolDecision::Always,
                     KeyCode::Char('n') | KeyCode::Esc => ToolDecision::Deny,
+                    // Long arguments scroll; the card's key hints stay put.
+                    KeyCode::Up => {
+                        scroll.up(1);
+                        return None;
+                    }
+                    KeyCode::Down => {
+                        scroll.down(1);
+                        return None;
+                    }
+                    KeyCode::PageUp => {
+                        scroll.up(scroll.page());
+                        return None;
+                    }
+                    KeyCode::PageDown => {
+                        scroll.down(scroll.page());
+                        return None;
+                    }
                     _ => return None,
                 };
                 let first = self.approvals.first().map(|p| p.call_id.clone())?;
                 self.approvals.take(&first);
+                self.approval_scroll.reset();
                 // The next request waiting, if any, shows at once.
                 if self.approvals.is_empty() {
                     self.modal = Modal::None;
@@ -446,11 +469,14 @@ impl App {
 
     /// Folds one engine event into the transcript.
     pub fn on_event(&mut self, event: Event) {
-        if self.approvals.observe(&event)
-            && self.approvals.is_empty()
-            && self.modal == Modal::ToolApproval
-        {
-            self.modal = Modal::None;
+        let shown = self.approvals.first().map(|p| p.call_id.clone());
+        if self.approvals.observe(&event) {
+            if self.approvals.first().map(|p| &p.call_id) != shown.as_ref() {
+                self.approval_scroll.reset();
+            }
+            if self.approvals.is_empty() && self.modal == Modal::ToolApproval {
+                self.modal = Modal::None;
+            }
         }
         match event {
             Event::TurnStart { .. } => self.busy = true,

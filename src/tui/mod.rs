@@ -1,7 +1,8 @@
 //! The terminal UI: chat with the engine, the MCP bar and the `/mcp` panel, on the same core
 //! as the desktop app. This module only owns the terminal: the event loop reads keys, core
 //! status, config changes and engine events, folds them into [`app::App`] and draws
-//! [`view::render`]. The terminal is restored on every exit path, panics included.
+//! [`view::render`]. The terminal is restored on every exit path, signals and panics
+//! included, and the servers are shut down after it ([`terminal`]).
 
 mod app;
 mod ask;
@@ -9,10 +10,12 @@ mod ask_view;
 mod attach;
 mod auth;
 mod conversations;
+mod scroll;
 mod slash;
 mod slash_run;
 mod slash_view;
 mod surface;
+mod terminal;
 mod view;
 
 #[cfg(test)]
@@ -22,57 +25,33 @@ mod tests_ask;
 #[cfg(test)]
 mod tests_auth;
 #[cfg(test)]
+mod tests_layout;
+#[cfg(test)]
 mod tests_slash;
 #[cfg(test)]
 mod tests_surface;
 
 use std::io::IsTerminal;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use harness9::engine::{Decision, Engine, EngineOptions, Event, TurnControl};
 use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
-use ratatui::crossterm::execute;
-use ratatui::crossterm::terminal::{
-    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
-};
-use ratatui::prelude::CrosstermBackend;
-use ratatui::Terminal;
 use tokio::sync::mpsc;
 
 use app::{Action, App, ChatLine, ToolDecision};
 use auth::AuthDone;
 use slash_run::SlashDone;
 
-type Term = Terminal<CrosstermBackend<std::io::Stdout>>;
-
-fn enter() -> std::io::Result<Term> {
-    enable_raw_mode()?;
-    execute!(std::io::stdout(), EnterAlternateScreen)?;
-    Terminal::new(CrosstermBackend::new(std::io::stdout()))
-}
-
-fn leave() {
-    let _ = disable_raw_mode();
-    let _ = execute!(std::io::stdout(), LeaveAlternateScreen);
-}
-
-/// Restores the terminal before a panic message is printed.
-fn install_panic_hook() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        leave();
-        previous(info);
-    }));
-}
-
-/// Runs the TUI on `project` until the user quits. Returns the exit code.
+/// Runs the TUI on `project` until the user quits, a signal ends it or something panics.
+/// The servers are shut down on every one of those paths. Returns the exit code.
 pub async fn run(project: PathBuf, yes: bool) -> i32 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!("harness9: the terminal UI needs a terminal; use `harness9 mcp …` or `harness9 exec` in scripts");
@@ -85,6 +64,15 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
         );
         return 2;
     }
+    // From here on SIGTERM, SIGHUP and SIGINT end the UI the way a quit does.
+    let mut stops = match terminal::Stops::listen() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("harness9: cannot catch signals: {e}");
+            return 1;
+        }
+    };
+    terminal::install_panic_hook();
     let harness = Harness::open(
         &project,
         HarnessOptions {
@@ -112,18 +100,38 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
     if let Err(e) = &engine {
         app.chat.push(ChatLine::System(format!("{e}")));
     }
-    install_panic_hook();
-    let mut term = match enter() {
-        Ok(t) => t,
+    let code = match terminal::enter() {
+        Ok(mut term) => {
+            terminal::arm_test_panic(harness.subscribe_status());
+            let ui = AssertUnwindSafe(event_loop(
+                &mut term,
+                &harness,
+                engine.ok(),
+                &mut app,
+                &project,
+            ))
+            .catch_unwind();
+            tokio::select! {
+                done = ui => done.unwrap_or(terminal::PANIC_EXIT),
+                stop = stops.next() => stop.exit_code(),
+            }
+        }
         Err(e) => {
-            leave();
+            terminal::leave();
             eprintln!("harness9: cannot set up the terminal: {e}");
-            return 1;
+            1
         }
     };
-    let code = event_loop(&mut term, &harness, engine.ok(), &mut app, &project).await;
-    leave();
-    harness.shutdown().await;
+    // A panic elsewhere may have ended the loop first; it still decides the outcome.
+    let panicked = terminal::panicked();
+    terminal::leave();
+    // After a panic a lock may be poisoned: shutting down may panic in turn, and is
+    // still tried.
+    let _ = AssertUnwindSafe(harness.shutdown()).catch_unwind().await;
+    if panicked {
+        eprintln!("harness9: the terminal UI stopped after an internal error (the panic above); its servers were shut down. Please report it.");
+        return terminal::PANIC_EXIT;
+    }
     code
 }
 
@@ -150,7 +158,7 @@ fn refresh(app: &mut App, harness: &Harness) {
 }
 
 async fn event_loop(
-    term: &mut Term,
+    term: &mut terminal::Term,
     harness: &Harness,
     mut engine: Option<Engine>,
     app: &mut App,
@@ -185,8 +193,11 @@ async fn event_loop(
             .details_server()
             .and_then(|s| harness.server_log(&s, surface::DETAIL_LOG_LINES))
             .unwrap_or_default();
-        if term.draw(|f| view::render(f, app)).is_err() {
-            return 1;
+        match terminal::draw(term, |f| view::render(f, app)) {
+            Ok(true) => {}
+            // Restored after a panic elsewhere: the runner stops the loop.
+            Ok(false) => std::future::pending::<()>().await,
+            Err(_) => return 1,
         }
         tokio::select! {
             key = keys.next() => {
@@ -413,9 +424,9 @@ async fn event_loop(
 
 /// Suspends the TUI, opens `.mcp.json` in `$VISUAL`/`$EDITOR` (or the system opener), and
 /// resumes. The caller reloads the configuration afterwards.
-async fn edit_config(term: &mut Term, project: &Path) {
+async fn edit_config(term: &mut terminal::Term, project: &Path) {
     let file = project.join(harness9::config::MCP_JSON);
-    leave();
+    terminal::leave();
     let editor = std::env::var("VISUAL")
         .ok()
         .or_else(|| std::env::var("EDITOR").ok())
@@ -441,7 +452,6 @@ async fn edit_config(term: &mut Term, project: &Path) {
         eprintln!("harness9: cannot open an editor: {e}; set EDITOR");
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    let _ = enable_raw_mode();
-    let _ = execute!(std::io::stdout(), EnterAlternateScreen);
+    let _ = terminal::resume();
     let _ = term.clear();
 }

@@ -10,6 +10,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
+use serde_json::Value;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::app::{App, ChatLine, Modal, PanelRow, ToolLineStatus};
 use super::auth;
@@ -37,12 +39,7 @@ pub fn render(f: &mut Frame, app: &App) {
         Modal::ServerApproval(servers) => render_server_approval(f, servers),
         Modal::ToolApproval => {
             if let Some(p) = app.approvals.first() {
-                render_tool_approval(
-                    f,
-                    &p.name,
-                    &p.arguments.to_string(),
-                    app.approvals.len() - 1,
-                )
+                render_tool_approval(f, app, &p.name, &p.arguments, app.approvals.len() - 1)
             }
         }
     }
@@ -224,12 +221,47 @@ fn render_input(f: &mut Frame, app: &App, area: Rect) {
             Style::new().fg(Color::Cyan),
         ));
     }
-    let input = Paragraph::new(Line::from(vec![
-        Span::raw("› "),
-        Span::raw(app.input.clone()),
-    ]))
-    .block(block);
-    f.render_widget(input, area);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let (shown, cursor) = input_tail(&app.input, inner.width.saturating_sub(PROMPT_WIDTH));
+    f.render_widget(
+        Paragraph::new(Line::from(vec![Span::raw(PROMPT), Span::raw(shown)])),
+        inner,
+    );
+    let focused = app.modal == Modal::None && app.ask.is_none() && app.picker.is_none();
+    if focused && inner.height > 0 {
+        let x = (inner.x + PROMPT_WIDTH + cursor).min(inner.right().saturating_sub(1));
+        f.set_cursor_position((x, inner.y));
+    }
+}
+
+/// The input line's prompt, and how many columns it takes.
+const PROMPT: &str = "› ";
+const PROMPT_WIDTH: u16 = 2;
+
+/// The end of `input` that fits in `width` columns with the cursor after it (earlier text
+/// gives way to "…"), and the cursor's column in it. Columns are display widths, so wide
+/// characters count twice and combining marks not at all.
+pub fn input_tail(input: &str, width: u16) -> (String, u16) {
+    let room = usize::from(width.saturating_sub(1));
+    let total = input.width();
+    if total <= room {
+        return (input.to_string(), total as u16);
+    }
+    // Keep characters from the end while they fit beside the "…".
+    let mut kept = 0;
+    let mut start = input.len();
+    for (i, c) in input.char_indices().rev() {
+        let w = c.width().unwrap_or(0);
+        if kept + w + 1 > room {
+            break;
+        }
+        kept += w;
+        start = i;
+    }
+    let shown = format!("…{}", &input[start..]);
+    let cursor = shown.width() as u16;
+    (shown, cursor)
 }
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -480,31 +512,91 @@ fn render_server_approval(f: &mut Frame, servers: &[ApprovalRequest]) {
     );
 }
 
-fn render_tool_approval(f: &mut Frame, name: &str, arguments: &str, more: usize) {
-    let area = centered(f.area(), f.area().width.saturating_sub(4), 8);
-    f.render_widget(Clear, area);
-    let mut lines = vec![
-        Line::from(vec![
-            Span::raw("The model wants to call "),
-            Span::styled(name.to_string(), Style::new().fg(Color::Cyan).bold()),
-        ]),
-        Line::raw(arguments.to_string()),
-        Line::raw(""),
-        Line::styled(
-            "[y] allow once  [a] always allow  [n] deny",
-            Style::new().fg(Color::Yellow),
-        ),
-    ];
+/// The key hints of the tool-approval card.
+const TOOL_HINTS: &str = "[y] allow once  [a] always allow  [n] deny";
+/// [`TOOL_HINTS`] on a narrow terminal.
+const TOOL_HINTS_SHORT: &str = "[y] once [a] always [n] deny";
+
+/// The tool-approval card: who asks, the arguments (scrolled by ↑↓ and PgUp/PgDn when they
+/// do not fit) and, always on screen, the key hints. Rows go to the hints first, then the
+/// heading, then the arguments.
+fn render_tool_approval(f: &mut Frame, app: &App, name: &str, arguments: &Value, more: usize) {
+    let screen = f.area();
+    let width = screen.width.saturating_sub(4);
+    let inner_width = width.saturating_sub(2).max(1);
+    let mut heading = vec![Line::from(vec![
+        Span::raw("The model wants to call "),
+        Span::styled(name.to_string(), Style::new().fg(Color::Cyan).bold()),
+    ])];
     if more > 0 {
-        lines.insert(2, Line::raw(format!("{more} more waiting")));
+        heading.push(Line::raw(format!("{more} more waiting")));
     }
-    let block = Block::default()
+    // One line when it fits, else one key per line.
+    let compact = arguments.to_string();
+    let args_text = if compact.width() <= usize::from(inner_width) {
+        compact
+    } else {
+        serde_json::to_string_pretty(arguments).unwrap_or(compact)
+    };
+    let args = Paragraph::new(Text::from(
+        args_text
+            .lines()
+            .map(|l| Line::raw(l.to_string()))
+            .collect::<Vec<_>>(),
+    ))
+    .wrap(Wrap { trim: false });
+    let heading = Paragraph::new(heading).wrap(Wrap { trim: false });
+    let args_total = args.line_count(inner_width) as u16;
+    let hints_text = if TOOL_HINTS.width() <= usize::from(inner_width) {
+        TOOL_HINTS
+    } else {
+        TOOL_HINTS_SHORT
+    };
+    // Leave the screen's edges visible when there is room for them.
+    let room = if screen.height > 10 {
+        screen.height - 2
+    } else {
+        screen.height
+    };
+    let avail = room.saturating_sub(2);
+    let hints = Paragraph::new(Line::styled(hints_text, Style::new().fg(Color::Yellow)))
+        .wrap(Wrap { trim: false });
+    let hints_h = (hints.line_count(inner_width) as u16).min(avail);
+    let heading_h = (heading.line_count(inner_width) as u16).min(avail - hints_h);
+    let rest = avail - hints_h - heading_h;
+    let args_h = args_total.min(rest);
+    let gap = u16::from(rest > args_h);
+    let area = centered(screen, width, 2 + heading_h + args_h + gap + hints_h);
+    f.render_widget(Clear, area);
+    let offset = app.approval_scroll.fit(args_total, args_h);
+    let mut block = Block::default()
         .borders(Borders::ALL)
         .title(" Allow tool call? ");
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false }),
-        area,
-    );
+    let footer = if args_h == 0 && args_total > 0 {
+        " enlarge the terminal to see the arguments ".to_string()
+    } else if args_total > args_h {
+        format!(
+            " ↑↓ PgUp PgDn · lines {}–{} of {args_total} ",
+            offset + 1,
+            offset + args_h
+        )
+    } else {
+        String::new()
+    };
+    if !footer.is_empty() && footer.width() <= usize::from(inner_width) {
+        block = block
+            .title_bottom(Line::styled(footer, Style::new().fg(Color::DarkGray)).right_aligned());
+    }
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let [heading_area, args_area, _, hints_area] = Layout::vertical([
+        Constraint::Length(heading_h),
+        Constraint::Length(args_h),
+        Constraint::Length(gap),
+        Constraint::Length(hints_h),
+    ])
+    .areas(inner);
+    f.render_widget(heading, heading_area);
+    f.render_widget(args.scroll((offset, 0)), args_area);
+    f.render_widget(hints, hints_area);
 }

@@ -30,6 +30,7 @@ mod surface_listing;
 mod surface_more;
 mod tui;
 mod tui_asks;
+mod tui_exit;
 mod tui_surface;
 
 use std::path::{Path, PathBuf};

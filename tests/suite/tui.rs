@@ -105,6 +105,15 @@ impl Tmux {
         }
     }
 
+    /// A tmux format about the pane: `#{alternate_on}`, `#{cursor_flag}`, …
+    pub(super) fn pane(&self, format: &str) -> String {
+        let o = Command::new("tmux")
+            .args(["-L", &self.socket, "display-message", "-p", format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
     fn alive(&self) -> bool {
         Command::new("tmux")
             .args(["-L", &self.socket, "has-session"])

@@ -6,9 +6,12 @@
 //! API keys are read from environment variables only (the settings file may name which
 //! variable with `apiKeyEnv`); a settings file that holds a key is refused, so keys are
 //! never stored in plain text by harness9. [`ApiKey`] never prints its value.
+//!
+//! The same file holds sections other parts of the engine own; [`load_section`] reads one
+//! (`toolOutputs`: [`crate::engine::spill_cleanup`]).
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -205,7 +208,8 @@ pub fn save_provider_section(section: &FileProvider) -> Result<(), SettingsError
     crate::config::write_atomically(&path, &bytes).map_err(|e| bad(e.to_string()))
 }
 
-fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
+/// The settings file as a JSON document, with its path; `None` when there is no file.
+fn read_settings_doc() -> Result<Option<(PathBuf, serde_json::Value)>, SettingsError> {
     let path = settings_path();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -217,20 +221,55 @@ fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
             })
         }
     };
-    let bad = |detail: String| SettingsError::BadFile {
-        path: path.display().to_string(),
-        detail,
-    };
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let Some(section) = doc.get("provider") else {
+    match serde_json::from_str(&text) {
+        Ok(doc) => Ok(Some((path, doc))),
+        Err(e) => Err(SettingsError::BadFile {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// One top-level section of the settings file (`name` is its key), if there is one. Used
+/// for the sections other parts of the engine own, such as
+/// [`crate::engine::spill_cleanup::ToolOutputsSection`].
+pub fn load_section<T: serde::de::DeserializeOwned>(
+    name: &str,
+) -> Result<Option<T>, SettingsError> {
+    match read_settings_doc()? {
+        None => Ok(None),
+        Some((path, doc)) => section_of(&path, &doc, name),
+    }
+}
+
+fn section_of<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    doc: &serde_json::Value,
+    name: &str,
+) -> Result<Option<T>, SettingsError> {
+    let Some(section) = doc.get(name) else {
         return Ok(None);
     };
-    if section.get("apiKey").is_some() || section.get("api_key").is_some() {
-        return Err(bad("\"provider\" must not hold an API key; put the key in an environment variable and name it in \"apiKeyEnv\"".into()));
-    }
     serde_json::from_value(section.clone())
         .map(Some)
-        .map_err(|e| bad(format!("\"provider\": {e}")))
+        .map_err(|e| SettingsError::BadFile {
+            path: path.display().to_string(),
+            detail: format!("\"{name}\": {e}"),
+        })
+}
+
+fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
+    let Some((path, doc)) = read_settings_doc()? else {
+        return Ok(None);
+    };
+    let section = doc.get("provider");
+    if section.is_some_and(|s| s.get("apiKey").is_some() || s.get("api_key").is_some()) {
+        return Err(SettingsError::BadFile {
+            path: path.display().to_string(),
+            detail: "\"provider\" must not hold an API key; put the key in an environment variable and name it in \"apiKeyEnv\"".into(),
+        });
+    }
+    section_of(&path, &doc, "provider")
 }
 
 impl ProviderSettings {
