@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT, launchChromium, serveUi } from "./serve.mjs";
+import { stats, typeAndTime } from "./filter-timing.mjs";
 
 const SHOTS = path.join(ROOT, "out", "screenshots");
 /** The target for one filter keystroke with 10,000 tools. */
@@ -202,32 +203,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.waitForFunction(() => document.querySelector("[data-testid=tool-count]")?.textContent?.includes("10000"));
     const rows = await page.getByTestId("tool-row").count();
     assert.ok(rows < 80, `${rows} rows in the DOM: the list is not virtualized`);
-    const { frames, work } = await page.evaluate(async () => {
-      const input = document.querySelector("[data-testid=tool-filter]");
-      input.focus();
-      const tick = () => new Promise((r) => setTimeout(r, 0));
-      const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-      const frames = [];
-      const work = [];
-      // Typing a query character by character, then deleting it again.
-      const steps = [..."search 77"].map((_, i, a) => a.slice(0, i + 1).join(""));
-      for (const q of [...steps, ...steps.slice(0, -1).reverse(), ""]) {
-        await frame();
-        const t0 = performance.now();
-        input.value = q;
-        input.dispatchEvent(new Event("input", { bubbles: true }));
-        await tick(); // the filter ran and the DOM is updated
-        void document.body.offsetHeight; // style and layout done
-        work.push(performance.now() - t0);
-        await frame(); // the next frame is painted
-        frames.push(performance.now() - t0);
-      }
-      return { frames, work };
-    });
-    const stats = (xs) => {
-      const s = [...xs].sort((a, b) => a - b);
-      return { median: +s[Math.floor(s.length / 2)].toFixed(1), worst: +s.at(-1).toFixed(1) };
-    };
+    const { frames, work } = await page.evaluate(typeAndTime, { selector: "[data-testid=tool-filter]", query: "search 77" });
     const f = stats(frames);
     const w = stats(work);
     const figure = { tools: 10000, keystrokes: frames.length, toPaintedFrameMs: f, filterAndRenderMs: w };
@@ -655,31 +631,7 @@ describe("resources in the desktop UI against a mocked backend", () => {
     await page.waitForFunction(() => document.querySelector("[data-testid=resource-count]")?.textContent?.includes("10000"));
     const rows = await page.getByTestId("resource-row").count();
     assert.ok(rows < 80, `${rows} rows in the DOM: the list is not virtualized`);
-    const { frames, work } = await page.evaluate(async () => {
-      const input = document.querySelector("[data-testid=resource-filter]");
-      input.focus();
-      const tick = () => new Promise((r) => setTimeout(r, 0));
-      const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-      const frames = [];
-      const work = [];
-      const steps = [..."docs 77"].map((_, i, a) => a.slice(0, i + 1).join(""));
-      for (const q of [...steps, ...steps.slice(0, -1).reverse(), ""]) {
-        await frame();
-        const t0 = performance.now();
-        input.value = q;
-        input.dispatchEvent(new Event("input", { bubbles: true }));
-        await tick();
-        void document.body.offsetHeight;
-        work.push(performance.now() - t0);
-        await frame();
-        frames.push(performance.now() - t0);
-      }
-      return { frames, work };
-    });
-    const stats = (xs) => {
-      const s = [...xs].sort((a, b) => a - b);
-      return { median: +s[Math.floor(s.length / 2)].toFixed(1), worst: +s.at(-1).toFixed(1) };
-    };
+    const { frames, work } = await page.evaluate(typeAndTime, { selector: "[data-testid=resource-filter]", query: "docs 77" });
     const f = stats(frames);
     const w = stats(work);
     const figure = { resources: 10000, keystrokes: frames.length, toPaintedFrameMs: f, filterAndRenderMs: w };

@@ -20,6 +20,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
+import { TYPE_AND_TIME_SCRIPT, stats } from "./filter-timing.mjs";
 import { ANSWER, NOTED, SAMPLED, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const SHOTS = path.join(ROOT, "out", "screenshots");
@@ -606,35 +607,9 @@ describe("10,000 tools in the real app (WebKitGTK)", () => {
     const rows = await session.findAll("[data-testid=tool-row]");
     assert.ok(rows.length < 80, `${rows.length} rows in the DOM: the list is not virtualized`);
     const { frames, work } = await session.cmd("POST", "/execute/async", {
-      script: `
-        const done = arguments[arguments.length - 1];
-        (async () => {
-          const input = document.querySelector("[data-testid=tool-filter]");
-          input.focus();
-          const tick = () => new Promise((r) => setTimeout(r, 0));
-          const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-          const frames = [];
-          const work = [];
-          const steps = [..."search 77"].map((_, i, a) => a.slice(0, i + 1).join(""));
-          for (const q of [...steps, ...steps.slice(0, -1).reverse(), ""]) {
-            await frame();
-            const t0 = performance.now();
-            input.value = q;
-            input.dispatchEvent(new Event("input", { bubbles: true }));
-            await tick();
-            void document.body.offsetHeight;
-            work.push(performance.now() - t0);
-            await frame();
-            frames.push(performance.now() - t0);
-          }
-          done({ frames, work });
-        })();`,
-      args: [],
+      script: TYPE_AND_TIME_SCRIPT,
+      args: [{ selector: "[data-testid=tool-filter]", query: "search 77" }],
     });
-    const stats = (xs) => {
-      const s = [...xs].sort((a, b) => a - b);
-      return { median: +s[Math.floor(s.length / 2)].toFixed(1), worst: +s.at(-1).toFixed(1) };
-    };
     const f = stats(frames);
     const w = stats(work);
     const figure = { engine: "WebKitGTK", tools: 10000, keystrokes: frames.length, toPaintedFrameMs: f, filterAndRenderMs: w };
