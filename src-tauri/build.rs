@@ -12,7 +12,6 @@ const COMMANDS: &[&str] = &[
     "pick_folder",
     "recent_projects",
     "report_painted",
-    "startup_metrics",
     "get_status",
     "pending_approvals",
     "approve",

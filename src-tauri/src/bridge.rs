@@ -215,13 +215,6 @@ pub enum MenuAction {
     Settings,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct StartupDto {
-    /// From process start to the UI's first painted frame.
-    pub painted_ms: Option<f64>,
-}
-
 // ---- status ------------------------------------------------------------------------
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -1160,7 +1153,6 @@ pub fn typescript_bindings() -> String {
         BridgeError::decl(&cfg),
         ProjectDto::decl(&cfg),
         MenuAction::decl(&cfg),
-        StartupDto::decl(&cfg),
         StatusDto::decl(&cfg),
         ServerStatusDto::decl(&cfg),
         SignedInDto::decl(&cfg),

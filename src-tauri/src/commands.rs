@@ -48,13 +48,6 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
     state.startup.painted(page_ms)
 }
 
-#[tauri::command]
-pub fn startup_metrics(state: S<'_>) -> StartupDto {
-    StartupDto {
-        painted_ms: state.startup.painted_ms(),
-    }
-}
-
 // ---- servers -----------------------------------------------------------------------------
 
 #[tauri::command]

@@ -71,7 +71,6 @@ fn main() {
             commands::pick_folder,
             commands::recent_projects,
             commands::report_painted,
-            commands::startup_metrics,
             commands::get_status,
             commands::pending_approvals,
             commands::approve,
@@ -271,5 +270,69 @@ mod surface_tests {
             .expect("img-src");
         let sources: Vec<&str> = img.split_whitespace().skip(1).collect();
         assert_eq!(sources, ["'self'", "data:", "blob:", "https:"]);
+    }
+
+    /// The quoted first argument of every call of `function` in `text` (`f("x"` or
+    /// `f<T>("x"`).
+    fn called_names(text: &str, function: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find(function) {
+            rest = &rest[at + function.len()..];
+            let generic_end = if rest.starts_with('<') {
+                // The type argument of this call, on its line.
+                let line = &rest[..rest.find('\n').unwrap_or(rest.len())];
+                line.find(">(\"").map(|i| i + 1)
+            } else {
+                Some(0)
+            };
+            let Some(open) = generic_end.filter(|i| rest[*i..].starts_with("(\"")) else {
+                continue;
+            };
+            let name = &rest[open + 2..];
+            if let Some(end) = name.find('"') {
+                out.push(name[..end].to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_ui_calls_the_registered_commands_and_hears_the_emitted_events() {
+        let build = include_str!("../build.rs");
+        let mut registered = names_after(build, "COMMANDS: &[&str] = &[", "");
+        registered.sort();
+        let backend = include_str!("../../ui/src/lib/backend/tauri.ts");
+        let figures = include_str!("../../ui/e2e/figures.mjs");
+        let mut used: Vec<String> = called_names(backend, "call")
+            .into_iter()
+            .chain(called_names(figures, "invoke"))
+            .collect();
+        used.sort();
+        used.dedup();
+        assert_eq!(
+            used, registered,
+            "the commands the UI calls and those registered"
+        );
+
+        let from = backend.find("EVENTS = {").expect("EVENTS");
+        let body = &backend[from..from + backend[from..].find('}').expect("end of EVENTS")];
+        let mut heard: Vec<&str> = body.split('"').skip(1).step_by(2).collect();
+        heard.sort_unstable();
+        use crate::bridge::events;
+        let mut emitted = vec![
+            events::STATUS,
+            events::TOOLS_CHANGED,
+            events::CONFIG_CHANGED,
+            events::PROJECT_CHANGED,
+            events::MENU,
+            events::ASKS,
+            crate::resources::RESOURCES_EVENT,
+        ];
+        emitted.sort_unstable();
+        assert_eq!(
+            heard, emitted,
+            "the events the UI listens to and those emitted"
+        );
     }
 }

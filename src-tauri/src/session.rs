@@ -104,10 +104,6 @@ impl Startup {
         })
     }
 
-    pub fn painted_ms(&self) -> Option<f64> {
-        *self.painted_ms.lock().expect("startup lock")
-    }
-
     /// Resolves once the first frame is painted (or after [`FIRST_PAINT_WAIT`]).
     fn first_paint(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut rx = self.painted.subscribe();

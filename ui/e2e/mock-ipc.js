@@ -351,7 +351,6 @@ export function install(mockIPC, scenario) {
     pick_folder: () => null,
     recent_projects: () => [project.path],
     report_painted: () => 1,
-    startup_metrics: () => ({ paintedMs: 1 }),
     get_status: () => status(),
     list_tools: () => toolList(),
     held_tools: () => held,

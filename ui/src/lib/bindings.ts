@@ -19,12 +19,6 @@ name: string, configPath: string, };
 
 export type MenuAction = "open-folder" | "settings";
 
-export type StartupDto = { 
-/**
- * From process start to the UI's first painted frame.
- */
-paintedMs: number | null, };
-
 export type StatusDto = { 
 /**
  * Grows with every change: a status older than the one shown is dropped.
