@@ -176,9 +176,6 @@ async fn event_loop(
     // Sign-ins and sign-outs under way; they wait for the browser, so they run beside the
     // loop instead of in it.
     let mut auth_jobs: FuturesUnordered<BoxFuture<'_, AuthDone>> = FuturesUnordered::new();
-    // Restarts under way: stopping a server can take seconds (its grace period), so they
-    // run beside the loop; the status shows their progress.
-    let mut restarts: FuturesUnordered<BoxFuture<'_, ()>> = FuturesUnordered::new();
     // Prompt listings, completions and prompts being fetched for the slash commands. One
     // listing runs at a time; a change meanwhile lists again after it.
     let mut slash_jobs: FuturesUnordered<BoxFuture<'_, SlashDone>> = FuturesUnordered::new();
@@ -255,9 +252,9 @@ async fn event_loop(
                             c.stop();
                         }
                     }
-                    Action::Restart(name) => restarts.push(Box::pin(async move {
-                        harness.restart_server(&name).await;
-                    })),
+                    // Stopping a server can take seconds (its grace period): the core
+                    // restarts it beside the loop, and the status shows the progress.
+                    Action::Restart(name) => harness.restart_server_soon(&name),
                     Action::EditConfig => {
                         edit_config(term, project).await;
                         harness.reload().await;
@@ -405,7 +402,6 @@ async fn event_loop(
                 let list = asks.borrow_and_update().clone();
                 app.set_asks(&list);
             }
-            Some(()) = restarts.next(), if !restarts.is_empty() => refresh(app, harness),
             Some(done) = auth_jobs.next(), if !auth_jobs.is_empty() => {
                 app.auth_done(done);
                 refresh(app, harness);
