@@ -28,6 +28,10 @@ pub type HeaderParam = (Vec<String>, String);
 
 /// The mirrored parameters of a tool's `inputSchema`, or why its annotations are invalid.
 pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    // Most schemas have none: one look without building paths settles them.
+    if !mentions_header(schema) {
+        return Ok(Vec::new());
+    }
     let mut out = Vec::new();
     walk(schema, &mut Vec::new(), &mut out)?;
     let mut seen = std::collections::HashSet::new();
