@@ -465,23 +465,6 @@ impl Harness {
     pub fn cancel_call(&self, id: u64) -> bool {
         self.manual_calls.cancel(id)
     }
-
-    /// Calls a tool and measures how long the call took.
-    pub async fn try_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Value,
-    ) -> Result<TimedResult, CallError> {
-        let started = std::time::Instant::now();
-        let result = self
-            .call_tool(server, tool, arguments, CallContext::default())
-            .await?;
-        Ok(TimedResult {
-            result,
-            duration: started.elapsed(),
-        })
-    }
 }
 
 /// The agent engine: chat with a model over this project's tools (see [`crate::engine`]).
