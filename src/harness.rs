@@ -1,10 +1,12 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod chat;
 mod prompts;
 mod resources;
 mod roots;
 mod surface;
+pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptError, PromptTurn};
 pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
@@ -101,6 +103,7 @@ pub struct Harness {
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
+    chat: ChatSession,
 }
 
 impl Harness {
@@ -133,6 +136,7 @@ impl Harness {
             registry,
             manual_calls: Arc::default(),
             roots_store,
+            chat: ChatSession::default(),
         }
     }
 

@@ -11,7 +11,7 @@ pub mod serve;
 pub use mcp::transport::stdio::shell_env;
 pub mod tools;
 pub mod trust;
-pub use harness::{Harness, HarnessOptions};
+pub use harness::{Chat, ChatState, EventSink, Harness, HarnessOptions};
 pub mod bench;
 pub mod engine;
 pub mod inspect;

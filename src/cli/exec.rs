@@ -11,7 +11,7 @@ use std::io::Write;
 use clap::Args;
 use harness9::engine::{
     provider, CallStatus, ConversationChoice, EngineOptions, Event, PermissionOptions,
-    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome, CUT_OFF_NOTICE,
+    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome,
     DEFAULT_MAX_ROUND_TRIPS,
 };
 
@@ -185,10 +185,10 @@ pub async fn exec(args: ExecArgs) -> i32 {
                         }
                         0
                     }
-                    TurnOutcome::CutOff { answer } => {
+                    TurnOutcome::CutOff { answer, notice } => {
                         if !json {
                             println!("{}", answer.trim_end());
-                            eprintln!("harness9: {CUT_OFF_NOTICE}");
+                            eprintln!("harness9: {notice}");
                         }
                         EXIT_FAILED
                     }

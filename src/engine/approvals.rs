@@ -11,7 +11,9 @@ use serde_json::Value;
 use super::event::Event;
 
 /// A tool call waiting for the user.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
     pub call_id: String,
     pub name: String,
@@ -65,12 +67,25 @@ impl PendingApprovals {
         self.items.remove(i)
     }
 
+    /// Every request, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &PendingApproval> {
+        self.items.iter()
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+}
+
+impl FromIterator<PendingApproval> for PendingApprovals {
+    fn from_iter<I: IntoIterator<Item = PendingApproval>>(iter: I) -> Self {
+        PendingApprovals {
+            items: iter.into_iter().collect(),
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub const CUT_OFF_NOTICE: &str = "the answer was cut off at the output token lim
 /// `ToolCallEnd` with the same `callId` (also when the call is denied or stopped), and the
 /// last event of a turn is always `TurnEnd`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChatEvent"))]
 #[serde(
     tag = "type",
     rename_all = "snake_case",
@@ -86,6 +87,7 @@ pub enum Event {
 
 /// How one tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     Ok,
@@ -98,14 +100,15 @@ pub enum CallStatus {
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum TurnOutcome {
     /// The model gave its final answer.
     Completed { answer: String },
     /// The model's answer stopped at the output token limit (Anthropic `max_tokens`, OpenAI
     /// `length`); `answer` is what it wrote. Front ends say so ([`CUT_OFF_NOTICE`]) instead
-    /// of showing it as a finished answer.
-    CutOff { answer: String },
+    /// of showing it as a finished answer; `notice` is that text.
+    CutOff { answer: String, notice: String },
     /// The user stopped the turn.
     Stopped,
     /// The provider failed or the round-trip bound was reached.

@@ -35,6 +35,7 @@ pub enum ToolPermission {
 
 /// The user's answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChatDecision"))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     AllowOnce,

@@ -187,7 +187,10 @@ async fn turn(
         }
         if calls.is_empty() {
             let outcome = if cut_off {
-                TurnOutcome::CutOff { answer: text }
+                TurnOutcome::CutOff {
+                    answer: text,
+                    notice: super::CUT_OFF_NOTICE.to_string(),
+                }
             } else {
                 TurnOutcome::Completed { answer: text }
             };

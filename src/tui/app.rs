@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use harness9::engine::event::{CallStatus, Event, TurnOutcome, CUT_OFF_NOTICE};
+use harness9::engine::event::{CallStatus, Event, TurnOutcome};
 use harness9::inspect::ApprovalRequest;
 use harness9::mcp::StatusSnapshot;
 use harness9::tools::ToolSpec;
@@ -467,17 +467,23 @@ impl App {
         }
     }
 
+    /// Shows the tool calls waiting for the user: the core's list
+    /// ([`harness9::Chat::pending`]), oldest first; the card shows the first.
+    pub fn show_approvals(&mut self, list: Vec<harness9::engine::approvals::PendingApproval>) {
+        let shown = self.approvals.first().map(|p| p.call_id.clone());
+        self.approvals = list.into_iter().collect();
+        if self.approvals.first().map(|p| &p.call_id) != shown.as_ref() {
+            self.approval_scroll.reset();
+        }
+        if !self.approvals.is_empty() {
+            self.modal = Modal::ToolApproval;
+        } else if self.modal == Modal::ToolApproval {
+            self.modal = Modal::None;
+        }
+    }
+
     /// Folds one engine event into the transcript.
     pub fn on_event(&mut self, event: Event) {
-        let shown = self.approvals.first().map(|p| p.call_id.clone());
-        if self.approvals.observe(&event) {
-            if self.approvals.first().map(|p| &p.call_id) != shown.as_ref() {
-                self.approval_scroll.reset();
-            }
-            if self.approvals.is_empty() && self.modal == Modal::ToolApproval {
-                self.modal = Modal::None;
-            }
-        }
         match event {
             Event::TurnStart { .. } => self.busy = true,
             Event::TextDelta { text } => match self.chat.last_mut() {
@@ -494,9 +500,6 @@ impl App {
                 arguments: arguments.to_string(),
                 status: ToolLineStatus::Running,
             }),
-            Event::ApprovalRequest { .. } => {
-                self.modal = Modal::ToolApproval;
-            }
             Event::ToolCallEnd {
                 call_id,
                 status,
@@ -528,20 +531,24 @@ impl App {
             Event::Notice { message } => self.chat.push(ChatLine::System(message)),
             Event::TurnEnd { outcome, .. } => {
                 self.busy = false;
+                self.approvals = Default::default();
                 if self.modal == Modal::ToolApproval {
                     self.modal = Modal::None;
                 }
                 match outcome {
                     TurnOutcome::Completed { .. } => {}
                     // The text streamed already; say that it is incomplete.
-                    TurnOutcome::CutOff { .. } => {
-                        self.chat.push(ChatLine::System(CUT_OFF_NOTICE.into()))
+                    TurnOutcome::CutOff { notice, .. } => {
+                        self.chat.push(ChatLine::System(notice))
                     }
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
                     TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
                 }
             }
-            Event::ModelRequest { .. } | Event::ToolCallProgress { .. } => {}
+            // The waiting calls come from the core's list (`show_approvals`).
+            Event::ModelRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ApprovalRequest { .. } => {}
         }
     }
 

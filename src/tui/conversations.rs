@@ -5,10 +5,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use harness9::engine::history::{history, ChatItem};
-use harness9::engine::{
-    CallStatus, ConversationChoice, ConversationSummary, Engine, EngineOptions,
-};
+use harness9::engine::history::ChatItem;
+use harness9::engine::{CallStatus, ConversationChoice, ConversationSummary};
 use harness9::Harness;
 
 use super::app::{App, ChatLine, ToolLineStatus};
@@ -124,25 +122,30 @@ fn resolve(arg: &str, list: &[ConversationSummary]) -> Option<String> {
     }
 }
 
-/// Runs a conversation command: the engine is replaced when another conversation opens.
-pub fn run(harness: &Harness, engine: &mut Option<Engine>, app: &mut App, cmd: ConversationCmd) {
-    if app.busy && cmd != ConversationCmd::List {
+/// Runs a conversation command: another conversation replaces the current one.
+pub async fn run(harness: &Harness, app: &mut App, cmd: ConversationCmd) {
+    let chat = harness.chat();
+    if chat.busy() && cmd != ConversationCmd::List {
         app.chat.push(ChatLine::System(
             "a turn is running: stop it (Esc) before you switch conversations".into(),
         ));
         return;
     }
-    let list = harness.conversations();
-    let choice = match cmd {
+    let list = chat.conversations().await;
+    let opened = match cmd {
         ConversationCmd::List => {
-            let current = engine.as_ref().map(|e| e.conversation_id().to_string());
+            let current = chat
+                .state(ConversationChoice::New)
+                .await
+                .ok()
+                .and_then(|s| s.conversation_id);
             app.chat
                 .push(ChatLine::System(list_text(&list, current.as_deref())));
             return;
         }
-        ConversationCmd::New => ConversationChoice::New,
+        ConversationCmd::New => chat.new_conversation().await,
         ConversationCmd::Resume(arg) => match resolve(&arg, &list) {
-            Some(id) => ConversationChoice::Resume(id),
+            Some(id) => chat.resume(&id).await,
             None => {
                 app.chat.push(ChatLine::System(format!(
                     "no saved conversation {arg}; /resume lists them"
@@ -151,24 +154,20 @@ pub fn run(harness: &Harness, engine: &mut Option<Engine>, app: &mut App, cmd: C
             }
         },
     };
-    let resumed = matches!(choice, ConversationChoice::Resume(_));
-    match harness.engine(EngineOptions {
-        conversation: choice,
-        ..EngineOptions::default()
-    }) {
-        Ok(e) => {
-            app.chat = if resumed {
-                lines(history(&e.messages()))
-            } else {
-                Vec::new()
-            };
+    match opened {
+        Ok(state) => {
+            if let Some(e) = state.error {
+                app.chat.push(ChatLine::System(e));
+                return;
+            }
+            let resumed = !state.history.is_empty();
+            app.chat = lines(state.history);
             app.chat.push(ChatLine::System(if resumed {
                 "conversation reopened: the model sees it all".into()
             } else {
                 "new conversation".into()
             }));
             app.scroll = 0;
-            *engine = Some(e);
         }
         Err(e) => app.chat.push(ChatLine::System(e.to_string())),
     }

@@ -40,7 +40,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
-use harness9::engine::{Decision, Engine, EngineOptions, Event, TurnControl};
+use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
@@ -91,14 +91,21 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
     ));
     harness.start(None).await;
     let _watcher = harness.watch_config().ok();
-    let engine = harness.engine(EngineOptions::default());
-    let provider = match &engine {
-        Ok(e) => format!("{} · {}", e.provider().kind, e.provider().model),
-        Err(_) => "no model provider".to_string(),
+    // The terminal UI starts a new conversation; /resume reopens an earlier one.
+    let chat = harness.chat().state(ConversationChoice::New).await;
+    let provider = match &chat {
+        Ok(harness9::ChatState {
+            provider: Some(p),
+            model: Some(m),
+            ..
+        }) => format!("{p} · {m}"),
+        _ => "no model provider".to_string(),
     };
     let mut app = App::new(provider);
-    if let Err(e) = &engine {
-        app.chat.push(ChatLine::System(format!("{e}")));
+    match &chat {
+        Ok(harness9::ChatState { error: Some(e), .. }) => app.chat.push(ChatLine::System(e.clone())),
+        Err(e) => app.chat.push(ChatLine::System(e.to_string())),
+        Ok(_) => {}
     }
     let code = match terminal::enter() {
         Ok(mut term) => {
@@ -106,7 +113,6 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
             let ui = AssertUnwindSafe(event_loop(
                 &mut term,
                 &harness,
-                engine.ok(),
                 &mut app,
                 &project,
             ))
@@ -160,7 +166,6 @@ fn refresh(app: &mut App, harness: &Harness) {
 async fn event_loop(
     term: &mut terminal::Term,
     harness: &Harness,
-    mut engine: Option<Engine>,
     app: &mut App,
     project: &Path,
 ) -> i32 {
@@ -171,8 +176,12 @@ async fn event_loop(
     // Holding this makes the terminal UI a front end: asks wait for the user.
     let mut asks = harness.subscribe_asks();
     app.set_asks(&asks.borrow_and_update());
+    // The chat's events come here from the core's forwarding (see `sink`).
     let (ev_tx, mut ev_rx) = mpsc::unbounded_channel::<Event>();
-    let mut control: Option<TurnControl> = None;
+    let sink = || -> harness9::EventSink {
+        let tx = ev_tx.clone();
+        Box::new(move |e| tx.send(e).is_ok())
+    };
     // Sign-ins and sign-outs under way; they wait for the browser, so they run beside the
     // loop instead of in it.
     let mut auth_jobs: FuturesUnordered<BoxFuture<'_, AuthDone>> = FuturesUnordered::new();
@@ -209,49 +218,22 @@ async fn event_loop(
                     Action::Send(text) => {
                         app.chat.push(ChatLine::User(text.clone()));
                         app.scroll = 0;
-                        match &engine {
-                            None => app.chat.push(ChatLine::System(
-                                "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
-                            )),
-                            Some(engine) => match engine.send_with(text, std::mem::take(&mut app.attachments)) {
-                                Ok(handle) => {
-                                    app.busy = true;
-                                    let (mut rx, c) = handle.into_parts();
-                                    control = Some(c);
-                                    let tx = ev_tx.clone();
-                                    tokio::spawn(async move {
-                                        while let Some(e) = rx.recv().await {
-                                            if tx.send(e).is_err() {
-                                                break;
-                                            }
-                                        }
-                                    });
-                                }
-                                Err(e) => app.chat.push(ChatLine::System(e.to_string())),
-                            },
+                        let attachments = std::mem::take(&mut app.attachments);
+                        match harness.chat().send(text, attachments, sink()).await {
+                            Ok(()) => app.busy = true,
+                            Err(e) => app.chat.push(ChatLine::System(e.to_string())),
                         }
                     }
                     Action::SendPrompt { server, name, arguments, text } => {
                         app.chat.push(ChatLine::User(text));
                         app.scroll = 0;
-                        match &engine {
-                            None => app.chat.push(ChatLine::System(
-                                "no model provider is configured: set HARNESS9_PROVIDER and OPENAI_API_KEY or ANTHROPIC_API_KEY".into(),
-                            )),
-                            Some(engine) => {
-                                app.busy = true;
-                                slash_jobs.push(Box::pin(slash_run::send(harness, engine.clone(), server, name, arguments)));
-                            }
-                        }
+                        app.busy = true;
+                        slash_jobs.push(Box::pin(slash_run::send(harness, server, name, arguments, sink())));
                     }
                     Action::Complete { server, prompt, argument, value, context, input } => {
                         slash_jobs.push(Box::pin(slash_run::complete(harness, server, prompt, argument, value, context, input)));
                     }
-                    Action::StopTurn => {
-                        if let Some(c) = &control {
-                            c.stop();
-                        }
-                    }
+                    Action::StopTurn => harness.chat().stop(),
                     // Stopping a server can take seconds (its grace period): the core
                     // restarts it beside the loop, and the status shows the progress.
                     Action::Restart(name) => harness.restart_server_soon(&name),
@@ -325,19 +307,19 @@ async fn event_loop(
                         }
                         refresh(app, harness);
                     }
-                    Action::Conversation(cmd) => conversations::run(harness, &mut engine, app, cmd),
+                    Action::Conversation(cmd) => conversations::run(harness, app, cmd).await,
                     Action::Roots(cmd) => {
                         let text = surface::run_roots(harness, cmd);
                         app.chat.push(ChatLine::System(text));
                     }
                     Action::AnswerTool { call_id, decision } => {
-                        if let Some(c) = &control {
-                            c.approve(&call_id, match decision {
-                                ToolDecision::Once => Decision::AllowOnce,
-                                ToolDecision::Always => Decision::AllowAlways,
-                                ToolDecision::Deny => Decision::Deny,
-                            });
-                        }
+                        let chat = harness.chat();
+                        chat.approve(&call_id, match decision {
+                            ToolDecision::Once => Decision::AllowOnce,
+                            ToolDecision::Always => Decision::AllowAlways,
+                            ToolDecision::Deny => Decision::Deny,
+                        });
+                        app.show_approvals(chat.pending());
                     }
                 }
             }
@@ -375,19 +357,7 @@ async fn event_loop(
                     }
                 }
                 SlashDone::Completion { input, result } => slash::completion_done(app, &input, result),
-                SlashDone::Sent(Ok(turn)) => {
-                    slash_run::show_opening(app, &turn.opening);
-                    let (mut rx, c) = turn.handle.into_parts();
-                    control = Some(c);
-                    let tx = ev_tx.clone();
-                    tokio::spawn(async move {
-                        while let Some(e) = rx.recv().await {
-                            if tx.send(e).is_err() {
-                                break;
-                            }
-                        }
-                    });
-                }
+                SlashDone::Sent(Ok(opening)) => slash_run::show_opening(app, &opening),
                 SlashDone::Sent(Err(e)) => {
                     app.busy = false;
                     app.chat.push(ChatLine::System(format!("{e}")));
@@ -407,11 +377,8 @@ async fn event_loop(
                 refresh(app, harness);
             }
             Some(event) = ev_rx.recv() => {
-                let end = matches!(event, Event::TurnEnd { .. });
                 app.on_event(event);
-                if end {
-                    control = None;
-                }
+                app.show_approvals(harness.chat().pending());
             }
             _ = tokio::time::sleep(Duration::from_millis(500)) => {}
         }

@@ -2,8 +2,8 @@
 //! completions, and getting a prompt, each in the background beside the event loop; the
 //! outcome comes back as [`SlashDone`].
 
-use harness9::engine::{Block, Engine, Message, Role};
-use harness9::harness::{PromptError, PromptTurn};
+use harness9::engine::{Block, Message, Role};
+use harness9::harness::PromptError;
 use harness9::mcp::features::CompletionRef;
 use harness9::mcp::manager::ServerPrompt;
 use harness9::Harness;
@@ -20,7 +20,8 @@ pub enum SlashDone {
         input: String,
         result: Result<Vec<String>, String>,
     },
-    Sent(Result<PromptTurn, PromptError>),
+    /// The messages the prompt opened the turn with.
+    Sent(Result<Vec<Message>, PromptError>),
 }
 
 pub async fn list(harness: &Harness) -> SlashDone {
@@ -47,14 +48,15 @@ pub async fn complete(
 
 pub async fn send(
     harness: &Harness,
-    engine: Engine,
     server: String,
     name: String,
     arguments: Map<String, Value>,
+    sink: harness9::EventSink,
 ) -> SlashDone {
     SlashDone::Sent(
         harness
-            .send_prompt(&engine, &server, &name, arguments)
+            .chat()
+            .send_prompt(&server, &name, arguments, sink)
             .await,
     )
 }

@@ -418,6 +418,7 @@ fn an_answer_cut_off_at_the_token_limit_gets_a_notice() {
     app.on_event(Event::TurnEnd {
         outcome: TurnOutcome::CutOff {
             answer: "The first half".into(),
+            notice: harness9::engine::CUT_OFF_NOTICE.into(),
         },
         round_trips: 1,
         duration_ms: 1,
@@ -438,10 +439,19 @@ fn an_answer_cut_off_at_the_token_limit_gets_a_notice() {
     assert!(!app.busy);
 }
 
+/// Feeds an engine event as the runner does: to the transcript, then the core's list of
+/// waiting calls (the chat session's, which after each answer matches the card's own).
+pub(super) fn feed(app: &mut App, event: Event) {
+    let mut pending = app.approvals.clone();
+    pending.observe(&event);
+    app.on_event(event);
+    app.show_approvals(pending.iter().cloned().collect());
+}
+
 #[test]
 fn tool_approval_card() {
     let mut app = app_with_servers();
-    app.on_event(Event::ApprovalRequest {
+    feed(&mut app, Event::ApprovalRequest {
         call_id: "7".into(),
         name: "mcp__demo__read_file".into(),
         arguments: json!({"path": "secret.txt"}),
@@ -466,7 +476,7 @@ fn tool_approval_card() {
 fn parallel_tool_calls_are_each_asked_about_in_turn() {
     let mut app = app_with_servers();
     for (id, path) in [("1", "a.txt"), ("2", "b.txt"), ("3", "c.txt")] {
-        app.on_event(Event::ApprovalRequest {
+        feed(&mut app, Event::ApprovalRequest {
             call_id: id.into(),
             name: "mcp__demo__read_file".into(),
             arguments: json!({"path": path}),
@@ -483,7 +493,7 @@ fn parallel_tool_calls_are_each_asked_about_in_turn() {
     let s = screen(&app);
     assert!(s.contains("b.txt") && s.contains("1 more waiting"), "{s}");
     // A call that ended another way is no longer asked about.
-    app.on_event(Event::ToolCallEnd {
+    feed(&mut app, Event::ToolCallEnd {
         call_id: "2".into(),
         name: "mcp__demo__read_file".into(),
         arguments: json!({"path": "b.txt"}),

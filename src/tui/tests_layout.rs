@@ -10,7 +10,7 @@ use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, Modal};
-use super::tests::key;
+use super::tests::{feed, key};
 use super::view;
 
 /// Where the cursor was left off this far, so a draw that places none is seen.
@@ -49,7 +49,7 @@ fn app_asking_with_long_arguments() -> App {
     for i in 0..40 {
         args.insert(format!("key{i:02}"), json!(format!("value {i}")));
     }
-    app.on_event(Event::ApprovalRequest {
+    feed(&mut app, Event::ApprovalRequest {
         call_id: "1".into(),
         name: "mcp__demo__write_file".into(),
         arguments: serde_json::Value::Object(args),
@@ -125,7 +125,7 @@ fn the_key_hints_survive_a_tiny_terminal() {
 #[test]
 fn short_arguments_stay_on_one_line_without_scroll_hints() {
     let mut app = App::new("p".into());
-    app.on_event(Event::ApprovalRequest {
+    feed(&mut app, Event::ApprovalRequest {
         call_id: "1".into(),
         name: "mcp__demo__read_file".into(),
         arguments: json!({"path": "a.txt"}),
@@ -140,7 +140,7 @@ fn short_arguments_stay_on_one_line_without_scroll_hints() {
 /// A second long request, waiting behind the first.
 fn ask_again(app: &mut App, id: &str) {
     let first = app.approvals.first().unwrap().arguments.clone();
-    app.on_event(Event::ApprovalRequest {
+    feed(app, Event::ApprovalRequest {
         call_id: id.into(),
         name: "mcp__demo__write_file".into(),
         arguments: first,
@@ -166,7 +166,7 @@ fn the_next_request_starts_at_the_top() {
     // Ended another way (cancelled): likewise.
     app.on_key(key(KeyCode::Down));
     assert!(draw(&app, 80, 24).0.join("\n").contains("lines 2–18 of 42"));
-    app.on_event(Event::ToolCallEnd {
+    feed(&mut app, Event::ToolCallEnd {
         call_id: "2".into(),
         name: "mcp__demo__write_file".into(),
         arguments: json!({}),

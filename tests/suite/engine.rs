@@ -844,7 +844,8 @@ async fn an_answer_cut_off_at_the_token_limit_is_marked_in_the_outcome_and_the_h
         assert_eq!(
             outcome(&events),
             &TurnOutcome::CutOff {
-                answer: "The first half of a long".into()
+                answer: "The first half of a long".into(),
+                notice: CUT_OFF_NOTICE.into(),
             },
             "{wire:?}"
         );

@@ -84,6 +84,7 @@ pub enum ToolChoice {
 
 /// Token counts the provider reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input_tokens: u64,
