@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use harness9::engine::{CallStatus, Decision, Event, TurnOutcome, Usage};
+use harness9::engine::EngineError;
 use harness9::harness::{CallError, ConfigSaveError, TimedResult};
 use harness9::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigProblem, ConfigText, EditError, EntryCheck,
@@ -878,263 +878,23 @@ impl From<ConfigEditDto> for ConfigEdit {
 }
 
 // ---- the chat pane ---------------------------------------------------------------------
+// Its types are the core's own (`harness9::ChatState`, `harness9::engine::Event` as
+// `ChatEvent`, `Decision` as `ChatDecision`), with TypeScript derived in the core.
 
-/// One event of a running chat turn, sent on the `chat_send` channel (a mirror of
-/// [`harness9::engine::Event`]; `turn_end` is always the last).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-pub enum ChatEventDto {
-    TurnStart {
-        conversation_id: String,
-        provider: String,
-        model: String,
-    },
-    ModelRequest {
-        round_trip: u32,
-        tools: u32,
-    },
-    Retry {
-        attempt: u32,
-        delay_ms: f64,
-        reason: String,
-    },
-    TextDelta {
-        text: String,
-    },
-    ToolCallStart {
-        call_id: String,
-        name: String,
-        arguments: Value,
-    },
-    /// Answer with `chat_approve`.
-    ApprovalRequest {
-        call_id: String,
-        name: String,
-        arguments: Value,
-        read_only: bool,
-    },
-    ToolCallProgress {
-        call_id: String,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-    ToolCallEnd {
-        call_id: String,
-        name: String,
-        arguments: Value,
-        status: CallStatusDto,
-        duration_ms: f64,
-        error: Option<String>,
-        output: String,
-        spilled: Option<String>,
-    },
-    Notice {
-        message: String,
-    },
-    TurnEnd {
-        outcome: TurnOutcomeDto,
-        round_trips: u32,
-        duration_ms: f64,
-        usage: UsageDto,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatusDto {
-    Ok,
-    Error,
-    TimedOut,
-    Denied,
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum TurnOutcomeDto {
-    Completed {
-        answer: String,
-    },
-    /// The answer stopped at the output token limit; `notice` says so, in the core's words.
-    CutOff {
-        answer: String,
-        notice: String,
-    },
-    Stopped,
-    Failed {
-        error: String,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct UsageDto {
-    pub input_tokens: f64,
-    pub output_tokens: f64,
+impl From<EngineError> for BridgeError {
+    fn from(e: EngineError) -> Self {
+        let code = match &e {
+            EngineError::Settings(_) => ErrorCode::NotConfigured,
+            EngineError::Store(_) => ErrorCode::Io,
+            EngineError::Busy => ErrorCode::Busy,
+            EngineError::EmptyPrompt => ErrorCode::InvalidArguments,
+        };
+        BridgeError::new(code, e.to_string())
+    }
 }
 
 fn small(n: usize) -> u32 {
     n.try_into().unwrap_or(u32::MAX)
-}
-
-impl From<Event> for ChatEventDto {
-    fn from(e: Event) -> Self {
-        match e {
-            Event::TurnStart {
-                conversation_id,
-                provider,
-                model,
-            } => ChatEventDto::TurnStart {
-                conversation_id,
-                provider,
-                model,
-            },
-            Event::ModelRequest { round_trip, tools } => ChatEventDto::ModelRequest {
-                round_trip: small(round_trip),
-                tools: small(tools),
-            },
-            Event::Retry {
-                attempt,
-                delay_ms,
-                reason,
-            } => ChatEventDto::Retry {
-                attempt,
-                delay_ms: delay_ms as f64,
-                reason,
-            },
-            Event::TextDelta { text } => ChatEventDto::TextDelta { text },
-            Event::ToolCallStart {
-                call_id,
-                name,
-                arguments,
-            } => ChatEventDto::ToolCallStart {
-                call_id,
-                name,
-                arguments,
-            },
-            Event::ApprovalRequest {
-                call_id,
-                name,
-                arguments,
-                read_only,
-            } => ChatEventDto::ApprovalRequest {
-                call_id,
-                name,
-                arguments,
-                read_only,
-            },
-            Event::ToolCallProgress {
-                call_id,
-                progress,
-                total,
-                message,
-            } => ChatEventDto::ToolCallProgress {
-                call_id,
-                progress,
-                total,
-                message,
-            },
-            Event::ToolCallEnd {
-                call_id,
-                name,
-                arguments,
-                status,
-                duration_ms,
-                error,
-                output,
-                spilled,
-            } => ChatEventDto::ToolCallEnd {
-                call_id,
-                name,
-                arguments,
-                status: status.into(),
-                duration_ms: duration_ms as f64,
-                error,
-                output,
-                spilled,
-            },
-            Event::Notice { message } => ChatEventDto::Notice { message },
-            Event::TurnEnd {
-                outcome,
-                round_trips,
-                duration_ms,
-                usage,
-            } => ChatEventDto::TurnEnd {
-                outcome: match outcome {
-                    TurnOutcome::Completed { answer } => TurnOutcomeDto::Completed { answer },
-                    TurnOutcome::CutOff { answer } => TurnOutcomeDto::CutOff {
-                        answer,
-                        notice: harness9::engine::CUT_OFF_NOTICE.to_string(),
-                    },
-                    TurnOutcome::Stopped => TurnOutcomeDto::Stopped,
-                    TurnOutcome::Failed { error } => TurnOutcomeDto::Failed { error },
-                },
-                round_trips: small(round_trips),
-                duration_ms: duration_ms as f64,
-                usage: {
-                    let Usage {
-                        input_tokens,
-                        output_tokens,
-                    } = usage;
-                    UsageDto {
-                        input_tokens: input_tokens as f64,
-                        output_tokens: output_tokens as f64,
-                    }
-                },
-            },
-        }
-    }
-}
-
-impl From<CallStatus> for CallStatusDto {
-    fn from(s: CallStatus) -> Self {
-        match s {
-            CallStatus::Ok => CallStatusDto::Ok,
-            CallStatus::Error => CallStatusDto::Error,
-            CallStatus::TimedOut => CallStatusDto::TimedOut,
-            CallStatus::Denied => CallStatusDto::Denied,
-            CallStatus::Cancelled => CallStatusDto::Cancelled,
-        }
-    }
-}
-
-/// The user's answer on the approval card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ChatDecisionDto {
-    AllowOnce,
-    AllowAlways,
-    Deny,
-}
-
-impl From<ChatDecisionDto> for Decision {
-    fn from(d: ChatDecisionDto) -> Self {
-        match d {
-            ChatDecisionDto::AllowOnce => Decision::AllowOnce,
-            ChatDecisionDto::AllowAlways => Decision::AllowAlways,
-            ChatDecisionDto::Deny => Decision::Deny,
-        }
-    }
-}
-
-/// What the chat pane shows when it opens.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ChatStateDto {
-    /// `anthropic` or `openai`; `null` when no provider is configured.
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    /// Why the chat cannot run (what to set), when it cannot.
-    pub error: Option<String>,
-    /// A turn is running (the pane was reopened during one).
-    pub busy: bool,
-    pub conversation_id: Option<String>,
-    pub history: Vec<harness9::engine::history::ChatItem>,
 }
 
 // ---- the generated TypeScript ----------------------------------------------------------
@@ -1182,14 +942,15 @@ pub fn typescript_bindings() -> String {
         EntryCheckDto::decl(&cfg),
         ConfigCheckDto::decl(&cfg),
         ConfigEditDto::decl(&cfg),
-        ChatEventDto::decl(&cfg),
-        CallStatusDto::decl(&cfg),
-        TurnOutcomeDto::decl(&cfg),
-        UsageDto::decl(&cfg),
-        ChatDecisionDto::decl(&cfg),
+        harness9::engine::Event::decl(&cfg),
+        harness9::engine::CallStatus::decl(&cfg),
+        harness9::engine::TurnOutcome::decl(&cfg),
+        harness9::engine::Usage::decl(&cfg),
+        harness9::engine::Decision::decl(&cfg),
         harness9::engine::history::ChatItem::decl(&cfg),
         harness9::engine::ConversationSummary::decl(&cfg),
-        ChatStateDto::decl(&cfg),
+        harness9::engine::approvals::PendingApproval::decl(&cfg),
+        harness9::ChatState::decl(&cfg),
         AskDto::decl(&cfg),
         crate::asks::AskRequestDto::decl(&cfg),
         crate::prompts::PromptDto::decl(&cfg),
@@ -1349,51 +1110,5 @@ mod tests {
             ConfigEdit::from(e),
             ConfigEdit::SetServer { name, previous: None, .. } if name == "x"
         ));
-    }
-
-    #[test]
-    fn chat_events_cross_as_the_engine_writes_them() {
-        let events = [
-            Event::ToolCallEnd {
-                call_id: "c1".into(),
-                name: "mcp__demo__list_dir".into(),
-                arguments: serde_json::json!({}),
-                status: CallStatus::TimedOut,
-                duration_ms: 12,
-                error: Some("timed out".into()),
-                output: "x".into(),
-                spilled: None,
-            },
-            Event::TurnEnd {
-                outcome: TurnOutcome::Completed { answer: "a".into() },
-                round_trips: 2,
-                duration_ms: 30,
-                usage: Usage {
-                    input_tokens: 1,
-                    output_tokens: 2,
-                },
-            },
-            Event::ApprovalRequest {
-                call_id: "c2".into(),
-                name: "t".into(),
-                arguments: serde_json::json!({"a": 1}),
-                read_only: true,
-            },
-        ];
-        // Numbers compare as JavaScript sees them (12 and 12.0 are one number).
-        fn js(v: Value) -> Value {
-            match v {
-                Value::Number(n) => serde_json::json!(n.as_f64()),
-                Value::Array(a) => Value::Array(a.into_iter().map(js).collect()),
-                Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, js(v))).collect()),
-                v => v,
-            }
-        }
-        for e in events {
-            assert_eq!(
-                js(serde_json::to_value(ChatEventDto::from(e.clone())).unwrap()),
-                js(serde_json::to_value(&e).unwrap())
-            );
-        }
     }
 }

@@ -7,7 +7,8 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
-use harness9::Harness;
+use harness9::engine::{ConversationChoice, Decision, Event};
+use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
 use crate::details::{feature_error, roots_error, shown};
@@ -245,19 +246,22 @@ pub async fn open_config_in_editor(app: AppHandle, state: S<'_>) -> BridgeResult
 }
 
 // ---- the chat pane -----------------------------------------------------------------------
+// The core's chat session (`Harness::chat`) holds the engine, the running turn and what
+// waits for the user; these commands are one call each.
 
-/// The provider and model in use (or what to set), and the conversation so far.
+/// The provider and model in use (or what to set), the conversation so far and what waits
+/// for the user. The first call continues the project's newest conversation.
 #[tauri::command]
-pub async fn chat_state(state: S<'_>) -> BridgeResult<ChatStateDto> {
+pub async fn chat_state(state: S<'_>) -> BridgeResult<ChatState> {
     let s = state.open_session().await?;
-    s.chat.state(&s.harness, false)
+    Ok(s.harness.chat().state(ConversationChoice::Latest).await?)
 }
 
 /// Starts a new conversation (the old one stays saved).
 #[tauri::command]
-pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatStateDto> {
+pub async fn chat_new(state: S<'_>) -> BridgeResult<ChatState> {
     let s = state.open_session().await?;
-    s.chat.state(&s.harness, true)
+    Ok(s.harness.chat().new_conversation().await?)
 }
 
 /// The project's saved conversations, newest first.
@@ -266,62 +270,71 @@ pub async fn chat_conversations(
     state: S<'_>,
 ) -> BridgeResult<Vec<harness9::engine::ConversationSummary>> {
     let s = state.open_session().await?;
-    Ok(s.harness.conversations())
+    Ok(s.harness.chat().conversations().await)
 }
 
 /// Reopens a saved conversation with its history.
 #[tauri::command]
-pub async fn chat_open(state: S<'_>, id: String) -> BridgeResult<ChatStateDto> {
+pub async fn chat_open(state: S<'_>, id: String) -> BridgeResult<ChatState> {
     let s = state.open_session().await?;
-    s.chat.open(&s.harness, &id)
+    Ok(s.harness.chat().resume(&id).await?)
 }
 
-/// Sends a message; the turn's events arrive on `channel`.
+/// Sends a message; the turn's events arrive on `channel` (once the window is gone,
+/// approval requests nobody sees are denied).
 #[tauri::command]
 pub async fn chat_send(
     state: S<'_>,
     prompt: String,
     attachments: Option<Vec<crate::resources::AttachmentDto>>,
-    channel: Channel<ChatEventDto>,
+    channel: Channel<Event>,
 ) -> BridgeResult<()> {
     let s = state.open_session().await?;
-    s.chat.send(&s.harness, prompt, attachments, channel)
+    let attachments = attachments
+        .unwrap_or_default()
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    let sink = Box::new(move |e| channel.send(e).is_ok());
+    Ok(s.harness.chat().send(prompt, attachments, sink).await?)
 }
 
 #[tauri::command]
 pub async fn chat_stop(state: S<'_>) -> BridgeResult<()> {
-    state.open_session().await?.chat.stop();
+    state.open_session().await?.harness.chat().stop();
     Ok(())
 }
 
 /// Answers an approval card; false when no call waits under `call_id`.
 #[tauri::command]
-pub async fn chat_approve(
-    state: S<'_>,
-    call_id: String,
-    decision: ChatDecisionDto,
-) -> BridgeResult<bool> {
-    Ok(state
-        .open_session()
-        .await?
-        .chat
-        .approve(&call_id, decision.into()))
+pub async fn chat_approve(state: S<'_>, call_id: String, decision: Decision) -> BridgeResult<bool> {
+    let s = state.open_session().await?;
+    Ok(s.harness.chat().approve(&call_id, decision))
 }
 
 /// Starts a turn with a server's prompt (`arguments` by name); the turn's events arrive on
-/// `channel`. Returns the messages the turn opened with.
+/// `channel`. Returns the messages the turn opened with, as chat items.
 #[tauri::command]
 pub async fn chat_send_prompt(
     state: S<'_>,
     server: String,
     name: String,
     arguments: serde_json::Map<String, Value>,
-    channel: Channel<ChatEventDto>,
+    channel: Channel<Event>,
 ) -> BridgeResult<Vec<harness9::engine::history::ChatItem>> {
     let s = state.open_session().await?;
-    s.chat
-        .send_prompt(&s.harness, &server, &name, arguments, channel)
-        .await
+    let sink = Box::new(move |e| channel.send(e).is_ok());
+    let opening = s
+        .harness
+        .chat()
+        .send_prompt(&server, &name, arguments, sink)
+        .await?;
+    Ok(harness9::engine::history::history(
+        &opening
+            .into_iter()
+            .map(std::sync::Arc::new)
+            .collect::<Vec<_>>(),
+    ))
 }
 
 // ---- prompts -----------------------------------------------------------------------------

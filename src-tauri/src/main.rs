@@ -9,7 +9,6 @@
 mod asks;
 mod auth;
 mod bridge;
-mod chat;
 mod commands;
 mod details;
 mod prompts;

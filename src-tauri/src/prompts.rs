@@ -98,7 +98,7 @@ impl From<PromptError> for BridgeError {
     fn from(e: PromptError) -> Self {
         match e {
             PromptError::Feature(f) => f.into(),
-            PromptError::Engine(e) => crate::chat::engine_error(e),
+            PromptError::Engine(e) => e.into(),
             PromptError::UnknownPrompt { .. } => {
                 BridgeError::new(ErrorCode::NotFound, e.to_string())
             }

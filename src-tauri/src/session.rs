@@ -41,8 +41,6 @@ pub const LOG_TAIL_LINES: usize = 500;
 pub struct Session {
     pub harness: Arc<Harness>,
     pub project: ProjectDto,
-    /// The agent chat over this project's tools.
-    pub chat: crate::chat::Chat,
     _watcher: Option<ConfigWatcher>,
     tasks: Vec<AbortHandle>,
 }
@@ -219,7 +217,6 @@ impl AppState {
         *slot = Some(Arc::new(Session {
             harness,
             project: project.clone(),
-            chat: crate::chat::Chat::default(),
             _watcher: watcher,
             tasks,
         }));

@@ -11,8 +11,7 @@ use std::io::Write;
 use clap::Args;
 use harness9::engine::{
     provider, CallStatus, ConversationChoice, EngineOptions, Event, PermissionOptions,
-    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome,
-    DEFAULT_MAX_ROUND_TRIPS,
+    ProviderOverrides, ProviderSettings, ToolPermission, TurnOutcome, DEFAULT_MAX_ROUND_TRIPS,
 };
 
 use super::{EXIT_FAILED, EXIT_USAGE};

@@ -538,9 +538,7 @@ impl App {
                 match outcome {
                     TurnOutcome::Completed { .. } => {}
                     // The text streamed already; say that it is incomplete.
-                    TurnOutcome::CutOff { notice, .. } => {
-                        self.chat.push(ChatLine::System(notice))
-                    }
+                    TurnOutcome::CutOff { notice, .. } => self.chat.push(ChatLine::System(notice)),
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
                     TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
                 }

@@ -103,20 +103,17 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
     };
     let mut app = App::new(provider);
     match &chat {
-        Ok(harness9::ChatState { error: Some(e), .. }) => app.chat.push(ChatLine::System(e.clone())),
+        Ok(harness9::ChatState { error: Some(e), .. }) => {
+            app.chat.push(ChatLine::System(e.clone()))
+        }
         Err(e) => app.chat.push(ChatLine::System(e.to_string())),
         Ok(_) => {}
     }
     let code = match terminal::enter() {
         Ok(mut term) => {
             terminal::arm_test_panic(harness.subscribe_status());
-            let ui = AssertUnwindSafe(event_loop(
-                &mut term,
-                &harness,
-                &mut app,
-                &project,
-            ))
-            .catch_unwind();
+            let ui = AssertUnwindSafe(event_loop(&mut term, &harness, &mut app, &project))
+                .catch_unwind();
             tokio::select! {
                 done = ui => done.unwrap_or(terminal::PANIC_EXIT),
                 stop = stops.next() => stop.exit_code(),

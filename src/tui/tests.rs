@@ -451,12 +451,15 @@ pub(super) fn feed(app: &mut App, event: Event) {
 #[test]
 fn tool_approval_card() {
     let mut app = app_with_servers();
-    feed(&mut app, Event::ApprovalRequest {
-        call_id: "7".into(),
-        name: "mcp__demo__read_file".into(),
-        arguments: json!({"path": "secret.txt"}),
-        read_only: true,
-    });
+    feed(
+        &mut app,
+        Event::ApprovalRequest {
+            call_id: "7".into(),
+            name: "mcp__demo__read_file".into(),
+            arguments: json!({"path": "secret.txt"}),
+            read_only: true,
+        },
+    );
     let s = screen(&app);
     assert!(
         s.contains("The model wants to call mcp__demo__read_file"),
@@ -476,12 +479,15 @@ fn tool_approval_card() {
 fn parallel_tool_calls_are_each_asked_about_in_turn() {
     let mut app = app_with_servers();
     for (id, path) in [("1", "a.txt"), ("2", "b.txt"), ("3", "c.txt")] {
-        feed(&mut app, Event::ApprovalRequest {
-            call_id: id.into(),
-            name: "mcp__demo__read_file".into(),
-            arguments: json!({"path": path}),
-            read_only: true,
-        });
+        feed(
+            &mut app,
+            Event::ApprovalRequest {
+                call_id: id.into(),
+                name: "mcp__demo__read_file".into(),
+                arguments: json!({"path": path}),
+                read_only: true,
+            },
+        );
     }
     let s = screen(&app);
     assert!(s.contains("a.txt") && s.contains("2 more waiting"), "{s}");
@@ -493,16 +499,19 @@ fn parallel_tool_calls_are_each_asked_about_in_turn() {
     let s = screen(&app);
     assert!(s.contains("b.txt") && s.contains("1 more waiting"), "{s}");
     // A call that ended another way is no longer asked about.
-    feed(&mut app, Event::ToolCallEnd {
-        call_id: "2".into(),
-        name: "mcp__demo__read_file".into(),
-        arguments: json!({"path": "b.txt"}),
-        status: CallStatus::Cancelled,
-        duration_ms: 0,
-        error: None,
-        output: String::new(),
-        spilled: None,
-    });
+    feed(
+        &mut app,
+        Event::ToolCallEnd {
+            call_id: "2".into(),
+            name: "mcp__demo__read_file".into(),
+            arguments: json!({"path": "b.txt"}),
+            status: CallStatus::Cancelled,
+            duration_ms: 0,
+            error: None,
+            output: String::new(),
+            spilled: None,
+        },
+    );
     assert!(screen(&app).contains("c.txt"));
     assert_eq!(answer(&mut app, 'n'), "3");
     assert_eq!(app.modal, Modal::None);

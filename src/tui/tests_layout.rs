@@ -49,12 +49,15 @@ fn app_asking_with_long_arguments() -> App {
     for i in 0..40 {
         args.insert(format!("key{i:02}"), json!(format!("value {i}")));
     }
-    feed(&mut app, Event::ApprovalRequest {
-        call_id: "1".into(),
-        name: "mcp__demo__write_file".into(),
-        arguments: serde_json::Value::Object(args),
-        read_only: false,
-    });
+    feed(
+        &mut app,
+        Event::ApprovalRequest {
+            call_id: "1".into(),
+            name: "mcp__demo__write_file".into(),
+            arguments: serde_json::Value::Object(args),
+            read_only: false,
+        },
+    );
     app
 }
 
@@ -125,12 +128,15 @@ fn the_key_hints_survive_a_tiny_terminal() {
 #[test]
 fn short_arguments_stay_on_one_line_without_scroll_hints() {
     let mut app = App::new("p".into());
-    feed(&mut app, Event::ApprovalRequest {
-        call_id: "1".into(),
-        name: "mcp__demo__read_file".into(),
-        arguments: json!({"path": "a.txt"}),
-        read_only: true,
-    });
+    feed(
+        &mut app,
+        Event::ApprovalRequest {
+            call_id: "1".into(),
+            name: "mcp__demo__read_file".into(),
+            arguments: json!({"path": "a.txt"}),
+            read_only: true,
+        },
+    );
     let (lines, _) = draw(&app, 80, 24);
     let text = lines.join("\n");
     assert!(text.contains("│{\"path\":\"a.txt\"}"), "{text}");
@@ -140,12 +146,15 @@ fn short_arguments_stay_on_one_line_without_scroll_hints() {
 /// A second long request, waiting behind the first.
 fn ask_again(app: &mut App, id: &str) {
     let first = app.approvals.first().unwrap().arguments.clone();
-    feed(app, Event::ApprovalRequest {
-        call_id: id.into(),
-        name: "mcp__demo__write_file".into(),
-        arguments: first,
-        read_only: false,
-    });
+    feed(
+        app,
+        Event::ApprovalRequest {
+            call_id: id.into(),
+            name: "mcp__demo__write_file".into(),
+            arguments: first,
+            read_only: false,
+        },
+    );
 }
 
 #[test]
@@ -166,16 +175,19 @@ fn the_next_request_starts_at_the_top() {
     // Ended another way (cancelled): likewise.
     app.on_key(key(KeyCode::Down));
     assert!(draw(&app, 80, 24).0.join("\n").contains("lines 2–18 of 42"));
-    feed(&mut app, Event::ToolCallEnd {
-        call_id: "2".into(),
-        name: "mcp__demo__write_file".into(),
-        arguments: json!({}),
-        status: harness9::engine::event::CallStatus::Cancelled,
-        duration_ms: 0,
-        error: None,
-        output: String::new(),
-        spilled: None,
-    });
+    feed(
+        &mut app,
+        Event::ToolCallEnd {
+            call_id: "2".into(),
+            name: "mcp__demo__write_file".into(),
+            arguments: json!({}),
+            status: harness9::engine::event::CallStatus::Cancelled,
+            duration_ms: 0,
+            error: None,
+            output: String::new(),
+            spilled: None,
+        },
+    );
     assert!(draw(&app, 80, 24).0.join("\n").contains("lines 1–18 of 42"));
 }
 

@@ -669,7 +669,7 @@ export function install(mockIPC, scenario) {
   const signIns = new Map();
 
   function chatState() {
-    return { provider: "anthropic", model: "stub-model", error: null, busy: chat.turn !== null, conversationId: "c1", history: chat.history };
+    return { provider: "anthropic", model: "stub-model", error: null, busy: chat.turn !== null, conversationId: "c1", history: chat.history, pending: [] };
   }
 
   function finish(turn, delay, outcome) {

@@ -166,9 +166,30 @@ describe("ChatPane", () => {
     expect($(r.target, "chat-assistant").querySelector("code")?.textContent).toBe("answer");
   });
 
+  test("reopened during a turn: the calls waiting for the user show as approval cards", async () => {
+    const { backend, app } = setup();
+    backend.chat = {
+      ...backend.chat,
+      busy: true,
+      history: [{ kind: "user", text: "read both" }],
+      pending: [
+        { callId: "p1", name: "mcp__demo__read_file", arguments: { path: "a" }, readOnly: true },
+        { callId: "p2", name: "mcp__demo__read_file", arguments: { path: "b" }, readOnly: true },
+      ],
+    };
+    const r = render(ChatPane, {}, app);
+    cleanups.push(r.destroy);
+    await settle();
+    const cards = [...r.target.querySelectorAll<HTMLElement>("[data-testid=tool-card]")];
+    expect(cards.map((c) => c.dataset.status)).toEqual(["approval", "approval"]);
+    $(cards[1], "approve-once").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["chatApprove", "p2", "allow_once"]);
+  });
+
   test("without a provider: says what to set, and sending reports it", async () => {
     const { backend, app } = setup();
-    backend.chat = { provider: null, model: null, error: "no model provider is configured: set HARNESS9_PROVIDER", busy: false, conversationId: null, history: [] };
+    backend.chat = { provider: null, model: null, error: "no model provider is configured: set HARNESS9_PROVIDER", busy: false, conversationId: null, history: [], pending: [] };
     const r = render(ChatPane, {}, app);
     cleanups.push(r.destroy);
     await settle();

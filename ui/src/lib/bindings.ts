@@ -226,15 +226,31 @@ export type ConfigEditDto = { "op": "setServer", name: string, entry: JsonValue,
  */
 previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
 
-export type ChatEventDto = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, readOnly: boolean, } | { "type": "tool_call_progress", callId: string, progress: number, total: number | null, message: string | null, } | { "type": "tool_call_end", callId: string, name: string, arguments: JsonValue, status: CallStatusDto, durationMs: number, error: string | null, output: string, spilled: string | null, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcomeDto, roundTrips: number, durationMs: number, usage: UsageDto, };
+export type ChatEvent = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, 
+/**
+ * The server marks the tool read-only (an untrusted hint).
+ */
+readOnly: boolean, } | { "type": "tool_call_progress", callId: string, progress: number, total: number | null, message: string | null, } | { "type": "tool_call_end", callId: string, name: string, arguments: JsonValue, status: CallStatus, durationMs: number, 
+/**
+ * Why the call failed (absent on success).
+ */
+error: string | null, 
+/**
+ * The result as the model sees it (text; images as placeholders).
+ */
+output: string, 
+/**
+ * The whole output was saved and only its first page shown to the model.
+ */
+spilled: string | null, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcome, roundTrips: number, durationMs: number, usage: Usage, };
 
-export type CallStatusDto = "ok" | "error" | "timed_out" | "denied" | "cancelled";
+export type CallStatus = "ok" | "error" | "timed_out" | "denied" | "cancelled";
 
-export type TurnOutcomeDto = { "status": "completed", answer: string, } | { "status": "cut_off", answer: string, notice: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
+export type TurnOutcome = { "status": "completed", answer: string, } | { "status": "cut_off", answer: string, notice: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
 
-export type UsageDto = { inputTokens: number, outputTokens: number, };
+export type Usage = { inputTokens: number, outputTokens: number, };
 
-export type ChatDecisionDto = "allow_once" | "allow_always" | "deny";
+export type ChatDecision = "allow_once" | "allow_always" | "deny";
 
 export type ChatItem = { "kind": "user", text: string, } | { "kind": "assistant", text: string, } | { "kind": "tool", callId: string, name: string, arguments: JsonValue, 
 /**
@@ -248,7 +264,13 @@ export type ConversationSummary = { id: string, createdMs: number, messages: num
  */
 title: string, };
 
-export type ChatStateDto = { 
+export type PendingApproval = { callId: string, name: string, arguments: JsonValue, 
+/**
+ * The server marks the tool read-only (an untrusted hint).
+ */
+readOnly: boolean, };
+
+export type ChatState = { 
 /**
  * `anthropic` or `openai`; `null` when no provider is configured.
  */
@@ -260,7 +282,11 @@ error: string | null,
 /**
  * A turn is running (the pane was reopened during one).
  */
-busy: boolean, conversationId: string | null, history: Array<ChatItem>, };
+busy: boolean, conversationId: string | null, history: Array<ChatItem>, 
+/**
+ * The running turn's tool calls waiting for the user, oldest first.
+ */
+pending: Array<PendingApproval>, };
 
 export type AskDto = { id: number, server: string, request: AskRequestDto, };
 

@@ -3,11 +3,11 @@
 
 import type {
   AttachmentDto,
-  CallStatusDto,
-  ChatDecisionDto,
-  ChatEventDto,
+  CallStatus,
+  ChatDecision,
+  ChatEvent,
   ChatItem,
-  ChatStateDto,
+  ChatState,
   ConversationSummary,
   PromptDto,
 } from "./bindings";
@@ -21,7 +21,7 @@ export interface ToolCard {
   name: string;
   arguments: unknown;
   /** `running`, `approval` (waiting for the user), or how it ended. */
-  status: "running" | "approval" | CallStatusDto;
+  status: "running" | "approval" | CallStatus;
   readOnly: boolean;
   output: string | null;
   error: string | null;
@@ -103,7 +103,7 @@ export class ChatSession {
     }
   }
 
-  #apply(s: ChatStateDto): void {
+  #apply(s: ChatState): void {
     this.provider = s.provider;
     this.model = s.model;
     this.error = s.error;
@@ -117,6 +117,12 @@ export class ChatSession {
       } else entries.push(this.#fromHistory(h));
     }
     this.entries = entries;
+    // Calls of the running turn that wait for the user (the core keeps them).
+    for (const p of s.pending) {
+      const card = this.#card(p.callId) ?? this.#newCard(p.callId, p.name, p.arguments);
+      card.status = "approval";
+      card.readOnly = p.readOnly;
+    }
     this.loaded = true;
   }
 
@@ -218,7 +224,7 @@ export class ChatSession {
     }
   }
 
-  async approve(callId: string, decision: ChatDecisionDto): Promise<void> {
+  async approve(callId: string, decision: ChatDecision): Promise<void> {
     const card = this.#card(callId);
     if (card) card.status = decision === "deny" ? "denied" : "running";
     try {
@@ -253,7 +259,7 @@ export class ChatSession {
     return this.entries[this.entries.length - 1] as ToolCard;
   }
 
-  #onEvent(e: ChatEventDto): void {
+  #onEvent(e: ChatEvent): void {
     switch (e.type) {
       case "turn_start":
         this.provider = e.provider;

@@ -8,10 +8,10 @@ import type {
   AskAnswerDto,
   AskDto,
   AttachmentDto,
-  ChatDecisionDto,
-  ChatEventDto,
+  ChatDecision,
+  ChatEvent,
   ChatItem,
-  ChatStateDto,
+  ChatState,
   CompletionDto,
   ConfigChangedDto,
   ConfigCheckDto,
@@ -97,13 +97,14 @@ export class MockBackend implements Backend {
     durationMs: 12,
   });
 
-  chat: ChatStateDto = {
+  chat: ChatState = {
     provider: "anthropic",
     model: "stub-model",
     error: null,
     busy: false,
     conversationId: "c1",
     history: [],
+    pending: [],
   };
   /** The prompts of the connected servers. */
   prompts: PromptDto[] = [];
@@ -114,7 +115,7 @@ export class MockBackend implements Backend {
     { kind: "user", text: `${server}:${name} ${JSON.stringify(args)}` },
   ];
   /** The running turn's event callback (set by `chatSend`). */
-  chatListener: ((e: ChatEventDto) => void) | null = null;
+  chatListener: ((e: ChatEvent) => void) | null = null;
 
   readonly statusEvents = listeners<StatusDto>();
   readonly toolEvents = listeners<null>();
@@ -321,19 +322,19 @@ export class MockBackend implements Backend {
     this.chat = { ...this.chat, conversationId: id, history: c.history };
     return this.chat;
   }
-  async chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]) {
+  async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]) {
     this.#record("chatSend", prompt, ...(attachments?.length ? [attachments] : []));
     if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
     this.chatListener = onEvent;
   }
   /** Sends an event of the running turn, as the engine would. */
-  chatEmit(e: ChatEventDto) {
+  chatEmit(e: ChatEvent) {
     this.chatListener?.(e);
   }
   async chatStop() {
     this.#record("chatStop");
   }
-  async chatApprove(callId: string, decision: ChatDecisionDto) {
+  async chatApprove(callId: string, decision: ChatDecision) {
     this.#record("chatApprove", callId, decision);
     return true;
   }
@@ -354,7 +355,7 @@ export class MockBackend implements Backend {
     const values = this.completions(server, prompt, argument, value, context);
     return { values, total: null, hasMore: false };
   }
-  async chatSendPrompt(server: string, name: string, args: Record<string, string>, onEvent: (e: ChatEventDto) => void) {
+  async chatSendPrompt(server: string, name: string, args: Record<string, string>, onEvent: (e: ChatEvent) => void) {
     this.#record("chatSendPrompt", server, name, args);
     if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
     const p = this.prompts.find((x) => x.server === server && x.name === name);

@@ -7,9 +7,9 @@ import type {
   ApprovalRequestDto,
   ApproveOutcomeDto,
   AskDto,
-  ChatEventDto,
+  ChatEvent,
   ChatItem,
-  ChatStateDto,
+  ChatState,
   CompletionDto,
   ConfigChangedDto,
   ProjectEvent,
@@ -118,12 +118,12 @@ export const tauriBackend: Backend = {
   saveConfig: (text, expectedHash) => call<ConfigTextDto>("save_config", { text, expectedHash }),
   openConfigInEditor: () => call<void>("open_config_in_editor"),
 
-  chatState: () => call<ChatStateDto>("chat_state"),
-  chatNew: () => call<ChatStateDto>("chat_new"),
+  chatState: () => call<ChatState>("chat_state"),
+  chatNew: () => call<ChatState>("chat_new"),
   chatConversations: () => call<ConversationSummary[]>("chat_conversations"),
-  chatOpen: (id) => call<ChatStateDto>("chat_open", { id }),
+  chatOpen: (id) => call<ChatState>("chat_open", { id }),
   async chatSend(prompt, onEvent, attachments) {
-    const channel = new Channel<ChatEventDto>();
+    const channel = new Channel<ChatEvent>();
     channel.onmessage = onEvent;
     await call<void>("chat_send", { prompt, channel, ...(attachments?.length ? { attachments } : {}) });
   },
@@ -135,7 +135,7 @@ export const tauriBackend: Backend = {
   completePromptArgument: (server, prompt, argument, value, context) =>
     call<CompletionDto>("complete_prompt_argument", { server, prompt, argument, value, context }),
   async chatSendPrompt(server, name, args, onEvent) {
-    const channel = new Channel<ChatEventDto>();
+    const channel = new Channel<ChatEvent>();
     channel.onmessage = onEvent;
     return call<ChatItem[]>("chat_send_prompt", { server, name, arguments: args, channel });
   },

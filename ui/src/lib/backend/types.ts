@@ -9,10 +9,10 @@ import type {
   AskAnswerDto,
   AskDto,
   AttachmentDto,
-  ChatDecisionDto,
-  ChatEventDto,
+  ChatDecision,
+  ChatEvent,
   ChatItem,
-  ChatStateDto,
+  ChatState,
   CompletionDto,
   ConfigChangedDto,
   ConfigCheckDto,
@@ -118,21 +118,21 @@ export interface Backend {
   openConfigInEditor(): Promise<void>;
 
   /** The provider and model (or why there is none) and the project's conversation. */
-  chatState(): Promise<ChatStateDto>;
+  chatState(): Promise<ChatState>;
   /** Starts a new conversation (the old one stays saved). */
-  chatNew(): Promise<ChatStateDto>;
+  chatNew(): Promise<ChatState>;
   /** The project's saved conversations, newest first. */
   chatConversations(): Promise<ConversationSummary[]>;
   /** Reopens a saved conversation with its history. */
-  chatOpen(id: string): Promise<ChatStateDto>;
+  chatOpen(id: string): Promise<ChatState>;
   /**
    * Sends a message; the turn's events follow on `onEvent`, `turn_end` last. The backend
    * reads the `attachments` (resources picked with `@`) and sends them with the message.
    */
-  chatSend(prompt: string, onEvent: (e: ChatEventDto) => void, attachments?: AttachmentDto[]): Promise<void>;
+  chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]): Promise<void>;
   chatStop(): Promise<void>;
   /** Answers an approval card; false when no call waits under `callId`. */
-  chatApprove(callId: string, decision: ChatDecisionDto): Promise<boolean>;
+  chatApprove(callId: string, decision: ChatDecision): Promise<boolean>;
   /** Opens an http(s) link in the user's browser. */
   openUrl(url: string): Promise<void>;
 
@@ -154,7 +154,7 @@ export interface Backend {
     server: string,
     name: string,
     args: Record<string, string>,
-    onEvent: (e: ChatEventDto) => void,
+    onEvent: (e: ChatEvent) => void,
   ): Promise<ChatItem[]>;
 
   /** What servers ask the user, oldest first. */
