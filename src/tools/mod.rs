@@ -120,10 +120,10 @@ impl Tool for McpTool {
     }
 }
 
+/// A server's tools, built once per listing (schemas resolved); only their names are
+/// assigned again when the set of servers changes.
 struct ServerTools {
-    client: Arc<Client>,
-    defs: Vec<ToolDef>,
-    timeout: Duration,
+    tools: Vec<Arc<McpTool>>,
 }
 
 #[derive(Default)]
@@ -184,15 +184,31 @@ impl ToolRegistry {
         defs: Vec<ToolDef>,
         timeout: Duration,
     ) {
-        self.update(|s| {
-            s.servers.insert(
-                server.to_string(),
-                ServerTools {
-                    client,
-                    defs,
+        let tools = defs
+            .iter()
+            .map(|def| {
+                Arc::new(McpTool {
+                    spec: ToolSpec {
+                        // Assigned by `rebuild`, across every server's tools.
+                        name: String::new(),
+                        description: def.description.clone().unwrap_or_default(),
+                        input_schema: schema_refs::resolve_refs(&def.input_schema)
+                            .unwrap_or_else(|| def.input_schema.clone()),
+                        read_only: def.read_only_hint(),
+                        source: ToolSource::Mcp {
+                            server: server.to_string(),
+                            tool: def.name.clone(),
+                        },
+                        display: ToolDisplay::of(def),
+                    },
+                    tool: def.name.clone(),
+                    client: client.clone(),
                     timeout,
-                },
-            );
+                })
+            })
+            .collect();
+        self.update(|s| {
+            s.servers.insert(server.to_string(), ServerTools { tools });
         });
     }
 
@@ -268,48 +284,49 @@ fn rebuild(s: &mut State) {
     let pairs: Vec<(String, String)> = s
         .servers
         .iter()
-        .flat_map(|(srv, st)| st.defs.iter().map(move |d| (srv.clone(), d.name.clone())))
+        .flat_map(|(srv, st)| st.tools.iter().map(move |t| (srv.clone(), t.tool.clone())))
         .collect();
     let names = naming::assign_names(&pairs, &reserved);
     let mut by_server: HashMap<String, Vec<usize>> = HashMap::new();
     let mut k = 0;
-    for (server, st) in &s.servers {
-        for def in &st.defs {
-            let name = names[k].clone();
+    for (server, st) in s.servers.iter_mut() {
+        for tool in st.tools.iter_mut() {
+            let name = &names[k];
             k += 1;
-            let plain = format!(
-                "{}{}__{}",
-                naming::MCP_PREFIX,
-                naming::clean(server),
-                naming::clean(&def.name)
-            );
-            if reserved.contains(&plain) {
-                tracing::warn!(
-                    "MCP tool {server}/{} is named like a built-in tool; it is exposed as {name}",
-                    def.name
+            if tool.spec.name != *name {
+                let plain = format!(
+                    "{}{}__{}",
+                    naming::MCP_PREFIX,
+                    naming::clean(server),
+                    naming::clean(&tool.tool)
                 );
+                if reserved.contains(&plain) {
+                    tracing::warn!(
+                        "MCP tool {server}/{} is named like a built-in tool; it is exposed as {name}",
+                        tool.tool
+                    );
+                }
+                // Renamed in place when nothing else holds it (a new listing), else
+                // made again with the new name.
+                if let Some(t) = Arc::get_mut(tool) {
+                    t.spec.name = name.clone();
+                } else {
+                    *tool = Arc::new(McpTool {
+                        spec: ToolSpec {
+                            name: name.clone(),
+                            ..tool.spec.clone()
+                        },
+                        tool: tool.tool.clone(),
+                        client: tool.client.clone(),
+                        timeout: tool.timeout,
+                    });
+                }
             }
             by_server
                 .entry(server.clone())
                 .or_default()
                 .push(ordered.len());
-            ordered.push(Arc::new(McpTool {
-                spec: ToolSpec {
-                    name,
-                    description: def.description.clone().unwrap_or_default(),
-                    input_schema: schema_refs::resolve_refs(&def.input_schema)
-                        .unwrap_or_else(|| def.input_schema.clone()),
-                    read_only: def.read_only_hint(),
-                    source: ToolSource::Mcp {
-                        server: server.clone(),
-                        tool: def.name.clone(),
-                    },
-                    display: ToolDisplay::of(def),
-                },
-                tool: def.name.clone(),
-                client: st.client.clone(),
-                timeout: st.timeout,
-            }));
+            ordered.push(tool.clone());
         }
     }
     let mut by_name = HashMap::with_capacity(ordered.len());

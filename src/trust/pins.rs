@@ -8,13 +8,19 @@
 //! of a server that has none, whatever approved it.
 //!
 //! The file (`pins.json`, beside `approvals.json`) is read once into memory on a blocking
-//! thread and written atomically on a blocking thread; no async runtime thread touches disk.
+//! thread (however many servers ask at once) and written atomically on a blocking thread;
+//! no async runtime thread touches disk. Writes that pile up while one is under way are
+//! folded into the next, and each writes straight from the cache without copying it. A
+//! pinned schema is kept as its canonical JSON text, not as a parsed value: a project with
+//! 10,000 tools holds a few megabytes of pins, not tens.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -22,25 +28,58 @@ use sha2::{Digest, Sha256};
 pub const PINS_FILE: &str = "pins.json";
 
 /// What was pinned for one tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolPin {
     /// SHA-256 (hex) of the canonical JSON of name, description and input schema.
     pub digest: String,
     #[serde(default)]
     pub description: String,
-    #[serde(default)]
-    pub input_schema: Value,
+    /// The canonical JSON text of the input schema (parsed only to show a change).
+    #[serde(default = "null_schema")]
+    pub input_schema: Box<RawValue>,
+}
+
+fn null_schema() -> Box<RawValue> {
+    RawValue::from_string("null".into()).expect("null is JSON")
 }
 
 impl ToolPin {
     /// The pin of one tool definition as a server lists it.
     pub fn new(name: &str, description: &str, input_schema: &Value) -> ToolPin {
+        let schema = serde_json::to_string(&canonical(input_schema)).expect("json serializes");
+        // The canonical body {"description", "inputSchema", "name"} (keys sorted), written
+        // out around the schema's text instead of building it as a value again.
+        let quote = |s: &str| serde_json::to_string(s).expect("json serializes");
+        let body = format!(
+            "{{\"description\":{},\"inputSchema\":{schema},\"name\":{}}}",
+            quote(description),
+            quote(name)
+        );
         ToolPin {
-            digest: digest(name, description, input_schema),
+            digest: hex(&Sha256::digest(body.as_bytes())),
             description: description.to_string(),
-            input_schema: canonical(input_schema),
+            input_schema: RawValue::from_string(schema).expect("serialized JSON"),
         }
+    }
+
+    /// The pinned input schema as a value, keys sorted.
+    pub fn schema(&self) -> Value {
+        serde_json::from_str(self.input_schema.get())
+            .map(|v: Value| canonical(&v))
+            .unwrap_or(Value::Null)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl PartialEq for ToolPin {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest
+            && self.description == other.description
+            && self.input_schema.get() == other.input_schema.get()
     }
 }
 
@@ -166,10 +205,7 @@ pub fn digest(name: &str, description: &str, input_schema: &Value) -> String {
         "inputSchema": input_schema,
     }));
     let text = serde_json::to_string(&body).expect("json serializes");
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// Compares a listing (tool name and its pin as listed now) with the pins of its server;
@@ -187,12 +223,14 @@ pub fn compare(
         let change = match pins.get(name) {
             None => ToolChange::New,
             Some(pin) if pin.digest == now.digest => continue,
-            Some(pin) => ToolChange::Changed {
-                description: (pin.description != now.description)
-                    .then(|| (pin.description.clone(), now.description.clone())),
-                input_schema: (canonical(&pin.input_schema) != now.input_schema)
-                    .then(|| (canonical(&pin.input_schema), now.input_schema.clone())),
-            },
+            Some(pin) => {
+                let (was, is) = (pin.schema(), now.schema());
+                ToolChange::Changed {
+                    description: (pin.description != now.description)
+                        .then(|| (pin.description.clone(), now.description.clone())),
+                    input_schema: (was != is).then_some((was, is)),
+                }
+            }
         };
         held.push(HeldTool {
             server: server.to_string(),
@@ -206,10 +244,16 @@ pub fn compare(
 /// project folder → server name → tool name → pin
 type PinMap = BTreeMap<String, BTreeMap<String, BTreeMap<String, ToolPin>>>;
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct PinFile {
     #[serde(default)]
     projects: PinMap,
+}
+
+/// The file as written: straight from the cache.
+#[derive(Serialize)]
+struct PinFileRef<'a> {
+    projects: &'a PinMap,
 }
 
 /// The pins of every project, cached in memory. Cheap to clone; clones share the cache.
@@ -217,8 +261,12 @@ struct PinFile {
 pub struct PinStore {
     path: PathBuf,
     cache: Arc<Mutex<Option<PinMap>>>,
+    /// One reader of the file, however many servers ask at once.
+    loading: Arc<tokio::sync::Mutex<()>>,
     /// Serialises writers; only ever taken on a blocking thread.
     write: Arc<Mutex<()>>,
+    /// The cache changed since it was last written.
+    dirty: Arc<AtomicBool>,
 }
 
 impl PinStore {
@@ -226,7 +274,9 @@ impl PinStore {
         PinStore {
             path,
             cache: Arc::default(),
+            loading: Arc::default(),
             write: Arc::default(),
+            dirty: Arc::default(),
         }
     }
 
@@ -240,6 +290,10 @@ impl PinStore {
     }
 
     async fn loaded(&self) {
+        if self.cache.lock().expect("pins lock").is_some() {
+            return;
+        }
+        let _one = self.loading.lock().await;
         if self.cache.lock().expect("pins lock").is_some() {
             return;
         }
@@ -295,26 +349,36 @@ impl PinStore {
                 .or_default();
             pins.extend(tools);
         }
+        self.dirty.store(true, Ordering::Release);
         let store = self.clone();
         tokio::task::spawn_blocking(move || store.write_now())
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
-    /// Writes the latest cached state (whoever writes last writes everything).
+    /// Writes the latest cached state, unless a writer before it already did.
     fn write_now(&self) -> std::io::Result<()> {
         let _guard = self.write.lock().expect("pins write lock");
+        if !self.dirty.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
         let bytes = {
             let cache = self.cache.lock().expect("pins lock");
-            let file = PinFile {
-                projects: cache.clone().unwrap_or_default(),
+            let empty = PinMap::new();
+            let file = PinFileRef {
+                projects: cache.as_ref().unwrap_or(&empty),
             };
             serde_json::to_vec_pretty(&file).expect("pins serialize")
         };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+        let written = self
+            .path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::config::write_atomically(&self.path, &bytes));
+        if written.is_err() {
+            self.dirty.store(true, Ordering::Release);
         }
-        crate::config::write_atomically(&self.path, &bytes)
+        written
     }
 }
 
@@ -350,6 +414,31 @@ mod tests {
         assert_ne!(
             a.1.digest,
             def("t", "e", json!({"type": "object"})).1.digest
+        );
+    }
+
+    #[test]
+    fn pins_keep_the_digest_of_earlier_files_and_read_them_back() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "é \"x\""}}});
+        let pin = ToolPin::new("search", "Finds \"things\"\n", &schema);
+        assert_eq!(pin.digest, digest("search", "Finds \"things\"\n", &schema));
+        // A file written before the schema was kept as text (pretty, keys in any order).
+        let old = json!({"projects": {"/p": {"s": {"search": {
+            "digest": pin.digest,
+            "description": "Finds \"things\"\n",
+            "inputSchema": {"properties": {"q": {"description": "é \"x\"", "type": "string"}}, "type": "object"}
+        }}}}});
+        let file: PinFile =
+            serde_json::from_str(&serde_json::to_string_pretty(&old).unwrap()).unwrap();
+        let read = &file.projects["/p"]["s"]["search"];
+        assert_eq!(read.schema(), canonical(&schema));
+        assert_eq!(
+            compare(
+                "s",
+                Some(&file.projects["/p"]["s"]),
+                &[("search".into(), pin)]
+            ),
+            vec![]
         );
     }
 
