@@ -486,7 +486,7 @@ pub struct ToolDto {
     /// The tool's own name on its server (used to call it).
     pub tool: String,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: std::sync::Arc<Value>,
     pub read_only: bool,
     /// The server's title for the tool (the name stays the identifier).
     pub title: Option<String>,

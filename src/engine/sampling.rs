@@ -191,10 +191,11 @@ pub fn chat_request(request: &CreateMessageRequest, model: &str) -> Result<ChatR
         .map(|t| ToolDefinition {
             name: t["name"].as_str().unwrap_or_default().to_string(),
             description: t["description"].as_str().unwrap_or_default().to_string(),
-            input_schema: t
-                .get("inputSchema")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object"})),
+            input_schema: std::sync::Arc::new(
+                t.get("inputSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+            ),
         })
         .collect();
     let tool_choice = request

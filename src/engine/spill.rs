@@ -151,7 +151,7 @@ pub fn read_output_definition() -> ToolDefinition {
     ToolDefinition {
         name: READ_OUTPUT_TOOL.into(),
         description: "Reads a page of a tool output that was too long to show whole. Use the id and offset given where the output was cut off.".into(),
-        input_schema: json!({
+        input_schema: std::sync::Arc::new(json!({
             "type": "object",
             "properties": {
                 "id": {"type": "string", "description": "The saved output's id."},
@@ -159,7 +159,7 @@ pub fn read_output_definition() -> ToolDefinition {
                 "limit": {"type": "integer", "description": "Most characters to return (default and maximum: one page)."}
             },
             "required": ["id"]
-        }),
+        })),
     }
 }
 

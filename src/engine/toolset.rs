@@ -154,14 +154,14 @@ fn search_definition(count: usize) -> ToolDefinition {
         description: format!(
             "Searches {count} more tools that are not listed here (ranked over their names and descriptions). Tools it finds become callable in your next step. Search whenever you need a capability you do not see."
         ),
-        input_schema: json!({
+        input_schema: std::sync::Arc::new(json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words describing the tool you need."},
                 "limit": {"type": "integer", "description": format!("Most tools to return (default {DEFAULT_SEARCH_RESULTS}, at most {MAX_SEARCH_RESULTS}).")}
             },
             "required": ["query"]
-        }),
+        })),
     }
 }
 

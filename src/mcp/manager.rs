@@ -615,8 +615,26 @@ impl Manager {
         };
         if current {
             self.publish();
+            self.trim_when_settled();
         }
         current
+    }
+
+    /// Once no server is starting any more, the memory their start-up freed (listings
+    /// parsed, pins read, tools built) goes back to the system instead of staying in the
+    /// allocator's free lists, where it would count against the app for as long as it runs.
+    fn trim_when_settled(&self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            if !self.lock().values().all(|s| s.state.is_settled()) {
+                return;
+            }
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                // SAFETY: malloc_trim only returns free memory to the system; it is
+                // thread-safe and has no preconditions.
+                rt.spawn_blocking(|| unsafe { libc::malloc_trim(0) });
+            }
+        }
     }
 
     fn publish(&self) {

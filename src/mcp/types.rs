@@ -47,8 +47,9 @@ pub struct ToolDef {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Shared with the tool registry's copy (a large tool set holds each schema once).
     #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
+    pub input_schema: std::sync::Arc<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Hints only: never trusted for security decisions (see [`ToolDef::hints`]).
@@ -58,8 +59,8 @@ pub struct ToolDef {
     pub icons: Vec<super::features::Icon>,
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({"type": "object"})
+fn empty_object_schema() -> std::sync::Arc<Value> {
+    std::sync::Arc::new(serde_json::json!({"type": "object"}))
 }
 
 impl ToolDef {

@@ -35,7 +35,8 @@ pub struct ToolSpec {
     /// The model-facing name (`mcp__server__tool` for MCP tools).
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// Shared with the server's listing unless `$ref`s were resolved.
+    pub input_schema: Arc<Value>,
     /// The server's `readOnlyHint` (an untrusted hint).
     pub read_only: bool,
     pub source: ToolSource,
@@ -193,7 +194,7 @@ impl ToolRegistry {
                         name: String::new(),
                         description: def.description.clone().unwrap_or_default(),
                         input_schema: schema_refs::resolve_refs(&def.input_schema)
-                            .unwrap_or_else(|| def.input_schema.clone()),
+                            .map_or_else(|| def.input_schema.clone(), Arc::new),
                         read_only: def.read_only_hint(),
                         source: ToolSource::Mcp {
                             server: server.to_string(),

@@ -47,7 +47,9 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     ToolSpec {
         name: format!("mcp__{server}__{name}"),
         description: desc.into(),
-        input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        input_schema: std::sync::Arc::new(
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        ),
         read_only: true,
         source: ToolSource::Mcp {
             server: server.into(),

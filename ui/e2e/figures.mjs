@@ -2,6 +2,14 @@
 // memory of the app and its WebKit processes. Needs a display (run under Xvfb):
 //
 //   xvfb-run -a -s "-screen 0 1280x800x24" node ui/e2e/figures.mjs [--binary PATH] [--runs N]
+//   xvfb-run -a -s "-screen 0 1280x800x24" node ui/e2e/figures.mjs --memory [--profile debug]
+//
+// --memory: the app with 20 servers holding 10,000 tools in all (`mcp-fixture`, 500 synthetic
+// tools each, approved through the CLI's own approval prompt) against an empty Tauri 2 window
+// (src-tauri/examples/empty-window.rs, the same Tauri build showing a blank page), launched
+// in turns, PSS of each one's app and WebKit processes after it settled; writes
+// out/desktop-memory.json. Build first: `cargo build --release -p harness9-desktop --bins
+// --example empty-window && cargo build --release --bin harness9 --bin mcp-fixture`.
 //
 // Each run launches the binary on a temporary project of 20 stdio servers (harness9's own
 // `mcp serve`, approved in a private data folder, so they all start behind the window),
@@ -9,7 +17,7 @@
 // and the app is idle, then sums the memory of the process tree. Prints a JSON summary and
 // writes it to out/desktop-figures.json.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -21,10 +29,12 @@ const opt = (name, dflt) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : dflt;
 };
-const BINARY = path.resolve(opt("--binary", path.join(ROOT, "target", "release", "harness9-desktop")));
-const RUNS = Number(opt("--runs", "5"));
-const SERVERS = 20;
+const PROFILE = opt("--profile", "release");
+const BINARY = path.resolve(opt("--binary", path.join(ROOT, "target", PROFILE, "harness9-desktop")));
+const RUNS = Number(opt("--runs", args.includes("--memory") ? "3" : "5"));
+const SERVERS = Number(opt("--servers", "20"));
 const IDLE_WAIT_MS = 8000;
+const TOOLS = Number(opt("--tools", "10000"));
 
 if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
   console.error("figures: no display; run under xvfb-run -a");
@@ -88,10 +98,10 @@ function memory(pid) {
 }
 
 function group(comm) {
-  if (comm.startsWith("harness9-deskt")) return "app";
+  if (comm.startsWith("harness9-deskt") || comm === "empty-window") return "app";
   if (comm.startsWith("WebKitWebProces")) return "webkitWeb";
   if (comm.startsWith("WebKitNetworkPr")) return "webkitNetwork";
-  if (comm === "harness9") return "mcpServers";
+  if (comm === "harness9" || comm === "mcp-fixture") return "mcpServers";
   return "other";
 }
 
@@ -164,6 +174,134 @@ async function run() {
   await new Promise((r) => child.on("exit", r));
   rmSync(tmp, { recursive: true, force: true });
   return { paintedMs, serversRunning: servers, allServersUpMs: allUpMs, memory: sums };
+}
+
+/** The PSS of a process tree by group (app, WebKit processes, servers), in MB. */
+function measure(root) {
+  const sums = {};
+  for (const pid of tree(root)) {
+    let p;
+    try {
+      p = memory(pid);
+    } catch {
+      continue;
+    }
+    const g = group(p.comm);
+    sums[g] ??= { processes: 0, rssMb: 0, pssMb: 0 };
+    sums[g].processes++;
+    sums[g].rssMb += p.rssKb / 1024;
+    sums[g].pssMb += p.pssKb / 1024;
+  }
+  for (const g of Object.values(sums)) {
+    g.rssMb = Math.round(g.rssMb);
+    g.pssMb = Math.round(g.pssMb);
+  }
+  // What the comparison counts: the window's processes, not the servers it runs.
+  const windowPssMb = ["app", "webkitWeb", "webkitNetwork"].reduce((t, g) => t + (sums[g]?.pssMb ?? 0), 0);
+  return { windowPssMb, groups: sums };
+}
+
+/** A project of 20 fixture servers with 10,000 tools in all, approved by the CLI itself. */
+function memoryProject() {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "h9-memory-"));
+  const project = path.join(tmp, "project");
+  const data = path.join(tmp, "data");
+  mkdirSync(project);
+  mkdirSync(data);
+  const fixture = path.join(ROOT, "target", PROFILE, "mcp-fixture");
+  const servers = {};
+  for (let i = 0; i < SERVERS; i++) {
+    servers[`s${String(i).padStart(2, "0")}`] = { command: fixture, env: { REFSERVER_TOOLS: String(Math.round(TOOLS / SERVERS)) } };
+  }
+  writeFileSync(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }, null, 2));
+  // `mcp list` asks on a terminal; `script` gives it one and the answer "a" approves for good.
+  const cli = path.join(ROOT, "target", PROFILE, "harness9");
+  const r = spawnSync("script", ["-qec", `${cli} mcp list --project ${project}`, "/dev/null"], {
+    input: "a\n",
+    env: { ...process.env, HARNESS9_DATA_DIR: data },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  const approvals = readFileSync(path.join(data, "approvals.json"), "utf8");
+  if (Object.keys(JSON.parse(approvals).projects ?? {}).length === 0) {
+    throw new Error(`the servers were not approved:\n${r.stdout}${r.stderr}`);
+  }
+  return { tmp, project, data };
+}
+
+async function settledMemory(binary, argv, env, ready) {
+  const child = spawn(binary, argv, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const deadline = Date.now() + 120_000;
+  while (!ready(child.pid)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`${path.basename(binary)} did not get ready:\n${stderr}`);
+    }
+    await sleep(250);
+  }
+  await sleep(IDLE_WAIT_MS);
+  const m = measure(child.pid);
+  child.kill("SIGTERM");
+  await new Promise((r) => (child.exitCode !== null ? r() : child.on("exit", r)));
+  return m;
+}
+
+const count = (root, comm) =>
+  tree(root).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, "utf8").trim() === comm;
+    } catch {
+      return false;
+    }
+  }).length;
+
+async function memoryFigures() {
+  const empty = path.join(ROOT, "target", PROFILE, "examples", "empty-window");
+  const { tmp, project, data } = memoryProject();
+  const xdg = (t) => ({
+    XDG_DATA_HOME: path.join(t, "xdg-data"),
+    XDG_CACHE_HOME: path.join(t, "xdg-cache"),
+    XDG_CONFIG_HOME: path.join(t, "xdg-config"),
+  });
+  const app = [];
+  const baseline = [];
+  for (let i = 0; i < RUNS; i++) {
+    baseline.push(await settledMemory(empty, [], xdg(tmp), (pid) => count(pid, "WebKitWebProces") > 0));
+    app.push(
+      await settledMemory(BINARY, [project], { HARNESS9_DATA_DIR: data, ...xdg(tmp) }, (pid) => count(pid, "mcp-fixture") >= SERVERS && count(pid, "WebKitWebProces") > 0),
+    );
+  }
+  // WebKit's helpers may still be writing their caches for a moment after the window went.
+  try {
+    rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  } catch (e) {
+    console.error(`figures: could not remove ${tmp}: ${e.message}`);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const appMb = median(app.map((m) => m.windowPssMb));
+  const emptyMb = median(baseline.map((m) => m.windowPssMb));
+  const summary = {
+    profile: PROFILE,
+    servers: SERVERS,
+    tools: TOOLS,
+    runs: RUNS,
+    appPssMb: appMb,
+    emptyWindowPssMb: emptyMb,
+    ratio: Math.round((appMb / emptyMb) * 100) / 100,
+    target: 1.15,
+    appLastRun: app.at(-1).groups,
+    emptyWindowLastRun: baseline.at(-1).groups,
+  };
+  mkdirSync(path.join(ROOT, "out"), { recursive: true });
+  writeFileSync(path.join(ROOT, "out", "desktop-memory.json"), JSON.stringify(summary, null, 2) + "\n");
+  console.log(JSON.stringify(summary, null, 2));
+}
+
+if (args.includes("--memory")) {
+  await memoryFigures();
+  process.exit(0);
 }
 
 const runs = [];
