@@ -139,8 +139,9 @@ export class MockBackend implements Backend {
     this.statusEvents.emit(this.status);
   }
 
-  pushLog(server: string, text: string) {
-    const line: LogLineDto = { timeMs: Date.now(), source: "stderr", level: "", text };
+  /** A line of a server's log, as the core sends it to followers. */
+  pushLog(server: string, text: string, source: LogLineDto["source"] = "stderr", level = "") {
+    const line: LogLineDto = { timeMs: Date.now(), source, level, text };
     (this.logs[server] ??= []).push(line);
     for (const cb of this.#logFollowers.get(server) ?? []) cb(line);
   }
@@ -410,7 +411,7 @@ export class MockBackend implements Backend {
   }
   async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
     this.#record("completeResource", server, uriTemplate, variable, value);
-    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
+    return { values: ["1", "2", "10", "11"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
   }
   async saveResource(server: string, uri: string) {
     this.#record("saveResource", server, uri);
