@@ -120,7 +120,10 @@ export class MockBackend implements Backend {
   #logFollowers = new Map<string, Set<Listener<LogLineDto>>>();
   #hash = 0;
 
-  /** A failure the next call of a method gives (once), as the core would answer it. */
+  /**
+   * A failure the next call of a method gives (once), as the core would answer it; for the
+   * methods that change something (those in `calls`).
+   */
   fail: Partial<Record<keyof Backend, BackendError>> = {};
 
   /** Records a call; throws the failure scripted for the method, if any. */
