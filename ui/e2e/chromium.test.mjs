@@ -1,6 +1,9 @@
-// The built UI (ui/dist) in headless Chromium with the IPC mocked (mock-ipc.js): the user
-// flows of the desktop app without Rust, plus the 10,000-tool filter timing and
-// screenshots in light and dark (out/screenshots/chromium-*.png).
+// The built UI (ui/dist) in headless Chromium against the fake backend (ui/e2e/scenarios.ts
+// behind the IPC adapter mock-ipc.ts): the user flows of the desktop app without Rust, plus
+// the 10,000-tool filter timing and screenshots in light and dark
+// (out/screenshots/chromium-*.png). `window.__mock` is the fake: `calls` lists every call
+// as [method, ...args]. What the core decides (validation messages, approval, masking,
+// conflicts, what a save starts) is tested against the real app in webdriver.test.mjs.
 //
 // Run: npm run build && node --test ui/e2e/chromium.test.mjs
 
@@ -67,7 +70,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("tool-result").waitFor();
     assert.match(await page.getByTestId("tool-result").innerText(), /read_file called with \{"path":"README.md","max_bytes":100\}/);
     const calls = await page.evaluate(() => window.__mock.calls);
-    assert.deepEqual(calls.at(-1), { server: "demo", tool: "read_file", args: { path: "README.md", max_bytes: 100 } });
+    assert.deepEqual(calls.at(-1).slice(2), ["demo", "read_file", { path: "README.md", max_bytes: 100 }]);
 
     // A tool error is shown as such, and a bad number never reaches the server.
     await page.locator("[data-field=path]").fill("missing.txt");
@@ -129,7 +132,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("approve-all").click();
     await page.waitForSelector("[data-testid=chip-demo][data-status=connected]");
     await page.getByTestId("chip-demo").click();
-    await page.evaluate(() => window.__mock.pushLog("demo", { timeMs: Date.now(), source: "stderr", level: "", text: "hello from stderr" }));
+    await page.evaluate(() => window.__mock.pushLog("demo", "hello from stderr"));
     await page.getByTestId("server-log").getByText("hello from stderr").waitFor();
     await page.evaluate(() => window.__mock.crash("demo"));
     await page.waitForSelector("[data-testid=chip-demo][data-status=failed]");
@@ -139,7 +142,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
-  test("settings: add a server with the form, save, see its chip", async () => {
+  test("settings: add a server with the form, see the edit, save it", async () => {
     const { page, errors } = await open("flows");
     await page.getByTestId("approve-all").click();
     await page.getByTestId("nav-settings").click();
@@ -151,36 +154,43 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("form-env").getByText("+ Add").click();
     await page.getByLabel("NAME 1").fill("TOKEN");
     await page.getByLabel("value 1").fill("${TOKEN}");
+    // The core writes the edit into the text (the real app's test checks the file it saves).
+    const edited = '{\n  "mcpServers": {\n    "extra": { "command": "harness9" }\n  }\n}\n';
+    await page.evaluate((t) => (window.__mock.edited = t), edited);
     await page.getByTestId("form-submit").click();
     await page.getByTestId("dirty").waitFor();
     assert.match(await page.locator(".cm-content").innerText(), /"extra": \{/);
     await page.getByTestId("save-config").click();
-    await page.getByTestId("chip-extra").waitFor();
-    const saved = JSON.parse(await page.evaluate(() => window.__mock.configText));
-    assert.deepEqual(saved.mcpServers.extra, { command: "harness9", args: ["mcp", "serve"], env: { TOKEN: "${TOKEN}" } });
-    assert.deepEqual(Object.keys(saved.mcpServers), ["demo", "extra"]);
+    await page.waitForFunction((t) => window.__mock.config.text === t, edited);
+    const calls = await page.evaluate(() => window.__mock.calls.filter((c) => /Config$/.test(c[0])));
+    assert.deepEqual(calls, [
+      ["editConfig", { op: "setServer", name: "extra", entry: { command: "harness9", args: ["mcp", "serve"], env: { TOKEN: "${TOKEN}" } }, previous: null }],
+      ["saveConfig", edited, "h0"],
+    ]);
     assert.deepEqual(errors, []);
     await page.close();
   });
 
-  test("settings: invalid JSON shows line and column and is never saved", async () => {
+  test("settings: a problem shows with line and column and nothing is saved", async () => {
     const { page } = await open("flows");
     await page.getByTestId("approval-later").click();
     await page.getByTestId("nav-settings").click();
     await page.getByTestId("config-ok").waitFor();
-    const before = await page.evaluate(() => window.__mock.configText);
+    const before = await page.evaluate(() => window.__mock.config.text);
+    // The core's answer to the text about to be typed.
+    await page.evaluate(() => (window.__mock.configCheck = { error: { message: "invalid JSON: trailing characters", line: 4, column: 2 }, servers: [] }));
     await page.locator(".cm-content").click();
     await page.keyboard.press("Control+End");
     await page.keyboard.type("oops");
     const problem = page.getByTestId("config-problem");
     await problem.waitFor();
-    assert.match(await problem.innerText(), /Line \d+, column \d+: invalid JSON/);
+    assert.match(await problem.innerText(), /Line 4, column 2: invalid JSON: trailing characters/);
     assert.equal(await page.getByTestId("save-config").isDisabled(), true);
     await page.keyboard.press("Control+s");
     await page.getByTestId("save-error").waitFor();
     assert.match(await page.getByTestId("save-error").innerText(), /fix the errors first/);
-    assert.equal(await page.evaluate(() => window.__mock.configText), before);
-    assert.ok(!(await page.evaluate(() => window.__mock.calls.length)));
+    assert.equal(await page.evaluate(() => window.__mock.config.text), before);
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls), []);
     await shot(page, "settings-invalid");
 
     // Unsaved edits survive a visit elsewhere; Esc in the editor does not leave the pane.
@@ -244,7 +254,7 @@ describe("the desktop UI against a mocked backend", () => {
     const answer = page.getByTestId("chat-assistant").last();
     assert.equal(await answer.innerText(), "The folder holds README.md and notes/.");
     assert.equal(await answer.locator("strong").innerText(), "README.md");
-    assert.deepEqual(await page.evaluate(() => window.__mock.chat.approvals), [{ callId: "call_1", decision: "allow_once" }]);
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => c[0] === "chatApprove")), [["chatApprove", "call_1", "allow_once"]]);
     await shot(page, "chat-answer");
 
     // Stop ends a turn that waits for approval.
@@ -300,8 +310,8 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("chat-assistant").getByText("Done: the team has a new head.").waitFor();
     await page.getByTestId("chat-send").waitFor();
     const calls = await page.evaluate(() => window.__mock.calls);
-    assert.deepEqual(calls.filter((c) => c.sendPrompt), [{ sendPrompt: { server: "demo", name: "completable-prompt", arguments: { department: "Engineering", name: "Bob" } } }]);
-    assert.ok(calls.some((c) => c.complete?.argument === "name" && c.complete.context.department === "Engineering"));
+    assert.deepEqual(calls.filter((c) => c[0] === "chatSendPrompt"), [["chatSendPrompt", "demo", "completable-prompt", { department: "Engineering", name: "Bob" }]]);
+    assert.ok(calls.some((c) => c[0] === "completePromptArgument" && c[3] === "name" && c[5].department === "Engineering"));
     assert.equal(await page.getByTestId("prompt-form").count(), 0);
 
     // The Prompts button opens the same picker; a prompt without arguments sends at once.
@@ -373,9 +383,9 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("ask-agree").check();
     await page.getByTestId("ask-accept").click();
     await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
-    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => "answerAsk" in c)), [
-      { answerAsk: 1, answer: { action: "fill", values: { name: "Ada", email: "ada@example.com", age: "36", role: "dev", langs: ["fr"] } } },
-      { answerAsk: 2, answer: { action: "accept", content: null } },
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => c[0] === "answerAsk")), [
+      ["answerAsk", 1, { action: "fill", values: { name: "Ada", email: "ada@example.com", age: "36", role: "dev", langs: ["fr"] } }],
+      ["answerAsk", 2, { action: "accept", content: null }],
     ]);
     assert.deepEqual(errors, []);
     await page.close();
@@ -414,15 +424,33 @@ describe("the desktop UI against a mocked backend", () => {
     await shot(page, "ask-sampling");
     await page.getByTestId("ask-review").check();
     await page.getByTestId("ask-approve").click();
-    // The model's answer comes back for review before it goes to the server.
+    // The core asks the model and brings its answer back for review before it goes to the server.
+    await page.waitForFunction(() => window.__mock.calls.some((c) => c[0] === "answerAsk"));
+    await page.evaluate(() => {
+      window.__mock.ask({
+        id: 1007,
+        server: "thinker",
+        request: {
+          kind: "samplingReview",
+          messages: [{ role: "user", content: { type: "text", text: "Weather in Paris?" } }],
+          systemPrompt: "Use the weather tool.",
+          maxTokens: 64,
+          tools: null,
+          modelPreferences: null,
+          model: "mock-model",
+          content: { type: "text", text: "Mock answer." },
+          stopReason: "endTurn",
+        },
+      });
+    });
     await page.getByTestId("ask-sampling-answer").waitFor();
     assert.equal(await page.getByTestId("ask-sampling-answer").innerText(), "Mock answer.");
     await shot(page, "ask-sampling-review");
     await page.getByTestId("ask-send").click();
     await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
-    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => "answerAsk" in c)), [
-      { answerAsk: 7, answer: { action: "approve", always: false, review: true } },
-      { answerAsk: 1007, answer: { action: "accept", content: null } },
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => c[0] === "answerAsk")), [
+      ["answerAsk", 7, { action: "approve", always: false, review: true }],
+      ["answerAsk", 1007, { action: "accept", content: null }],
     ]);
 
     // "Always for this server" is remembered; the server's panel can take it back.
@@ -435,12 +463,14 @@ describe("the desktop UI against a mocked backend", () => {
     );
     await page.getByTestId("ask-always").click();
     await page.waitForSelector("[data-testid=ask-dialog]", { state: "detached" });
+    // The core keeps the grant.
+    await page.evaluate(() => (window.__mock.samplingGranted = ["demo"]));
     await page.getByTestId("chip-demo").click();
     await page.getByTestId("revoke-sampling").click();
     await page.waitForSelector("[data-testid=revoke-sampling]", { state: "detached" });
     assert.deepEqual((await page.evaluate(() => window.__mock.calls)).slice(-2), [
-      { answerAsk: 8, answer: { action: "approve", always: true, review: false } },
-      { revokeSampling: "demo" },
+      ["answerAsk", 8, { action: "approve", always: true, review: false }],
+      ["revokeSampling", "demo"],
     ]);
     assert.deepEqual(errors, []);
     await page.close();
@@ -456,7 +486,7 @@ describe("the desktop UI against a mocked backend", () => {
     // The chip's button starts the sign-in; the panel shows the wait and can cancel it.
     await bar.getByTestId("sign-in-remote").click();
     await page.waitForSelector("[data-testid=chip-remote][data-status=starting]");
-    assert.deepEqual(await page.evaluate(() => window.__mock.calls), [{ signIn: "remote" }]);
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls), [["signIn", "remote"]]);
     assert.equal(await bar.getByTestId("sign-in-remote").count(), 0);
     await bar.getByTestId("chip-remote").click();
     const wait = page.getByTestId("signing-in");
@@ -474,7 +504,7 @@ describe("the desktop UI against a mocked backend", () => {
     assert.match(await page.getByTestId("needs-auth").innerText(), /Sign-in needed: the server requires sign-in \(HTTP 401\)/);
     await page.getByTestId("panel-sign-in").click();
     await page.getByTestId("signing-in").waitFor();
-    await page.evaluate(() => window.__mock.finishSignIn("remote"));
+    await page.evaluate(() => window.__mock.signInAs("remote"));
     await page.waitForSelector("[data-testid=chip-remote][data-status=connected]");
     assert.match(await page.getByTestId("signed-in").innerText(), /^Signed in to https:\/\/auth\.example\.com · read write · expires in \d+ min · renews itself$/);
     assert.match(await page.getByTestId("notice").innerText(), /Signed in to remote \(https:\/\/auth\.example\.com\)/);
@@ -486,7 +516,7 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("sign-out").click();
     await page.waitForSelector("[data-testid=chip-remote][data-status=needs-auth]");
     assert.equal(await page.getByTestId("signed-in").count(), 0);
-    assert.deepEqual((await page.evaluate(() => window.__mock.calls)).at(-1), { signOut: "remote" });
+    assert.deepEqual((await page.evaluate(() => window.__mock.calls)).at(-1), ["signOut", "remote"]);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -549,12 +579,12 @@ describe("titles, annotations, logging level and extra roots", () => {
     await select.selectOption("error");
     await page.waitForFunction(() => /logging level set to error/.test(document.querySelector("[data-testid=server-log]")?.textContent ?? ""));
     const calls = await page.evaluate(() => window.__mock.calls);
-    assert.deepEqual(calls.at(-1), { setLogLevel: ["ev", "error"] });
+    assert.deepEqual(calls.at(-1), ["setLogLevel", "ev", "error"]);
     assert.equal(await select.inputValue(), "error");
     const tags = await page.getByTestId("log-tag").allInnerTexts();
     assert.deepEqual(tags.slice(-2), ["warning", "error"]);
 
-    // Extra roots in the settings: add, refused twice with the backend's words, remove.
+    // Extra roots in the settings: add, refused with the backend's words, remove.
     await page.getByTestId("nav-settings").click();
     const roots = page.getByTestId("extra-roots");
     await roots.waitFor();
@@ -563,6 +593,7 @@ describe("titles, annotations, logging level and extra roots", () => {
     await page.getByTestId("extra-root").first().waitFor();
     assert.deepEqual(await page.getByTestId("extra-root").locator(".mono").allInnerTexts(), ["/home/user/lib"]);
     await page.getByTestId("root-path").fill("/home/user/lib");
+    await page.evaluate(() => (window.__mock.fail.addExtraRoot = { code: "invalid-config", message: "/home/user/lib is already an extra root" }));
     await page.getByTestId("root-add").click();
     await page.getByTestId("root-error").waitFor();
     assert.equal(await page.getByTestId("root-error").innerText(), "/home/user/lib is already an extra root");
@@ -615,9 +646,9 @@ describe("resources in the desktop UI against a mocked backend", () => {
     await page.getByTestId("template-read").click();
     await page.getByText("Note 11 (version 1)").waitFor();
     const calls = await page.evaluate(() => window.__mock.calls);
-    assert.ok(calls.some((c) => c.subscribe === "file:///project/README.md" && c.on === true), JSON.stringify(calls));
-    assert.ok(calls.some((c) => c.complete === "id" && c.value === "1"));
-    assert.ok(calls.some((c) => c.save === "file:///project/release.zip"));
+    assert.ok(calls.some((c) => c[0] === "subscribeResource" && c[2] === "file:///project/README.md" && c[3] === true), JSON.stringify(calls));
+    assert.ok(calls.some((c) => c[0] === "completeResource" && c[3] === "id" && c[4] === "1"));
+    assert.ok(calls.some((c) => c[0] === "saveResource" && c[2] === "file:///project/release.zip"));
     await shot(page, "resources-template");
     assert.deepEqual(errors, []);
     await page.close();
@@ -673,7 +704,11 @@ describe("resources in the desktop UI against a mocked backend", () => {
     await input.press("Enter");
     await page.getByTestId("chat-user-attachment").waitFor();
     assert.equal(await page.getByTestId("attachment-chip").count(), 0);
-    assert.deepEqual(await page.evaluate(() => window.__mock.chat.attachments), [{ server: "demo", uri: "file:///project/README.md" }]);
+    assert.deepEqual(await page.evaluate(() => window.__mock.calls.filter((c) => c[0] === "chatSend").at(-1)), [
+      "chatSend",
+      "Summarize the readme",
+      [{ server: "demo", uri: "file:///project/README.md" }],
+    ]);
     await shot(page, "chat-attached");
     assert.deepEqual(errors, []);
     await page.close();

@@ -1,5 +1,6 @@
-// Serves the built UI (ui/dist) on 127.0.0.1 with the IPC mock installed before the app's
-// bundle, and launches headless Chromium on it. Used by chromium.test.mjs.
+// Serves the built UI (ui/dist) on 127.0.0.1 with the fake backend (ui/e2e/page.ts, bundled
+// here with Vite) answering its IPC before the app's bundle runs, and launches headless
+// Chromium on it. Used by chromium.test.mjs.
 
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
@@ -10,8 +11,6 @@ import { fileURLToPath } from "node:url";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, "..", "..");
 const DIST = path.join(ROOT, "ui", "dist");
-const TAURI_MOCKS = path.join(ROOT, "node_modules", "@tauri-apps", "api", "mocks.js");
-const MOCK_IPC = path.join(HERE, "mock-ipc.js");
 
 const TYPES = {
   ".html": "text/html; charset=utf-8",
@@ -22,25 +21,35 @@ const TYPES = {
   ".json": "application/json",
 };
 
-const INJECT = `<script type="module">
-import { mockIPC } from "/__tauri_mocks.js";
-import { install } from "/__mock_ipc.js";
-install(mockIPC, new URLSearchParams(location.search).get("scenario") ?? "flows");
-</script>`;
+const INJECT = `<script type="module" src="/__fake.js"></script>`;
+
+/** The fake backend and its IPC adapter as one browser module. */
+async function bundleFake() {
+  const { build } = await import("vite");
+  const out = await build({
+    configFile: false,
+    logLevel: "warn",
+    root: HERE,
+    build: { write: false, minify: false, target: "es2022", lib: { entry: "page.ts", formats: ["es"], fileName: "fake" } },
+  });
+  return (Array.isArray(out) ? out[0] : out).output[0].code;
+}
 
 /** Starts the server; resolves to { url, close }. */
 export async function serveUi() {
   if (!existsSync(path.join(DIST, "index.html"))) {
     throw new Error("ui/dist is missing: run `npm run build` first");
   }
+  const fake = await bundleFake();
   const server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? "/", "http://x");
-      let file;
-      if (url.pathname === "/__tauri_mocks.js") file = TAURI_MOCKS;
-      else if (url.pathname === "/__mock_ipc.js") file = MOCK_IPC;
-      else file = path.join(DIST, url.pathname === "/" ? "index.html" : path.normalize(url.pathname));
-      if (!file.startsWith(DIST) && file !== TAURI_MOCKS && file !== MOCK_IPC) {
+      if (url.pathname === "/__fake.js") {
+        res.writeHead(200, { "content-type": TYPES[".js"] }).end(fake);
+        return;
+      }
+      const file = path.join(DIST, url.pathname === "/" ? "index.html" : path.normalize(url.pathname));
+      if (!file.startsWith(DIST)) {
         res.writeHead(403).end();
         return;
       }

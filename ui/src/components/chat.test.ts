@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import ChatPane from "./ChatPane.svelte";
 import { $, render, settle, setup, type } from "../test/render";
+import { BackendError } from "../lib/backend/types";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -195,6 +196,7 @@ describe("ChatPane", () => {
     await settle();
     expect($(r.target, "chat-not-configured").textContent).toContain("set HARNESS9_PROVIDER");
     expect($(r.target, "chat-provider").textContent).toContain("no model provider");
+    backend.fail.chatSend = new BackendError("not-configured", "no model provider is configured: set HARNESS9_PROVIDER");
     await sendMessage(r.target, "hi");
     expect($(r.target, "chat-not-configured")).toBeTruthy();
     expect(r.target.querySelector("[data-testid=chat-stop]")).toBeNull();

@@ -274,7 +274,7 @@ describe("try a tool", () => {
 });
 
 describe("settings pane", () => {
-  test("invalid JSON shows line and column and cannot be saved; a valid edit saves", async () => {
+  test("the form's edit goes through the backend, shows in the editor and saves", async () => {
     const { app, backend } = setup();
     await app.init();
     const r = render(SettingsPane, {}, app);
@@ -290,12 +290,14 @@ describe("settings pane", () => {
     type($(r.target, "form-name") as HTMLInputElement, "files");
     type($(r.target, "form-command") as HTMLInputElement, "npx");
     type($(r.target, "form-args") as HTMLTextAreaElement, "-y\nserver-files");
+    const edited = '{\n  "mcpServers": {\n    "files": { "command": "npx", "args": ["-y", "server-files"] }\n  }\n}\n';
+    backend.edited = edited;
     $(r.target, "server-form").dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
     await settle(200);
     expect(backend.calls).toContainEqual(["editConfig", { op: "setServer", name: "files", entry: { command: "npx", args: ["-y", "server-files"] }, previous: null }]);
     expect($(r.target, "dirty")).toBeTruthy();
     app.saveHandler?.();
     await settle();
-    expect(JSON.parse(backend.config.text)).toEqual({ mcpServers: { files: { command: "npx", args: ["-y", "server-files"] } } });
+    expect(backend.calls.at(-1)).toEqual(["saveConfig", edited, "h0"]);
   });
 });

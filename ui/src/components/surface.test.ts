@@ -7,6 +7,7 @@ import ToolDetail from "./ToolDetail.svelte";
 import ExtraRoots from "./ExtraRoots.svelte";
 import type { StatusDto, ToolDto } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
+import { BackendError } from "../lib/backend/types";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -128,6 +129,7 @@ describe("extra roots", () => {
     expect(roots()).toEqual(["/home/user/lib", "/home/user/docs"]);
     expect(($(r.target, "root-path") as HTMLInputElement).value).toBe("");
     type($(r.target, "root-path") as HTMLInputElement, "/home/user/docs");
+    backend.fail.addExtraRoot = new BackendError("invalid-config", "/home/user/docs is already an extra root");
     $(r.target, "root-add").click();
     await settle();
     expect($(r.target, "root-error").textContent).toBe("/home/user/docs is already an extra root");

@@ -1,5 +1,12 @@
-// An in-memory Backend for component tests: a project with servers and tools, recorded
-// calls, and helpers to push events the way the Rust side would.
+// The one fake Backend, for the component tests (vitest) and, behind the IPC adapter
+// (ui/e2e/mock-ipc.ts), for the built UI in Chromium. It holds data and records calls; it
+// never decides anything the core decides (validation messages, approval, masking, conflict
+// detection, what a config edit writes): a test sets the answer it needs (`configCheck`,
+// `edited`, `approveOutcome`, `answerErrors`, `fail`), and the real backend is tested by
+// ui/e2e/webdriver.test.mjs and the Rust suite.
+//
+// Adding a Backend method: implement it here (record the call, answer from a field), map
+// its command in ui/e2e/mock-ipc.ts (the compiler names the missing entry), done.
 
 import type {
   ApprovalPickDto,
@@ -53,21 +60,6 @@ function listeners<T>() {
   };
 }
 
-/** Line and column (1-based) of a JSON.parse error, found by re-parsing prefixes. */
-export function jsonErrorPosition(text: string): { line: number; column: number; message: string } | null {
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (e) {
-    const message = (e as Error).message;
-    const m = /position (\d+)/.exec(message);
-    let pos = m ? Number(m[1]) : text.length;
-    if (pos > text.length) pos = text.length;
-    const before = text.slice(0, pos).split("\n");
-    return { line: before.length, column: before[before.length - 1].length + 1, message };
-  }
-}
-
 export class MockBackend implements Backend {
   project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusDto = { revision: 0, servers: [], configError: null };
@@ -82,7 +74,7 @@ export class MockBackend implements Backend {
   /** What the next `signIn` does: resolve with an account, or reject with a message. */
   signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
-  finishSignIn: (() => void) | null = null;
+  finishSignIn: ((result?: SignedInDto | string) => void) | null = null;
   logs: Record<string, LogLineDto[]> = {};
   /** Details of connected servers (title, icons, logging), by name. */
   details: Record<string, ServerDetailsDto> = {};
@@ -128,8 +120,20 @@ export class MockBackend implements Backend {
   #logFollowers = new Map<string, Set<Listener<LogLineDto>>>();
   #hash = 0;
 
-  #record(...a: unknown[]) {
-    this.calls.push(a);
+  /**
+   * A failure the next call of a method gives (once), as the core would answer it; for the
+   * methods that change something (those in `calls`).
+   */
+  fail: Partial<Record<keyof Backend, BackendError>> = {};
+
+  /** Records a call; throws the failure scripted for the method, if any. */
+  #record(method: keyof Backend, ...args: unknown[]) {
+    this.calls.push([method, ...args]);
+    const e = this.fail[method];
+    if (e) {
+      delete this.fail[method];
+      throw e;
+    }
   }
 
   /** Sets the status and emits it with the next revision, as the backend does on every change. */
@@ -138,8 +142,9 @@ export class MockBackend implements Backend {
     this.statusEvents.emit(this.status);
   }
 
-  pushLog(server: string, text: string) {
-    const line: LogLineDto = { timeMs: Date.now(), source: "stderr", level: "", text };
+  /** A line of a server's log, as the core sends it to followers. */
+  pushLog(server: string, text: string, source: LogLineDto["source"] = "stderr", level = "") {
+    const line: LogLineDto = { timeMs: Date.now(), source, level, text };
     (this.logs[server] ??= []).push(line);
     for (const cb of this.#logFollowers.get(server) ?? []) cb(line);
   }
@@ -187,11 +192,10 @@ export class MockBackend implements Backend {
   async serverEntry(server: string) {
     return this.entries[server] ?? null;
   }
-  signIn(server: string): Promise<SignedInDto> {
+  async signIn(server: string): Promise<SignedInDto> {
     this.#record("signIn", server);
-    const result = this.signInResult;
     return new Promise((resolve, reject) => {
-      this.finishSignIn = () => {
+      this.finishSignIn = (result = this.signInResult) => {
         this.finishSignIn = null;
         if (typeof result === "string") reject(new BackendError("sign-in-failed", result));
         else resolve(result);
@@ -214,15 +218,13 @@ export class MockBackend implements Backend {
   async setLogLevel(server: string, level: LogLevelDto) {
     this.#record("setLogLevel", server, level);
     const d = this.details[server];
-    if (!d?.logging) throw new BackendError("not-connected", `server "${server}" does not offer logging`);
-    this.details[server] = { ...d, logLevel: level };
+    if (d) this.details[server] = { ...d, logLevel: level };
   }
   async extraRoots() {
     return this.roots;
   }
   async addExtraRoot(path: string) {
     this.#record("addExtraRoot", path);
-    if (this.roots.includes(path)) throw new BackendError("invalid-config", `${path} is already an extra root`);
     this.roots = [...this.roots, path];
     return this.roots;
   }
@@ -259,45 +261,28 @@ export class MockBackend implements Backend {
   async readConfig() {
     return this.config;
   }
-  async checkConfig(text: string): Promise<ConfigCheckDto> {
-    const pos = jsonErrorPosition(text);
-    if (pos) return { error: { message: `invalid JSON: ${pos.message}`, line: pos.line, column: pos.column }, servers: [] };
-    const servers = Object.entries((JSON.parse(text) as { mcpServers?: Record<string, Record<string, unknown>> }).mcpServers ?? {});
-    return {
-      error: null,
-      servers: servers.map(([name, e]) => ({
-        name,
-        transport: e.url ? "http" : e.command ? "stdio" : "",
-        error: e.url || e.command ? null : `server "${name}": has neither "command" (a local server) nor "url" (a remote server)`,
-        disabled: e.disabled === true,
-      })),
-    };
+  /** What `checkConfig` answers, whatever the text (the core's messages are its own). */
+  configCheck: ConfigCheckDto = { error: null, servers: [] };
+  async checkConfig(_text: string): Promise<ConfigCheckDto> {
+    return this.configCheck;
   }
+  /** The text the next `editConfig` returns (the core writes the edit); the text as it was when null. */
+  edited: string | null = null;
   async editConfig(text: string, edit: ConfigEditDto) {
     this.#record("editConfig", edit);
-    const doc = JSON.parse(text) as { mcpServers?: Record<string, unknown> };
-    const servers = (doc.mcpServers ??= {});
-    switch (edit.op) {
-      case "setServer":
-        if (edit.previous && edit.previous !== edit.name) delete servers[edit.previous];
-        servers[edit.name] = edit.entry;
-        break;
-      case "removeServer":
-        delete servers[edit.name];
-        break;
-      case "setDisabled":
-        (servers[edit.name] as Record<string, unknown>).disabled = edit.disabled;
-        break;
-    }
-    return JSON.stringify(doc, null, 2) + "\n";
+    const out = this.edited ?? text;
+    this.edited = null;
+    return out;
   }
   async saveConfig(text: string, expectedHash: string | null) {
     this.#record("saveConfig", text, expectedHash);
-    if (jsonErrorPosition(text)) throw new BackendError("invalid-config", "not saved: invalid JSON");
-    if (expectedHash !== null && expectedHash !== this.config.hash)
-      throw new BackendError("changed-on-disk", ".mcp.json changed on disk since it was loaded");
     this.config = { ...this.config, text, exists: true, hash: `h${++this.#hash}` };
     return this.config;
+  }
+  /** The file changes on disk behind the app's back (the watcher's event follows). */
+  changeOnDisk(text: string) {
+    this.config = { ...this.config, text, hash: `h${++this.#hash}` };
+    this.configEvents.emit({ revision: this.#hash, hash: this.config.hash });
   }
   async openConfigInEditor() {
     this.#record("openConfigInEditor");
@@ -324,7 +309,6 @@ export class MockBackend implements Backend {
   }
   async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]) {
     this.#record("chatSend", prompt, ...(attachments?.length ? [attachments] : []));
-    if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
     this.chatListener = onEvent;
   }
   /** Sends an event of the running turn, as the engine would. */
@@ -357,12 +341,6 @@ export class MockBackend implements Backend {
   }
   async chatSendPrompt(server: string, name: string, args: Record<string, string>, onEvent: (e: ChatEvent) => void) {
     this.#record("chatSendPrompt", server, name, args);
-    if (this.chat.error) throw new BackendError("not-configured", this.chat.error);
-    const p = this.prompts.find((x) => x.server === server && x.name === name);
-    if (!p) throw new BackendError("not-found", `server "${server}" has no prompt "${name}"`);
-    const missing = p.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
-    if (missing.length)
-      throw new BackendError("invalid-arguments", `the prompt ${server}:${name} needs ${missing.join(", ")}; add ${missing.map((m) => `${m}=…`).join(" ")} and send again`);
     this.chatListener = onEvent;
     return this.promptOpening(server, name, args);
   }
@@ -436,7 +414,7 @@ export class MockBackend implements Backend {
   }
   async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
     this.#record("completeResource", server, uriTemplate, variable, value);
-    return { values: ["1", "2", "10"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
+    return { values: ["1", "2", "10", "11"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
   }
   async saveResource(server: string, uri: string) {
     this.#record("saveResource", server, uri);
