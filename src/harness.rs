@@ -29,6 +29,15 @@ use crate::trust::pins::HeldTool;
 use crate::trust::ApprovalStore;
 use crate::watch::{ConfigWatcher, WatchError};
 
+/// The context window of the model in the settings file, else the default one.
+pub fn configured_context_window() -> u32 {
+    crate::engine::provider::settings::load_provider_section()
+        .ok()
+        .flatten()
+        .and_then(|p| p.context_window)
+        .unwrap_or(crate::engine::provider::settings::DEFAULT_CONTEXT_WINDOW)
+}
+
 /// How a front end opens a project.
 #[derive(Debug, Clone)]
 pub struct HarnessOptions {
@@ -267,6 +276,18 @@ impl Harness {
             None => self.registry().list(),
         };
         tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// What each server's tool definitions take in the model's context
+    /// ([`crate::tools::cost`]).
+    pub fn context_cost(&self) -> crate::tools::ContextCost {
+        self.registry().context_cost()
+    }
+
+    /// The warning to show beside [`Harness::context_cost`] when the MCP tools would go
+    /// behind tool search with the configured model's context window.
+    pub fn context_warning(&self, cost: &crate::tools::ContextCost) -> Option<String> {
+        crate::engine::toolset::context_warning(cost, configured_context_window())
     }
 
     /// Tools held back from the model because they are new or changed since they were

@@ -2,10 +2,12 @@
 //! front ends see only this; [`McpTool`] adapts one tool of one server and dispatches by the
 //! raw `(server, tool)` pair, never by splitting the model-facing name.
 
+pub mod cost;
 mod display;
 pub mod naming;
 pub mod schema_refs;
 
+pub use cost::{context_tokens, ContextCost, ServerCost};
 pub use display::{loadable_icons, ToolDisplay};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -132,6 +134,8 @@ struct State {
     servers: BTreeMap<String, ServerTools>,
     /// Every tool in order: built-ins first, then servers by name, tools in server order.
     ordered: Vec<Arc<dyn Tool>>,
+    /// The context cost of each tool in `ordered` ([`cost::context_tokens`]), same order.
+    tokens: Vec<u32>,
     by_name: HashMap<String, usize>,
     by_server: HashMap<String, Vec<usize>>,
 }
@@ -231,6 +235,30 @@ impl ToolRegistry {
         self.state.read().expect("registry lock").ordered.clone()
     }
 
+    /// Every tool with its estimated context tokens ([`cost`]), as [`Self::list`] orders them.
+    pub fn list_with_tokens(&self) -> Vec<(Arc<dyn Tool>, u32)> {
+        let s = self.state.read().expect("registry lock");
+        s.ordered
+            .iter()
+            .cloned()
+            .zip(s.tokens.iter().copied())
+            .collect()
+    }
+
+    /// What each MCP server's tool definitions take in the model's context.
+    pub fn context_cost(&self) -> ContextCost {
+        let s = self.state.read().expect("registry lock");
+        let mut cost = ContextCost::default();
+        for (server, ix) in &s.by_server {
+            let c = cost.servers.entry(server.clone()).or_default();
+            for i in ix {
+                c.tools = c.tools.saturating_add(1);
+                c.tokens = c.tokens.saturating_add(s.tokens[*i]);
+            }
+        }
+        cost
+    }
+
     pub fn server_tools(&self, server: &str) -> Vec<Arc<dyn Tool>> {
         let s = self.state.read().expect("registry lock");
         s.by_server
@@ -316,6 +344,7 @@ fn rebuild(s: &mut State) {
     for (i, t) in ordered.iter().enumerate() {
         by_name.entry(t.spec().name.clone()).or_insert(i);
     }
+    s.tokens = ordered.iter().map(|t| context_tokens(t.spec())).collect();
     s.ordered = ordered;
     s.by_name = by_name;
     s.by_server = by_server;
