@@ -3,6 +3,7 @@
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
 pub mod asks;
+pub mod doctor;
 pub mod exec;
 pub mod login;
 pub mod pins;
