@@ -395,6 +395,44 @@ async fn runtime_report(name: &str, path: Option<&OsStr>) -> RuntimeReport {
     out
 }
 
+/// Lines of each server's stderr that [`diagnostics`] adds to the report.
+pub const DIAGNOSTICS_STDERR_LINES: usize = 30;
+
+/// The report as text plus the recent stderr of every server, for a support request
+/// (the desktop app's "Copy diagnostics").
+pub async fn diagnostics(harness: &Harness) -> String {
+    let report = report(harness).await;
+    let mut text = report.text();
+    for srv in &report.project.servers {
+        let Some(lines) = harness.server_log(&srv.name, usize::MAX) else {
+            continue;
+        };
+        let stderr: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.source == crate::mcp::log::LogSource::Stderr)
+            .map(|l| l.text.as_str())
+            .collect();
+        let tail = &stderr[stderr.len().saturating_sub(DIAGNOSTICS_STDERR_LINES)..];
+        text.push_str(&format!(
+            "\n--- {}: stderr, last {} lines ---\n",
+            srv.name,
+            tail.len()
+        ));
+        for l in tail {
+            text.push_str(&mask_words(l));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// A log line with what looks like a secret masked word by word (`--token=…`, `sk-…`, URLs
+/// with credentials), as command lines are.
+fn mask_words(line: &str) -> String {
+    let words: Vec<String> = line.split(' ').map(str::to_string).collect();
+    mask::mask_args(&words).join(" ")
+}
+
 fn or_none(v: &Option<String>) -> &str {
     v.as_deref().unwrap_or("(not set)")
 }
@@ -504,6 +542,14 @@ impl DoctorReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_lines_are_masked_word_by_word() {
+        assert_eq!(
+            mask_words("started with --api-key=sk-abcdefghijklmnop on  port 3"),
+            format!("started with --api-key={} on  port 3", mask::MASK)
+        );
+    }
 
     #[test]
     fn the_os_name_comes_from_os_release() {

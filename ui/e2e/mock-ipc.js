@@ -620,6 +620,18 @@ export function install(mockIPC, scenario) {
     },
     pending_asks: () => asks,
     sampling_grants: () => samplingGranted,
+    context_cost: () => ({ servers: { demo: { tools: 3, tokens: 458 } }, totalTokens: 458, warning: null }),
+    diagnostics: () => {
+      calls.push({ diagnostics: true });
+      return "harness9 0.1.0\nServers:\n  demo [stdio] connected, 3 tools, ~458 tokens\n";
+    },
+    about_info: () => ({
+      version: "0.1.0",
+      places: [
+        { what: "Project servers (.mcp.json)", location: "/mock/demo/.mcp.json", isPath: true, exists: true },
+        { what: "Sign-in tokens", location: "the system keychain (Secret Service)", isPath: false, exists: false },
+      ],
+    }),
     revoke_sampling: ({ server }) => {
       calls.push({ revokeSampling: server });
       const had = samplingGranted.includes(server);
