@@ -37,7 +37,7 @@ describe("context cost", () => {
     const r = render(ServerPanel, { name: "demo" }, app);
     cleanups.push(r.destroy);
     await settle();
-    expect(text($(r.target, "context-cost"))).toBe("~458 tokens of tool definitions · all servers ~25000");
+    expect(text($(r.target, "context-cost"))).toBe("~458 tokens (all servers: ~25000)");
     expect(text($(r.target, "context-warning"))).toBe("MCP tool definitions take about 25000 tokens: tool search takes over");
   });
 });
