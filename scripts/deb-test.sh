@@ -26,7 +26,7 @@ VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)"
 [ "$(dpkg-deb -f "$DEB" Version)" = "$VERSION" ] || fail "package version"
 DEPENDS="$(dpkg-deb -f "$DEB" Depends)"
 for dep in libwebkit2gtk-4.1-0 libgtk-3-0 libc6; do
-    case ", $DEPENDS," in *", $dep,"*) ;; *) fail "Depends lacks $dep: $DEPENDS" ;; esac
+    case ", $DEPENDS," in *", $dep,"* | *", $dep ("*) ;; *) fail "Depends lacks $dep: $DEPENDS" ;; esac
 done
 check "control: harness9 $VERSION, Depends: $DEPENDS"
 

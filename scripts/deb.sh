@@ -16,7 +16,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN_DIR="${1:?usage: scripts/deb.sh BIN_DIR [OUT_DIR]}"
 OUT_DIR="${2:-$ROOT/target/deb}"
 # The libraries harness9-desktop links (objdump -p: NEEDED) and the packages holding them.
-DEPENDS="libwebkit2gtk-4.1-0, libjavascriptcoregtk-4.1-0, libgtk-3-0, libsoup-3.0-0, libglib2.0-0, libcairo2, libgdk-pixbuf-2.0-0, libdbus-1-3, libgcc-s1, libc6"
+# libc6 is versioned: binaries linked against this machine's glibc need at least it.
+LIBC="$(dpkg-query -W -f='${Version}' libc6 2>/dev/null | sed 's/-.*//')"
+DEPENDS="libwebkit2gtk-4.1-0, libjavascriptcoregtk-4.1-0, libgtk-3-0, libsoup-3.0-0, libglib2.0-0, libcairo2, libgdk-pixbuf-2.0-0, libdbus-1-3, libgcc-s1, libc6${LIBC:+ (>= $LIBC)}"
 # Sizes of the hicolor theme to ship when they can be generated.
 SIZES=(16 24 32 48 64 128 256 512)
 
