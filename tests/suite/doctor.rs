@@ -123,3 +123,36 @@ fn doctor_reports_servers_runtimes_and_masks_secrets() {
         "{out}"
     );
 }
+
+/// The warning comes at the engine's own threshold, with the configured context window.
+#[test]
+fn list_warns_when_tool_search_would_take_over() {
+    let p = Project::new(&json!({"mcpServers": {
+        "demo": {"command": "harness9", "args": ["mcp", "serve", "--project", "."]}
+    }}));
+    let config = tempfile::tempdir().unwrap();
+    let list = |window: u32| {
+        std::fs::write(
+            config.path().join("settings.json"),
+            json!({"provider": {"contextWindow": window}}).to_string(),
+        )
+        .unwrap();
+        let o = std::process::Command::new(harness9_bin())
+            .args(["mcp", "list", "--yes", "--project"])
+            .arg(p.path())
+            .env("HARNESS9_CONFIG_DIR", config.path())
+            .env("HARNESS9_DATA_DIR", config.path())
+            .env("HARNESS9_CREDENTIALS", "file")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // The demo's three tools take a few hundred tokens: over 10% of 1,000, under 10% of 200,000.
+    let err = list(1_000);
+    assert!(
+        err.contains("more than 10% of the model's 1000-token context window (100 tokens): tool search takes over"),
+        "{err}"
+    );
+    assert!(!list(200_000).contains("tool search"));
+}
