@@ -24,6 +24,18 @@ pub fn context_tokens(spec: &ToolSpec) -> u32 {
 
 /// The estimate for a definition given by its parts.
 pub fn definition_tokens(name: &str, description: &str, input_schema: &Value) -> u32 {
+    tokens_of_bytes(definition_bytes(name, description, input_schema))
+}
+
+/// Tokens of a definition this many bytes long.
+pub fn tokens_of_bytes(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(BYTES_PER_TOKEN)).unwrap_or(u32::MAX)
+}
+
+/// Bytes of the compact definition JSON. A name made only of `[A-Za-z0-9_-]` (every
+/// model-facing MCP tool name) adds exactly its length, so the registry measures the rest
+/// once per server listing and adds the name it assigns.
+pub fn definition_bytes(name: &str, description: &str, input_schema: &Value) -> usize {
     #[derive(Serialize)]
     struct Definition<'a> {
         name: &'a str,
@@ -40,7 +52,7 @@ pub fn definition_tokens(name: &str, description: &str, input_schema: &Value) ->
             input_schema,
         },
     );
-    u32::try_from(counter.0.div_ceil(BYTES_PER_TOKEN)).unwrap_or(u32::MAX)
+    counter.0
 }
 
 /// Counts bytes instead of keeping them.
@@ -125,6 +137,16 @@ mod tests {
                     .len()
                     .div_ceil(4) as u32
             )
+        );
+    }
+
+    #[test]
+    fn a_clean_name_adds_its_length() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "a \"quoted\" word"}}});
+        let name = "mcp__srv__search-2_abc";
+        assert_eq!(
+            definition_bytes(name, "Finds \"things\".", &schema),
+            definition_bytes("", "Finds \"things\".", &schema) + name.len()
         );
     }
 

@@ -126,6 +126,9 @@ struct ServerTools {
     client: Arc<Client>,
     defs: Vec<ToolDef>,
     timeout: Duration,
+    /// Per definition: bytes of its model-facing JSON without the name ([`cost`]), measured
+    /// once per listing rather than on every rebuild.
+    unnamed_bytes: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -188,6 +191,16 @@ impl ToolRegistry {
         defs: Vec<ToolDef>,
         timeout: Duration,
     ) {
+        let unnamed_bytes = defs
+            .iter()
+            .map(|d| {
+                let description = d.description.as_deref().unwrap_or_default();
+                match schema_refs::resolve_refs(&d.input_schema) {
+                    Some(resolved) => cost::definition_bytes("", description, &resolved),
+                    None => cost::definition_bytes("", description, &d.input_schema),
+                }
+            })
+            .collect();
         self.update(|s| {
             s.servers.insert(
                 server.to_string(),
@@ -195,6 +208,7 @@ impl ToolRegistry {
                     client,
                     defs,
                     timeout,
+                    unnamed_bytes,
                 },
             );
         });
@@ -300,11 +314,14 @@ fn rebuild(s: &mut State) {
         .collect();
     let names = naming::assign_names(&pairs, &reserved);
     let mut by_server: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut tokens: Vec<u32> = ordered.iter().map(|t| context_tokens(t.spec())).collect();
     let mut k = 0;
     for (server, st) in &s.servers {
-        for def in &st.defs {
+        for (def, unnamed) in st.defs.iter().zip(&st.unnamed_bytes) {
             let name = names[k].clone();
             k += 1;
+            // Model-facing names are made of [A-Za-z0-9_-] only: they add their length.
+            tokens.push(cost::tokens_of_bytes(unnamed + name.len()));
             let plain = format!(
                 "{}{}__{}",
                 naming::MCP_PREFIX,
@@ -344,7 +361,8 @@ fn rebuild(s: &mut State) {
     for (i, t) in ordered.iter().enumerate() {
         by_name.entry(t.spec().name.clone()).or_insert(i);
     }
-    s.tokens = ordered.iter().map(|t| context_tokens(t.spec())).collect();
+    debug_assert_eq!(tokens.len(), ordered.len());
+    s.tokens = tokens;
     s.ordered = ordered;
     s.by_name = by_name;
     s.by_server = by_server;

@@ -58,19 +58,23 @@ fn list_json_shape_and_exit_code() {
 #[test]
 fn list_shows_the_context_cost_of_each_server() {
     let p = demo();
-    let o = p.cli(&["mcp", "tools", "demo", "--yes", "--json"]);
+    let o = p.cli(&["mcp", "tools", "--yes", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let tools: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let want: u64 = tools
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            let def = json!({"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]});
-            (serde_json::to_string(&def).unwrap().len() as u64).div_ceil(4)
-        })
-        .sum();
-    assert!(want > 50, "{want}");
+    let expected = |server: &str| -> u64 {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["server"] == server)
+            .map(|t| {
+                let def = json!({"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]});
+                (serde_json::to_string(&def).unwrap().len() as u64).div_ceil(4)
+            })
+            .sum()
+    };
+    let want = expected("demo");
+    assert!(want > 50 && expected("fx") > 50, "{want}");
 
     let o = p.cli(&["mcp", "list", "--yes", "--json"]);
     let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -82,7 +86,10 @@ fn list_shows_the_context_cost_of_each_server() {
             .unwrap()["contextTokens"]
             .clone()
     };
-    assert_eq!((tokens("demo"), tokens("dead")), (json!(want), json!(0)));
+    assert_eq!(
+        (tokens("demo"), tokens("fx"), tokens("dead")),
+        (json!(want), json!(expected("fx")), json!(0))
+    );
 
     let o = p.cli(&["mcp", "list", "--yes"]);
     let out = stdout(&o);
