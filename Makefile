@@ -1,5 +1,5 @@
 # Entry points. `make test` is what CI runs (via .ci/run).
-.PHONY: setup run run-cli test
+.PHONY: setup run run-cli test deb
 
 # Install the real MCP servers the tests use into .deps/ (idempotent, fast when done).
 setup:
@@ -16,7 +16,7 @@ run:
 		exit 2; \
 	fi
 	bash scripts/setup.sh
-	npm run --silent build
+	bash scripts/ui-build.sh
 	cargo build --release -p harness9-desktop
 	cargo build --release --bin harness9
 	target/release/harness9-desktop "$(DIR)"
@@ -24,6 +24,15 @@ run:
 # The terminal binary on a project: the status of its servers.
 run-cli:
 	cargo run --release --bin harness9 -- mcp list --project "$(DIR)"
+
+# An installable Debian package (target/deb/harness9_VERSION_ARCH.deb) of both binaries,
+# with a desktop entry and icons: sudo apt install ./target/deb/harness9_*.deb
+deb:
+	bash scripts/setup.sh
+	bash scripts/ui-build.sh
+	cargo build --release -p harness9-desktop
+	cargo build --release --bin harness9
+	bash scripts/deb.sh target/release
 
 # setup + cargo fmt --check + clippy -D warnings + cargo test.
 test:

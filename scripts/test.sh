@@ -40,6 +40,8 @@ cargo clippy -p harness9-desktop --all-targets -- -D warnings
 cargo test -p harness9-desktop
 cargo build -p harness9-desktop
 cargo build --bin harness9
+echo "test: the Debian package, from the debug binaries just built, in a scratch root" >&2
+bash scripts/deb-test.sh target/debug
 echo "test: the built UI in headless Chromium, IPC mocked" >&2
 node --test ui/e2e/chromium.test.mjs
 echo "test: the real app under Xvfb via tauri-driver + WebKitWebDriver" >&2

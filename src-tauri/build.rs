@@ -58,6 +58,9 @@ const COMMANDS: &[&str] = &[
     "save_resource",
     "sampling_grants",
     "revoke_sampling",
+    "context_cost",
+    "diagnostics",
+    "about_info",
 ];
 
 fn main() {

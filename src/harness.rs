@@ -31,6 +31,27 @@ use crate::trust::pins::HeldTool;
 use crate::trust::ApprovalStore;
 use crate::watch::{ConfigWatcher, WatchError};
 
+/// The context window of the model in the settings file, else the default one.
+pub fn configured_context_window() -> u32 {
+    crate::engine::provider::settings::load_provider_section()
+        .ok()
+        .flatten()
+        .and_then(|p| p.context_window)
+        .unwrap_or(crate::engine::provider::settings::DEFAULT_CONTEXT_WINDOW)
+}
+
+/// What the MCP tools take in the model's context ([`crate::tools::cost`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ContextSummary {
+    /// Per server with tools, by name.
+    pub servers: std::collections::BTreeMap<String, crate::tools::ServerCost>,
+    pub total_tokens: u64,
+    /// Set when tool search takes over ([`crate::engine::toolset::context_warning`]).
+    pub warning: Option<String>,
+}
+
 /// How a front end opens a project.
 #[derive(Debug, Clone)]
 pub struct HarnessOptions {
@@ -271,6 +292,28 @@ impl Harness {
             None => self.registry().list(),
         };
         tools.iter().map(|t| t.spec().clone()).collect()
+    }
+
+    /// What each server's tool definitions take in the model's context
+    /// ([`crate::tools::cost`]).
+    pub fn context_cost(&self) -> crate::tools::ContextCost {
+        self.registry().context_cost()
+    }
+
+    /// The context cost with its total and warning, for front ends.
+    pub fn context_summary(&self) -> ContextSummary {
+        let cost = self.context_cost();
+        ContextSummary {
+            total_tokens: cost.total_tokens(),
+            warning: self.context_warning(&cost),
+            servers: cost.servers,
+        }
+    }
+
+    /// The warning to show beside [`Harness::context_cost`] when the MCP tools would go
+    /// behind tool search with the configured model's context window.
+    pub fn context_warning(&self, cost: &crate::tools::ContextCost) -> Option<String> {
+        crate::engine::toolset::context_warning(cost, configured_context_window())
     }
 
     /// Tools held back from the model because they are new or changed since they were

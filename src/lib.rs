@@ -4,7 +4,9 @@
 //! transports, the client of one server and the manager of all servers; [`tools`] is the
 //! registry every front end and the engine use.
 
+pub mod about;
 pub mod config;
+pub mod doctor;
 pub mod harness;
 pub mod mcp;
 pub mod serve;

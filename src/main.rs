@@ -6,7 +6,7 @@ mod tui;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -30,6 +30,19 @@ enum Command {
     Bench(BenchCommand),
     /// Run one agent turn without a UI: the answer on stdout, tool calls on stderr.
     Exec(cli::exec::ExecArgs),
+    /// What a support request needs: versions, OS, display, PATH and runtimes, each
+    /// server's command and status, the keychain (secrets masked).
+    Doctor {
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Print a shell completion script, e.g. `harness9 completions bash > ~/.local/share/bash-completion/completions/harness9`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `harness9 man | man -l -`.
+    Man,
     /// The terminal UI: chat, MCP bar and /mcp panel on a project folder.
     #[cfg(feature = "tui")]
     Tui {
@@ -244,6 +257,23 @@ fn main() {
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
+        Command::Doctor { project } => cli::run_async(cli::doctor::run(project)),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "harness9", &mut std::io::stdout());
+            0
+        }
+        Command::Man => {
+            let man = clap_mangen::Man::new(Cli::command());
+            match man.render(&mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                Err(e) => {
+                    eprintln!("harness9: could not write the man page: {e}");
+                    cli::EXIT_FAILED
+                }
+            }
+        }
     };
     std::process::exit(code);
 }

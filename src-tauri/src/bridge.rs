@@ -970,6 +970,10 @@ pub fn typescript_bindings() -> String {
         crate::resources::ResourceReadDto::decl(&cfg),
         crate::resources::AttachmentDto::decl(&cfg),
         crate::resources::ResourceEventDto::decl(&cfg),
+        harness9::harness::ContextSummary::decl(&cfg),
+        harness9::tools::ServerCost::decl(&cfg),
+        harness9::about::AboutInfo::decl(&cfg),
+        harness9::about::PlaceInfo::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

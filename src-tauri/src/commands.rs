@@ -515,3 +515,31 @@ pub async fn sampling_grants(state: S<'_>) -> BridgeResult<Vec<String>> {
 pub async fn revoke_sampling(state: S<'_>, server: String) -> BridgeResult<bool> {
     crate::asks::revoke_sampling(&*state.harness().await?, &server).await
 }
+
+// ---- support -----------------------------------------------------------------------------
+
+/// What each server's tool definitions take in the model's context, and the tool-search
+/// warning.
+#[tauri::command]
+pub async fn context_cost(state: S<'_>) -> BridgeResult<harness9::harness::ContextSummary> {
+    Ok(state.harness().await?.context_summary())
+}
+
+/// The doctor report plus each server's recent stderr, as text for the clipboard.
+#[tauri::command]
+pub async fn diagnostics(state: S<'_>) -> BridgeResult<String> {
+    Ok(harness9::doctor::diagnostics(&*state.harness().await?).await)
+}
+
+/// The version and where config, approvals, tokens and logs live (without a project too).
+#[tauri::command]
+pub async fn about_info(state: S<'_>) -> BridgeResult<harness9::about::AboutInfo> {
+    Ok(match state.harness().await {
+        Ok(h) => harness9::about::about(Some(h.project()), h.credentials_location()),
+        Err(_) => tokio::task::spawn_blocking(|| {
+            harness9::about::about(None, harness9::about::credentials_location())
+        })
+        .await
+        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?,
+    })
+}

@@ -116,6 +116,9 @@ fn main() {
             commands::save_resource,
             commands::sampling_grants,
             commands::revoke_sampling,
+            commands::context_cost,
+            commands::diagnostics,
+            commands::about_info,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

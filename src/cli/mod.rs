@@ -3,6 +3,7 @@
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
 pub mod asks;
+pub mod doctor;
 pub mod exec;
 pub mod login;
 pub mod pins;
@@ -178,6 +179,21 @@ fn status_json(s: &ServerStatus) -> Value {
     })
 }
 
+/// A `mcp list --json` row with the context cost of the server's tools.
+fn with_tokens(mut row: Value, tokens: u32) -> Value {
+    row["contextTokens"] = json!(tokens);
+    row
+}
+
+/// The TOKENS cell: `-` for a server whose tools are not in the registry.
+fn tokens_cell(tokens: u32) -> String {
+    if tokens == 0 {
+        "-".into()
+    } else {
+        tokens.to_string()
+    }
+}
+
 fn status_mark(state: &ServerState) -> &'static str {
     match state {
         ServerState::Connected { .. } => "●",
@@ -196,8 +212,14 @@ pub async fn list(args: ProjectArgs) -> i32 {
         Err(code) => return code,
     };
     let snapshot = harness.manager().snapshot();
+    let cost = harness.context_cost();
+    let warning = harness.context_warning(&cost);
     if args.json {
-        let rows: Vec<Value> = snapshot.servers.iter().map(status_json).collect();
+        let rows: Vec<Value> = snapshot
+            .servers
+            .iter()
+            .map(|s| with_tokens(status_json(s), cost.server(&s.name).tokens))
+            .collect();
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
     } else if snapshot.servers.is_empty() {
         println!(
@@ -206,8 +228,8 @@ pub async fn list(args: ProjectArgs) -> i32 {
         );
     } else {
         println!(
-            "{:<20} {:<9} {:<20} {:>5}  {:<19}  ERROR",
-            "NAME", "TRANSPORT", "STATUS", "TOOLS", "PROTOCOL"
+            "{:<20} {:<9} {:<20} {:>5} {:>6}  {:<19}  ERROR",
+            "NAME", "TRANSPORT", "STATUS", "TOOLS", "TOKENS", "PROTOCOL"
         );
         for s in &snapshot.servers {
             let row = status_json(s);
@@ -218,16 +240,24 @@ pub async fn list(args: ProjectArgs) -> i32 {
                 _ => String::new(),
             };
             println!(
-                "{:<20} {:<9} {} {:<18} {:>5}  {:<19}  {}",
+                "{:<20} {:<9} {} {:<18} {:>5} {:>6}  {:<19}  {}",
                 s.name,
                 s.transport,
                 status_mark(&s.state),
                 s.state.word(),
                 row["tools"],
+                tokens_cell(cost.server(&s.name).tokens),
                 protocol,
                 first
             );
         }
+        println!(
+            "Tool definitions take about {} tokens of the model's context (TOKENS: bytes of each definition / 4).",
+            cost.total_tokens()
+        );
+    }
+    if let Some(w) = warning {
+        eprintln!("harness9: warning: {w}");
     }
     harness.shutdown().await;
     0

@@ -179,7 +179,7 @@ impl ToolSets {
         ToolSets {
             registry,
             defer_over,
-            token_budget: (context_window as f64 * DEFER_CONTEXT_SHARE) as usize,
+            token_budget: defer_budget(context_window),
             cache: Mutex::new(None),
         }
     }
@@ -204,11 +204,11 @@ impl ToolSets {
     }
 
     fn build(&self, generation: u64) -> Snapshot {
-        let tools: Vec<Arc<dyn Tool>> = self
+        let (tools, tokens): (Vec<Arc<dyn Tool>>, Vec<u32>) = self
             .registry
-            .list()
+            .list_with_tokens()
             .into_iter()
-            .filter(|t| {
+            .filter(|(t, _)| {
                 let name = &t.spec().name;
                 let engine_own = name == TOOL_SEARCH_TOOL
                     || name == READ_OUTPUT_TOOL
@@ -219,17 +219,17 @@ impl ToolSets {
                 }
                 !engine_own
             })
-            .collect();
+            .unzip();
         let mut defs = Vec::with_capacity(tools.len());
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut deferrable = Vec::new();
-        let mut chars = 0usize;
-        for (i, t) in tools.iter().enumerate() {
+        let mut mcp_tokens = 0u64;
+        for (i, (t, cost)) in tools.iter().zip(&tokens).enumerate() {
             let s = t.spec();
             by_name.entry(s.name.clone()).or_insert(i);
             if matches!(s.source, ToolSource::Mcp { .. }) {
                 deferrable.push(i);
-                chars += s.name.len() + s.description.len() + schema_len(&s.input_schema);
+                mcp_tokens += u64::from(*cost);
             }
             defs.push(ToolDefinition {
                 name: s.name.clone(),
@@ -237,8 +237,13 @@ impl ToolSets {
                 input_schema: s.input_schema.clone(),
             });
         }
-        // About four characters per token.
-        let deferred = deferrable.len() > self.defer_over || chars / 4 > self.token_budget;
+        // The registry's estimate (crate::tools::cost), the one `mcp list` shows.
+        let deferred = defers(
+            deferrable.len(),
+            mcp_tokens,
+            self.defer_over,
+            self.token_budget,
+        );
         Snapshot {
             generation,
             all: defs.clone().into(),
@@ -252,17 +257,73 @@ impl ToolSets {
     }
 }
 
-/// Rough serialized size of a schema, without serializing it.
-fn schema_len(v: &Value) -> usize {
-    match v {
-        Value::Null | Value::Bool(_) | Value::Number(_) => 5,
-        Value::String(s) => s.len() + 2,
-        Value::Array(a) => 2 + a.iter().map(schema_len).sum::<usize>() + a.len(),
-        Value::Object(m) => {
-            2 + m
-                .iter()
-                .map(|(k, v)| k.len() + 4 + schema_len(v))
-                .sum::<usize>()
-        }
+/// Whether MCP tools this many, with definitions this large, go behind tool search.
+fn defers(tools: usize, tokens: u64, defer_over: usize, token_budget: usize) -> bool {
+    tools > defer_over || tokens > token_budget as u64
+}
+
+/// The token budget of the MCP tool definitions for a context window
+/// ([`DEFER_CONTEXT_SHARE`] of it); past it, or past [`DEFAULT_DEFER_OVER_TOOLS`] tools,
+/// tool search takes over.
+pub fn defer_budget(context_window: u32) -> usize {
+    (context_window as f64 * DEFER_CONTEXT_SHARE) as usize
+}
+
+/// The warning front ends show next to the context cost when the engine with its default
+/// settings would defer the MCP tools behind tool search; `None` below both thresholds.
+pub fn context_warning(cost: &crate::tools::ContextCost, context_window: u32) -> Option<String> {
+    let (tools, tokens) = (cost.total_tools(), cost.total_tokens());
+    let budget = defer_budget(context_window);
+    if !defers(
+        usize::try_from(tools).unwrap_or(usize::MAX),
+        tokens,
+        DEFAULT_DEFER_OVER_TOOLS,
+        budget,
+    ) {
+        return None;
+    }
+    let why = if tokens > budget as u64 {
+        format!(
+            "MCP tool definitions take about {tokens} tokens, more than {}% of the model's \
+             {context_window}-token context window ({budget} tokens)",
+            (DEFER_CONTEXT_SHARE * 100.0).round()
+        )
+    } else {
+        format!("{tools} MCP tools are more than {DEFAULT_DEFER_OVER_TOOLS}")
+    };
+    Some(format!(
+        "{why}: tool search takes over (the model gets `{TOOL_SEARCH_TOOL}` and loads tools as it needs them)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ContextCost, ServerCost};
+
+    fn cost(tools: u32, tokens: u32) -> ContextCost {
+        let mut c = ContextCost::default();
+        c.servers.insert("s".into(), ServerCost { tools, tokens });
+        c
+    }
+
+    #[test]
+    fn the_warning_comes_at_the_engines_own_thresholds() {
+        assert_eq!(context_warning(&cost(100, 20_000), 200_000), None);
+        assert_eq!(
+            context_warning(&cost(3, 20_001), 200_000).as_deref(),
+            Some(
+                "MCP tool definitions take about 20001 tokens, more than 10% of the model's \
+                 200000-token context window (20000 tokens): tool search takes over (the model \
+                 gets `tool_search` and loads tools as it needs them)"
+            )
+        );
+        assert_eq!(
+            context_warning(&cost(101, 500), 200_000).as_deref(),
+            Some(
+                "101 MCP tools are more than 100: tool search takes over (the model gets \
+                 `tool_search` and loads tools as it needs them)"
+            )
+        );
     }
 }

@@ -2,10 +2,12 @@
 //! front ends see only this; [`McpTool`] adapts one tool of one server and dispatches by the
 //! raw `(server, tool)` pair, never by splitting the model-facing name.
 
+pub mod cost;
 mod display;
 pub mod naming;
 pub mod schema_refs;
 
+pub use cost::{context_tokens, ContextCost, ServerCost};
 pub use display::{loadable_icons, ToolDisplay};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -125,6 +127,9 @@ impl Tool for McpTool {
 /// assigned again when the set of servers changes.
 struct ServerTools {
     tools: Vec<Arc<McpTool>>,
+    /// Per tool: bytes of its model-facing JSON without the name ([`cost`]), measured
+    /// once per listing rather than on every rebuild.
+    unnamed_bytes: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -133,6 +138,8 @@ struct State {
     servers: BTreeMap<String, ServerTools>,
     /// Every tool in order: built-ins first, then servers by name, tools in server order.
     ordered: Vec<Arc<dyn Tool>>,
+    /// The context cost of each tool in `ordered` ([`cost::context_tokens`]), same order.
+    tokens: Vec<u32>,
     by_name: HashMap<String, usize>,
     by_server: HashMap<String, Vec<usize>>,
 }
@@ -208,8 +215,19 @@ impl ToolRegistry {
                 })
             })
             .collect();
+        let tools: Vec<Arc<McpTool>> = tools;
+        let unnamed_bytes = tools
+            .iter()
+            .map(|t| cost::definition_bytes("", &t.spec.description, &t.spec.input_schema))
+            .collect();
         self.update(|s| {
-            s.servers.insert(server.to_string(), ServerTools { tools });
+            s.servers.insert(
+                server.to_string(),
+                ServerTools {
+                    tools,
+                    unnamed_bytes,
+                },
+            );
         });
     }
 
@@ -246,6 +264,30 @@ impl ToolRegistry {
 
     pub fn list(&self) -> Vec<Arc<dyn Tool>> {
         self.state.read().expect("registry lock").ordered.clone()
+    }
+
+    /// Every tool with its estimated context tokens ([`cost`]), as [`Self::list`] orders them.
+    pub fn list_with_tokens(&self) -> Vec<(Arc<dyn Tool>, u32)> {
+        let s = self.state.read().expect("registry lock");
+        s.ordered
+            .iter()
+            .cloned()
+            .zip(s.tokens.iter().copied())
+            .collect()
+    }
+
+    /// What each MCP server's tool definitions take in the model's context.
+    pub fn context_cost(&self) -> ContextCost {
+        let s = self.state.read().expect("registry lock");
+        let mut cost = ContextCost::default();
+        for (server, ix) in &s.by_server {
+            let c = cost.servers.entry(server.clone()).or_default();
+            for i in ix {
+                c.tools = c.tools.saturating_add(1);
+                c.tokens = c.tokens.saturating_add(s.tokens[*i]);
+            }
+        }
+        cost
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<Arc<dyn Tool>> {
@@ -289,11 +331,14 @@ fn rebuild(s: &mut State) {
         .collect();
     let names = naming::assign_names(&pairs, &reserved);
     let mut by_server: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut tokens: Vec<u32> = ordered.iter().map(|t| context_tokens(t.spec())).collect();
     let mut k = 0;
     for (server, st) in s.servers.iter_mut() {
-        for tool in st.tools.iter_mut() {
+        for (tool, unnamed) in st.tools.iter_mut().zip(&st.unnamed_bytes) {
             let name = &names[k];
             k += 1;
+            // Model-facing names are made of [A-Za-z0-9_-] only: they add their length.
+            tokens.push(cost::tokens_of_bytes(unnamed + name.len()));
             if tool.spec.name != *name {
                 let plain = format!(
                     "{}{}__{}",
@@ -334,6 +379,8 @@ fn rebuild(s: &mut State) {
     for (i, t) in ordered.iter().enumerate() {
         by_name.entry(t.spec().name.clone()).or_insert(i);
     }
+    debug_assert_eq!(tokens.len(), ordered.len());
+    s.tokens = tokens;
     s.ordered = ordered;
     s.by_name = by_name;
     s.by_server = by_server;

@@ -196,6 +196,10 @@ pub struct App {
     /// How far the arguments of the shown tool call are scrolled (back to the top for
     /// each new call).
     pub approval_scroll: super::scroll::Scroll,
+    /// What each server's tool definitions take in the model's context.
+    pub context: harness9::tools::ContextCost,
+    /// Set when the MCP tools are large enough for tool search to take over.
+    pub context_warning: Option<String>,
 }
 
 impl App {
@@ -224,6 +228,8 @@ impl App {
             approvals: Default::default(),
             approval_scroll: Default::default(),
             sampling_grants: Vec::new(),
+            context: Default::default(),
+            context_warning: None,
         }
     }
 

@@ -129,6 +129,9 @@ impl App {
             let color = if n.error { Color::Red } else { Color::Green };
             lines.push(Line::styled(n.text.clone(), Style::new().fg(color)));
         }
+        if let Some(w) = &self.context_warning {
+            lines.push(Line::styled(w.clone(), Style::new().fg(Color::Yellow)));
+        }
         (!lines.is_empty()).then(|| Text::from(lines))
     }
 

@@ -155,6 +155,8 @@ fn refresh(app: &mut App, harness: &Harness) {
         .iter()
         .map(|s| harness.server_details(&s.name).ok())
         .collect();
+    app.context = harness.context_cost();
+    app.context_warning = harness.context_warning(&app.context);
     app.set_status(status, tools);
     app.set_held(held);
     app.ask_server_approval(harness.pending_approvals());

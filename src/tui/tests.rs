@@ -598,3 +598,30 @@ fn mcp_panel_marks_a_held_tool_shows_its_diff_and_accepts_it() {
         })
     );
 }
+
+#[test]
+fn mcp_panel_shows_the_context_cost_and_the_tool_search_warning() {
+    let mut app = app_with_servers();
+    app.context.servers.insert(
+        "demo".into(),
+        harness9::tools::ServerCost {
+            tools: 2,
+            tokens: 1234,
+        },
+    );
+    app.context_warning = Some("101 MCP tools are more than 100: tool search takes over".into());
+    app.modal = Modal::Mcp {
+        selected: 0,
+        details: false,
+    };
+    let s = screen(&app);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[2],
+        "  │● demo             stdio  2 tools · ~1234 tokens                          │"
+    );
+    assert!(
+        s.contains("│101 MCP tools are more than 100: tool search takes over"),
+        "{s}"
+    );
+}

@@ -354,6 +354,13 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
                 Span::raw(format!(" {:<6} ", s.transport)),
                 Span::styled(state_words(&s.state), Style::new().fg(color)),
             ];
+            let tokens = app.context.server(&s.name).tokens;
+            if tokens > 0 {
+                spans.push(Span::styled(
+                    format!(" · ~{tokens} tokens"),
+                    Style::new().fg(Color::DarkGray),
+                ));
+            }
             spans.extend(surface::title_span(title));
             Line::from(spans)
         }

@@ -53,6 +53,61 @@ fn list_json_shape_and_exit_code() {
     );
 }
 
+/// TOKENS is each server's tool definitions as the model gets them (name, description,
+/// input schema as compact JSON), in bytes / 4 rounded up per tool.
+#[test]
+fn list_shows_the_context_cost_of_each_server() {
+    let p = demo();
+    let o = p.cli(&["mcp", "tools", "--yes", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tools: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let expected = |server: &str| -> u64 {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["server"] == server)
+            .map(|t| {
+                let def = json!({"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]});
+                (serde_json::to_string(&def).unwrap().len() as u64).div_ceil(4)
+            })
+            .sum()
+    };
+    let want = expected("demo");
+    assert!(want > 50 && expected("fx") > 50, "{want}");
+
+    let o = p.cli(&["mcp", "list", "--yes", "--json"]);
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let tokens = |n: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap()["contextTokens"]
+            .clone()
+    };
+    assert_eq!(
+        (tokens("demo"), tokens("fx"), tokens("dead")),
+        (json!(want), json!(expected("fx")), json!(0))
+    );
+
+    let o = p.cli(&["mcp", "list", "--yes"]);
+    let out = stdout(&o);
+    let header = out.lines().next().unwrap();
+    assert!(header.contains(" TOOLS TOKENS  PROTOCOL"), "{header}");
+    let demo = out.lines().find(|l| l.starts_with("demo")).unwrap();
+    let cols: Vec<&str> = demo.split_whitespace().collect();
+    assert_eq!(cols[4..6], ["3", want.to_string().as_str()], "{demo}");
+    let dead = out.lines().find(|l| l.starts_with("dead")).unwrap();
+    assert_eq!(dead.split_whitespace().nth(5), Some("-"), "{dead}");
+    assert!(out.contains("Tool definitions take about "), "{out}");
+    assert!(
+        !stderr(&o).contains("tool search takes over"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn list_table_and_awaiting_approval_without_a_terminal() {
     let p = demo();

@@ -6,6 +6,7 @@ mod auth_real;
 mod auth_transport;
 mod cli;
 mod containment;
+mod doctor;
 mod engine;
 mod era;
 mod era_http;

@@ -84,6 +84,9 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   answerAsk: ["answer_ask", (b, a) => b.answerAsk(a.id, a.answer)],
   samplingGrants: ["sampling_grants", (b) => b.samplingGrants()],
   revokeSampling: ["revoke_sampling", (b, a) => b.revokeSampling(a.server)],
+  contextCost: ["context_cost", (b) => b.contextCost()],
+  diagnostics: ["diagnostics", (b) => b.diagnostics()],
+  aboutInfo: ["about_info", (b) => b.aboutInfo()],
 
   listResources: ["list_resources", (b, a) => b.listResources(a.server)],
   readResource: ["read_resource", (b, a) => b.readResource(a.server, a.uri)],

@@ -345,6 +345,28 @@ describe("the desktop app on examples/demo", () => {
     assert.equal((await session.findAll("[data-testid=panel-sign-in], [data-testid^=sign-in-]")).length, 0);
   });
 
+  test("context cost in the server panel; Copy diagnostics and About through the real commands", async () => {
+    const cost = await session.waitFor("[data-testid=context-cost]", "the context cost");
+    assert.match(await session.text(cost), /^~\d+ tokens \(all servers: ~\d+\)$/);
+    const invoke = (cmd) =>
+      session.run(`return window.__TAURI_INTERNALS__.invoke(arguments[0]).then((v) => ({ ok: v }), (e) => ({ err: e }))`, cmd);
+    const report = await invoke("diagnostics");
+    assert.match(report.ok ?? JSON.stringify(report), /^harness9 \d+\.\d+\.\d+\n/);
+    assert.match(report.ok, /\n  demo \[stdio\] connected, \d+ tools, ~\d+ tokens\n/);
+    assert.match(report.ok, /\n--- demo: stderr, last \d+ lines ---\n/);
+    const about = await invoke("about_info");
+    const approvals = about.ok?.places.find((p) => p.what === "Approved project servers");
+    assert.equal(approvals?.location, path.join(data, "approvals.json"), JSON.stringify(about));
+
+    await session.click(await session.find("[data-testid=nav-settings]"));
+    await session.click(await session.waitFor("[data-testid=open-about]", "the About button"));
+    const dialog = await session.waitFor("[data-testid=about-dialog]", "the About box");
+    assert.match(await session.text(dialog), /harness9 \d+\.\d+\.\d+/);
+    assert.match(await session.text(dialog), /Sign-in tokens/);
+    await session.screenshot("3b-about");
+    await session.click(await session.find("[data-testid=about-close]"));
+  });
+
   test("add a server in the settings pane, save, see its chip", async () => {
     await session.click(await session.find("[data-testid=nav-settings]"));
     await session.waitFor("[data-testid=config-ok]", "the config to validate");

@@ -132,6 +132,12 @@ pub(crate) enum Key<'a> {
     Client(&'a str),
 }
 
+/// Whether the OS keychain answers within `timeout` (`Err` says why not), as
+/// [`CredentialStore::open`] decides.
+pub fn probe_keychain(timeout: Duration) -> Result<(), String> {
+    keychain::probe(timeout)
+}
+
 impl CredentialStore {
     /// Kept in memory only (tests, the conformance client).
     pub fn memory() -> CredentialStore {

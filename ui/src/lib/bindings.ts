@@ -353,3 +353,39 @@ export type ResourceReadDto = { parts: Array<ResourcePartDto>, };
 export type AttachmentDto = { server: string, uri: string, };
 
 export type ResourceEventDto = { "type": "listing", server: string, } | { "type": "updated", server: string, uri: string, };
+
+export type ContextSummary = { 
+/**
+ * Per server with tools, by name.
+ */
+servers: { [key in string]: ServerCost }, totalTokens: number, 
+/**
+ * Set when tool search takes over ([`crate::engine::toolset::context_warning`]).
+ */
+warning: string | null, };
+
+export type ServerCost = { tools: number, 
+/**
+ * Estimated tokens of all its tool definitions.
+ */
+tokens: number, };
+
+export type AboutInfo = { version: string, places: Array<PlaceInfo>, };
+
+export type PlaceInfo = { 
+/**
+ * What is kept there, for people ("Project servers").
+ */
+what: string, 
+/**
+ * The path, or a description when it is not a file ("the system keychain (…)").
+ */
+location: string, 
+/**
+ * Whether `location` is a path on disk (a front end may offer to open it).
+ */
+isPath: boolean, 
+/**
+ * Whether that path exists now.
+ */
+exists: boolean, };

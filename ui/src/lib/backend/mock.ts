@@ -9,6 +9,8 @@
 // its command in ui/e2e/mock-ipc.ts (the compiler names the missing entry), done.
 
 import type {
+  AboutInfo,
+  ContextSummary,
   ApprovalPickDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
@@ -371,6 +373,24 @@ export class MockBackend implements Backend {
     const had = this.samplingGranted.includes(server);
     this.samplingGranted = this.samplingGranted.filter((s) => s !== server);
     return had;
+  }
+  /** What `contextCost` answers (set by tests). */
+  context: ContextSummary = { servers: {}, totalTokens: 0, warning: null };
+  async contextCost() {
+    return this.context;
+  }
+  /** What `diagnostics` answers. */
+  diagnosticsText = "harness9 0.0.0-mock\nServers: none\n";
+  async diagnostics() {
+    this.#record("diagnostics");
+    return this.diagnosticsText;
+  }
+  about: AboutInfo = {
+    version: "0.0.0-mock",
+    places: [{ what: "Project servers (.mcp.json)", location: "/mock/project/.mcp.json", isPath: true, exists: true }],
+  };
+  async aboutInfo() {
+    return this.about;
   }
   onAsks(cb: (asks: AskDto[]) => void) {
     return this.askEvents.add(cb);

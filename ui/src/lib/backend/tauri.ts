@@ -4,6 +4,8 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import type {
+  AboutInfo,
+  ContextSummary,
   ApprovalRequestDto,
   ApproveOutcomeDto,
   AskDto,
@@ -158,4 +160,8 @@ export const tauriBackend: Backend = {
     call<CompletionDto>("complete_resource", { server, uriTemplate, variable, value, context }),
   saveResource: (server, uri) => call<string>("save_resource", { server, uri }),
   onResources: (cb) => onProject<ResourceEventDto>(EVENTS.resources, cb),
+
+  contextCost: () => call<ContextSummary>("context_cost"),
+  diagnostics: () => call<string>("diagnostics"),
+  aboutInfo: () => call<AboutInfo>("about_info"),
 };

@@ -3,6 +3,8 @@
 // tests use the in-memory one (mock.ts).
 
 import type {
+  AboutInfo,
+  ContextSummary,
   ApprovalPickDto,
   ApprovalRequestDto,
   ApproveOutcomeDto,
@@ -192,4 +194,11 @@ export interface Backend {
   saveResource(server: string, uri: string): Promise<string>;
   /** A server's resources changed (`listing`), or a subscribed resource did (`updated`). */
   onResources(cb: (e: ResourceEventDto) => void): Promise<Unlisten>;
+
+  /** What each server's tool definitions take in the model's context, and the tool-search warning. */
+  contextCost(): Promise<ContextSummary>;
+  /** The doctor report plus each server's recent stderr, as text for the clipboard. */
+  diagnostics(): Promise<string>;
+  /** The version and where config, approvals, tokens and logs live. */
+  aboutInfo(): Promise<AboutInfo>;
 }
