@@ -403,14 +403,49 @@ impl Manager {
                 }
             }
         }
-        let stops = to_stop.into_iter().map(|(name, _, slot)| {
-            let tools = self.inner.tools.clone();
-            async move {
-                end_slot(slot).await;
-                tools.remove_server(&name);
+        // Old processes stop in the background: a server that takes long to exit never
+        // holds up the reload (or the front end that asked for it). A changed server starts
+        // again once its old process has ended; meanwhile its status says it is starting.
+        for (name, _, mut slot) in to_stop {
+            let running = take_running(&mut slot);
+            if let Some(t) = &running.task {
+                t.abort();
             }
-        });
-        futures::future::join_all(stops).await;
+            self.inner.tools.remove_server(&name);
+            let again = match to_start.iter().position(|n| *n == name) {
+                Some(i) => {
+                    to_start.remove(i);
+                    self.lock().get_mut(&name).map(|s| {
+                        s.state = ServerState::Starting {
+                            phase: StartPhase::Spawning,
+                        };
+                        s.generation
+                    })
+                }
+                None => None,
+            };
+            let this = self.clone();
+            tokio::spawn(async move {
+                running.end().await;
+                match again {
+                    Some(gen) => {
+                        let mut slots = this.lock();
+                        // Unless another reload, stop or restart took the slot meanwhile.
+                        if slots.get(&name).is_some_and(|s| s.generation == gen) {
+                            this.inner.tools.remove_server(&name);
+                            this.start_in(&mut slots, &name);
+                        }
+                        drop(slots);
+                        this.publish();
+                    }
+                    None => {
+                        if !this.lock().contains_key(&name) {
+                            this.inner.tools.remove_server(&name);
+                        }
+                    }
+                }
+            });
+        }
         for name in to_start {
             self.start(&name);
         }
@@ -420,7 +455,11 @@ impl Manager {
     /// Starts (or restarts) one server if its entry is valid, enabled and approved;
     /// otherwise sets the state that says why not.
     fn start(&self, name: &str) {
-        let mut slots = self.lock();
+        self.start_in(&mut self.lock(), name);
+    }
+
+    /// [`Manager::start`] with the slots already locked.
+    fn start_in(&self, slots: &mut BTreeMap<String, Slot>, name: &str) {
         let Some(slot) = slots.get_mut(name) else {
             return;
         };
@@ -1066,8 +1105,4 @@ fn take_running(slot: &mut Slot) -> Running {
         client: slot.client.take(),
         starting: slot.starting.take(),
     }
-}
-
-async fn end_slot(mut slot: Slot) {
-    take_running(&mut slot).end().await;
 }
