@@ -481,9 +481,27 @@ impl Harness {
         crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
     }
 
-    /// Saved conversations of this project, newest first.
+    /// [`Harness::engine`] off the async runtime (a reopened conversation is read from
+    /// disk on tokio's blocking pool).
+    pub async fn open_engine(
+        &self,
+        mut opts: crate::engine::EngineOptions,
+    ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        if opts.resources.is_none() {
+            opts.resources = Some(self.resource_access());
+        }
+        crate::engine::Engine::open(&self.project, self.registry().clone(), opts).await
+    }
+
+    /// Saved conversations of this project, newest first. Reads every file: async code calls
+    /// [`Harness::list_conversations`].
     pub fn conversations(&self) -> Vec<crate::engine::ConversationSummary> {
         crate::engine::Engine::conversations(&crate::trust::data_dir(), &self.project)
+    }
+
+    /// [`Harness::conversations`] read on tokio's blocking pool.
+    pub async fn list_conversations(&self) -> Vec<crate::engine::ConversationSummary> {
+        crate::engine::Engine::list_conversations(&crate::trust::data_dir(), &self.project).await
     }
 }
 

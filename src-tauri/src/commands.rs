@@ -266,7 +266,7 @@ pub async fn chat_conversations(
     state: S<'_>,
 ) -> BridgeResult<Vec<harness9::engine::ConversationSummary>> {
     let s = state.open_session().await?;
-    Ok(s.harness.conversations())
+    Ok(s.harness.list_conversations().await)
 }
 
 /// Reopens a saved conversation with its history.

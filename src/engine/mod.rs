@@ -355,9 +355,32 @@ impl Engine {
         })
     }
 
-    /// Saved conversations of this engine's project, newest first.
+    /// Saved conversations of this engine's project, newest first. Reads every file: async
+    /// code calls [`Engine::list_conversations`].
     pub fn conversations(data_dir: &Path, project: &Path) -> Vec<ConversationSummary> {
         ConversationStore::new(data_dir, project).list()
+    }
+
+    /// [`Engine::conversations`] on tokio's blocking pool, so no runtime thread waits on the
+    /// disk.
+    pub async fn list_conversations(data_dir: &Path, project: &Path) -> Vec<ConversationSummary> {
+        let store = ConversationStore::new(data_dir, project);
+        tokio::task::spawn_blocking(move || store.list())
+            .await
+            .unwrap_or_default()
+    }
+
+    /// [`Engine::new`] on tokio's blocking pool: reading a conversation back (and the
+    /// provider settings, and a key from the keychain) never holds up a runtime thread.
+    pub async fn open(
+        project: &Path,
+        registry: Arc<ToolRegistry>,
+        opts: EngineOptions,
+    ) -> Result<Engine, EngineError> {
+        let project = project.to_path_buf();
+        tokio::task::spawn_blocking(move || Engine::new(&project, registry, opts))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
     }
 }
 
