@@ -4,10 +4,12 @@
 mod prompts;
 mod resources;
 mod roots;
+mod settings;
 mod surface;
 pub use prompts::{missing_arguments, PromptError, PromptTurn};
 pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
+pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};
@@ -101,6 +103,9 @@ pub struct Harness {
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
+    /// The user's settings file (model provider).
+    settings_file: PathBuf,
+    permission_store: crate::engine::permissions::PermissionStore,
 }
 
 impl Harness {
@@ -133,6 +138,10 @@ impl Harness {
             registry,
             manual_calls: Arc::default(),
             roots_store,
+            settings_file: crate::engine::provider::settings::settings_path(),
+            permission_store: crate::engine::permissions::PermissionStore::in_dir(
+                &crate::trust::data_dir(),
+            ),
         }
     }
 
@@ -478,6 +487,7 @@ impl Harness {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
         }
+        self.fill_overrides(&mut opts.provider_overrides);
         crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
     }
 
@@ -490,6 +500,7 @@ impl Harness {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
         }
+        self.fill_overrides(&mut opts.provider_overrides);
         crate::engine::Engine::open(&self.project, self.registry().clone(), opts).await
     }
 

@@ -1480,7 +1480,7 @@ async fn exec_takes_the_provider_from_the_settings_file() {
     .unwrap();
     let p = project.clone();
     let out = tokio::task::spawn_blocking(move || {
-        exec_with_env(&p, None, &[("MY_LOCAL_KEY", "local-key".into())], &["hi"])
+        exec_with_env(&p, None, &[("MY_LOCAL_KEY", TEST_KEY.into())], &["hi"])
     })
     .await
     .unwrap();
@@ -1493,7 +1493,10 @@ async fn exec_takes_the_provider_from_the_settings_file() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from settings\n");
     let req = &stub.requests()[0];
     assert_eq!(req.body["model"], "file-model");
-    assert_eq!(req.header("authorization"), Some("Bearer local-key"));
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,7 @@ mod manager;
 mod memory;
 mod pins;
 mod prompts;
+mod provider_settings;
 mod provider_stub;
 mod real_servers;
 mod resources;
