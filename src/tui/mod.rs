@@ -11,6 +11,7 @@ mod attach;
 mod auth;
 mod conversations;
 mod scroll;
+mod settings;
 mod slash;
 mod slash_run;
 mod slash_view;
@@ -326,6 +327,9 @@ async fn event_loop(
                         refresh(app, harness);
                     }
                     Action::Conversation(cmd) => conversations::run(harness, &mut engine, app, cmd),
+                    Action::Settings(cmd) => {
+                        slash_jobs.push(Box::pin(async move { SlashDone::Settings(settings::run(harness, cmd).await) }));
+                    }
                     Action::Roots(cmd) => {
                         let text = surface::run_roots(harness, cmd);
                         app.chat.push(ChatLine::System(text));
@@ -387,6 +391,17 @@ async fn event_loop(
                             }
                         }
                     });
+                }
+                SlashDone::Settings(text) => {
+                    app.chat.push(ChatLine::System(text));
+                    app.scroll = 0;
+                    // A provider configured here is used from the next message on.
+                    if engine.is_none() {
+                        if let Ok(e) = harness.open_engine(EngineOptions::default()).await {
+                            app.provider = format!("{} · {}", e.provider().kind, e.provider().model);
+                            engine = Some(e);
+                        }
+                    }
                 }
                 SlashDone::Sent(Err(e)) => {
                     app.busy = false;

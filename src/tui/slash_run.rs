@@ -21,6 +21,8 @@ pub enum SlashDone {
         result: Result<Vec<String>, String>,
     },
     Sent(Result<PromptTurn, PromptError>),
+    /// A `/model` or `/permissions` command ran (see [`super::settings`]): what to show.
+    Settings(String),
 }
 
 pub async fn list(harness: &Harness) -> SlashDone {

@@ -32,6 +32,7 @@ mod surface_more;
 mod tui;
 mod tui_asks;
 mod tui_exit;
+mod tui_settings;
 mod tui_surface;
 
 use std::path::{Path, PathBuf};

@@ -90,6 +90,16 @@ impl Tmux {
         }
     }
 
+    /// Types `text` as it is (tmux's literal mode: no key names).
+    pub(super) fn text(&self, text: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
     pub(super) fn wait_for(&self, what: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
