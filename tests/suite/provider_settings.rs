@@ -218,3 +218,80 @@ async fn a_saved_change_applies_to_the_next_turn() {
     assert_eq!(engine.provider().kind, "openai");
     assert_eq!(second.requests().len(), 1);
 }
+
+/// Permission rules through the façade: listed, changed and revoked, and a running engine
+/// follows them from its next turn on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_rules_apply_to_the_next_turn() {
+    use harness9::engine::permissions::{PermissionRule, PermissionStore};
+    use harness9::engine::{CallStatus, PermissionOptions, ToolPermission};
+    let project = Project::new(&json!({"mcpServers": {"fx": {"command": super::fixture_bin()}}}));
+    let config = tempfile::tempdir().unwrap();
+    let h = harness(&project, &config)
+        .with_permission_store(PermissionStore::in_dir(project.data.path()));
+    h.start(None).await;
+    h.manager().wait_settled(Duration::from_secs(30)).await;
+    let stub = Stub::start(
+        Wire::Anthropic,
+        vec![
+            Reply::tool("mcp__fx__echo", json!({"text": "a"})),
+            Reply::text("one"),
+            Reply::tool("mcp__fx__echo", json!({"text": "b"})),
+            Reply::text("two"),
+        ],
+    )
+    .await;
+    let engine = h
+        .open_engine(EngineOptions {
+            provider: Some(stub.client()),
+            data_dir: project.data.path().to_path_buf(),
+            permissions: PermissionOptions {
+                default: ToolPermission::Allow,
+                allow: vec!["*".into()],
+                ..PermissionOptions::default()
+            },
+            ..EngineOptions::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.permission_rules().await, Vec::new());
+    let rules = h
+        .set_permission("mcp__fx__*", Some(ToolPermission::Deny))
+        .await
+        .unwrap();
+    assert_eq!(
+        rules,
+        vec![PermissionRule {
+            tool: "mcp__fx__*".into(),
+            permission: ToolPermission::Deny
+        }]
+    );
+    let status = |events: &[Event]| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::ToolCallEnd { status, .. } => Some(*status),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let run = |prompt: &'static str| {
+        let turn = engine.send(prompt).unwrap();
+        async move {
+            tokio::time::timeout(Duration::from_secs(30), turn.collect())
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(status(&run("first").await), CallStatus::Denied);
+    assert_eq!(
+        h.set_permission("mcp__fx__*", None).await.unwrap(),
+        Vec::new()
+    );
+    assert_eq!(status(&run("second").await), CallStatus::Ok);
+    assert!(h
+        .set_permission("  ", Some(ToolPermission::Allow))
+        .await
+        .is_err());
+    h.shutdown().await;
+}
