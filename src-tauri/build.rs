@@ -58,6 +58,12 @@ const COMMANDS: &[&str] = &[
     "save_resource",
     "sampling_grants",
     "revoke_sampling",
+    "provider_settings",
+    "save_provider_settings",
+    "forget_provider_key",
+    "test_provider",
+    "permission_rules",
+    "set_permission",
 ];
 
 fn main() {

@@ -117,6 +117,12 @@ fn main() {
             commands::save_resource,
             commands::sampling_grants,
             commands::revoke_sampling,
+            commands::provider_settings,
+            commands::save_provider_settings,
+            commands::forget_provider_key,
+            commands::test_provider,
+            commands::permission_rules,
+            commands::set_permission,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

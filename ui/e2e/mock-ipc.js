@@ -619,6 +619,32 @@ export function install(mockIPC, scenario) {
       return opening;
     },
     pending_asks: () => asks,
+    provider_settings: () => providerView,
+    save_provider_settings: ({ change }) => {
+      calls.push({ saveProviderSettings: { ...change, apiKey: change.apiKey ? "<key>" : null } });
+      const kept = change.keySource.type === "keychain" && (change.apiKey || providerView.key.state === "keychain");
+      providerView = {
+        ...providerView,
+        provider: change.provider,
+        model: change.model,
+        baseUrl: change.baseUrl,
+        keySource: change.keySource,
+        key: kept ? { state: "keychain" } : { state: "missing" },
+        keyText: kept ? "set in keychain" : "missing",
+      };
+      return providerView;
+    },
+    forget_provider_key: () => {
+      providerView = { ...providerView, key: { state: "missing" }, keyText: "missing" };
+      return providerView;
+    },
+    test_provider: () => ({ ok: true, message: "connected", elapsedMs: 5 }),
+    permission_rules: () => permissionRules,
+    set_permission: ({ tool, permission }) => {
+      permissionRules = permissionRules.filter((r) => r.tool !== tool);
+      if (permission) permissionRules = [...permissionRules, { tool, permission }];
+      return permissionRules;
+    },
     sampling_grants: () => samplingGranted,
     revoke_sampling: ({ server }) => {
       calls.push({ revokeSampling: server });
@@ -648,6 +674,21 @@ export function install(mockIPC, scenario) {
   let asks = [];
   /** Servers allowed to use the model without asking; an "always" answer adds one. */
   let samplingGranted = [];
+  let permissionRules = [];
+  let providerView = {
+    provider: "anthropic",
+    model: "",
+    baseUrl: "",
+    defaultModel: "claude-sonnet-4-5",
+    defaultBaseUrl: "https://api.anthropic.com",
+    keySource: { type: "env", var: "ANTHROPIC_API_KEY" },
+    key: { state: "missing" },
+    keyText: "missing",
+    keyStore: "in memory only",
+    overriddenBy: [],
+    settingsPath: "settings.json",
+    error: null,
+  };
 
   const PROMPTS = [
     {
