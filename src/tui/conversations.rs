@@ -125,14 +125,20 @@ fn resolve(arg: &str, list: &[ConversationSummary]) -> Option<String> {
 }
 
 /// Runs a conversation command: the engine is replaced when another conversation opens.
-pub fn run(harness: &Harness, engine: &mut Option<Engine>, app: &mut App, cmd: ConversationCmd) {
+pub async fn run(
+    harness: &Harness,
+    engine: &mut Option<Engine>,
+    app: &mut App,
+    cmd: ConversationCmd,
+) {
     if app.busy && cmd != ConversationCmd::List {
         app.chat.push(ChatLine::System(
             "a turn is running: stop it (Esc) before you switch conversations".into(),
         ));
         return;
     }
-    let list = harness.conversations();
+    // Read on the blocking pool: no runtime thread waits on the disk.
+    let list = harness.list_conversations().await;
     let choice = match cmd {
         ConversationCmd::List => {
             let current = engine.as_ref().map(|e| e.conversation_id().to_string());
@@ -152,10 +158,13 @@ pub fn run(harness: &Harness, engine: &mut Option<Engine>, app: &mut App, cmd: C
         },
     };
     let resumed = matches!(choice, ConversationChoice::Resume(_));
-    match harness.engine(EngineOptions {
-        conversation: choice,
-        ..EngineOptions::default()
-    }) {
+    match harness
+        .open_engine(EngineOptions {
+            conversation: choice,
+            ..EngineOptions::default()
+        })
+        .await
+    {
         Ok(e) => {
             app.chat = if resumed {
                 lines(history(&e.messages()))

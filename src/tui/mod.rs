@@ -326,7 +326,7 @@ async fn event_loop(
                         }
                         refresh(app, harness);
                     }
-                    Action::Conversation(cmd) => conversations::run(harness, &mut engine, app, cmd),
+                    Action::Conversation(cmd) => conversations::run(harness, &mut engine, app, cmd).await,
                     Action::Settings(cmd) => {
                         slash_jobs.push(Box::pin(async move { SlashDone::Settings(settings::run(harness, cmd).await) }));
                     }

@@ -195,7 +195,7 @@ fn tui_bar_panel_editor_and_exit() {
     t.wait_for("[MCP] fx ● 10 tools");
 
     // /mcp with Tab completion, j/k, Enter for details.
-    t.keys(&["/", "m", "Tab", "Enter"]);
+    t.keys(&["/", "m", "c", "Tab", "Enter"]);
     let s = t.wait_for("MCP servers");
     assert!(s.contains("mcp__fx__echo"), "{s}");
     t.keys(&["j", "Enter"]);
