@@ -415,11 +415,15 @@ impl Manager {
             let again = match to_start.iter().position(|n| *n == name) {
                 Some(i) => {
                     to_start.remove(i);
-                    self.lock().get_mut(&name).map(|s| {
+                    let mut slots = self.lock();
+                    // A server that may not start says why at once; one that may says it
+                    // is starting, and starts once its old process has ended.
+                    slots.get_mut(&name).and_then(|s| {
+                        self.startable(s)?;
                         s.state = ServerState::Starting {
                             phase: StartPhase::Spawning,
                         };
-                        s.generation
+                        Some(s.generation)
                     })
                 }
                 None => None,
@@ -463,27 +467,9 @@ impl Manager {
         let Some(slot) = slots.get_mut(name) else {
             return;
         };
-        let cfg = match &slot.entry {
-            Err(e) => {
-                slot.state = ServerState::Failed {
-                    reason: e.message.clone(),
-                    stderr_tail: String::new(),
-                };
-                return;
-            }
-            Ok(cfg) => cfg.clone(),
+        let Some(cfg) = self.startable(slot) else {
+            return;
         };
-        if cfg.disabled {
-            slot.state = ServerState::Disabled;
-            return;
-        }
-        let approved = slot.approved_for_run
-            || self.inner.policy == ApprovalPolicy::AllowAll
-            || self.stored_approval_matches(&cfg);
-        if !approved {
-            slot.state = ServerState::AwaitingApproval;
-            return;
-        }
         slot.generation += 1;
         slot.transport_in_use = None;
         slot.state = ServerState::Starting {
@@ -498,6 +484,33 @@ impl Manager {
         let name = name.to_string();
         let task = tokio::spawn(async move { this.run_server(name, cfg, log, gen).await });
         slot.task = Some(task.abort_handle());
+    }
+
+    /// The entry to start when the slot's server may start; otherwise sets the state that
+    /// says why not (invalid entry, disabled, awaiting approval).
+    fn startable(&self, slot: &mut Slot) -> Option<ServerConfig> {
+        let cfg = match &slot.entry {
+            Err(e) => {
+                slot.state = ServerState::Failed {
+                    reason: e.message.clone(),
+                    stderr_tail: String::new(),
+                };
+                return None;
+            }
+            Ok(cfg) => cfg.clone(),
+        };
+        if cfg.disabled {
+            slot.state = ServerState::Disabled;
+            return None;
+        }
+        let approved = slot.approved_for_run
+            || self.inner.policy == ApprovalPolicy::AllowAll
+            || self.stored_approval_matches(&cfg);
+        if !approved {
+            slot.state = ServerState::AwaitingApproval;
+            return None;
+        }
+        Some(cfg)
     }
 
     /// Servers waiting for the user's approval, with what they would run.
