@@ -61,6 +61,12 @@ const COMMANDS: &[&str] = &[
     "context_cost",
     "diagnostics",
     "about_info",
+    "provider_settings",
+    "save_provider_settings",
+    "forget_provider_key",
+    "test_provider",
+    "permission_rules",
+    "set_permission",
 ];
 
 fn main() {

@@ -5,11 +5,13 @@ mod chat;
 mod prompts;
 mod resources;
 mod roots;
+mod settings;
 mod surface;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptError, PromptTurn};
 pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
+pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
 
 use std::path::{Path, PathBuf};
@@ -125,6 +127,9 @@ pub struct Harness {
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
     chat: ChatSession,
+    /// The user's settings file (model provider).
+    settings_file: PathBuf,
+    permission_store: crate::engine::permissions::PermissionStore,
 }
 
 impl Harness {
@@ -158,6 +163,10 @@ impl Harness {
             manual_calls: Arc::default(),
             roots_store,
             chat: ChatSession::default(),
+            settings_file: crate::engine::provider::settings::settings_path(),
+            permission_store: crate::engine::permissions::PermissionStore::in_dir(
+                &crate::trust::data_dir(),
+            ),
         }
     }
 
@@ -525,12 +534,32 @@ impl Harness {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
         }
+        self.fill_overrides(&mut opts.provider_overrides);
         crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
     }
 
-    /// Saved conversations of this project, newest first.
+    /// [`Harness::engine`] off the async runtime (a reopened conversation is read from
+    /// disk on tokio's blocking pool).
+    pub async fn open_engine(
+        &self,
+        mut opts: crate::engine::EngineOptions,
+    ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        if opts.resources.is_none() {
+            opts.resources = Some(self.resource_access());
+        }
+        self.fill_overrides(&mut opts.provider_overrides);
+        crate::engine::Engine::open(&self.project, self.registry().clone(), opts).await
+    }
+
+    /// Saved conversations of this project, newest first. Reads every file: async code calls
+    /// [`Harness::list_conversations`].
     pub fn conversations(&self) -> Vec<crate::engine::ConversationSummary> {
         crate::engine::Engine::conversations(&crate::trust::data_dir(), &self.project)
+    }
+
+    /// [`Harness::conversations`] read on tokio's blocking pool.
+    pub async fn list_conversations(&self) -> Vec<crate::engine::ConversationSummary> {
+        crate::engine::Engine::list_conversations(&crate::trust::data_dir(), &self.project).await
     }
 }
 

@@ -974,6 +974,14 @@ pub fn typescript_bindings() -> String {
         harness9::tools::ServerCost::decl(&cfg),
         harness9::about::AboutInfo::decl(&cfg),
         harness9::about::PlaceInfo::decl(&cfg),
+        harness9::engine::provider::settings::ProviderKind::decl(&cfg),
+        harness9::engine::provider::setup::KeySource::decl(&cfg),
+        harness9::engine::provider::setup::KeyState::decl(&cfg),
+        harness9::engine::provider::setup::ProviderView::decl(&cfg),
+        harness9::engine::provider::setup::ProviderChange::decl(&cfg),
+        harness9::engine::provider::setup::ConnectionCheck::decl(&cfg),
+        harness9::engine::permissions::ToolPermission::decl(&cfg),
+        harness9::engine::permissions::PermissionRule::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

@@ -543,3 +543,91 @@ pub async fn about_info(state: S<'_>) -> BridgeResult<harness9::about::AboutInfo
         .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?,
     })
 }
+
+// ---- model provider and tool permissions ------------------------------------------------
+
+use harness9::engine::permissions::{PermissionRule, ToolPermission};
+use harness9::engine::provider::settings::{ProviderKind, SettingsError};
+use harness9::engine::provider::setup::{ConnectionCheck, ProviderChange, ProviderView};
+
+fn settings_error(e: SettingsError) -> BridgeError {
+    let code = match &e {
+        SettingsError::BadFile { .. } | SettingsError::KeyStore { .. } => ErrorCode::Io,
+        SettingsError::NotConfigured(_)
+        | SettingsError::MissingKey { .. }
+        | SettingsError::MissingKeychainKey { .. } => ErrorCode::NotConfigured,
+        SettingsError::UnknownProvider(_) => ErrorCode::InvalidArguments,
+    };
+    BridgeError::new(code, e.to_string())
+}
+
+/// The model provider settings (never the key: only where it is).
+#[tauri::command]
+pub async fn provider_settings(state: S<'_>) -> BridgeResult<ProviderView> {
+    Ok(state.harness().await?.provider_settings().await)
+}
+
+/// Keeps a change of the provider settings; a key given with it goes to the keychain.
+#[tauri::command]
+pub async fn save_provider_settings(
+    state: S<'_>,
+    change: ProviderChange,
+) -> BridgeResult<ProviderView> {
+    state
+        .harness()
+        .await?
+        .save_provider_settings(change)
+        .await
+        .map_err(settings_error)
+}
+
+/// Forgets the key kept in the keychain for a provider.
+#[tauri::command]
+pub async fn forget_provider_key(
+    state: S<'_>,
+    provider: ProviderKind,
+) -> BridgeResult<ProviderView> {
+    state
+        .harness()
+        .await?
+        .forget_provider_key(provider)
+        .await
+        .map_err(settings_error)
+}
+
+/// One minimal request to the provider: of `change` (not kept yet), or of the saved settings.
+#[tauri::command]
+pub async fn test_provider(
+    state: S<'_>,
+    change: Option<ProviderChange>,
+) -> BridgeResult<ConnectionCheck> {
+    Ok(state.harness().await?.test_provider(change).await)
+}
+
+/// The project's remembered tool permission rules.
+#[tauri::command]
+pub async fn permission_rules(state: S<'_>) -> BridgeResult<Vec<PermissionRule>> {
+    Ok(state.harness().await?.permission_rules().await)
+}
+
+/// Sets (or, with `null`, revokes) the rule for a tool name or pattern.
+#[tauri::command]
+pub async fn set_permission(
+    state: S<'_>,
+    tool: String,
+    permission: Option<ToolPermission>,
+) -> BridgeResult<Vec<PermissionRule>> {
+    use harness9::harness::PermissionError;
+    state
+        .harness()
+        .await?
+        .set_permission(&tool, permission)
+        .await
+        .map_err(|e| {
+            let code = match &e {
+                PermissionError::EmptyPattern => ErrorCode::InvalidArguments,
+                PermissionError::Save { .. } => ErrorCode::Io,
+            };
+            BridgeError::new(code, e.to_string())
+        })
+}

@@ -119,6 +119,12 @@ fn main() {
             commands::context_cost,
             commands::diagnostics,
             commands::about_info,
+            commands::provider_settings,
+            commands::save_provider_settings,
+            commands::forget_provider_key,
+            commands::test_provider,
+            commands::permission_rules,
+            commands::set_permission,
         ])
         .setup(move |app| {
             if let Some(dir) = project {

@@ -53,6 +53,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let overrides = ProviderOverrides {
         provider: args.provider.clone(),
         model: args.model.clone(),
+        ..ProviderOverrides::default()
     };
     let settings = match ProviderSettings::resolve(&overrides) {
         Ok(s) => s,

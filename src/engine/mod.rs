@@ -180,7 +180,10 @@ struct ConvState {
 
 struct Inner {
     project: PathBuf,
-    provider: Arc<dyn LlmClient>,
+    provider: Mutex<Arc<dyn LlmClient>>,
+    /// The settings the provider was made from, and how they were picked; `None` when the
+    /// engine was given a client. Read again when a turn starts.
+    resolved: Option<(ProviderOverrides, Mutex<ProviderSettings>)>,
     system: Arc<str>,
     max_round_trips: usize,
     tool_timeout: Option<Duration>,
@@ -209,11 +212,17 @@ impl Engine {
         registry: Arc<ToolRegistry>,
         opts: EngineOptions,
     ) -> Result<Engine, EngineError> {
-        let (provider, window) = match opts.provider {
-            Some(p) => (p, provider::settings::DEFAULT_CONTEXT_WINDOW),
+        let (provider, window, resolved) = match opts.provider {
+            Some(p) => (p, provider::settings::DEFAULT_CONTEXT_WINDOW, None),
             None => {
                 let s = ProviderSettings::resolve(&opts.provider_overrides)?;
-                (provider::connect(&s), s.context_window)
+                let window = s.context_window;
+                let client = provider::connect(&s);
+                (
+                    client,
+                    window,
+                    Some((opts.provider_overrides, Mutex::new(s))),
+                )
             }
         };
         let window = opts.context_window.unwrap_or(window);
@@ -253,7 +262,8 @@ impl Engine {
         Ok(Engine {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
-                provider,
+                provider: Mutex::new(provider),
+                resolved,
                 system: opts
                     .system_prompt
                     .unwrap_or_else(|| default_system_prompt(project))
@@ -279,8 +289,9 @@ impl Engine {
         })
     }
 
-    pub fn provider(&self) -> &ProviderInfo {
-        self.inner.provider.info()
+    /// The provider in use (the settings are read again when a turn starts).
+    pub fn provider(&self) -> ProviderInfo {
+        self.inner.client().info().clone()
     }
 
     pub fn conversation_id(&self) -> &str {
@@ -355,9 +366,65 @@ impl Engine {
         })
     }
 
-    /// Saved conversations of this engine's project, newest first.
+    /// Saved conversations of this engine's project, newest first. Reads every file: async
+    /// code calls [`Engine::list_conversations`].
     pub fn conversations(data_dir: &Path, project: &Path) -> Vec<ConversationSummary> {
         ConversationStore::new(data_dir, project).list()
+    }
+
+    /// [`Engine::conversations`] on tokio's blocking pool, so no runtime thread waits on the
+    /// disk.
+    pub async fn list_conversations(data_dir: &Path, project: &Path) -> Vec<ConversationSummary> {
+        let store = ConversationStore::new(data_dir, project);
+        tokio::task::spawn_blocking(move || store.list())
+            .await
+            .unwrap_or_default()
+    }
+
+    /// [`Engine::new`] on tokio's blocking pool: reading a conversation back (and the
+    /// provider settings, and a key from the keychain) never holds up a runtime thread.
+    pub async fn open(
+        project: &Path,
+        registry: Arc<ToolRegistry>,
+        opts: EngineOptions,
+    ) -> Result<Engine, EngineError> {
+        let project = project.to_path_buf();
+        tokio::task::spawn_blocking(move || Engine::new(&project, registry, opts))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    }
+}
+
+impl Inner {
+    fn client(&self) -> Arc<dyn LlmClient> {
+        self.provider.lock().expect("provider lock").clone()
+    }
+
+    /// Reads the provider settings and the remembered permissions again (off the runtime),
+    /// so what a settings pane changed applies from this turn on. Says why the provider
+    /// settings could not be used (the previous ones stay).
+    async fn refresh(self: &Arc<Inner>) -> Result<(), String> {
+        let inner = self.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let rules = inner.permission_store.rules(&inner.project);
+            inner
+                .permissions
+                .lock()
+                .expect("permissions lock")
+                .set_remembered(rules);
+            let Some((overrides, current)) = &inner.resolved else {
+                return Ok(());
+            };
+            let fresh = ProviderSettings::resolve(overrides).map_err(|e| e.to_string())?;
+            let mut current = current.lock().expect("settings lock");
+            if *current != fresh {
+                *inner.provider.lock().expect("provider lock") = provider::connect(&fresh);
+                *current = fresh;
+            }
+            Ok(())
+        })
+        .await;
+        joined.unwrap_or_else(|e| Err(e.to_string()))
     }
 }
 

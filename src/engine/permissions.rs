@@ -1,7 +1,10 @@
 //! Tool permissions: each call is allowed, denied or needs the user's answer.
 //!
 //! Precedence, first match wins: deny patterns, the project's remembered rules (stored per
-//! project in the data directory, `tool-permissions.json`, written atomically), allow
+//! project in the data directory, `tool-permissions.json`, written atomically; an "always"
+//! answer adds one, and the settings of each front end list, change and revoke them; a rule
+//! names a tool or a pattern, and the exact name wins over a pattern, a longer pattern over
+//! a shorter one), allow
 //! patterns, read-only auto-allow (opt-in; `readOnlyHint` is the server's claim), the
 //! destructive rule, and the default mode (ask in an interactive front end, deny in
 //! `exec`). Patterns are globs over the model-facing name: `*` any run of characters, `?`
@@ -26,6 +29,7 @@ use crate::tools::ToolSpec;
 pub const PERMISSIONS_FILE: &str = "tool-permissions.json";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum ToolPermission {
     Ask,
@@ -74,6 +78,35 @@ pub enum Verdict {
     Deny(String),
 }
 
+impl ToolPermission {
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolPermission::Ask => "ask",
+            ToolPermission::Allow => "allow",
+            ToolPermission::Deny => "deny",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ToolPermission> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "ask" => Some(ToolPermission::Ask),
+            "allow" => Some(ToolPermission::Allow),
+            "deny" => Some(ToolPermission::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// One remembered rule, as the settings list it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRule {
+    /// A tool's model-facing name, or a pattern over such names.
+    pub tool: String,
+    pub permission: ToolPermission,
+}
+
 /// Remembered per-project rules.
 #[derive(Debug, Clone)]
 pub struct PermissionStore {
@@ -111,6 +144,14 @@ impl PermissionStore {
             .projects
             .remove(&project_key(project))
             .unwrap_or_default()
+    }
+
+    /// The remembered rules of a project as a list, by tool name or pattern.
+    pub fn list(&self, project: &Path) -> Vec<PermissionRule> {
+        self.rules(project)
+            .into_iter()
+            .map(|(tool, permission)| PermissionRule { tool, permission })
+            .collect()
     }
 
     /// Records (or with `None`, forgets) the rule for one tool of a project.
@@ -153,8 +194,24 @@ impl Permissions {
         Permissions { opts, remembered }
     }
 
+    /// Takes the remembered rules as the store has them now.
+    pub fn set_remembered(&mut self, remembered: BTreeMap<String, ToolPermission>) {
+        self.remembered = remembered;
+    }
+
     pub fn remember(&mut self, tool: &str, p: ToolPermission) {
         self.remembered.insert(tool.to_string(), p);
+    }
+
+    /// The remembered rule for a tool: its own, else the longest pattern that matches.
+    fn remembered_for(&self, name: &str) -> Option<&ToolPermission> {
+        self.remembered.get(name).or_else(|| {
+            self.remembered
+                .iter()
+                .filter(|(p, _)| p.contains(['*', '?']) && glob_match(p, name))
+                .max_by_key(|(p, _)| p.len())
+                .map(|(_, v)| v)
+        })
     }
 
     pub fn check(&self, spec: &ToolSpec) -> Verdict {
@@ -164,7 +221,7 @@ impl Permissions {
                 "harness9 denied this call: tool {name} is blocked by the user's rule \"{p}\"."
             ));
         }
-        match self.remembered.get(name) {
+        match self.remembered_for(name) {
             Some(ToolPermission::Allow) => return Verdict::Allow,
             Some(ToolPermission::Deny) => {
                 return Verdict::Deny(format!(
@@ -311,6 +368,60 @@ mod tests {
             p.check(&mcp("rm", json!({"destructiveHint": true}))),
             Verdict::Deny(_)
         ));
+    }
+
+    #[test]
+    fn remembered_patterns_exact_names_first_then_the_longest_pattern() {
+        let remembered = BTreeMap::from([
+            ("mcp__fs__*".to_string(), ToolPermission::Deny),
+            ("mcp__fs__read_*".to_string(), ToolPermission::Allow),
+            ("mcp__fs__read_secret".to_string(), ToolPermission::Ask),
+        ]);
+        let p = Permissions::new(PermissionOptions::default(), remembered);
+        assert!(matches!(
+            p.check(&spec("mcp__fs__write", false)),
+            Verdict::Deny(_)
+        ));
+        assert_eq!(p.check(&spec("mcp__fs__read_file", false)), Verdict::Allow);
+        assert_eq!(p.check(&spec("mcp__fs__read_secret", false)), Verdict::Ask);
+        assert_eq!(p.check(&spec("mcp__git__log", false)), Verdict::Ask);
+    }
+
+    #[test]
+    fn the_store_lists_sets_and_revokes_rules_per_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let store = PermissionStore::in_dir(&dir.path().join("data"));
+        assert_eq!(store.list(&a), Vec::new());
+        store
+            .set(&a, "mcp__x__rm", Some(ToolPermission::Allow))
+            .unwrap();
+        store
+            .set(&a, "mcp__x__*", Some(ToolPermission::Deny))
+            .unwrap();
+        store.set(&b, "other", Some(ToolPermission::Ask)).unwrap();
+        store
+            .set(&a, "mcp__x__rm", Some(ToolPermission::Ask))
+            .unwrap();
+        let rule = |t: &str, p| PermissionRule {
+            tool: t.into(),
+            permission: p,
+        };
+        assert_eq!(
+            store.list(&a),
+            vec![
+                rule("mcp__x__*", ToolPermission::Deny),
+                rule("mcp__x__rm", ToolPermission::Ask)
+            ]
+        );
+        store.set(&a, "mcp__x__*", None).unwrap();
+        assert_eq!(
+            store.list(&a),
+            vec![rule("mcp__x__rm", ToolPermission::Ask)]
+        );
+        assert_eq!(store.list(&b), vec![rule("other", ToolPermission::Ask)]);
     }
 
     #[test]

@@ -400,7 +400,8 @@ mod tests {
         let body: Value =
             serde_json::from_slice(&provider::openai::encode_request(&chat, "configured", true))
                 .unwrap();
-        assert_eq!(body["max_tokens"], 50);
+        assert_eq!(body["max_completion_tokens"], 50);
+        assert_eq!(body.get("max_tokens"), None);
         assert_eq!(body["stop"], json!(["END"]));
         assert_eq!(body["tool_choice"], "required");
     }

@@ -53,7 +53,15 @@ pub(super) async fn run(
     idle: super::BusyGuard,
 ) {
     let started = Instant::now();
-    let info = inner.provider.info().clone();
+    if let Err(e) = inner.refresh().await {
+        emit(
+            &tx,
+            Event::Notice {
+                message: format!("the provider settings could not be used ({e}); this turn keeps the previous ones"),
+            },
+        );
+    }
+    let info = inner.client().info().clone();
     emit(
         &tx,
         Event::TurnStart {
@@ -360,7 +368,7 @@ async fn stream_answer(
     request: ChatRequest,
     tx: &Emitter,
 ) -> Result<Answer, Interrupted> {
-    let mut stream = inner.provider.stream(request);
+    let mut stream = inner.client().stream(request);
     let mut text = String::new();
     let mut calls = Vec::new();
     while let Some(ev) = stream.next().await {

@@ -95,26 +95,6 @@ impl Harness {
             session: &self.chat,
         }
     }
-
-    /// Makes an engine on the blocking pool (it reads the conversation from disk).
-    async fn make_engine(&self, conversation: ConversationChoice) -> Result<Engine, EngineError> {
-        let project = self.project.clone();
-        let registry = self.registry.clone();
-        let resources = self.resource_access();
-        tokio::task::spawn_blocking(move || {
-            Engine::new(
-                &project,
-                registry,
-                EngineOptions {
-                    conversation,
-                    resources: Some(resources),
-                    ..EngineOptions::default()
-                },
-            )
-        })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-    }
 }
 
 impl Chat<'_> {
@@ -137,7 +117,13 @@ impl Chat<'_> {
                 }
             }
         }
-        let engine = self.harness.make_engine(choice).await?;
+        let engine = self
+            .harness
+            .open_engine(EngineOptions {
+                conversation: choice,
+                ..EngineOptions::default()
+            })
+            .await?;
         let mut slot = lock(&self.session.slot);
         if replace && slot.turn.is_some() {
             return Err(EngineError::Busy);
@@ -169,11 +155,7 @@ impl Chat<'_> {
 
     /// The project's saved conversations, newest first (read on the blocking pool).
     pub async fn conversations(&self) -> Vec<ConversationSummary> {
-        let data = crate::trust::data_dir();
-        let project = self.harness.project.clone();
-        tokio::task::spawn_blocking(move || Engine::conversations(&data, &project))
-            .await
-            .unwrap_or_default()
+        self.harness.list_conversations().await
     }
 
     /// A missing provider is a state the pane shows, not a failure.

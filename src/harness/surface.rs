@@ -209,6 +209,13 @@ impl Harness {
     /// with [`SamplingSource::Settings`]: without a configured provider a request is
     /// answered with an error naming what to configure.
     pub fn enable_sampling(&self, source: SamplingSource) {
+        let source = match source {
+            SamplingSource::Settings(mut o) => {
+                self.fill_overrides(&mut o);
+                SamplingSource::Settings(o)
+            }
+            other => other,
+        };
         let sampler: Arc<dyn crate::mcp::sampling::Sampler> = Arc::new(EngineSampler::new(source));
         self.manager.set_sampler(Some(sampler));
         self.manager.set_sampling(true);

@@ -403,14 +403,53 @@ impl Manager {
                 }
             }
         }
-        let stops = to_stop.into_iter().map(|(name, _, slot)| {
-            let tools = self.inner.tools.clone();
-            async move {
-                end_slot(slot).await;
-                tools.remove_server(&name);
+        // Old processes stop in the background: a server that takes long to exit never
+        // holds up the reload (or the front end that asked for it). A changed server starts
+        // again once its old process has ended; meanwhile its status says it is starting.
+        for (name, _, mut slot) in to_stop {
+            let running = take_running(&mut slot);
+            if let Some(t) = &running.task {
+                t.abort();
             }
-        });
-        futures::future::join_all(stops).await;
+            self.inner.tools.remove_server(&name);
+            let again = match to_start.iter().position(|n| *n == name) {
+                Some(i) => {
+                    to_start.remove(i);
+                    let mut slots = self.lock();
+                    // A server that may not start says why at once; one that may says it
+                    // is starting, and starts once its old process has ended.
+                    slots.get_mut(&name).and_then(|s| {
+                        self.startable(s)?;
+                        s.state = ServerState::Starting {
+                            phase: StartPhase::Spawning,
+                        };
+                        Some(s.generation)
+                    })
+                }
+                None => None,
+            };
+            let this = self.clone();
+            tokio::spawn(async move {
+                running.end().await;
+                match again {
+                    Some(gen) => {
+                        let mut slots = this.lock();
+                        // Unless another reload, stop or restart took the slot meanwhile.
+                        if slots.get(&name).is_some_and(|s| s.generation == gen) {
+                            this.inner.tools.remove_server(&name);
+                            this.start_in(&mut slots, &name);
+                        }
+                        drop(slots);
+                        this.publish();
+                    }
+                    None => {
+                        if !this.lock().contains_key(&name) {
+                            this.inner.tools.remove_server(&name);
+                        }
+                    }
+                }
+            });
+        }
         for name in to_start {
             self.start(&name);
         }
@@ -420,31 +459,17 @@ impl Manager {
     /// Starts (or restarts) one server if its entry is valid, enabled and approved;
     /// otherwise sets the state that says why not.
     fn start(&self, name: &str) {
-        let mut slots = self.lock();
+        self.start_in(&mut self.lock(), name);
+    }
+
+    /// [`Manager::start`] with the slots already locked.
+    fn start_in(&self, slots: &mut BTreeMap<String, Slot>, name: &str) {
         let Some(slot) = slots.get_mut(name) else {
             return;
         };
-        let cfg = match &slot.entry {
-            Err(e) => {
-                slot.state = ServerState::Failed {
-                    reason: e.message.clone(),
-                    stderr_tail: String::new(),
-                };
-                return;
-            }
-            Ok(cfg) => cfg.clone(),
+        let Some(cfg) = self.startable(slot) else {
+            return;
         };
-        if cfg.disabled {
-            slot.state = ServerState::Disabled;
-            return;
-        }
-        let approved = slot.approved_for_run
-            || self.inner.policy == ApprovalPolicy::AllowAll
-            || self.stored_approval_matches(&cfg);
-        if !approved {
-            slot.state = ServerState::AwaitingApproval;
-            return;
-        }
         slot.generation += 1;
         slot.transport_in_use = None;
         slot.state = ServerState::Starting {
@@ -459,6 +484,33 @@ impl Manager {
         let name = name.to_string();
         let task = tokio::spawn(async move { this.run_server(name, cfg, log, gen).await });
         slot.task = Some(task.abort_handle());
+    }
+
+    /// The entry to start when the slot's server may start; otherwise sets the state that
+    /// says why not (invalid entry, disabled, awaiting approval).
+    fn startable(&self, slot: &mut Slot) -> Option<ServerConfig> {
+        let cfg = match &slot.entry {
+            Err(e) => {
+                slot.state = ServerState::Failed {
+                    reason: e.message.clone(),
+                    stderr_tail: String::new(),
+                };
+                return None;
+            }
+            Ok(cfg) => cfg.clone(),
+        };
+        if cfg.disabled {
+            slot.state = ServerState::Disabled;
+            return None;
+        }
+        let approved = slot.approved_for_run
+            || self.inner.policy == ApprovalPolicy::AllowAll
+            || self.stored_approval_matches(&cfg);
+        if !approved {
+            slot.state = ServerState::AwaitingApproval;
+            return None;
+        }
+        Some(cfg)
     }
 
     /// Servers waiting for the user's approval, with what they would run.
@@ -1084,8 +1136,4 @@ fn take_running(slot: &mut Slot) -> Running {
         client: slot.client.take(),
         starting: slot.starting.take(),
     }
-}
-
-async fn end_slot(mut slot: Slot) {
-    take_running(&mut slot).end().await;
 }

@@ -14,7 +14,15 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::auth::Notice;
 
 /// Slash commands, for Tab completion.
-pub const COMMANDS: &[&str] = &["/mcp", "/roots", "/new", "/resume", "/quit"];
+pub const COMMANDS: &[&str] = &[
+    "/mcp",
+    "/roots",
+    "/new",
+    "/resume",
+    "/model",
+    "/permissions",
+    "/quit",
+];
 
 /// What the runner must do after a key.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +91,8 @@ pub enum Action {
     Roots(super::surface::RootsCommand),
     /// Start, list or reopen a conversation.
     Conversation(super::conversations::ConversationCmd),
+    /// Show or change the model provider settings or the tool permission rules.
+    Settings(super::settings::SettingsCmd),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +175,8 @@ pub struct App {
     pub busy: bool,
     /// Provider and model, or why there is none.
     pub provider: String,
+    /// An API key being typed for the keychain (see [`super::settings`]).
+    pub hidden_key: Option<super::settings::HiddenKey>,
     /// Lines scrolled back from the end of the transcript.
     pub scroll: u16,
     /// Servers the user said no to; not asked again in this run.
@@ -213,6 +225,7 @@ impl App {
             modal: Modal::None,
             busy: false,
             provider,
+            hidden_key: None,
             scroll: 0,
             declined: Vec::new(),
             signing_in: Vec::new(),
@@ -398,6 +411,9 @@ impl App {
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(done) = super::settings::hidden_key(self, key) {
+            return done;
+        }
         if let Some(done) = self.attach_key(key) {
             return done;
         }
@@ -413,6 +429,7 @@ impl App {
                     && !COMMANDS.contains(&text)
                     && super::surface::parse_roots(text).is_none()
                     && super::conversations::parse(text).is_none()
+                    && super::settings::parse(text).is_none()
                 {
                     if let Some(action) = super::slash::enter(self, text) {
                         return action;
@@ -430,6 +447,11 @@ impl App {
                     t if super::conversations::parse(t).is_some() => {
                         return super::conversations::parse(t).map(Action::Conversation)
                     }
+                    t if super::settings::parse(t).is_some() => match super::settings::parse(t)? {
+                        Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
+                        Ok(None) => super::settings::start_hidden(self),
+                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                    },
                     t if super::surface::parse_roots(t).is_some() => {
                         match super::surface::parse_roots(t)? {
                             Ok(cmd) => return Some(Action::Roots(cmd)),

@@ -11,6 +11,7 @@ mod attach;
 mod auth;
 mod conversations;
 mod scroll;
+mod settings;
 mod slash;
 mod slash_run;
 mod slash_view;
@@ -307,6 +308,9 @@ async fn event_loop(
                         refresh(app, harness);
                     }
                     Action::Conversation(cmd) => conversations::run(harness, app, cmd).await,
+                    Action::Settings(cmd) => {
+                        slash_jobs.push(Box::pin(async move { SlashDone::Settings(settings::run(harness, cmd).await) }));
+                    }
                     Action::Roots(cmd) => {
                         let text = surface::run_roots(harness, cmd);
                         app.chat.push(ChatLine::System(text));
@@ -357,6 +361,16 @@ async fn event_loop(
                 }
                 SlashDone::Completion { input, result } => slash::completion_done(app, &input, result),
                 SlashDone::Sent(Ok(opening)) => slash_run::show_opening(app, &opening),
+                SlashDone::Settings(text) => {
+                    app.chat.push(ChatLine::System(text));
+                    app.scroll = 0;
+                    // A provider configured here is used from the next message on.
+                    if let Ok(harness9::ChatState { provider: Some(p), model: Some(m), .. }) =
+                        harness.chat().state(ConversationChoice::New).await
+                    {
+                        app.provider = format!("{p} · {m}");
+                    }
+                }
                 SlashDone::Sent(Err(e)) => {
                     app.busy = false;
                     app.chat.push(ChatLine::System(format!("{e}")));

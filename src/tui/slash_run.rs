@@ -22,6 +22,8 @@ pub enum SlashDone {
     },
     /// The messages the prompt opened the turn with.
     Sent(Result<Vec<Message>, PromptError>),
+    /// A `/model` or `/permissions` command ran (see [`super::settings`]): what to show.
+    Settings(String),
 }
 
 pub async fn list(harness: &Harness) -> SlashDone {

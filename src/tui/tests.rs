@@ -244,7 +244,7 @@ fn server_prompt_approves_only_what_it_showed() {
 #[test]
 fn mcp_panel_moves_and_shows_details() {
     let mut app = app_with_servers();
-    for c in "/m".chars() {
+    for c in "/mc".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
     app.on_key(key(KeyCode::Tab));

@@ -87,9 +87,9 @@ fn tab_lists_commands_and_prompts_then_completes_one() {
             "│  /roots                                                                      │",
             "│  /new                                                                        │",
             "│  /resume                                                                     │",
-            "│  /quit                                                                       │",
-            "│  /ev:team                                                                    │",
-            "│  … and 2 more; type to narrow                                                │",
+            "│  /model                                                                      │",
+            "│  /permissions                                                                │",
+            "│  … and 4 more; type to narrow                                                │",
             "└──────────────────────────────────────────────────────────────────────────────┘",
         ]
     );
@@ -248,7 +248,8 @@ fn enter_with_a_missing_required_argument_sends_nothing() {
     assert_eq!(
         app.chat.last(),
         Some(&ChatLine::System(
-            "unknown command /nope; commands: /mcp /roots /new /resume /quit".into()
+            "unknown command /nope; commands: /mcp /roots /new /resume /model /permissions /quit"
+                .into()
         ))
     );
 }

@@ -1481,7 +1481,7 @@ async fn exec_takes_the_provider_from_the_settings_file() {
     .unwrap();
     let p = project.clone();
     let out = tokio::task::spawn_blocking(move || {
-        exec_with_env(&p, None, &[("MY_LOCAL_KEY", "local-key".into())], &["hi"])
+        exec_with_env(&p, None, &[("MY_LOCAL_KEY", TEST_KEY.into())], &["hi"])
     })
     .await
     .unwrap();
@@ -1494,7 +1494,10 @@ async fn exec_takes_the_provider_from_the_settings_file() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "from settings\n");
     let req = &stub.requests()[0];
     assert_eq!(req.body["model"], "file-model");
-    assert_eq!(req.header("authorization"), Some("Bearer local-key"));
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1580,4 +1583,72 @@ fn bench_engine_reports_both_scenarios() {
         ]
     );
     assert!(lines.iter().all(|l| l["value"].as_f64().unwrap() > 0.0));
+}
+
+/// Listing conversations reads every file on tokio's blocking pool: a file that cannot be
+/// read yet (a pipe nobody writes to) holds up the listing, never the runtime's only thread.
+#[tokio::test(flavor = "current_thread")]
+async fn listing_conversations_never_blocks_the_runtime() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let store =
+        harness9::engine::store::ConversationStore::new(project.data.path(), project.path());
+    std::fs::create_dir_all(store.dir()).unwrap();
+    let pipe = store.dir().join("0000000000001-00001.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let t = ticks.clone();
+    let ticker = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            t.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let (data, folder) = (
+        project.data.path().to_path_buf(),
+        project.path().to_path_buf(),
+    );
+    let listing = tokio::spawn(async move { Engine::list_conversations(&data, &folder).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        ticks.load(Ordering::Relaxed) >= 5,
+        "the runtime was blocked"
+    );
+    assert!(!listing.is_finished());
+    let header = json!({"type": "header", "project": "p", "created_ms": 1});
+    let message = json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "hello pipe"}]}});
+    let text = format!("{header}\n{message}\n");
+    std::thread::spawn(move || std::fs::write(pipe, text).unwrap());
+    let listed = tokio::time::timeout(Duration::from_secs(10), listing)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].title, "hello pipe");
+    ticker.abort();
+}
+
+/// Reopening a conversation through the async door gives what the blocking one gives.
+#[tokio::test(flavor = "current_thread")]
+async fn engines_open_off_the_runtime_with_their_history() {
+    let project = Project::new(&json!({"mcpServers": {}}));
+    let harness = project.harness();
+    let stub = Stub::start(Wire::Anthropic, vec![Reply::text("Hi.")]).await;
+    let first = harness.open_engine(options(&project, &stub)).await.unwrap();
+    completed(&run(&first, "remember this").await);
+    let id = first.conversation_id().to_string();
+    drop(first);
+    let again = harness
+        .open_engine(EngineOptions {
+            conversation: ConversationChoice::Resume(id.clone()),
+            ..options(&project, &stub)
+        })
+        .await
+        .unwrap();
+    assert_eq!(again.conversation_id(), id);
+    assert_eq!(again.messages().len(), 2);
 }

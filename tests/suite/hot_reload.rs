@@ -191,3 +191,46 @@ async fn edits_of_the_file_reload_only_the_changed_servers() {
     drop(watcher);
     m.shutdown().await;
 }
+
+/// A reload never waits for old servers to exit: one slow to stop (it ignores SIGTERM and
+/// lingers after its stdin closes) is removed and another changed at once; the changed one
+/// comes back by itself once its old process has gone.
+#[tokio::test]
+async fn a_reload_returns_before_slow_servers_have_stopped() {
+    let script = "trap '' TERM; \"$0\"; sleep 30";
+    let slow = json!({"command": "sh", "args": ["-c", script, fixture_bin()]});
+    let p = Project::new(&json!({"mcpServers": {"gone": slow.clone(), "changed": slow.clone()}}));
+    let m = p.manager(ApprovalPolicy::AllowAll);
+    m.reload(&p.config()).await;
+    m.wait_settled(Duration::from_secs(10)).await;
+    assert!(connected(&state_of(&m, "changed")));
+    let mut changed = slow.clone();
+    changed["env"] = json!({"CHANGED": "1"});
+    std::fs::write(
+        p.path().join(".mcp.json"),
+        json!({"mcpServers": {"changed": changed}}).to_string(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    m.reload(&p.config()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the reload waited {:?}",
+        started.elapsed()
+    );
+    // The status says so at once: one server left, starting again; its old tools are gone.
+    let s = m.snapshot();
+    assert_eq!(s.servers.len(), 1);
+    assert!(
+        matches!(s.servers[0].state, ServerState::Starting { .. }),
+        "{:?}",
+        s.servers[0].state
+    );
+    assert!(m.registry().get("mcp__gone__echo").is_none());
+    wait_until(&m, "changed connected again", |s| {
+        connected(&s.servers[0].state)
+    })
+    .await;
+    assert!(m.registry().get("mcp__changed__echo").is_some());
+    m.shutdown().await;
+}

@@ -21,6 +21,7 @@ mod manager;
 mod memory;
 mod pins;
 mod prompts;
+mod provider_settings;
 mod provider_stub;
 mod real_servers;
 mod resources;
@@ -32,6 +33,7 @@ mod surface_more;
 mod tui;
 mod tui_asks;
 mod tui_exit;
+mod tui_settings;
 mod tui_surface;
 
 use std::path::{Path, PathBuf};

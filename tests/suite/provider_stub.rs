@@ -274,6 +274,17 @@ async fn serve(mut conn: TcpStream, wire: Wire, state: Arc<Mutex<State>>) {
         return;
     };
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    // A key other than the test key is refused, as the real APIs refuse it (no key at all
+    // passes: local OpenAI-compatible servers take requests without one).
+    if let Some(refused) = wrong_key(wire, &headers) {
+        state.lock().unwrap().requests.push(Recorded {
+            path,
+            headers,
+            body,
+        });
+        let _ = write_refusal(&mut conn, wire, refused).await;
+        return;
+    }
     let (reply, first_call) = {
         let mut st = state.lock().unwrap();
         st.requests.push(Recorded {
@@ -394,6 +405,44 @@ async fn read_request(conn: &mut TcpStream) -> Option<(String, Vec<(String, Stri
         body.extend_from_slice(&chunk[..n]);
     }
     Some((path, headers, body))
+}
+
+/// The error a wrong key gets, as each API words it; `None` for the test key or none.
+fn wrong_key(wire: Wire, headers: &[(String, String)]) -> Option<&'static str> {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let key = match wire {
+        Wire::Anthropic => get("x-api-key"),
+        Wire::OpenAi => get("authorization").map(|v| v.trim_start_matches("Bearer ")),
+    }?;
+    (key != TEST_KEY).then_some(match wire {
+        Wire::Anthropic => "invalid x-api-key",
+        Wire::OpenAi => "Incorrect API key provided.",
+    })
+}
+
+/// A 401 with the body each API sends for a refused key.
+async fn write_refusal(conn: &mut TcpStream, wire: Wire, message: &str) -> std::io::Result<()> {
+    let body = match wire {
+        Wire::Anthropic => {
+            json!({"type": "error", "error": {"type": "authentication_error", "message": message}})
+        }
+        Wire::OpenAi => {
+            json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}})
+        }
+    }
+    .to_string();
+    let head = format!(
+        "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).await?;
+    conn.write_all(body.as_bytes()).await?;
+    conn.shutdown().await
 }
 
 async fn write_status(

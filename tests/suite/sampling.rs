@@ -322,7 +322,8 @@ async fn python_sampling_with_tools_preferences_and_review() {
         out,
         r#"sampled: {"role":"assistant","content":{"type":"text","text":"Hi there"},"model":"stub-model","stopReason":"endTurn"}"#
     );
-    assert_eq!(stub.requests()[0].body["max_tokens"], 16);
+    assert_eq!(stub.requests()[0].body["max_completion_tokens"], 16);
+    assert_eq!(stub.requests()[0].body.get("max_tokens"), None);
 
     // With tools: the hint picks a configured model, everything is passed through, and
     // the model's tool call comes back as tool_use with stopReason toolUse.
@@ -337,7 +338,8 @@ async fn python_sampling_with_tools_preferences_and_review() {
     let out = caller.await.unwrap();
     let sent = &stub.requests()[1].body;
     assert_eq!(sent["model"], "stub-opus-large");
-    assert_eq!(sent["max_tokens"], 64);
+    assert_eq!(sent["max_completion_tokens"], 64);
+    assert_eq!(sent.get("max_tokens"), None);
     assert_eq!(sent["temperature"], 0.3);
     assert_eq!(sent["stop"], json!(["STOP"]));
     assert_eq!(sent["tool_choice"], "required");

@@ -90,6 +90,16 @@ impl Tmux {
         }
     }
 
+    /// Types `text` as it is (tmux's literal mode: no key names).
+    pub(super) fn text(&self, text: &str) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
     pub(super) fn wait_for(&self, what: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -185,7 +195,7 @@ fn tui_bar_panel_editor_and_exit() {
     t.wait_for("[MCP] fx ● 10 tools");
 
     // /mcp with Tab completion, j/k, Enter for details.
-    t.keys(&["/", "m", "Tab", "Enter"]);
+    t.keys(&["/", "m", "c", "Tab", "Enter"]);
     let s = t.wait_for("MCP servers");
     assert!(s.contains("mcp__fx__echo"), "{s}");
     t.keys(&["j", "Enter"]);

@@ -24,7 +24,7 @@ fn tui_log_level_and_roots() {
         ],
     );
     t.wait_for("[MCP] fx ● 10 tools");
-    t.keys(&["/", "m", "Tab", "Enter"]);
+    t.keys(&["/", "m", "c", "Tab", "Enter"]);
     t.wait_for("l log level");
     t.keys(&["l", "Enter"]);
     t.wait_for("logging: debug and above · l next level");

@@ -2,14 +2,17 @@
 // Messages API's streaming wire format (POST /v1/messages, server-sent events). A turn that
 // asks about the project folder gets a tool call first (mcp__demo__list_dir with {}); a
 // request that carries the tool's result gets ANSWER streamed in a few pieces. A request
-// without tools (a server's sampling request) gets SAMPLED; any other turn gets NOTED.
-// Requests are recorded.
+// without tools (a server's sampling request, a connection test) gets SAMPLED; any other turn
+// gets NOTED. A key other than KEY is refused with the API's own 401 (and not recorded); the
+// other requests are recorded.
 
 import { createServer } from "node:http";
 
 export const ANSWER = ["The project folder holds ", "**README.md** ", "and more."];
 export const SAMPLED = "A haiku from the stub model.";
 export const NOTED = "Noted.";
+/** The only key the stub takes. */
+export const KEY = "test";
 
 /** The text of a message's content (a string or blocks). */
 const textOf = (content) => (typeof content === "string" ? content : (content ?? []).map((b) => b.text ?? "").join(""));
@@ -53,6 +56,13 @@ export async function startAnthropicStub() {
     req.on("end", () => {
       if (req.method !== "POST" || req.url !== "/v1/messages") {
         res.writeHead(404, { "content-type": "application/json" }).end('{"type":"error","error":{"type":"not_found_error","message":"not found"}}');
+        return;
+      }
+      const key = req.headers["x-api-key"];
+      if (key !== undefined && key !== KEY) {
+        res
+          .writeHead(401, { "content-type": "application/json" })
+          .end('{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}');
         return;
       }
       const request = JSON.parse(body);

@@ -87,6 +87,12 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   contextCost: ["context_cost", (b) => b.contextCost()],
   diagnostics: ["diagnostics", (b) => b.diagnostics()],
   aboutInfo: ["about_info", (b) => b.aboutInfo()],
+  providerSettings: ["provider_settings", (b) => b.providerSettings()],
+  saveProviderSettings: ["save_provider_settings", (b, a) => b.saveProviderSettings(a.change)],
+  forgetProviderKey: ["forget_provider_key", (b, a) => b.forgetProviderKey(a.provider)],
+  testProvider: ["test_provider", (b, a) => b.testProvider(a.change)],
+  permissionRules: ["permission_rules", (b) => b.permissionRules()],
+  setPermission: ["set_permission", (b, a) => b.setPermission(a.tool, a.permission)],
 
   listResources: ["list_resources", (b, a) => b.listResources(a.server)],
   readResource: ["read_resource", (b, a) => b.readResource(a.server, a.uri)],

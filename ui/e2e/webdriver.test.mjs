@@ -607,6 +607,21 @@ describe("server-everything in the app: what a server asks of the user, and what
     );
     assert.match(await session.text(log), /Summarize the attached document/);
   });
+
+  test("model provider: the connection test reaches the stub model; a wrong key is refused and never shown", async () => {
+    await session.click(await session.find("[data-testid=nav-settings]"));
+    const state = await session.waitFor("[data-testid=key-state]", "the key's state", async (el) => /from \$ANTHROPIC_API_KEY/.test(await session.text(el)));
+    // The section sits at the end of the settings' side column.
+    await session.run("arguments[0].scrollIntoView({block: 'center'})", { [ELEMENT]: state });
+    await session.click(await session.find("[data-testid=provider-test]"));
+    await session.waitFor("[data-testid=provider-check]", "the connection test", async (el) => /✓ connected: anthropic answered with model stub-model/.test(await session.text(el)));
+    await session.click(await session.find("[data-testid=key-source-keychain]"));
+    await session.type(await session.waitFor("[data-testid=provider-key]"), "sk-wrong-e2e-key");
+    await session.click(await session.find("[data-testid=provider-test]"));
+    const refused = await session.waitFor("[data-testid=provider-check]", "the refusal", async (el) => /the key was refused \(401/.test(await session.text(el)));
+    assert.doesNotMatch(await session.text(await session.find("[data-testid=provider-settings]")), /sk-wrong-e2e-key/);
+    assert.match(await session.text(refused), /invalid x-api-key/);
+  });
 });
 
 describe("10,000 tools in the real app (WebKitGTK)", () => {

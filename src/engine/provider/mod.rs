@@ -14,6 +14,7 @@
 pub mod anthropic;
 pub mod openai;
 pub mod settings;
+pub mod setup;
 pub mod sse;
 
 use std::collections::VecDeque;

@@ -182,8 +182,9 @@ pub fn encode_request(req: &ChatRequest, model: &str, images: bool) -> Vec<u8> {
     body.insert("model".into(), json!(o.model.as_deref().unwrap_or(model)));
     body.insert("stream".into(), json!(true));
     if let Some(m) = o.max_tokens {
-        // Compatible servers know only the older name; both are accepted by OpenAI.
-        body.insert("max_tokens".into(), json!(m));
+        // The current name: OpenAI refuses the older `max_tokens` for its reasoning models,
+        // and compatible servers (Ollama, vLLM, llama.cpp) take this one too.
+        body.insert("max_completion_tokens".into(), json!(m));
     }
     if let Some(t) = o.temperature {
         body.insert("temperature".into(), json!(t));

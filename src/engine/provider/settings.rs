@@ -3,20 +3,24 @@
 //! `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`) and the
 //! `provider` section of `settings.json` in the user's config directory.
 //!
-//! API keys are read from environment variables only (the settings file may name which
-//! variable with `apiKeyEnv`); a settings file that holds a key is refused, so keys are
-//! never stored in plain text by harness9. [`ApiKey`] never prints its value.
+//! API keys are read from an environment variable (the settings file may name which with
+//! `apiKeyEnv`) or, with `"keyInKeychain": true`, from the credential store (the OS
+//! keychain; see [`crate::mcp::auth::CredentialStore`]). A settings file that holds a key is
+//! refused, so keys are never stored in plain text by harness9. [`ApiKey`] never prints its
+//! value. Front ends edit these settings through [`super::setup`].
 //!
 //! The same file holds sections other parts of the engine own; [`load_section`] reads one
 //! (`toolOutputs`: [`crate::engine::spill_cleanup`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::RetryPolicy;
+use crate::mcp::auth::CredentialStore;
 
 /// Overrides the config directory (where `settings.json` lives).
 pub const CONFIG_DIR_ENV: &str = "HARNESS9_CONFIG_DIR";
@@ -43,6 +47,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     Anthropic,
@@ -58,7 +63,7 @@ impl ProviderKind {
         }
     }
 
-    fn parse(s: &str) -> Option<ProviderKind> {
+    pub fn parse(s: &str) -> Option<ProviderKind> {
         match s.trim().to_ascii_lowercase().as_str() {
             "anthropic" | "claude" => Some(ProviderKind::Anthropic),
             "openai" | "openai-compatible" => Some(ProviderKind::OpenAi),
@@ -79,6 +84,13 @@ impl ApiKey {
 
     pub fn expose(&self) -> &str {
         &self.0
+    }
+}
+
+/// Read from a front end's change (never written back out).
+impl<'de> Deserialize<'de> for ApiKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ApiKey, D::Error> {
+        String::deserialize(d).map(ApiKey)
     }
 }
 
@@ -116,6 +128,11 @@ pub struct ProviderSettings {
 pub struct ProviderOverrides {
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// Where a key kept in the keychain is read (`keyInKeychain`); `None`: the user's
+    /// credential store, opened when needed.
+    pub keys: Option<Arc<CredentialStore>>,
+    /// Another settings file than [`settings_path`].
+    pub settings_file: Option<PathBuf>,
 }
 
 /// The `provider` section of `settings.json` (what a settings pane edits). It has no field
@@ -131,6 +148,9 @@ pub struct FileProvider {
     pub base_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// The key is kept in the credential store (the OS keychain), not in `api_key_env`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_in_keychain: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,8 +174,15 @@ pub enum SettingsError {
     UnknownProvider(String),
     #[error("{var} is not set: the {provider} provider needs an API key in it (harness9 reads keys from the environment only)")]
     MissingKey { provider: &'static str, var: String },
+    #[error("no API key for the {provider} provider is kept in {location}: set one in the settings (desktop app: Settings → Model provider; terminal UI: /model key)")]
+    MissingKeychainKey {
+        provider: &'static str,
+        location: String,
+    },
     #[error("{path}: {detail}")]
     BadFile { path: String, detail: String },
+    #[error("could not keep the API key in {location}: {detail}")]
+    KeyStore { location: String, detail: String },
 }
 
 /// The user's config directory for harness9.
@@ -178,12 +205,22 @@ fn env(name: &str) -> Option<String> {
 
 /// The `provider` section of the settings file, if there is one.
 pub fn load_provider_section() -> Result<Option<FileProvider>, SettingsError> {
-    read_file_section()
+    read_file_section(&settings_path())
+}
+
+/// [`load_provider_section`] of the settings file at `path`.
+pub fn load_provider_section_at(path: &Path) -> Result<Option<FileProvider>, SettingsError> {
+    read_file_section(path)
 }
 
 /// Writes the `provider` section of the settings file atomically, keeping every other key.
 pub fn save_provider_section(section: &FileProvider) -> Result<(), SettingsError> {
-    let path = settings_path();
+    save_provider_section_at(&settings_path(), section)
+}
+
+/// [`save_provider_section`] to the settings file at `path`.
+pub fn save_provider_section_at(path: &Path, section: &FileProvider) -> Result<(), SettingsError> {
+    let path = path.to_path_buf();
     let bad = |detail: String| SettingsError::BadFile {
         path: path.display().to_string(),
         detail,
@@ -209,8 +246,8 @@ pub fn save_provider_section(section: &FileProvider) -> Result<(), SettingsError
 }
 
 /// The settings file as a JSON document, with its path; `None` when there is no file.
-fn read_settings_doc() -> Result<Option<(PathBuf, serde_json::Value)>, SettingsError> {
-    let path = settings_path();
+fn read_settings_doc(path: &Path) -> Result<Option<(PathBuf, serde_json::Value)>, SettingsError> {
+    let path = path.to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -236,7 +273,7 @@ fn read_settings_doc() -> Result<Option<(PathBuf, serde_json::Value)>, SettingsE
 pub fn load_section<T: serde::de::DeserializeOwned>(
     name: &str,
 ) -> Result<Option<T>, SettingsError> {
-    match read_settings_doc()? {
+    match read_settings_doc(&settings_path())? {
         None => Ok(None),
         Some((path, doc)) => section_of(&path, &doc, name),
     }
@@ -258,8 +295,8 @@ fn section_of<T: serde::de::DeserializeOwned>(
         })
 }
 
-fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
-    let Some((path, doc)) = read_settings_doc()? else {
+fn read_file_section(path: &Path) -> Result<Option<FileProvider>, SettingsError> {
+    let Some((path, doc)) = read_settings_doc(path)? else {
         return Ok(None);
     };
     let section = doc.get("provider");
@@ -275,7 +312,22 @@ fn read_file_section() -> Result<Option<FileProvider>, SettingsError> {
 impl ProviderSettings {
     /// Resolves the provider from overrides, the environment and the settings file.
     pub fn resolve(overrides: &ProviderOverrides) -> Result<ProviderSettings, SettingsError> {
-        let file = read_file_section()?.unwrap_or_default();
+        let path = overrides
+            .settings_file
+            .clone()
+            .unwrap_or_else(settings_path);
+        let file = read_file_section(&path)?.unwrap_or_default();
+        ProviderSettings::resolve_from(&file, overrides, None)
+    }
+
+    /// [`ProviderSettings::resolve`] with `file` in place of the settings file's section;
+    /// `key`, when given, is used in place of the one the section points to (a settings
+    /// pane testing a key before it is kept).
+    pub fn resolve_from(
+        file: &FileProvider,
+        overrides: &ProviderOverrides,
+        key: Option<ApiKey>,
+    ) -> Result<ProviderSettings, SettingsError> {
         let named = overrides
             .provider
             .clone()
@@ -312,10 +364,24 @@ impl ProviderSettings {
             .or(file.base_url.clone())
             .unwrap_or_else(|| default_url.into());
         let base_url = base_url.trim_end_matches('/').to_string();
-        let api_key = env(&api_key_env).map(ApiKey);
+        let in_keychain = file.key_in_keychain == Some(true);
+        let api_key = match key {
+            Some(k) => Some(k),
+            None if in_keychain => {
+                let store = keys_of(overrides);
+                store.provider_key(kind.name()).map(ApiKey)
+            }
+            None => env(&api_key_env).map(ApiKey),
+        };
         // Local OpenAI-compatible servers (Ollama, llama.cpp, ...) need no key.
         let official = base_url == default_url;
         if api_key.is_none() && (kind == ProviderKind::Anthropic || official) {
+            if in_keychain {
+                return Err(SettingsError::MissingKeychainKey {
+                    provider: kind.name(),
+                    location: keys_of(overrides).location(),
+                });
+            }
             return Err(SettingsError::MissingKey {
                 provider: kind.name(),
                 var: api_key_env,
@@ -348,6 +414,14 @@ impl ProviderSettings {
             sampling_models: file.sampling_models.clone().unwrap_or_default(),
         })
     }
+}
+
+/// The credential store keys are read from: the overrides', else the user's.
+pub(crate) fn keys_of(overrides: &ProviderOverrides) -> Arc<CredentialStore> {
+    overrides
+        .keys
+        .clone()
+        .unwrap_or_else(|| Arc::new(CredentialStore::open(&crate::trust::data_dir())))
 }
 
 #[cfg(test)]

@@ -102,6 +102,20 @@ struct Kept {
     tokens: BTreeMap<String, StoredTokens>,
     #[serde(default)]
     clients: BTreeMap<String, StoredClient>,
+    /// API keys of model providers, by provider name (`anthropic`, `openai`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    provider_keys: BTreeMap<String, Secret>,
+}
+
+/// A secret kept as a plain string that never shows in `Debug` output.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 enum Backend {
@@ -130,6 +144,8 @@ impl std::fmt::Debug for CredentialStore {
 pub(crate) enum Key<'a> {
     Tokens(&'a str),
     Client(&'a str),
+    /// A model provider's API key, by provider name.
+    Provider(&'a str),
 }
 
 /// Whether the OS keychain answers within `timeout` (`Err` says why not), as
@@ -288,6 +304,20 @@ impl CredentialStore {
         self.put(Key::Client(issuer), None).map(|_| ())
     }
 
+    /// The API key kept for a model provider (`anthropic`, `openai`).
+    pub fn provider_key(&self, provider: &str) -> Option<String> {
+        match self.get(Key::Provider(provider)) {
+            Some(serde_json::Value::String(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Keeps (Some) or forgets (None) the API key of a model provider.
+    pub fn save_provider_key(&self, provider: &str, key: Option<&str>) -> Result<(), String> {
+        let value = key.map(|k| serde_json::Value::String(k.to_string()));
+        self.put(Key::Provider(provider), value).map(|_| ())
+    }
+
     fn get(&self, key: Key<'_>) -> Option<serde_json::Value> {
         match &self.backend {
             Backend::Memory(m) => kept_get(&m.lock().expect("store lock"), &key),
@@ -328,6 +358,10 @@ fn kept_get(kept: &Kept, key: &Key<'_>) -> Option<serde_json::Value> {
             .clients
             .get(*i)
             .and_then(|c| serde_json::to_value(c).ok()),
+        Key::Provider(p) => kept
+            .provider_keys
+            .get(*p)
+            .map(|k| serde_json::Value::String(k.0.clone())),
     }
 }
 
@@ -343,6 +377,12 @@ fn kept_put(kept: &mut Kept, key: &Key<'_>, value: Option<serde_json::Value>) ->
             Err(_) => false,
         },
         (Key::Client(i), None) => kept.clients.remove(*i).is_some(),
+        (Key::Provider(p), Some(serde_json::Value::String(k))) => kept
+            .provider_keys
+            .insert(p.to_string(), Secret(k))
+            .is_some(),
+        (Key::Provider(_), Some(_)) => false,
+        (Key::Provider(p), None) => kept.provider_keys.remove(*p).is_some(),
     }
 }
 

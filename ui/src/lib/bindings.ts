@@ -389,3 +389,52 @@ isPath: boolean,
  * Whether that path exists now.
  */
 exists: boolean, };
+
+export type ProviderKind = "anthropic" | "openai";
+
+export type KeySource = { "type": "env", var: string, } | { "type": "keychain" };
+
+export type KeyState = { "state": "keychain" } | { "state": "env", var: string, } | { "state": "missing" };
+
+export type ProviderView = { provider: ProviderKind, model: string, 
+/**
+ * Empty: the provider's default ([`ProviderView::default_base_url`]).
+ */
+baseUrl: string, defaultModel: string, defaultBaseUrl: string, keySource: KeySource, key: KeyState, 
+/**
+ * The key's state in words: "set in keychain", "from $VAR", "missing".
+ */
+keyText: string, 
+/**
+ * Where a key typed in the pane is kept, in words.
+ */
+keyStore: string, 
+/**
+ * Environment variables that win over these settings in this process.
+ */
+overriddenBy: Array<string>, settingsPath: string, 
+/**
+ * The settings file could not be read (the view shows defaults meanwhile).
+ */
+error: string | null, };
+
+export type ProviderChange = { provider: ProviderKind, model: string, baseUrl: string, keySource: KeySource, 
+/**
+ * A new key to keep in the credential store (with [`KeySource::Keychain`]); `None`
+ * keeps the one there.
+ */
+apiKey?: string, };
+
+export type ConnectionCheck = { ok: boolean, 
+/**
+ * What worked, or what failed and what to do.
+ */
+message: string, elapsedMs: number, };
+
+export type ToolPermission = "ask" | "allow" | "deny";
+
+export type PermissionRule = { 
+/**
+ * A tool's model-facing name, or a pattern over such names.
+ */
+tool: string, permission: ToolPermission, };

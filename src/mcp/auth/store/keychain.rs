@@ -23,6 +23,7 @@ fn account(key: &Key<'_>) -> String {
     match key {
         Key::Tokens(resource) => format!("tokens {resource}"),
         Key::Client(issuer) => format!("client {issuer}"),
+        Key::Provider(provider) => format!("provider-key {provider}"),
     }
 }
 

@@ -26,13 +26,18 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  ConnectionCheck,
   ConversationSummary,
   HeldToolDto,
   LogLevelDto,
   LogLineDto,
   MenuAction,
+  PermissionRule,
   ProjectDto,
   PromptDto,
+  ProviderChange,
+  ProviderKind,
+  ProviderView,
   ResourceDto,
   ResourceEventDto,
   ResourceListDto,
@@ -43,6 +48,7 @@ import type {
   SignedInDto,
   StatusDto,
   ToolDto,
+  ToolPermission,
   ToolRunDto,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
@@ -365,6 +371,68 @@ export class MockBackend implements Backend {
   answerErrors: Record<string, string> = {};
   /** Servers allowed to sample without asking. */
   samplingGranted: string[] = [];
+  /** The provider settings the core would show (never a key). */
+  provider: ProviderView = {
+    provider: "anthropic",
+    model: "",
+    baseUrl: "",
+    defaultModel: "claude-sonnet-4-5",
+    defaultBaseUrl: "https://api.anthropic.com",
+    keySource: { type: "env", var: "ANTHROPIC_API_KEY" },
+    key: { state: "missing" },
+    keyText: "missing",
+    keyStore: "the system keychain (Secret Service)",
+    overriddenBy: [],
+    settingsPath: "/home/user/.config/harness9/settings.json",
+    error: null,
+  };
+  /** Keys kept in the fake keychain, by provider (only to say whether one is set). */
+  providerKeys = new Set<ProviderKind>();
+  /** What the next connection test answers. */
+  connection: ConnectionCheck = { ok: true, message: "connected", elapsedMs: 12 };
+  rules: PermissionRule[] = [];
+  async providerSettings() {
+    return this.provider;
+  }
+  async saveProviderSettings(change: ProviderChange) {
+    // Recorded without the key: nothing outside the core ever keeps it.
+    this.#record("saveProviderSettings", { ...change, apiKey: change.apiKey ? "<key>" : null });
+    if (change.keySource.type === "keychain" && change.apiKey) this.providerKeys.add(change.provider);
+    const inKeychain = change.keySource.type === "keychain";
+    const has = inKeychain ? this.providerKeys.has(change.provider) : false;
+    this.provider = {
+      ...this.provider,
+      provider: change.provider,
+      model: change.model,
+      baseUrl: change.baseUrl,
+      keySource: change.keySource,
+      key: has ? { state: "keychain" } : { state: "missing" },
+      keyText: has ? "set in keychain" : "missing",
+    };
+    return this.provider;
+  }
+  async forgetProviderKey(provider: ProviderKind) {
+    this.#record("forgetProviderKey", provider);
+    this.providerKeys.delete(provider);
+    if (this.provider.keySource.type === "keychain")
+      this.provider = { ...this.provider, key: { state: "missing" }, keyText: "missing" };
+    return this.provider;
+  }
+  async testProvider(change: ProviderChange | null) {
+    this.#record("testProvider", change ? { ...change, apiKey: change.apiKey ? "<key>" : null } : null);
+    return this.connection;
+  }
+  async permissionRules() {
+    return this.rules;
+  }
+  async setPermission(tool: string, permission: ToolPermission | null) {
+    this.#record("setPermission", tool, permission);
+    if (!tool.trim()) throw new BackendError("invalid-arguments", "a rule needs a tool name or pattern");
+    const rest = this.rules.filter((r) => r.tool !== tool);
+    this.rules = permission ? [...rest, { tool, permission }].sort((a, b) => (a.tool < b.tool ? -1 : 1)) : rest;
+    return this.rules;
+  }
+
   async samplingGrants() {
     return this.samplingGranted;
   }

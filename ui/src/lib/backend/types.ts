@@ -20,14 +20,19 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  ConnectionCheck,
   ConversationSummary,
   ErrorCode,
   HeldToolDto,
   LogLevelDto,
   LogLineDto,
   MenuAction,
+  PermissionRule,
   ProjectDto,
   PromptDto,
+  ProviderChange,
+  ProviderKind,
+  ProviderView,
   ResourceEventDto,
   ResourceListDto,
   ResourceReadDto,
@@ -36,6 +41,7 @@ import type {
   SignedInDto,
   StatusDto,
   ToolDto,
+  ToolPermission,
   ToolRunDto,
 } from "../bindings";
 
@@ -201,4 +207,16 @@ export interface Backend {
   diagnostics(): Promise<string>;
   /** The version and where config, approvals, tokens and logs live. */
   aboutInfo(): Promise<AboutInfo>;
+  /** The model provider settings; never the key, only where it is. */
+  providerSettings(): Promise<ProviderView>;
+  /** Keeps a change; a key given with it goes to the keychain. Applies to the next turn. */
+  saveProviderSettings(change: ProviderChange): Promise<ProviderView>;
+  /** Forgets the key kept in the keychain for a provider. */
+  forgetProviderKey(provider: ProviderKind): Promise<ProviderView>;
+  /** One minimal request to the provider: of `change` before it is kept, else of the saved settings. */
+  testProvider(change: ProviderChange | null): Promise<ConnectionCheck>;
+  /** The project's remembered tool permission rules. */
+  permissionRules(): Promise<PermissionRule[]>;
+  /** Sets (or with null revokes) the rule for a tool name or pattern; the rules as they are now. */
+  setPermission(tool: string, permission: ToolPermission | null): Promise<PermissionRule[]>;
 }
