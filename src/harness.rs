@@ -148,8 +148,10 @@ impl Harness {
         &self.registry
     }
 
+    /// The project's servers: its `.mcp.json` merged with the user's and the local scope
+    /// (see [`crate::config::scopes`]).
     pub fn load_config(&self) -> McpConfig {
-        McpConfig::load_project(&self.project)
+        McpConfig::load_scoped(&self.project)
     }
 
     /// Reads `.mcp.json` and starts every approved, enabled server (or only `only`).

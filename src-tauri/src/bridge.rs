@@ -1317,6 +1317,7 @@ mod tests {
             servers: vec![ServerStatus {
                 name: "a".into(),
                 transport: "stdio".into(),
+                scope: harness9::config::Scope::Project,
                 target: "a --x".into(),
                 state: ServerState::Connected {
                     tools: 3,

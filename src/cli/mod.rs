@@ -165,6 +165,7 @@ fn status_json(s: &ServerStatus) -> Value {
     json!({
         "name": s.name,
         "transport": s.transport,
+        "scope": s.scope,
         "target": s.target,
         "status": s.state.word(),
         "tools": tools,
@@ -200,14 +201,17 @@ pub async fn list(args: ProjectArgs) -> i32 {
         let rows: Vec<Value> = snapshot.servers.iter().map(status_json).collect();
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
     } else if snapshot.servers.is_empty() {
+        let files = harness9::config::ScopeFiles::of(&args.project);
         println!(
-            "No MCP servers configured in {}",
-            args.project.join(harness9::config::MCP_JSON).display()
+            "No MCP servers configured in {}, {} or {}; add one with `harness9 mcp add`",
+            files.project.display(),
+            files.user.display(),
+            files.local.display()
         );
     } else {
         println!(
-            "{:<20} {:<9} {:<20} {:>5}  {:<19}  ERROR",
-            "NAME", "TRANSPORT", "STATUS", "TOOLS", "PROTOCOL"
+            "{:<20} {:<9} {:<7} {:<20} {:>5}  {:<19}  ERROR",
+            "NAME", "TRANSPORT", "SCOPE", "STATUS", "TOOLS", "PROTOCOL"
         );
         for s in &snapshot.servers {
             let row = status_json(s);
@@ -218,9 +222,10 @@ pub async fn list(args: ProjectArgs) -> i32 {
                 _ => String::new(),
             };
             println!(
-                "{:<20} {:<9} {} {:<18} {:>5}  {:<19}  {}",
+                "{:<20} {:<9} {:<7} {} {:<18} {:>5}  {:<19}  {}",
                 s.name,
                 s.transport,
+                s.scope.word(),
                 status_mark(&s.state),
                 s.state.word(),
                 row["tools"],
@@ -351,7 +356,7 @@ pub async fn call(
             return EXIT_USAGE;
         }
     };
-    let cfg = harness9::config::McpConfig::load_project(&args.project);
+    let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
         eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");

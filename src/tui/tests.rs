@@ -35,6 +35,7 @@ pub(super) fn server(name: &str, transport: &str, state: ServerState) -> ServerS
     ServerStatus {
         name: name.into(),
         transport: transport.into(),
+        scope: harness9::config::Scope::Project,
         target: format!("{name}-server --flag"),
         state,
         restart: None,
