@@ -7,6 +7,7 @@
 //! program carries on with no servers.
 
 mod expand;
+pub mod import;
 pub mod mask;
 pub mod oauth;
 mod save;
