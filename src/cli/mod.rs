@@ -7,6 +7,7 @@ pub mod exec;
 pub mod login;
 pub mod pins;
 pub mod sampling;
+pub mod servers;
 pub mod surface;
 
 use std::future::Future;
