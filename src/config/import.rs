@@ -197,6 +197,9 @@ pub fn find(
     project: &Path,
     at: &Places,
 ) -> (Vec<FoundFile>, Vec<SourceError>) {
+    // `${workspaceFolder}` and Claude Code's per-project keys name the absolute path.
+    let absolute = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let project = absolute.as_path();
     let mut found = Vec::new();
     let mut errors = Vec::new();
     for (path, reader) in candidates(source, project, at) {

@@ -24,6 +24,7 @@ mod provider_stub;
 mod real_servers;
 mod resources;
 mod sampling;
+mod scopes_cli;
 mod surface;
 mod surface_cli;
 mod surface_listing;
@@ -200,6 +201,8 @@ impl Project {
             .arg("--project")
             .arg(self.path())
             .env("HARNESS9_DATA_DIR", self.data.path())
+            // The user scope's mcp.json of whoever runs the tests stays out of them.
+            .env("HARNESS9_CONFIG_DIR", self.data.path().join("config"))
             .env("HARNESS9_CREDENTIALS", "file")
             .stdin(std::process::Stdio::null())
             .output()
