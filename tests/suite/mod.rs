@@ -175,6 +175,15 @@ impl Project {
         ApprovalStore::at(self.data.path().join("approvals.json"))
     }
 
+    /// The three scope files of this project, the user's and local ones in its data dir.
+    pub fn scope_files(&self) -> harness9::config::ScopeFiles {
+        harness9::config::ScopeFiles::within(
+            self.path(),
+            &self.data.path().join("config"),
+            self.data.path(),
+        )
+    }
+
     pub fn config(&self) -> McpConfig {
         McpConfig::load_project(self.path())
     }
