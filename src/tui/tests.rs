@@ -254,7 +254,7 @@ fn mcp_panel_moves_and_shows_details() {
     assert!(lines[1].starts_with("  ┌ MCP servers · ↑↓/jk move"), "{s}");
     assert_eq!(
         lines[2],
-        "  │● demo             stdio  2 tools                                         │"
+        "  │● demo             stdio  project 2 tools                                 │"
     );
     assert_eq!(
         lines[3],
@@ -266,11 +266,11 @@ fn mcp_panel_moves_and_shows_details() {
     );
     assert_eq!(
         lines[5],
-        "  │✗ remote           http   failed                                          │"
+        "  │✗ remote           http   project failed                                  │"
     );
     assert_eq!(
         lines[6],
-        "  │○ slow             stdio  initializing                                    │"
+        "  │○ slow             stdio  project initializing                            │"
     );
     // j j j: onto "remote"; Enter: its error.
     for _ in 0..3 {
@@ -289,7 +289,7 @@ fn mcp_panel_moves_and_shows_details() {
     );
     assert_eq!(
         lines[3],
-        "  │http: remote-server --flag                                                │"
+        "  │http · project scope: remote-server --flag                                │"
     );
     assert_eq!(
         lines[4],
