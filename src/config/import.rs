@@ -6,14 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::servers::{check_entry, save_creating};
 use super::{McpDocument, SaveError, Scope, ScopeFiles};
 
 /// A tool whose MCP servers can be imported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ImportSource {
@@ -73,7 +73,7 @@ impl std::str::FromStr for ImportSource {
 
 /// What to do with an imported server whose name the scope already has (with a different
 /// entry; an identical entry is simply already there).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum OnConflict {

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use super::{McpConfig, MCP_JSON};
@@ -31,7 +31,9 @@ pub const SCOPE_FILE: &str = "mcp.json";
 pub const LOCAL_PROJECTS_DIR: &str = "projects";
 
 /// Where a server entry is written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Scope {
