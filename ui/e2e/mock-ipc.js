@@ -224,6 +224,7 @@ export function install(mockIPC, scenario) {
         .map(([name, s]) => ({
           name,
           transport: entryTransport(s.entry),
+          scope: "project",
           target: s.entry.command ? [s.entry.command, ...(s.entry.args ?? [])].join(" ") : (s.entry.url ?? ""),
           state: s.state,
           restart: s.restart,
@@ -427,6 +428,7 @@ export function install(mockIPC, scenario) {
       return {
         name: server,
         transport: entryTransport(e),
+        scope: "project",
         command: e.command ?? null,
         args: e.args ?? [],
         url: e.url ?? null,
@@ -528,6 +530,8 @@ export function install(mockIPC, scenario) {
       return { path: project.configPath, text: configText, exists: true, hash: `h${hash}` };
     },
     open_config_in_editor: () => null,
+    import_sources: () => [],
+    import_servers: ({ scope }) => ({ path: scope, added: [], skipped: [], notes: [] }),
 
     // The chat: a scripted model that lists the folder (after approval) and answers.
     chat_state: () => chatState(),

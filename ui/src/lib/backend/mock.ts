@@ -17,6 +17,11 @@ import type {
   ConfigCheckDto,
   ConfigEditDto,
   ConfigTextDto,
+  FoundSource,
+  ImportPlan,
+  ImportSource,
+  OnConflict,
+  Scope,
   ConversationSummary,
   HeldToolDto,
   LogLevelDto,
@@ -255,8 +260,25 @@ export class MockBackend implements Backend {
   async cancelToolCall(callId: number) {
     this.#record("cancelToolCall", callId);
   }
-  async readConfig() {
+  async readConfig(scope?: Scope) {
+    if (scope && scope !== "project") return this.scopeConfigs[scope];
     return this.config;
+  }
+  /** The user and local scopes' files. */
+  scopeConfigs: Record<"user" | "local", ConfigTextDto> = {
+    user: { path: "/home/user/.config/harness9/mcp.json", text: "", exists: false, hash: "hu" },
+    local: { path: "/home/user/.local/share/harness9/projects/demo/mcp.json", text: "", exists: false, hash: "hl" },
+  };
+  /** What `importSources` finds. */
+  foundSources: FoundSource[] = [];
+  /** What `importServers` answers. */
+  importPlan: ImportPlan = { path: "", added: [], skipped: [], notes: [] };
+  async importSources() {
+    return this.foundSources;
+  }
+  async importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean) {
+    this.#record("importServers", from, scope, onConflict, dryRun);
+    return this.importPlan;
   }
   async checkConfig(text: string): Promise<ConfigCheckDto> {
     const pos = jsonErrorPosition(text);
@@ -290,9 +312,14 @@ export class MockBackend implements Backend {
     }
     return JSON.stringify(doc, null, 2) + "\n";
   }
-  async saveConfig(text: string, expectedHash: string | null) {
-    this.#record("saveConfig", text, expectedHash);
+  async saveConfig(text: string, expectedHash: string | null, scope?: Scope) {
+    this.#record("saveConfig", text, expectedHash, ...(scope && scope !== "project" ? [scope] : []));
     if (jsonErrorPosition(text)) throw new BackendError("invalid-config", "not saved: invalid JSON");
+    if (scope && scope !== "project") {
+      const c = this.scopeConfigs[scope];
+      this.scopeConfigs[scope] = { ...c, text, exists: true, hash: `${c.hash}${++this.#hash}` };
+      return this.scopeConfigs[scope];
+    }
     if (expectedHash !== null && expectedHash !== this.config.hash)
       throw new BackendError("changed-on-disk", ".mcp.json changed on disk since it was loaded");
     this.config = { ...this.config, text, exists: true, hash: `h${++this.#hash}` };
