@@ -1348,7 +1348,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(StatusDto::from(&s)).unwrap(),
-            serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "target": "a --x",
+            serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "scope": "project", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1", "era": "legacy"},
                 "restart": null, "heldTools": 0, "signedIn": null}], "configError": null})
