@@ -172,7 +172,14 @@ fn candidates(source: ImportSource, project: &Path, at: &Places) -> Vec<(PathBuf
             ),
             (project.join(".vscode").join("mcp.json"), Reader::Vscode),
         ],
-        ImportSource::Codex => vec![(at.codex_home.join("config.toml"), Reader::CodexToml)],
+        ImportSource::Codex => vec![
+            (at.codex_home.join("config.toml"), Reader::CodexToml),
+            // Read by Codex for trusted projects only.
+            (
+                project.join(".codex").join("config.toml"),
+                Reader::CodexToml,
+            ),
+        ],
     }
 }
 
@@ -522,6 +529,18 @@ fn codex_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
             for k in ["command", "args", "env", "cwd"] {
                 if let Some(v) = json(k) {
                     entry.insert(k.into(), v);
+                }
+            }
+            // `env_vars`: variables passed on from Codex's own environment, by name.
+            if let Some(Value::Array(names)) = json("env_vars") {
+                let env = entry
+                    .entry("env")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(env) = env {
+                    for n in names.iter().filter_map(Value::as_str) {
+                        env.entry(n.to_string())
+                            .or_insert_with(|| Value::from(format!("${{{n}}}")));
+                    }
                 }
             }
         }

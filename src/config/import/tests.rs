@@ -131,6 +131,7 @@ fn codex_toml_tables() {
 command = "npx"
 args = ["-y", "docs-server"]
 env = { "API_KEY" = "abc" }
+env_vars = ["HOME_TOKEN"]
 startup_timeout_sec = 20
 
 [mcp_servers.remote]
@@ -144,7 +145,7 @@ enabled = false
         vec![
             (
                 "docs".to_string(),
-                json!({"command": "npx", "args": ["-y", "docs-server"], "env": {"API_KEY": "abc"}, "startupTimeoutSec": 20})
+                json!({"command": "npx", "args": ["-y", "docs-server"], "env": {"API_KEY": "abc", "HOME_TOKEN": "${HOME_TOKEN}"}, "startupTimeoutSec": 20})
             ),
             (
                 "remote".to_string(),
@@ -152,6 +153,12 @@ enabled = false
             ),
         ]
     );
+    // A trusted project's own file too.
+    write(
+        &m.project.join(".codex/config.toml"),
+        "[mcp_servers.proj]\ncommand = \"p\"\n",
+    );
+    assert_eq!(servers(&m, ImportSource::Codex).len(), 3);
 }
 
 #[test]
