@@ -59,7 +59,7 @@ impl Default for HarnessOptions {
 /// Why a manual tool call could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    #[error("no server named \"{server}\" in .mcp.json{}", list_hint(.known))]
+    #[error("no server named \"{server}\" in any config scope{}", list_hint(.known))]
     UnknownServer { server: String, known: Vec<String> },
     #[error("server \"{server}\" is not connected: {reason}")]
     NotConnected { server: String, reason: String },
@@ -192,7 +192,7 @@ impl Harness {
             ServerState::AwaitingApproval => Some(
                 "it is awaiting your approval (run with --yes, or approve it when asked)".into(),
             ),
-            ServerState::Disabled => Some("it is disabled in .mcp.json".into()),
+            ServerState::Disabled => Some("it is disabled in its config file".into()),
             ServerState::NeedsAuth { reason } => Some(format!(
                 "it needs you to sign in ({reason}): run `harness9 mcp login {server}` or use Sign in"
             )),

@@ -250,7 +250,9 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
         if !snapshot.servers.iter().any(|s| &s.name == name) {
             let cfg = harness.load_config();
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!("harness9: no server named \"{name}\" in .mcp.json (servers: {known:?})");
+            eprintln!(
+                "harness9: no server named \"{name}\" in any config scope (servers: {known:?})"
+            );
             harness.shutdown().await;
             return EXIT_USAGE;
         }
@@ -360,7 +362,9 @@ pub async fn call(
     let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+        eprintln!(
+            "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
+        );
         return EXIT_USAGE;
     }
     let only = [server.clone()];

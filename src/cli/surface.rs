@@ -79,7 +79,9 @@ async fn open_for(args: &ProjectArgs, server: Option<&String>) -> Result<Harness
         let cfg = harness9::config::McpConfig::load_scoped(&args.project);
         if cfg.error.is_none() && !cfg.servers.contains_key(server) {
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+            eprintln!(
+                "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
+            );
             return Err(EXIT_USAGE);
         }
     }
