@@ -42,6 +42,9 @@ pub struct HarnessOptions {
     /// Where sign-in tokens are kept; `None`: the user's store
     /// ([`crate::mcp::auth::AuthContext::open_default`], opened by [`Harness::open`]).
     pub auth: Option<crate::mcp::auth::AuthContext>,
+    /// The config files of the three scopes; `None`: the project's `.mcp.json` and the
+    /// user's folders ([`ScopeFiles::of`]).
+    pub scope_files: Option<ScopeFiles>,
 }
 
 impl Default for HarnessOptions {
@@ -52,6 +55,7 @@ impl Default for HarnessOptions {
             approvals: ApprovalStore::default_location(),
             restart: None,
             auth: None,
+            scope_files: None,
         }
     }
 }
@@ -98,6 +102,7 @@ fn list_hint(known: &[String]) -> String {
 
 pub struct Harness {
     project: PathBuf,
+    files: ScopeFiles,
     manager: Manager,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
@@ -130,6 +135,7 @@ impl Harness {
         manager.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
+            files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
             registry,
             manual_calls: Arc::default(),
@@ -152,7 +158,7 @@ impl Harness {
     /// The project's servers: its `.mcp.json` merged with the user's and the local scope
     /// (see [`crate::config::scopes`]).
     pub fn load_config(&self) -> McpConfig {
-        McpConfig::load_scoped(&self.project)
+        McpConfig::load_files(&self.files)
     }
 
     /// Reads `.mcp.json` and starts every approved, enabled server (or only `only`).
@@ -260,7 +266,7 @@ impl Harness {
 
     /// Watches `.mcp.json` and reloads on every change (see [`crate::watch`]).
     pub fn watch_config(&self) -> Result<ConfigWatcher, WatchError> {
-        ConfigWatcher::start(self.manager.clone())
+        ConfigWatcher::start_files(self.manager.clone(), self.files.clone())
     }
 
     /// Every tool (or one server's), as the model and the UI see it.
@@ -401,17 +407,17 @@ impl Harness {
     }
 
     pub fn config_path(&self) -> PathBuf {
-        self.project.join(crate::config::MCP_JSON)
+        self.files.project.clone()
     }
 
     /// The files of the three config scopes of this project.
     pub fn scope_files(&self) -> ScopeFiles {
-        ScopeFiles::of(&self.project)
+        self.files.clone()
     }
 
     /// The file of one config scope.
     pub fn config_path_in(&self, scope: Scope) -> PathBuf {
-        self.scope_files().path(scope).to_path_buf()
+        self.files.path(scope).to_path_buf()
     }
 
     /// `.mcp.json` as it is on disk now.

@@ -141,6 +141,7 @@ impl Project {
                 policy: ApprovalPolicy::AllowAll,
                 login_shell_path: false,
                 approvals: self.approvals(),
+                scope_files: Some(self.scope_files()),
                 ..harness9::HarnessOptions::default()
             },
         )

@@ -565,3 +565,48 @@ fn import_with_nothing_found_or_a_broken_file() {
         "{err}"
     );
 }
+
+/// The façade: one merged list, and edits land in the file the entry comes from.
+#[tokio::test]
+async fn the_facade_disables_a_server_in_its_own_scope_file() {
+    let p = super::Project::new(&json!({"mcpServers": {"team": {"command": fixture_bin()}}}));
+    let files = p.scope_files();
+    std::fs::create_dir_all(files.user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &files.user,
+        json!({"keep": 1, "mcpServers": {"mine": {"command": fixture_bin()}}}).to_string(),
+    )
+    .unwrap();
+    let h = p.started().await;
+    let scopes: Vec<(String, harness9::config::Scope)> = h
+        .status()
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.scope))
+        .collect();
+    assert_eq!(
+        scopes,
+        vec![
+            ("mine".to_string(), harness9::config::Scope::User),
+            ("team".to_string(), harness9::config::Scope::Project)
+        ]
+    );
+    h.set_server_disabled("mine", true).await.unwrap();
+    let user: Value = serde_json::from_str(&std::fs::read_to_string(&files.user).unwrap()).unwrap();
+    assert_eq!(
+        user,
+        json!({"keep": 1, "mcpServers": {"mine": {"command": fixture_bin(), "disabled": true}}})
+    );
+    let project: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        project,
+        json!({"mcpServers": {"team": {"command": fixture_bin()}}})
+    );
+    assert_eq!(
+        h.server_entry("mine").map(|e| (e.scope, e.disabled)),
+        Some((harness9::config::Scope::User, true))
+    );
+    h.shutdown().await;
+}
