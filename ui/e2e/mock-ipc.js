@@ -149,6 +149,13 @@ export function install(mockIPC, scenario) {
   const servers = new Map();
   const followers = new Map();
   let configText = "";
+  // The user and local scopes' files (the project's is `configText`).
+  const scopeTexts = { user: "", local: "" };
+  const SCOPE_PATHS = { user: "/home/user/.config/harness9/mcp.json", local: "/home/user/.local/share/harness9/projects/demo/mcp.json" };
+  function scopeFile(scope) {
+    const text = scopeTexts[scope];
+    return { path: SCOPE_PATHS[scope], text, exists: text !== "", hash: `h-${scope}-${text.length}` };
+  }
   let hash = 1;
   const calls = [];
   /** Tools held back as changed since accepted: { server, tool, summary, diff }. */
@@ -488,7 +495,8 @@ export function install(mockIPC, scenario) {
       return { content: [{ type: "text", text: `${tool} called with ${JSON.stringify(args)}` }], structuredContent: null, isError: false, durationMs: 12.4 };
     },
     cancel_tool_call: () => null,
-    read_config: () => ({ path: project.configPath, text: configText, exists: true, hash: `h${hash}` }),
+    read_config: ({ scope }) =>
+      scope && scope !== "project" ? scopeFile(scope) : { path: project.configPath, text: configText, exists: true, hash: `h${hash}` },
     check_config: ({ text }) => {
       const error = jsonError(text);
       if (error) return { error, servers: [] };
@@ -510,8 +518,12 @@ export function install(mockIPC, scenario) {
       else if (edit.op === "setDisabled") s[edit.name].disabled = edit.disabled;
       return JSON.stringify(doc, null, 2) + "\n";
     },
-    save_config: ({ text, expectedHash }) => {
+    save_config: ({ text, expectedHash, scope }) => {
       if (jsonError(text)) throw { code: "invalid-config", message: "not saved: invalid JSON" };
+      if (scope && scope !== "project") {
+        scopeTexts[scope] = text;
+        return scopeFile(scope);
+      }
       if (expectedHash !== null && expectedHash !== `h${hash}`)
         throw { code: "changed-on-disk", message: ".mcp.json changed on disk since it was loaded" };
       configText = text;
@@ -701,6 +713,10 @@ export function install(mockIPC, scenario) {
     pushLog,
     get configText() {
       return configText;
+    },
+    /** The text of the user or local scope's file. */
+    scopeText(scope) {
+      return scopeTexts[scope];
     },
     /** Changes the file "on disk" behind the app's back. */
     changeOnDisk(text) {
