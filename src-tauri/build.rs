@@ -33,6 +33,8 @@ const COMMANDS: &[&str] = &[
     "edit_config",
     "save_config",
     "open_config_in_editor",
+    "import_sources",
+    "import_servers",
     "chat_state",
     "chat_conversations",
     "chat_open",

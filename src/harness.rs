@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::config::McpConfig;
+use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
+use crate::config::{McpConfig, Scope, ScopeFiles};
 use crate::inspect::{
     ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
@@ -66,6 +67,9 @@ pub struct HarnessOptions {
     /// Where sign-in tokens are kept; `None`: the user's store
     /// ([`crate::mcp::auth::AuthContext::open_default`], opened by [`Harness::open`]).
     pub auth: Option<crate::mcp::auth::AuthContext>,
+    /// The config files of the three scopes; `None`: the project's `.mcp.json` and the
+    /// user's folders ([`ScopeFiles::of`]).
+    pub scope_files: Option<ScopeFiles>,
 }
 
 impl Default for HarnessOptions {
@@ -76,6 +80,7 @@ impl Default for HarnessOptions {
             approvals: ApprovalStore::default_location(),
             restart: None,
             auth: None,
+            scope_files: None,
         }
     }
 }
@@ -83,7 +88,7 @@ impl Default for HarnessOptions {
 /// Why a manual tool call could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    #[error("no server named \"{server}\" in .mcp.json{}", list_hint(.known))]
+    #[error("no server named \"{server}\" in any config scope{}", list_hint(.known))]
     UnknownServer { server: String, known: Vec<String> },
     #[error("server \"{server}\" is not connected: {reason}")]
     NotConnected { server: String, reason: String },
@@ -122,6 +127,7 @@ fn list_hint(known: &[String]) -> String {
 
 pub struct Harness {
     project: PathBuf,
+    files: ScopeFiles,
     manager: Manager,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
@@ -158,6 +164,7 @@ impl Harness {
         manager.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
+            files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
             registry,
             manual_calls: Arc::default(),
@@ -182,8 +189,10 @@ impl Harness {
         &self.registry
     }
 
+    /// The project's servers: its `.mcp.json` merged with the user's and the local scope
+    /// (see [`crate::config::scopes`]).
     pub fn load_config(&self) -> McpConfig {
-        McpConfig::load_project(&self.project)
+        McpConfig::load_files(&self.files)
     }
 
     /// Reads `.mcp.json` and starts every approved, enabled server (or only `only`).
@@ -223,7 +232,7 @@ impl Harness {
             ServerState::AwaitingApproval => Some(
                 "it is awaiting your approval (run with --yes, or approve it when asked)".into(),
             ),
-            ServerState::Disabled => Some("it is disabled in .mcp.json".into()),
+            ServerState::Disabled => Some("it is disabled in its config file".into()),
             ServerState::NeedsAuth { reason } => Some(format!(
                 "it needs you to sign in ({reason}): run `harness9 mcp login {server}` or use Sign in"
             )),
@@ -291,7 +300,7 @@ impl Harness {
 
     /// Watches `.mcp.json` and reloads on every change (see [`crate::watch`]).
     pub fn watch_config(&self) -> Result<ConfigWatcher, WatchError> {
-        ConfigWatcher::start(self.manager.clone())
+        ConfigWatcher::start_files(self.manager.clone(), self.files.clone())
     }
 
     /// Every tool (or one server's), as the model and the UI see it.
@@ -429,30 +438,92 @@ impl Harness {
         tokio::spawn(async move { manager.stop(&server).await });
     }
 
-    /// Writes `disabled` for one server into `.mcp.json` (keeping every other key) and
-    /// applies it.
+    /// Writes `disabled` for one server into the scope file its entry comes from (keeping
+    /// every other key) and applies it.
     pub async fn set_server_disabled(
         &self,
         server: &str,
         disabled: bool,
     ) -> Result<(), ConfigSaveError> {
-        let current = self.config_text()?;
+        // In the file the entry in effect comes from.
+        let scope = match self.load_config().servers.get(server) {
+            Some(Ok(c)) => c.scope,
+            Some(Err(e)) => e.scope,
+            None => Scope::Project,
+        };
+        let current = self.config_text_in(scope)?;
         let edit = ConfigEdit::SetDisabled {
             name: server.to_string(),
             disabled,
         };
         let text = crate::inspect::apply_edit(&current.text, &edit)?;
-        self.save_config_text(&text, Some(&current.hash)).await?;
+        self.save_config_text_in(scope, &text, Some(&current.hash))
+            .await?;
         Ok(())
     }
 
     pub fn config_path(&self) -> PathBuf {
-        self.project.join(crate::config::MCP_JSON)
+        self.files.project.clone()
+    }
+
+    /// The files of the three config scopes of this project.
+    pub fn scope_files(&self) -> ScopeFiles {
+        self.files.clone()
+    }
+
+    /// The file of one config scope.
+    pub fn config_path_in(&self, scope: Scope) -> PathBuf {
+        self.files.path(scope).to_path_buf()
     }
 
     /// `.mcp.json` as it is on disk now.
     pub fn config_text(&self) -> std::io::Result<ConfigText> {
         ConfigText::read(&self.config_path())
+    }
+
+    /// One scope's file as it is on disk now (empty when it does not exist yet).
+    pub fn config_text_in(&self, scope: Scope) -> std::io::Result<ConfigText> {
+        ConfigText::read(&self.config_path_in(scope))
+    }
+
+    /// The other tools (Claude Desktop, Claude Code, Cursor, VS Code, Codex) that have MCP
+    /// servers configured for this project on this machine, with how many each.
+    pub fn import_sources(&self) -> Vec<FoundSource> {
+        import::discover(&self.project, &import::Places::of_user())
+    }
+
+    /// Imports another tool's servers into `scope` (see [`crate::config::import`]) and
+    /// applies them; with `dry_run` only plans. Files of the tool that cannot be read are
+    /// named in the plan's notes.
+    pub async fn import_servers(
+        &self,
+        source: ImportSource,
+        scope: Scope,
+        on_conflict: OnConflict,
+        dry_run: bool,
+    ) -> Result<ImportPlan, ImportError> {
+        let (project, files) = (self.project.clone(), self.scope_files());
+        let plan = off_runtime(move || {
+            let (found, errors) = import::find(source, &project, &import::Places::of_user());
+            let mut plan = import::plan(&files, scope, &found, on_conflict)?;
+            plan.notes
+                .extend(errors.iter().map(|e| format!("skipped {e}")));
+            if !dry_run {
+                import::write(&plan)?;
+            }
+            Ok::<_, ImportError>(plan)
+        })
+        .await
+        .map_err(|e| {
+            ImportError::Save(crate::config::SaveError::Io {
+                path: self.project.display().to_string(),
+                source: e,
+            })
+        })??;
+        if !dry_run && !plan.added.is_empty() {
+            self.reload().await;
+        }
+        Ok(plan)
     }
 
     /// Validates an edited text the way a save and a reload would read it.
@@ -473,7 +544,19 @@ impl Harness {
         text: &str,
         expected: Option<&str>,
     ) -> Result<ConfigText, ConfigSaveError> {
-        let path = self.config_path();
+        self.save_config_text_in(Scope::Project, text, expected)
+            .await
+    }
+
+    /// [`Harness::save_config_text`] for one scope's file (its folder is created when
+    /// missing).
+    pub async fn save_config_text_in(
+        &self,
+        scope: Scope,
+        text: &str,
+        expected: Option<&str>,
+    ) -> Result<ConfigText, ConfigSaveError> {
+        let path = self.config_path_in(scope);
         let (at, text, expected) = (path.clone(), text.to_owned(), expected.map(str::to_owned));
         // The check, the write and its fsync run together on a blocking thread.
         off_runtime(move || {
@@ -484,6 +567,9 @@ impl Harness {
                         path: at.display().to_string(),
                     });
                 }
+            }
+            if let Some(dir) = at.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)?;
             }
             Ok(crate::config::save_mcp_json(&at, &text)?)
         })

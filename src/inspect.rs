@@ -313,6 +313,8 @@ pub struct KeyValue {
 pub struct ServerEntry {
     pub name: String,
     pub transport: String,
+    /// The config scope the entry is written in.
+    pub scope: crate::config::Scope,
     pub command: Option<String>,
     pub args: Vec<String>,
     pub url: Option<String>,
@@ -337,6 +339,7 @@ impl ServerEntry {
                 let raw: Value = serde_json::from_str(&e.raw).unwrap_or(Value::Null);
                 let mut view = Self::of_raw(name, e.transport.unwrap_or(""), &raw);
                 view.error = Some(e.message.clone());
+                view.scope = e.scope;
                 view
             }
         })
@@ -345,6 +348,7 @@ impl ServerEntry {
     pub fn of(cfg: &ServerConfig) -> ServerEntry {
         let mut view = Self::of_raw(&cfg.name, cfg.transport.kind(), &cfg.raw);
         view.disabled = cfg.disabled;
+        view.scope = cfg.scope;
         view.startup_timeout_ms = cfg.startup_timeout.as_millis() as u64;
         view.tool_timeout_ms = cfg.tool_timeout.as_millis() as u64;
         view
@@ -368,6 +372,7 @@ impl ServerEntry {
         ServerEntry {
             name: name.into(),
             transport: transport.into(),
+            scope: crate::config::Scope::Project,
             command: r.string("command"),
             args: mask_args(&r.strings("args")),
             url: r.string("url").map(|u| mask_url(&u)),

@@ -121,6 +121,76 @@ enum McpCommand {
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// Add a server: a URL (remote) or `-- COMMAND ARGS...` (local). Written to the local
+    /// scope unless --scope says otherwise.
+    Add {
+        name: String,
+        /// URL of a remote server (http or sse).
+        url: Option<String>,
+        /// Where to write it: local (you, this project; the default), project (.mcp.json,
+        /// shared through the repository) or user (you, every project).
+        #[arg(long, short = 's', default_value = cli::servers::DEFAULT_SCOPE,
+              value_parser = cli::servers::SCOPES)]
+        scope: String,
+        /// stdio, http or sse (default: http for a URL, stdio for a command).
+        #[arg(long, short = 't', value_parser = ["stdio", "http", "sse"])]
+        transport: Option<String>,
+        /// An environment variable of a local server, `KEY=value` (repeatable).
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header of a remote server, `Name: value` (repeatable).
+        #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// The command of a local server and its arguments, after `--`.
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Add a server from its JSON entry, e.g. '{"command":"npx","args":["-y","server"]}'.
+    #[command(name = "add-json")]
+    AddJson {
+        name: String,
+        #[arg(value_name = "JSON")]
+        entry: String,
+        #[arg(long, short = 's', default_value = cli::servers::DEFAULT_SCOPE,
+              value_parser = cli::servers::SCOPES)]
+        scope: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Show one server's entry in effect: its scope and file, secrets masked.
+    Get {
+        name: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Remove a server (from --scope, or from the only scope that has it).
+    Remove {
+        name: String,
+        #[arg(long, short = 's', value_parser = cli::servers::SCOPES)]
+        scope: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Import the servers configured in another tool.
+    Import {
+        /// The tool to read.
+        #[arg(long, value_parser = ["claude-desktop", "claude-code", "cursor", "vscode", "codex"])]
+        from: String,
+        /// Where to write them (as for `add`).
+        #[arg(long, short = 's', default_value = cli::servers::DEFAULT_SCOPE,
+              value_parser = cli::servers::SCOPES)]
+        scope: String,
+        /// Show what would be added, skipped and renamed; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// For a name the scope already has with another entry: skip it, or add it as NAME-2.
+        #[arg(long, default_value = "skip", value_parser = ["skip", "rename"])]
+        on_conflict: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
     #[command(flatten)]
     Surface(cli::surface::SurfaceCommand),
     /// Run harness9 as an MCP server on stdio with built-in tools confined to the project.
@@ -215,6 +285,56 @@ fn main() {
         Command::Mcp(McpCommand::Sampling { revoke, project }) => {
             cli::run_async(cli::sampling::run(project, revoke))
         }
+        Command::Mcp(McpCommand::Add {
+            name,
+            url,
+            scope,
+            transport,
+            env,
+            headers,
+            command,
+            project,
+        }) => cli::servers::add(
+            project,
+            cli::servers::AddArgs {
+                name,
+                scope,
+                parts: harness9::config::servers::AddParts {
+                    transport,
+                    env,
+                    headers,
+                    url,
+                    command,
+                },
+            },
+        ),
+        Command::Mcp(McpCommand::AddJson {
+            name,
+            entry,
+            scope,
+            project,
+        }) => cli::servers::add_json(project, name, entry, scope),
+        Command::Mcp(McpCommand::Get { name, project }) => cli::servers::get(project, name),
+        Command::Mcp(McpCommand::Remove {
+            name,
+            scope,
+            project,
+        }) => cli::servers::remove(project, name, scope),
+        Command::Mcp(McpCommand::Import {
+            from,
+            scope,
+            dry_run,
+            on_conflict,
+            project,
+        }) => cli::servers::import(
+            project,
+            cli::servers::ImportArgs {
+                from,
+                scope,
+                dry_run,
+                on_conflict,
+            },
+        ),
         Command::Mcp(McpCommand::Surface(command)) => cli::run_async(cli::surface::run(command)),
         Command::Bench(BenchCommand::Mcp {
             scenarios,

@@ -1,7 +1,9 @@
-//! Hot reload: watches a project's `.mcp.json` and hands every settled change to the
-//! manager, which restarts only the servers whose entries changed.
+//! Hot reload: watches a project's config files (the project's `.mcp.json`, the user's and
+//! the local scope's `mcp.json`, see [`crate::config::scopes`]) and hands every settled
+//! change to the manager, which restarts only the servers whose entries changed.
 //!
-//! The project folder is watched, not the file: editors and our own atomic save replace
+//! The folders are watched, not the files (the user's and the local folder are created when
+//! missing, so a file added later is seen): editors and our own atomic save replace
 //! the file by a rename, which a watch on the old file would miss. Events are debounced
 //! ([`RELOAD_DEBOUNCE`]) so that an editor's write-rename-chmod burst gives one reload, and
 //! a change whose content equals what was last loaded (our own save, a `touch`) reloads
@@ -15,7 +17,7 @@ use notify::{RecursiveMode, Watcher};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use crate::config::{McpConfig, MCP_JSON};
+use crate::config::{McpConfig, Scope, ScopeFiles, MCP_JSON};
 use crate::inspect::content_hash;
 use crate::mcp::Manager;
 
@@ -27,7 +29,8 @@ pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(200);
 pub struct ConfigChange {
     /// Counts reloads since the watcher started (0 = none yet).
     pub revision: u64,
-    /// [`content_hash`] of the text that was loaded ("" when the file is gone).
+    /// [`content_hash`] of the project's `.mcp.json` that was loaded ("" when the file is
+    /// gone).
     pub hash: String,
 }
 
@@ -50,13 +53,26 @@ pub struct ConfigWatcher {
 impl ConfigWatcher {
     /// Starts watching `manager`'s project. Must be called inside a Tokio runtime.
     pub fn start(manager: Manager) -> Result<ConfigWatcher, WatchError> {
-        let dir = manager.project().to_path_buf();
-        let file = dir.join(MCP_JSON);
+        let files = ScopeFiles::of(manager.project());
+        ConfigWatcher::start_files(manager, files)
+    }
+
+    /// Starts watching the given scope files of `manager`'s project.
+    pub fn start_files(manager: Manager, files: ScopeFiles) -> Result<ConfigWatcher, WatchError> {
         let (tx, rx) = mpsc::unbounded_channel::<()>();
-        let target = file.clone();
+        let targets: Vec<PathBuf> = Scope::ALL
+            .iter()
+            .map(|s| files.path(*s).to_path_buf())
+            .collect();
+        let names = targets.clone();
         let mut watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
-                Ok(ev) if ev.paths.iter().any(|p| is_config(p, &target)) => {
+                Ok(ev)
+                    if ev
+                        .paths
+                        .iter()
+                        .any(|p| names.iter().any(|t| is_config(p, t))) =>
+                {
                     let _ = tx.send(());
                 }
                 Ok(_) => {}
@@ -66,23 +82,35 @@ impl ConfigWatcher {
                 }
             })
             .map_err(|source| WatchError {
-                path: dir.display().to_string(),
+                path: manager.project().display().to_string(),
                 source,
             })?;
-        watcher
-            .watch(&dir, RecursiveMode::NonRecursive)
-            .map_err(|source| WatchError {
-                path: dir.display().to_string(),
-                source,
-            })?;
-        let loaded = std::fs::read_to_string(&file)
-            .map(|t| content_hash(&t))
-            .unwrap_or_default();
+        for scope in Scope::ALL {
+            let dir = files
+                .path(scope)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            if scope != Scope::Project {
+                // Best effort: without the folder, that scope is simply not watched.
+                if std::fs::create_dir_all(&dir).is_err() {
+                    continue;
+                }
+            }
+            let watched = watcher.watch(&dir, RecursiveMode::NonRecursive);
+            if scope == Scope::Project {
+                watched.map_err(|source| WatchError {
+                    path: dir.display().to_string(),
+                    source,
+                })?;
+            }
+        }
+        let loaded = hashes(&files);
         let (changes_tx, changes) = watch::channel(ConfigChange {
             revision: 0,
-            hash: loaded.clone(),
+            hash: loaded.1.clone(),
         });
-        let task = tokio::spawn(run(manager, file, rx, changes_tx, loaded)).abort_handle();
+        let task = tokio::spawn(run(manager, files, rx, changes_tx, loaded.0)).abort_handle();
         Ok(ConfigWatcher {
             _watcher: watcher,
             task,
@@ -106,16 +134,34 @@ fn is_config(path: &Path, target: &Path) -> bool {
     path == target || path.file_name() == target.file_name()
 }
 
+/// The hash of all three files together, and of the project's file alone.
+fn hashes(files: &ScopeFiles) -> (String, String) {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let project = read(&files.project);
+    let all = format!(
+        "{}\0{}\0{}",
+        content_hash(&read(&files.local)),
+        content_hash(&project),
+        content_hash(&read(&files.user))
+    );
+    let project = if files.project.exists() {
+        content_hash(&project)
+    } else {
+        String::new()
+    };
+    (all, project)
+}
+
 async fn run(
     manager: Manager,
-    file: PathBuf,
+    files: ScopeFiles,
     mut events: mpsc::UnboundedReceiver<()>,
     changes: watch::Sender<ConfigChange>,
     mut loaded: String,
 ) {
     let mut revision = 0;
     while events.recv().await.is_some() {
-        // Debounce: wait until the file has been quiet for a while.
+        // Debounce: wait until the files have been quiet for a while.
         loop {
             match tokio::time::timeout(RELOAD_DEBOUNCE, events.recv()).await {
                 Ok(Some(())) => continue,
@@ -123,16 +169,23 @@ async fn run(
                 Err(_) => break,
             }
         }
-        let hash = match tokio::fs::read_to_string(&file).await {
-            Ok(text) => content_hash(&text),
-            Err(_) => String::new(),
+        let at = files.clone();
+        let Ok((all, hash)) = tokio::task::spawn_blocking(move || hashes(&at)).await else {
+            continue;
         };
-        if hash == loaded {
+        if all == loaded {
             continue;
         }
-        loaded = hash.clone();
-        let config = McpConfig::load_file(&file);
-        tracing::info!("{} changed; reloading", file.display());
+        loaded = all;
+        let at = files.clone();
+        let Ok(config) = tokio::task::spawn_blocking(move || McpConfig::load_files(&at)).await
+        else {
+            continue;
+        };
+        tracing::info!(
+            "the MCP config of {} changed; reloading",
+            manager.project().display()
+        );
         manager.reload(&config).await;
         revision += 1;
         changes.send_replace(ConfigChange { revision, hash });

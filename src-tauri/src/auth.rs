@@ -91,6 +91,7 @@ mod tests {
         let s = ServerStatus {
             name: "r".into(),
             transport: "http".into(),
+            scope: harness9::config::Scope::Project,
             target: "https://mcp.example.com/mcp".into(),
             state,
             restart: None,

@@ -233,6 +233,8 @@ pub struct ServerStatusDto {
     pub name: String,
     /// `stdio`, `http`, `sse`, or empty when the entry is too broken to tell.
     pub transport: String,
+    /// The config scope the entry comes from.
+    pub scope: harness9::config::Scope,
     /// Command line or URL, without env and header values.
     pub target: String,
     pub state: ServerStateDto,
@@ -313,6 +315,7 @@ impl From<&ServerStatus> for ServerStatusDto {
         let ServerStatus {
             name,
             transport,
+            scope,
             target,
             state,
             restart,
@@ -324,6 +327,7 @@ impl From<&ServerStatus> for ServerStatusDto {
             held_tools: small(*held_tools),
             name: name.clone(),
             transport: transport.clone(),
+            scope: *scope,
             target: target.clone(),
             state: state.into(),
             restart: restart.as_ref().map(Into::into),
@@ -691,6 +695,8 @@ pub struct KeyValueDto {
 pub struct ServerEntryDto {
     pub name: String,
     pub transport: String,
+    /// The config scope the entry is written in.
+    pub scope: harness9::config::Scope,
     pub command: Option<String>,
     /// Secret-looking values masked.
     pub args: Vec<String>,
@@ -710,6 +716,7 @@ impl From<ServerEntry> for ServerEntryDto {
         let ServerEntry {
             name,
             transport,
+            scope,
             command,
             args,
             url,
@@ -729,6 +736,7 @@ impl From<ServerEntry> for ServerEntryDto {
         ServerEntryDto {
             name,
             transport,
+            scope,
             command,
             args,
             url,
@@ -935,6 +943,13 @@ pub fn typescript_bindings() -> String {
         ApproveOutcomeDto::decl(&cfg),
         KeyValueDto::decl(&cfg),
         ServerEntryDto::decl(&cfg),
+        harness9::config::Scope::decl(&cfg),
+        harness9::config::import::ImportSource::decl(&cfg),
+        harness9::config::import::OnConflict::decl(&cfg),
+        harness9::config::import::FoundSource::decl(&cfg),
+        harness9::config::import::FoundSourceFile::decl(&cfg),
+        harness9::config::import::ImportPlan::decl(&cfg),
+        harness9::config::import::ImportedServer::decl(&cfg),
         ConfigTextDto::decl(&cfg),
         ConfigChangedDto::decl(&cfg),
         ProjectEvent::<Value>::decl(&cfg),
@@ -1090,6 +1105,7 @@ mod tests {
             servers: vec![ServerStatus {
                 name: "a".into(),
                 transport: "stdio".into(),
+                scope: harness9::config::Scope::Project,
                 target: "a --x".into(),
                 state: ServerState::Connected {
                     tools: 3,
@@ -1105,7 +1121,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(StatusDto::from(&s)).unwrap(),
-            serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "target": "a --x",
+            serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "scope": "project", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1", "era": "legacy"},
                 "restart": null, "heldTools": 0, "signedIn": null}], "configError": null})

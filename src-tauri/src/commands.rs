@@ -7,6 +7,8 @@ use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
+use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict};
+use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::{ChatState, Harness};
 
@@ -201,9 +203,14 @@ pub async fn cancel_tool_call(state: S<'_>, call_id: u64) -> Result<(), ()> {
 
 // ---- the settings pane -------------------------------------------------------------------
 
+/// One config scope's file (the project's `.mcp.json` when `scope` is absent).
 #[tauri::command]
-pub async fn read_config(state: S<'_>) -> BridgeResult<ConfigTextDto> {
-    Ok(state.harness().await?.config_text()?.into())
+pub async fn read_config(state: S<'_>, scope: Option<Scope>) -> BridgeResult<ConfigTextDto> {
+    Ok(state
+        .harness()
+        .await?
+        .config_text_in(scope.unwrap_or_default())?
+        .into())
 }
 
 #[tauri::command]
@@ -223,18 +230,26 @@ pub async fn save_config(
     state: S<'_>,
     text: String,
     expected_hash: Option<String>,
+    scope: Option<Scope>,
 ) -> BridgeResult<ConfigTextDto> {
     let harness = state.harness().await?;
     Ok(harness
-        .save_config_text(&text, expected_hash.as_deref())
+        .save_config_text_in(scope.unwrap_or_default(), &text, expected_hash.as_deref())
         .await?
         .into())
 }
 
-/// Opens `.mcp.json` in the user's editor (the desktop's default app for the file).
+/// Opens a scope's file in the user's editor (the desktop's default app for the file).
 #[tauri::command]
-pub async fn open_config_in_editor(app: AppHandle, state: S<'_>) -> BridgeResult<()> {
-    let path = state.harness().await?.config_path();
+pub async fn open_config_in_editor(
+    app: AppHandle,
+    state: S<'_>,
+    scope: Option<Scope>,
+) -> BridgeResult<()> {
+    let path = state
+        .harness()
+        .await?
+        .config_path_in(scope.unwrap_or_default());
     app.opener()
         .open_path(path.display().to_string(), None::<&str>)
         .map_err(|e| {
@@ -243,6 +258,29 @@ pub async fn open_config_in_editor(app: AppHandle, state: S<'_>) -> BridgeResult
                 format!("cannot open {}: {e}", path.display()),
             )
         })
+}
+
+/// The other tools with MCP servers configured on this machine, with how many each.
+#[tauri::command]
+pub async fn import_sources(state: S<'_>) -> BridgeResult<Vec<FoundSource>> {
+    Ok(state.harness().await?.import_sources())
+}
+
+/// Imports another tool's servers into a scope (`dry_run`: only the plan).
+#[tauri::command]
+pub async fn import_servers(
+    state: S<'_>,
+    from: ImportSource,
+    scope: Scope,
+    on_conflict: OnConflict,
+    dry_run: bool,
+) -> BridgeResult<ImportPlan> {
+    state
+        .harness()
+        .await?
+        .import_servers(from, scope, on_conflict, dry_run)
+        .await
+        .map_err(|e| BridgeError::new(ErrorCode::Io, e.to_string()))
 }
 
 // ---- the chat pane -----------------------------------------------------------------------

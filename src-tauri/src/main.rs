@@ -91,6 +91,8 @@ fn main() {
             commands::edit_config,
             commands::save_config,
             commands::open_config_in_editor,
+            commands::import_sources,
+            commands::import_servers,
             commands::chat_state,
             commands::chat_conversations,
             commands::chat_open,

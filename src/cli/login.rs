@@ -40,10 +40,12 @@ impl Opener for PrintingOpener {
 
 /// Checks that `server` is in `.mcp.json` before anything starts.
 fn known_server(args: &ProjectArgs, server: &str) -> Result<(), i32> {
-    let cfg = harness9::config::McpConfig::load_project(&args.project);
+    let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+        eprintln!(
+            "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
+        );
         return Err(EXIT_USAGE);
     }
     Ok(())

@@ -8,6 +8,7 @@ pub mod exec;
 pub mod login;
 pub mod pins;
 pub mod sampling;
+pub mod servers;
 pub mod surface;
 
 use std::future::Future;
@@ -166,6 +167,7 @@ fn status_json(s: &ServerStatus) -> Value {
     json!({
         "name": s.name,
         "transport": s.transport,
+        "scope": s.scope,
         "target": s.target,
         "status": s.state.word(),
         "tools": tools,
@@ -222,14 +224,17 @@ pub async fn list(args: ProjectArgs) -> i32 {
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
     } else if snapshot.servers.is_empty() {
+        let files = harness9::config::ScopeFiles::of(&args.project);
         println!(
-            "No MCP servers configured in {}",
-            args.project.join(harness9::config::MCP_JSON).display()
+            "No MCP servers configured in {}, {} or {}; add one with `harness9 mcp add`",
+            files.project.display(),
+            files.user.display(),
+            files.local.display()
         );
     } else {
         println!(
-            "{:<20} {:<9} {:<20} {:>5} {:>6}  {:<19}  ERROR",
-            "NAME", "TRANSPORT", "STATUS", "TOOLS", "TOKENS", "PROTOCOL"
+            "{:<20} {:<9} {:<7} {:<20} {:>5} {:>6}  {:<19}  ERROR",
+            "NAME", "TRANSPORT", "SCOPE", "STATUS", "TOOLS", "TOKENS", "PROTOCOL"
         );
         for s in &snapshot.servers {
             let row = status_json(s);
@@ -240,9 +245,10 @@ pub async fn list(args: ProjectArgs) -> i32 {
                 _ => String::new(),
             };
             println!(
-                "{:<20} {:<9} {} {:<18} {:>5} {:>6}  {:<19}  {}",
+                "{:<20} {:<9} {:<7} {} {:<18} {:>5} {:>6}  {:<19}  {}",
                 s.name,
                 s.transport,
+                s.scope.word(),
                 status_mark(&s.state),
                 s.state.word(),
                 row["tools"],
@@ -274,7 +280,9 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
         if !snapshot.servers.iter().any(|s| &s.name == name) {
             let cfg = harness.load_config();
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!("harness9: no server named \"{name}\" in .mcp.json (servers: {known:?})");
+            eprintln!(
+                "harness9: no server named \"{name}\" in any config scope (servers: {known:?})"
+            );
             harness.shutdown().await;
             return EXIT_USAGE;
         }
@@ -381,10 +389,12 @@ pub async fn call(
             return EXIT_USAGE;
         }
     };
-    let cfg = harness9::config::McpConfig::load_project(&args.project);
+    let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+        eprintln!(
+            "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
+        );
         return EXIT_USAGE;
     }
     let only = [server.clone()];

@@ -76,10 +76,12 @@ pub async fn run(command: SurfaceCommand) -> i32 {
 /// that server (or all of them).
 async fn open_for(args: &ProjectArgs, server: Option<&String>) -> Result<Harness, i32> {
     if let Some(server) = server {
-        let cfg = harness9::config::McpConfig::load_project(&args.project);
+        let cfg = harness9::config::McpConfig::load_scoped(&args.project);
         if cfg.error.is_none() && !cfg.servers.contains_key(server) {
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!("harness9: no server named \"{server}\" in .mcp.json (servers: {known:?})");
+            eprintln!(
+                "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
+            );
             return Err(EXIT_USAGE);
         }
     }

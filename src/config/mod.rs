@@ -7,12 +7,16 @@
 //! program carries on with no servers.
 
 mod expand;
+pub mod import;
 pub mod mask;
 pub mod oauth;
 mod save;
+pub mod scopes;
+pub mod servers;
 
 pub use expand::{expand, ExpandError};
 pub use save::{save_mcp_json, validate_document, write_atomically, McpDocument, SaveError};
+pub use scopes::{Scope, ScopeFiles};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -128,6 +132,8 @@ pub struct ServerConfig {
     pub oauth: Option<crate::mcp::auth::OAuthConfig>,
     /// The protocol era to speak ([`PROTOCOL_ERA_FIELD`]; probed unless set).
     pub era: ProtocolEra,
+    /// The scope the entry was read from ([`Scope::Project`] for a single parsed file).
+    pub scope: Scope,
     /// The entry exactly as written (unexpanded); compared to decide whether a reload must
     /// restart the server, and fingerprinted for approval.
     pub raw: Value,
@@ -222,6 +228,8 @@ pub struct EntryError {
     pub transport: Option<&'static str>,
     /// The entry as written, kept so that a reload notices when it was fixed.
     pub raw: String,
+    /// The scope the entry was read from.
+    pub scope: Scope,
 }
 
 /// The file as a whole could not be used.
@@ -309,6 +317,7 @@ fn entry_error(message: String, transport: Option<&'static str>, raw: &Value) ->
         message,
         transport,
         raw: raw.to_string(),
+        scope: Scope::Project,
     }
 }
 
@@ -416,6 +425,7 @@ fn parse_entry(
         max_message_bytes,
         oauth,
         era,
+        scope: Scope::Project,
         raw: entry.clone(),
     })
 }

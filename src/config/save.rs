@@ -142,6 +142,19 @@ impl McpDocument {
         slot.as_object_mut().expect("made an object above")
     }
 
+    /// One server entry as written.
+    pub fn server(&self, name: &str) -> Option<&Value> {
+        self.root.get("mcpServers")?.as_object()?.get(name)
+    }
+
+    /// The names of the server entries, in file order.
+    pub fn server_names(&self) -> Vec<String> {
+        match self.root.get("mcpServers") {
+            Some(Value::Object(m)) => m.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Adds or replaces one server entry (its position is kept when it exists).
     pub fn set_server(&mut self, name: &str, entry: Value) {
         self.servers_mut().insert(name.to_string(), entry);

@@ -124,6 +124,8 @@ pub struct ServerStatus {
     /// in use: an `http` entry whose server only speaks the legacy HTTP+SSE transport shows
     /// `sse` once the fallback happened.
     pub transport: String,
+    /// The config scope the entry comes from (`local`, `project` or `user`).
+    pub scope: crate::config::Scope,
     /// Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
     /// env and header values are never included.
     pub target: String,
@@ -503,7 +505,9 @@ impl Manager {
             slot.state = ServerState::Disabled;
             return None;
         }
-        let approved = slot.approved_for_run
+        // User and local servers were written by the user: no approval.
+        let approved = !cfg.scope.needs_approval()
+            || slot.approved_for_run
             || self.inner.policy == ApprovalPolicy::AllowAll
             || self.stored_approval_matches(&cfg);
         if !approved {
@@ -703,6 +707,10 @@ impl Manager {
                         (Some(k), Ok(_)) => k.get().to_string(),
                         (None, Ok(c)) => c.transport.kind().to_string(),
                         (_, Err(e)) => e.transport.unwrap_or("").to_string(),
+                    },
+                    scope: match &slot.entry {
+                        Ok(c) => c.scope,
+                        Err(e) => e.scope,
                     },
                     target: match &slot.entry {
                         Ok(c) => c.display_target(),

@@ -17,18 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ServerConfig;
 
-/// Overrides the data directory (approvals and other per-user state).
-pub const DATA_DIR_ENV: &str = "HARNESS9_DATA_DIR";
-
-/// The per-user data directory of harness9.
-pub fn data_dir() -> PathBuf {
-    match std::env::var_os(DATA_DIR_ENV) {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => dirs::data_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("harness9"),
-    }
-}
+/// The per-user data directory of harness9 (approvals and other per-user state); it also
+/// holds the local config scope, so it lives with the config.
+pub use crate::config::scopes::{data_dir, DATA_DIR_ENV};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct StoreFile {

@@ -35,6 +35,7 @@ pub(super) fn server(name: &str, transport: &str, state: ServerState) -> ServerS
     ServerStatus {
         name: name.into(),
         transport: transport.into(),
+        scope: harness9::config::Scope::Project,
         target: format!("{name}-server --flag"),
         state,
         restart: None,
@@ -255,7 +256,7 @@ fn mcp_panel_moves_and_shows_details() {
     assert!(lines[1].starts_with("  ┌ MCP servers · ↑↓/jk move"), "{s}");
     assert_eq!(
         lines[2],
-        "  │● demo             stdio  2 tools                                         │"
+        "  │● demo             stdio  project 2 tools                                 │"
     );
     assert_eq!(
         lines[3],
@@ -267,11 +268,11 @@ fn mcp_panel_moves_and_shows_details() {
     );
     assert_eq!(
         lines[5],
-        "  │✗ remote           http   failed                                          │"
+        "  │✗ remote           http   project failed                                  │"
     );
     assert_eq!(
         lines[6],
-        "  │○ slow             stdio  initializing                                    │"
+        "  │○ slow             stdio  project initializing                            │"
     );
     // j j j: onto "remote"; Enter: its error.
     for _ in 0..3 {
@@ -290,7 +291,7 @@ fn mcp_panel_moves_and_shows_details() {
     );
     assert_eq!(
         lines[3],
-        "  │http: remote-server --flag                                                │"
+        "  │http · project scope: remote-server --flag                                │"
     );
     assert_eq!(
         lines[4],

@@ -107,10 +107,10 @@ fn the_panel_lists_states_and_hints_sign_in_for_a_remote_server() {
     assert_eq!(
         &l[2..7],
         &[
-            "│● demo             stdio  2 tools                                         │",
-            "│! remote           http   needs sign-in                                   │",
-            "│● docs             http   1 tool                                          │",
-            "│○ login            sse    signing in…                                     │",
+            "│● demo             stdio  project 2 tools                                 │",
+            "│! remote           http   project needs sign-in                           │",
+            "│● docs             http   project 1 tool                                  │",
+            "│○ login            sse    project signing in…                             │",
             "│                                                                          │",
         ]
     );
@@ -135,7 +135,7 @@ fn details_show_the_reason_and_the_signed_in_issuer() {
         &lines(&s)[2..7],
         &[
             "│remote                                                                    │",
-            "│http: https://mcp.example.com/mcp                                         │",
+            "│http · project scope: https://mcp.example.com/mcp                         │",
             "│needs sign-in:                                                            │",
             "│no token yet (the server answered 401)                                    │",
             "│press a to sign in (your browser opens)                                   │",

@@ -74,7 +74,7 @@ fn panel_shows_titles_beside_names() {
     let s = screen(&app);
     let lines: Vec<&str> = s.lines().collect();
     assert!(
-        lines[2].starts_with("  │● ev               stdio  2 tools · Everything Demo"),
+        lines[2].starts_with("  │● ev               stdio  project 2 tools · Everything Demo"),
         "{s}"
     );
     assert!(

@@ -352,6 +352,10 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
                 Span::styled(format!("{m} "), Style::new().fg(color)),
                 Span::styled(format!("{:<16}", s.name), Style::new().bold()),
                 Span::raw(format!(" {:<6} ", s.transport)),
+                Span::styled(
+                    format!("{:<8}", s.scope.word()),
+                    Style::new().fg(Color::DarkGray),
+                ),
                 Span::styled(state_words(&s.state), Style::new().fg(color)),
             ];
             let tokens = app.context.server(&s.name).tokens;
@@ -411,7 +415,10 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
         PanelRow::Server(i) => {
             let s = &app.status.servers[*i];
             lines.push(Line::styled(s.name.clone(), Style::new().bold()));
-            lines.push(Line::raw(format!("{}: {}", s.transport, s.target)));
+            lines.push(Line::raw(format!(
+                "{} · {} scope: {}",
+                s.transport, s.scope, s.target
+            )));
             match &s.state {
                 ServerState::Connected {
                     tools,

@@ -297,7 +297,7 @@ fn login_and_logout_are_for_remote_servers_only() {
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&unknown.stderr),
-        "harness9: no server named \"nope\" in .mcp.json (servers: [\"local\"])\n"
+        "harness9: no server named \"nope\" in any config scope (servers: [\"local\"])\n"
     );
 }
 

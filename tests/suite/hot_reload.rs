@@ -130,7 +130,7 @@ async fn edits_of_the_file_reload_only_the_changed_servers() {
     let m = p.manager(ApprovalPolicy::AllowAll);
     m.reload(&p.config()).await;
     m.wait_settled(Duration::from_secs(10)).await;
-    let watcher = ConfigWatcher::start(m.clone()).unwrap();
+    let watcher = ConfigWatcher::start_files(m.clone(), p.scope_files()).unwrap();
     let mut changes = watcher.subscribe();
     let a = m.client("a").unwrap();
     let b = m.client("b").unwrap();
@@ -232,5 +232,57 @@ async fn a_reload_returns_before_slow_servers_have_stopped() {
     })
     .await;
     assert!(m.registry().get("mcp__changed__echo").is_some());
+}
+
+#[tokio::test]
+async fn the_user_and_local_files_are_watched_and_need_no_approval() {
+    let p = Project::new(&json!({"mcpServers": {"team": {"command": fixture_bin()}}}));
+    let files = p.scope_files();
+    let m = p.manager(ApprovalPolicy::Ask);
+    m.reload(&harness9::config::McpConfig::load_files(&files))
+        .await;
+    m.wait_settled(Duration::from_secs(10)).await;
+    assert_eq!(state_of(&m, "team"), ServerState::AwaitingApproval);
+    let watcher = ConfigWatcher::start_files(m.clone(), files.clone()).unwrap();
+    let mut changes = watcher.subscribe();
+
+    // The user's folder may not exist before the watch; a file written there later counts.
+    let user = json!({"mcpServers": {"mine": {"command": fixture_bin()}}});
+    harness9::config::write_atomically(&files.user, user.to_string().as_bytes()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), changes.changed())
+        .await
+        .expect("the watcher noticed the user's file")
+        .unwrap();
+    wait_until(&m, "mine connected", |s| {
+        s.servers
+            .iter()
+            .any(|x| x.name == "mine" && connected(&x.state))
+    })
+    .await;
+
+    // A local entry overrides the project's and starts without approval.
+    let local =
+        json!({"mcpServers": {"team": {"command": fixture_bin(), "args": ["--pages", "1"]}}});
+    harness9::config::write_atomically(&files.local, local.to_string().as_bytes()).unwrap();
+    wait_until(&m, "the local team connected", |s| {
+        s.servers
+            .iter()
+            .any(|x| x.name == "team" && connected(&x.state))
+    })
+    .await;
+    let scopes: Vec<(String, harness9::config::Scope)> = m
+        .snapshot()
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.scope))
+        .collect();
+    assert_eq!(
+        scopes,
+        vec![
+            ("mine".to_string(), harness9::config::Scope::User),
+            ("team".to_string(), harness9::config::Scope::Local)
+        ]
+    );
+    drop(watcher);
     m.shutdown().await;
 }

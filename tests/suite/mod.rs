@@ -26,6 +26,7 @@ mod provider_stub;
 mod real_servers;
 mod resources;
 mod sampling;
+mod scopes_cli;
 mod surface;
 mod surface_cli;
 mod surface_listing;
@@ -143,6 +144,7 @@ impl Project {
                 policy: ApprovalPolicy::AllowAll,
                 login_shell_path: false,
                 approvals: self.approvals(),
+                scope_files: Some(self.scope_files()),
                 ..harness9::HarnessOptions::default()
             },
         )
@@ -177,6 +179,15 @@ impl Project {
         ApprovalStore::at(self.data.path().join("approvals.json"))
     }
 
+    /// The three scope files of this project, the user's and local ones in its data dir.
+    pub fn scope_files(&self) -> harness9::config::ScopeFiles {
+        harness9::config::ScopeFiles::within(
+            self.path(),
+            &self.data.path().join("config"),
+            self.data.path(),
+        )
+    }
+
     pub fn config(&self) -> McpConfig {
         McpConfig::load_project(self.path())
     }
@@ -203,6 +214,8 @@ impl Project {
             .arg("--project")
             .arg(self.path())
             .env("HARNESS9_DATA_DIR", self.data.path())
+            // The user scope's mcp.json of whoever runs the tests stays out of them.
+            .env("HARNESS9_CONFIG_DIR", self.data.path().join("config"))
             .env("HARNESS9_CREDENTIALS", "file")
             .stdin(std::process::Stdio::null())
             .output()

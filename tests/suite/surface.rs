@@ -134,7 +134,7 @@ async fn everything_resources_templates_prompts_and_completion() {
     let unknown = h.read_resource("nope", "x").await.unwrap_err();
     assert_eq!(
         unknown.to_string(),
-        "no server named \"nope\" in .mcp.json (servers: ev)"
+        "no server named \"nope\" in any config scope (servers: ev)"
     );
     h.shutdown().await;
 }

@@ -117,7 +117,7 @@ fn resources_and_read_through_the_cli() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
-        "harness9: no server named \"nope\" in .mcp.json (servers: [\"ev\"])\n"
+        "harness9: no server named \"nope\" in any config scope (servers: [\"ev\"])\n"
     );
 }
 

@@ -171,6 +171,31 @@ describe("the desktop UI against a mocked backend", () => {
     await page.close();
   });
 
+  test("settings: the scope picker edits and saves the user scope's file", async () => {
+    const { page, errors } = await open("flows");
+    await page.getByTestId("approval-later").click();
+    await page.getByTestId("nav-settings").click();
+    await page.getByTestId("config-ok").waitFor();
+    const before = await page.evaluate(() => window.__mock.config.text);
+    assert.equal(await page.getByTestId("scope-project").getAttribute("aria-checked"), "true");
+    await page.getByTestId("scope-user").click();
+    await page.getByText("/home/user/.config/harness9/mcp.json").waitFor();
+    assert.equal(await page.getByTestId("scope-user").getAttribute("aria-checked"), "true");
+    await page.getByTestId("add-server").click();
+    await page.getByTestId("form-name").fill("mine");
+    await page.getByTestId("form-command").fill("my-server");
+    await page.getByTestId("form-submit").click();
+    await page.getByTestId("dirty").waitFor();
+    assert.equal(await page.getByTestId("scope-project").isDisabled(), true);
+    await page.getByTestId("save-config").click();
+    await page.waitForFunction(() => window.__mock.scopeConfigs.user.text !== "");
+    assert.deepEqual(JSON.parse(await page.evaluate(() => window.__mock.scopeConfigs.user.text)), { mcpServers: { mine: { command: "my-server" } } });
+    assert.equal(await page.evaluate(() => window.__mock.config.text), before);
+    await shot(page, "settings-user-scope");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test("settings: a problem shows with line and column and nothing is saved", async () => {
     const { page } = await open("flows");
     await page.getByTestId("approval-later").click();

@@ -58,11 +58,13 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   callTool: ["call_tool", (b, a) => b.callTool(a.server, a.tool, a.arguments, (id) => (a.started as Channel<number>).onmessage(id))],
   cancelToolCall: ["cancel_tool_call", (b, a) => b.cancelToolCall(a.callId)],
 
-  readConfig: ["read_config", (b) => b.readConfig()],
+  readConfig: ["read_config", (b, a) => b.readConfig(a.scope ?? undefined)],
   checkConfig: ["check_config", (b, a) => b.checkConfig(a.text)],
   editConfig: ["edit_config", (b, a) => b.editConfig(a.text, a.edit)],
-  saveConfig: ["save_config", (b, a) => b.saveConfig(a.text, a.expectedHash)],
-  openConfigInEditor: ["open_config_in_editor", (b) => b.openConfigInEditor()],
+  saveConfig: ["save_config", (b, a) => b.saveConfig(a.text, a.expectedHash, a.scope ?? undefined)],
+  openConfigInEditor: ["open_config_in_editor", (b, a) => b.openConfigInEditor(a.scope ?? undefined)],
+  importSources: ["import_sources", (b) => b.importSources()],
+  importServers: ["import_servers", (b, a) => b.importServers(a.from, a.scope, a.onConflict, a.dryRun)],
 
   chatState: ["chat_state", (b) => b.chatState()],
   chatNew: ["chat_new", (b) => b.chatNew()],

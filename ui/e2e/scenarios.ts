@@ -103,11 +103,12 @@ export class ScenarioBackend extends MockBackend {
   addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerStateDto, tools: ToolDto[] = []) {
     const target = how.command ? [how.command, ...(how.args ?? [])].join(" ") : (how.url ?? "");
     this.servers.set(name, {
-      row: { name, transport: how.url ? "http" : "stdio", target, state, restart: null, heldTools: 0, signedIn: null },
+      row: { name, transport: how.url ? "http" : "stdio", scope: "project", target, state, restart: null, heldTools: 0, signedIn: null },
       tools,
     });
     this.entries[name] = {
       name,
+      scope: "project",
       transport: how.url ? "http" : "stdio",
       command: how.command ?? null,
       args: how.args ?? [],

@@ -143,7 +143,7 @@ impl Manager {
         let (cfg, gen, old) = {
             let mut slots = self.lock();
             let Some(slot) = slots.get_mut(name) else {
-                return Err(format!("no server named \"{name}\" in .mcp.json"));
+                return Err(format!("no server named \"{name}\" in any config scope"));
             };
             let cfg = match &slot.entry {
                 Ok(cfg) => cfg.clone(),
@@ -229,7 +229,7 @@ impl Manager {
         let cfg = {
             let slots = self.lock();
             let Some(slot) = slots.get(name) else {
-                return Err(format!("no server named \"{name}\" in .mcp.json"));
+                return Err(format!("no server named \"{name}\" in any config scope"));
             };
             match &slot.entry {
                 Ok(cfg) => cfg.clone(),

@@ -83,7 +83,7 @@ pub struct ServerPrompt {
 /// Why a feature request could not be made.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum FeatureError {
-    #[error("no server named \"{server}\" in .mcp.json{}", known_hint(.known))]
+    #[error("no server named \"{server}\" in any config scope{}", known_hint(.known))]
     UnknownServer { server: String, known: Vec<String> },
     #[error("server \"{server}\" is not connected: {reason}")]
     NotConnected { server: String, reason: String },
@@ -221,7 +221,7 @@ impl Manager {
             ServerState::AwaitingApproval => {
                 "it is awaiting your approval (run with --yes, or approve it when asked)".into()
             }
-            ServerState::Disabled => "it is disabled in .mcp.json".into(),
+            ServerState::Disabled => "it is disabled in its config file".into(),
             ServerState::NeedsAuth { reason } => format!(
                 "it needs you to sign in ({reason}): run `harness9 mcp login {server}` or use Sign in"
             ),

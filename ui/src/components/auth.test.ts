@@ -16,7 +16,7 @@ afterEach(() => {
 const ACCOUNT: SignedInDto = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
 
 function remote(state: ServerStateDto, signedIn: SignedInDto | null = null): ServerStatusDto {
-  return { name: "remote", transport: "http", target: "https://mcp.example.com/mcp", state, restart: null, heldTools: 0, signedIn };
+  return { name: "remote", transport: "http", scope: "project", target: "https://mcp.example.com/mcp", state, restart: null, heldTools: 0, signedIn };
 }
 
 const NEEDS_AUTH: ServerStateDto = { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" };

@@ -20,6 +20,7 @@ function connected(name: string, tools: number): ServerStatusDto {
   return {
     name,
     transport: "stdio",
+    scope: "project",
     target: name,
     state: { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1", era: "legacy" },
     restart: null,
@@ -299,5 +300,87 @@ describe("settings pane", () => {
     app.saveHandler?.();
     await settle();
     expect(backend.calls.at(-1)).toEqual(["saveConfig", edited, "h0"]);
+  });
+});
+
+describe("config scopes", () => {
+  test("the settings pane edits the scope picked, and saves into that scope's file", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    backend.scopeConfigs.user = { ...backend.scopeConfigs.user, text: '{\n  "mcpServers": {"mine": {"command": "mine"}}\n}\n', exists: true };
+    const r = render(SettingsPane, {}, app);
+    cleanups.push(r.destroy);
+    await settle(200);
+    expect($(r.target, "config-path").textContent).toBe("/home/user/projects/demo/.mcp.json");
+    expect($(r.target, "scope-project").getAttribute("aria-checked")).toBe("true");
+
+    // The core checks and edits the text; the fake answers as it would.
+    backend.configCheck = { error: null, servers: [{ name: "mine", transport: "stdio", error: null, disabled: false }] };
+    $(r.target, "scope-user").click();
+    await settle(200);
+    expect($(r.target, "config-path").textContent).toBe("/home/user/.config/harness9/mcp.json");
+    expect($(r.target, "scope-user").getAttribute("aria-checked")).toBe("true");
+    expect($(r.target, "config-ok").textContent).toContain("Valid · 1 server");
+
+    $(r.target, "add-server").click();
+    flushSync();
+    type($(r.target, "form-name") as HTMLInputElement, "extra");
+    type($(r.target, "form-command") as HTMLInputElement, "extra-srv");
+    backend.edited = '{\n  "mcpServers": {"mine": {"command": "mine"}, "extra": {"command": "extra-srv"}}\n}\n';
+    $(r.target, "server-form").dispatchEvent(new Event("submit", { bubbles: true, cancelable: true }));
+    await settle(200);
+    // Unsaved edits: the other scopes cannot be picked until they are saved.
+    expect(($(r.target, "scope-local") as HTMLButtonElement).disabled).toBe(true);
+    app.saveHandler?.();
+    await settle();
+    expect(JSON.parse(backend.scopeConfigs.user.text)).toEqual({ mcpServers: { mine: { command: "mine" }, extra: { command: "extra-srv" } } });
+    expect(JSON.parse(backend.config.text)).toEqual({ mcpServers: {} });
+    expect(backend.calls.find((c) => c[0] === "saveConfig")?.[3]).toBe("user");
+  });
+
+  test("import: the tools found, a preview into the scope shown, then the import", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    backend.foundSources = [
+      { source: "cursor", title: "Cursor", files: [{ path: "/home/user/.cursor/mcp.json", servers: 2 }], servers: 2, errors: [] },
+    ];
+    backend.importPlan = {
+      path: "/home/user/.local/share/harness9/projects/demo/mcp.json",
+      added: [{ name: "linear", original: "linear", from: "/home/user/.cursor/mcp.json", reason: "" }],
+      skipped: [{ name: "fs", original: "fs", from: "/home/user/.cursor/mcp.json", reason: "already there, the same entry" }],
+      notes: [],
+    };
+    const r = render(SettingsPane, {}, app);
+    cleanups.push(r.destroy);
+    await settle(200);
+    $(r.target, "scope-local").click();
+    await settle(200);
+    expect($(r.target, "import-source").textContent?.replace(/\s+/g, " ").trim()).toBe("Cursor 2 servers Import…");
+    $(r.target, "import-preview-cursor").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", true]);
+    expect($(r.target, "import-plan").textContent).toContain("+ linear");
+    expect($(r.target, "import-plan").textContent).toContain("− fs: already there, the same entry");
+    $(r.target, "import-confirm").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", false]);
+  });
+
+  test("the server panel and the sidebar show the scope", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    const r = render(App, { backend, app }, app);
+    cleanups.push(r.destroy);
+    backend.pushStatus({
+      revision: 0,
+      servers: [connected("demo", 1), { ...connected("mine", 1), scope: "user" }],
+      configError: null,
+    });
+    await settle();
+    const tags = [...r.target.querySelectorAll("[data-testid=scope-tag]")].map((t) => t.textContent);
+    expect(tags).toEqual(["user"]);
+    app.showServer("mine");
+    await settle();
+    expect($(r.target, "server-scope").textContent).toBe("user");
   });
 });

@@ -15,6 +15,7 @@ afterEach(() => {
 const DEMO: ServerStatusDto = {
   name: "demo",
   transport: "stdio",
+  scope: "project",
   target: "demo",
   state: { status: "connected", tools: 3, protocolVersion: "2025-11-25", serverName: "srv", serverVersion: "1", era: "legacy" },
   restart: null,

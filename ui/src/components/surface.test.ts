@@ -20,6 +20,7 @@ const CONNECTED: StatusDto = {
     {
       name: "ev",
       transport: "stdio",
+      scope: "project",
       target: "everything stdio",
       state: { status: "connected", tools: 1, protocolVersion: "2025-11-25", serverName: "everything", serverVersion: "2", era: "legacy" },
       restart: null,

@@ -5,6 +5,7 @@ import { getContext, setContext } from "svelte";
 import type {
   ApprovalRequestDto,
   ConfigTextDto,
+  Scope,
   HeldToolDto,
   ProjectDto,
   ServerStatusDto,
@@ -53,7 +54,7 @@ export class AppState {
   /** Set by the settings pane while it is open; Ctrl/Cmd+S calls it. */
   saveHandler: (() => void) | null = null;
   /** The settings pane's text and what it was loaded from, kept while it is closed. */
-  configDraft: { loaded: ConfigTextDto; text: string } | null = null;
+  configDraft: { loaded: ConfigTextDto; text: string; scope: Scope } | null = null;
 
   #dismissed = new Set<string>();
   /** Sign-ins the user cancelled: their outcome is not reported. */

@@ -35,6 +35,10 @@ export type ServerStatusDto = { name: string,
  */
 transport: string, 
 /**
+ * The config scope the entry comes from.
+ */
+scope: Scope, 
+/**
  * Command line or URL, without env and header values.
  */
 target: string, state: ServerStateDto, restart: RestartDto | null, 
@@ -186,7 +190,11 @@ export type ApproveOutcomeDto = { approved: Array<string>, stale: Array<string>,
 
 export type KeyValueDto = { key: string, value: string, };
 
-export type ServerEntryDto = { name: string, transport: string, command: string | null, 
+export type ServerEntryDto = { name: string, transport: string, 
+/**
+ * The config scope the entry is written in.
+ */
+scope: Scope, command: string | null, 
 /**
  * Secret-looking values masked.
  */
@@ -195,6 +203,68 @@ args: Array<string>, url: string | null, cwd: string | null,
  * Values masked unless they are `${VAR}` references.
  */
 env: Array<KeyValueDto>, headers: Array<KeyValueDto>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, error: string | null, };
+
+export type Scope = "local" | "project" | "user";
+
+export type ImportSource = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "codex";
+
+export type OnConflict = "skip" | "rename";
+
+export type FoundSource = { source: ImportSource, 
+/**
+ * The tool's name for people.
+ */
+title: string, 
+/**
+ * The files read, each with how many servers it holds.
+ */
+files: Array<FoundSourceFile>, 
+/**
+ * Servers in all its files.
+ */
+servers: number, 
+/**
+ * Files that exist but cannot be read.
+ */
+errors: Array<string>, };
+
+export type FoundSourceFile = { path: string, servers: number, };
+
+export type ImportPlan = { 
+/**
+ * The file written.
+ */
+path: string, 
+/**
+ * Added servers (under their new name when renamed).
+ */
+added: Array<ImportedServer>, 
+/**
+ * Servers left out, each with why.
+ */
+skipped: Array<ImportedServer>, 
+/**
+ * Notes for the user (variables to set).
+ */
+notes: Array<string>, };
+
+export type ImportedServer = { 
+/**
+ * Its name in harness9.
+ */
+name: string, 
+/**
+ * Its name in the tool's file (differs when renamed).
+ */
+original: string, 
+/**
+ * The file it comes from.
+ */
+from: string, 
+/**
+ * Why it was skipped or renamed (empty for a plain add).
+ */
+reason: string, };
 
 export type ConfigTextDto = { path: string, text: string, exists: boolean, 
 /**

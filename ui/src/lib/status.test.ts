@@ -5,6 +5,7 @@ import { chipInfo, summary } from "./status";
 const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = null): ServerStatusDto => ({
   name: "s",
   transport: "stdio",
+  scope: "project",
   target: "s",
   state,
   restart,

@@ -1,6 +1,6 @@
 // How a server's state is shown: the chip's mark, tone and label, the same everywhere.
 
-import type { ServerStatusDto } from "./bindings";
+import type { Scope, ServerStatusDto } from "./bindings";
 
 export type Tone = "ok" | "warn" | "err" | "off" | "ask";
 
@@ -80,3 +80,10 @@ export function summary(servers: ServerStatusDto[]): string {
   }
   return `${connected} of ${servers.length} connected · ${tools} tool${tools === 1 ? "" : "s"}`;
 }
+
+/** What each config scope means, for tooltips. */
+export const SCOPE_HINTS: Record<Scope, string> = {
+  local: "Local scope: only you, only this project (kept outside the project)",
+  project: "Project scope: .mcp.json, shared through the repository",
+  user: "User scope: only you, every project",
+};

@@ -27,6 +27,11 @@ import type {
   ConfigEditDto,
   ConfigTextDto,
   ConnectionCheck,
+  FoundSource,
+  ImportPlan,
+  ImportSource,
+  OnConflict,
+  Scope,
   ConversationSummary,
   HeldToolDto,
   LogLevelDto,
@@ -266,8 +271,25 @@ export class MockBackend implements Backend {
   async cancelToolCall(callId: number) {
     this.#record("cancelToolCall", callId);
   }
-  async readConfig() {
+  async readConfig(scope?: Scope) {
+    if (scope && scope !== "project") return this.scopeConfigs[scope];
     return this.config;
+  }
+  /** The user and local scopes' files. */
+  scopeConfigs: Record<"user" | "local", ConfigTextDto> = {
+    user: { path: "/home/user/.config/harness9/mcp.json", text: "", exists: false, hash: "hu" },
+    local: { path: "/home/user/.local/share/harness9/projects/demo/mcp.json", text: "", exists: false, hash: "hl" },
+  };
+  /** What `importSources` finds. */
+  foundSources: FoundSource[] = [];
+  /** What `importServers` answers. */
+  importPlan: ImportPlan = { path: "", added: [], skipped: [], notes: [] };
+  async importSources() {
+    return this.foundSources;
+  }
+  async importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean) {
+    this.#record("importServers", from, scope, onConflict, dryRun);
+    return this.importPlan;
   }
   /** What `checkConfig` answers, whatever the text (the core's messages are its own). */
   configCheck: ConfigCheckDto = { error: null, servers: [] };
@@ -282,8 +304,13 @@ export class MockBackend implements Backend {
     this.edited = null;
     return out;
   }
-  async saveConfig(text: string, expectedHash: string | null) {
-    this.#record("saveConfig", text, expectedHash);
+  async saveConfig(text: string, expectedHash: string | null, scope?: Scope) {
+    this.#record("saveConfig", text, expectedHash, ...(scope && scope !== "project" ? [scope] : []));
+    if (scope && scope !== "project") {
+      const c = this.scopeConfigs[scope];
+      this.scopeConfigs[scope] = { ...c, text, exists: true, hash: `${c.hash}${++this.#hash}` };
+      return this.scopeConfigs[scope];
+    }
     this.config = { ...this.config, text, exists: true, hash: `h${++this.#hash}` };
     return this.config;
   }
@@ -292,8 +319,8 @@ export class MockBackend implements Backend {
     this.config = { ...this.config, text, hash: `h${++this.#hash}` };
     this.configEvents.emit({ revision: this.#hash, hash: this.config.hash });
   }
-  async openConfigInEditor() {
-    this.#record("openConfigInEditor");
+  async openConfigInEditor(scope?: Scope) {
+    this.#record("openConfigInEditor", ...(scope && scope !== "project" ? [scope] : []));
   }
   async chatState() {
     return this.chat;

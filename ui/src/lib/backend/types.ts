@@ -21,6 +21,11 @@ import type {
   ConfigEditDto,
   ConfigTextDto,
   ConnectionCheck,
+  FoundSource,
+  ImportPlan,
+  ImportSource,
+  OnConflict,
+  Scope,
   ConversationSummary,
   ErrorCode,
   HeldToolDto,
@@ -119,11 +124,15 @@ export interface Backend {
   callTool(server: string, tool: string, args: unknown, started: (callId: number) => void): Promise<ToolRunDto>;
   cancelToolCall(callId: number): Promise<void>;
 
-  readConfig(): Promise<ConfigTextDto>;
+  /** One config scope's file; the project's `.mcp.json` without a scope. */
+  readConfig(scope?: Scope): Promise<ConfigTextDto>;
   checkConfig(text: string): Promise<ConfigCheckDto>;
   editConfig(text: string, edit: ConfigEditDto): Promise<string>;
-  saveConfig(text: string, expectedHash: string | null): Promise<ConfigTextDto>;
-  openConfigInEditor(): Promise<void>;
+  saveConfig(text: string, expectedHash: string | null, scope?: Scope): Promise<ConfigTextDto>;
+  openConfigInEditor(scope?: Scope): Promise<void>;
+  /** Other tools with MCP servers configured on this machine. */
+  importSources(): Promise<FoundSource[]>;
+  importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean): Promise<ImportPlan>;
 
   /** The provider and model (or why there is none) and the project's conversation. */
   chatState(): Promise<ChatState>;

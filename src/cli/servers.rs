@@ -1,0 +1,223 @@
+//! `harness9 mcp add | add-json | get | remove | import`: the `claude mcp` verbs over the
+//! three config scopes. Each is one call into `harness9::config`; nothing here starts a
+//! server.
+
+use harness9::config::import::{self, ImportSource, OnConflict, Places};
+use harness9::config::servers::{self, AddParts, ServerEditError};
+use harness9::config::{Scope, ScopeFiles};
+
+use super::{EXIT_FAILED, EXIT_USAGE};
+use crate::ProjectArgs;
+
+/// The scopes as `--scope` takes them.
+pub const SCOPES: [&str; 3] = ["local", "project", "user"];
+
+/// The scope `mcp add`, `add-json` and `import` write to when none is given: private to
+/// the user and this project, as in Claude Code.
+pub const DEFAULT_SCOPE: &str = "local";
+
+fn files(args: &ProjectArgs) -> Result<ScopeFiles, i32> {
+    if !args.project.is_dir() {
+        eprintln!(
+            "harness9: project folder \"{}\" does not exist",
+            args.project.display()
+        );
+        return Err(EXIT_USAGE);
+    }
+    Ok(ScopeFiles::of(&args.project))
+}
+
+fn scope_of(word: &str) -> Result<Scope, i32> {
+    word.parse().map_err(|e| {
+        eprintln!("harness9: {e}");
+        EXIT_USAGE
+    })
+}
+
+fn fail(e: ServerEditError) -> i32 {
+    eprintln!("harness9: {e}");
+    match e {
+        ServerEditError::Save(_) | ServerEditError::Unreadable { .. } => EXIT_FAILED,
+        ServerEditError::Exists { .. }
+        | ServerEditError::NotFound { .. }
+        | ServerEditError::Ambiguous { .. }
+        | ServerEditError::BadName(_)
+        | ServerEditError::BadEntry(_) => EXIT_USAGE,
+    }
+}
+
+/// What `mcp add` was given.
+pub struct AddArgs {
+    pub name: String,
+    pub scope: String,
+    pub parts: AddParts,
+}
+
+pub fn add(project: ProjectArgs, args: AddArgs) -> i32 {
+    let entry =
+        servers::check_name(&args.name).and_then(|_| servers::entry_from_parts(&args.parts));
+    match entry {
+        Ok(entry) => write_entry(&project, &args.name, &args.scope, entry),
+        Err(e) => fail(e),
+    }
+}
+
+pub fn add_json(project: ProjectArgs, name: String, json: String, scope: String) -> i32 {
+    let entry: serde_json::Value = match serde_json::from_str(&json) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        Ok(_) => {
+            eprintln!("harness9: JSON must be an object like '{{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}}'");
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            eprintln!("harness9: invalid JSON: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(e) = servers::check_name(&name) {
+        return fail(e);
+    }
+    write_entry(&project, &name, &scope, entry)
+}
+
+fn write_entry(project: &ProjectArgs, name: &str, scope: &str, entry: serde_json::Value) -> i32 {
+    let (files, scope) = match (files(project), scope_of(scope)) {
+        (Ok(f), Ok(s)) => (f, s),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let kind = servers::check_entry(name, &entry)
+        .map(|c| c.transport.kind())
+        .unwrap_or("");
+    match servers::add_server(&files, scope, name, entry) {
+        Ok(path) => {
+            println!(
+                "Added {kind} server \"{name}\" to the {scope} scope ({})",
+                path.display()
+            );
+            if let Ok(found) = servers::scopes_with(&files, name) {
+                if found.first() != Some(&scope) {
+                    println!(
+                        "Note: the {} entry of \"{name}\" takes precedence over this one",
+                        found[0]
+                    );
+                } else if found.len() > 1 {
+                    let lower: Vec<&str> = found[1..].iter().map(|s| s.word()).collect();
+                    println!(
+                        "Note: it takes precedence over the {} entry of \"{name}\"",
+                        lower.join(" and ")
+                    );
+                }
+            }
+            if scope == Scope::Project {
+                println!("Project servers start after you approve them (run with --yes, or approve when asked).");
+            }
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+pub fn get(project: ProjectArgs, name: String) -> i32 {
+    let files = match files(&project) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    match servers::server_details(&files, &name) {
+        Ok(d) if project.json => {
+            println!("{}", serde_json::to_string_pretty(&d).expect("json"));
+            0
+        }
+        Ok(d) => {
+            print!("{}", d.to_text());
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 {
+    let files = match files(&project) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    let scope = match scope.as_deref().map(scope_of).transpose() {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match servers::remove_server(&files, &name, scope) {
+        Ok((scope, path)) => {
+            println!(
+                "Removed \"{name}\" from the {scope} scope ({})",
+                path.display()
+            );
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// What `mcp import` was given.
+pub struct ImportArgs {
+    pub from: String,
+    pub scope: String,
+    pub dry_run: bool,
+    pub on_conflict: String,
+}
+
+pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
+    let files = match files(&project) {
+        Ok(f) => f,
+        Err(c) => return c,
+    };
+    let parsed = (
+        args.from.parse::<ImportSource>(),
+        scope_of(&args.scope),
+        args.on_conflict.parse::<OnConflict>(),
+    );
+    let (source, scope, policy) = match parsed {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        (Err(e), _, _) | (_, _, Err(e)) => {
+            eprintln!("harness9: {e}");
+            return EXIT_USAGE;
+        }
+        (_, Err(c), _) => return c,
+    };
+    let (found, errors) = import::find(source, &project.project, &Places::of_user());
+    for e in &errors {
+        eprintln!("harness9: skipped {e}");
+    }
+    if found.is_empty() {
+        if errors.is_empty() {
+            eprintln!(
+                "harness9: no {} MCP servers found on this machine",
+                source.title()
+            );
+        }
+        return EXIT_FAILED;
+    }
+    let plan = match import::plan(&files, scope, &found, policy) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    if project.json {
+        println!("{}", serde_json::to_string_pretty(&plan).expect("json"));
+    } else {
+        print!("{}", plan.to_text(args.dry_run));
+    }
+    if args.dry_run {
+        if !project.json {
+            println!("Dry run: nothing was written.");
+        }
+        return 0;
+    }
+    match import::write(&plan) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("harness9: {e}");
+            EXIT_FAILED
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! Importing MCP servers from the other tools people already use: Claude Desktop, Claude
+//! Code, Cursor, VS Code and Codex. Each tool's config files are read where that tool keeps
+//! them and in its own format, turned into our entries, and planned against one scope's
+//! file: what is added, what is already there, what is skipped or renamed on a conflict.
+//! Writing the plan goes through [`McpDocument`] (unknown keys kept, atomic).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+mod formats;
+
+use formats::{candidates, read};
+pub use formats::{input_variable, parse_jsonc, strip_jsonc};
+
+use super::servers::{check_entry, save_creating};
+use super::{McpDocument, SaveError, Scope, ScopeFiles};
+
+/// A tool whose MCP servers can be imported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum ImportSource {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Codex,
+}
+
+impl ImportSource {
+    pub const ALL: [ImportSource; 5] = [
+        ImportSource::ClaudeDesktop,
+        ImportSource::ClaudeCode,
+        ImportSource::Cursor,
+        ImportSource::Vscode,
+        ImportSource::Codex,
+    ];
+
+    /// The name `--from` takes.
+    pub fn word(self) -> &'static str {
+        match self {
+            ImportSource::ClaudeDesktop => "claude-desktop",
+            ImportSource::ClaudeCode => "claude-code",
+            ImportSource::Cursor => "cursor",
+            ImportSource::Vscode => "vscode",
+            ImportSource::Codex => "codex",
+        }
+    }
+
+    /// The tool's name for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            ImportSource::ClaudeDesktop => "Claude Desktop",
+            ImportSource::ClaudeCode => "Claude Code",
+            ImportSource::Cursor => "Cursor",
+            ImportSource::Vscode => "VS Code",
+            ImportSource::Codex => "Codex",
+        }
+    }
+}
+
+impl std::str::FromStr for ImportSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ImportSource::ALL
+            .into_iter()
+            .find(|x| x.word() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown source \"{s}\"; use one of: {}",
+                    ImportSource::ALL.map(ImportSource::word).join(", ")
+                )
+            })
+    }
+}
+
+/// What to do with an imported server whose name the scope already has (with a different
+/// entry; an identical entry is simply already there).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum OnConflict {
+    /// Keep the existing entry and leave the imported one out.
+    #[default]
+    Skip,
+    /// Add the imported one under a free name (`NAME-2`, `NAME-3`, ...).
+    Rename,
+}
+
+impl std::str::FromStr for OnConflict {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "skip" => Ok(OnConflict::Skip),
+            "rename" => Ok(OnConflict::Rename),
+            other => Err(format!(
+                "unknown conflict policy \"{other}\"; use skip or rename"
+            )),
+        }
+    }
+}
+
+/// Where the other tools' files are: the user's home and config folders.
+#[derive(Debug, Clone)]
+pub struct Places {
+    pub home: PathBuf,
+    /// `$XDG_CONFIG_HOME` on Linux (`~/Library/Application Support` on macOS).
+    pub config: PathBuf,
+    /// Codex's home (`$CODEX_HOME`, else `~/.codex`).
+    pub codex_home: PathBuf,
+}
+
+impl Places {
+    /// This user's folders.
+    pub fn of_user() -> Places {
+        let home = dirs::home_dir().unwrap_or_default();
+        let config = dirs::config_dir().unwrap_or_else(|| home.join(".config"));
+        let codex_home = std::env::var_os("CODEX_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".codex"));
+        Places {
+            home,
+            config,
+            codex_home,
+        }
+    }
+}
+
+/// One config file of another tool that holds MCP servers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundFile {
+    pub source: ImportSource,
+    pub path: PathBuf,
+    /// Which part of the file (e.g. "user", "project", "projects[/path]").
+    pub part: String,
+    /// The servers as our entries, in file order.
+    pub servers: Vec<(String, Value)>,
+    /// Things the user must do (set a variable standing for a VS Code input, ...).
+    pub notes: Vec<String>,
+}
+
+/// A file that exists but cannot be read or parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SourceError {
+    pub path: String,
+    pub message: String,
+}
+
+/// Reads every config file of `source` that exists. Files that do not exist are left out;
+/// files that cannot be parsed are errors (named with their path).
+pub fn find(
+    source: ImportSource,
+    project: &Path,
+    at: &Places,
+) -> (Vec<FoundFile>, Vec<SourceError>) {
+    // `${workspaceFolder}` and Claude Code's per-project keys name the absolute path.
+    let absolute = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let project = absolute.as_path();
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for (path, reader) in candidates(source, project, at) {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                errors.push(SourceError {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                });
+                continue;
+            }
+        };
+        match read(reader, &text, project) {
+            Ok(parts) => {
+                for (part, servers, notes) in parts {
+                    if !servers.is_empty() {
+                        found.push(FoundFile {
+                            source,
+                            path: path.clone(),
+                            part,
+                            servers,
+                            notes,
+                        });
+                    }
+                }
+            }
+            Err(message) => errors.push(SourceError {
+                path: path.display().to_string(),
+                message,
+            }),
+        }
+    }
+    (found, errors)
+}
+
+/// What an import does to one scope's file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ImportPlan {
+    /// The file written.
+    pub path: String,
+    /// Added servers (under their new name when renamed).
+    pub added: Vec<ImportedServer>,
+    /// Servers left out, each with why.
+    pub skipped: Vec<ImportedServer>,
+    /// Notes for the user (variables to set).
+    pub notes: Vec<String>,
+    /// The file's text after the import.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// One server of an import.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ImportedServer {
+    /// Its name in harness9.
+    pub name: String,
+    /// Its name in the tool's file (differs when renamed).
+    pub original: String,
+    /// The file it comes from.
+    pub from: String,
+    /// Why it was skipped or renamed (empty for a plain add).
+    pub reason: String,
+}
+
+/// Why an import cannot be planned or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{path}: {message}; fix the file first")]
+    Target { path: String, message: String },
+    #[error(transparent)]
+    Save(#[from] SaveError),
+}
+
+/// Plans the import of `found` into `scope`'s file.
+pub fn plan(
+    files: &ScopeFiles,
+    scope: Scope,
+    found: &[FoundFile],
+    on_conflict: OnConflict,
+) -> Result<ImportPlan, ImportError> {
+    let path = files.path(scope);
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(ImportError::Target {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+    };
+    let mut doc = McpDocument::parse(&text, &path.display().to_string()).map_err(|e| {
+        ImportError::Target {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
+    })?;
+    let mut plan = ImportPlan {
+        path: path.display().to_string(),
+        ..ImportPlan::default()
+    };
+    for file in found {
+        let from = if file.part == "mcpServers" || file.part == "servers" {
+            file.path.display().to_string()
+        } else {
+            format!("{} ({})", file.path.display(), file.part)
+        };
+        let mut used = false;
+        for (name, entry) in &file.servers {
+            let item = |n: &str, reason: String| ImportedServer {
+                name: n.to_string(),
+                original: name.clone(),
+                from: from.clone(),
+                reason,
+            };
+            if let Err(e) = check_entry(name, entry) {
+                plan.skipped
+                    .push(item(name, format!("cannot be used: {e}")));
+                continue;
+            }
+            match doc.server(name) {
+                None => {
+                    doc.set_server(name, entry.clone());
+                    plan.added.push(item(name, String::new()));
+                    used = true;
+                }
+                Some(existing) if existing == entry => {
+                    plan.skipped
+                        .push(item(name, "already there, the same entry".into()));
+                }
+                Some(_) => match on_conflict {
+                    OnConflict::Skip => plan.skipped.push(item(
+                        name,
+                        "a different server of this name exists; import with --on-conflict rename to keep both".into(),
+                    )),
+                    OnConflict::Rename => {
+                        let free = (2..)
+                            .map(|n| format!("{name}-{n}"))
+                            .find(|n| doc.server(n).is_none())
+                            .expect("a free name exists");
+                        doc.set_server(&free, entry.clone());
+                        plan.added.push(item(
+                            &free,
+                            format!("renamed: a different \"{name}\" exists"),
+                        ));
+                        used = true;
+                    }
+                },
+            }
+        }
+        if used {
+            plan.notes.extend(file.notes.iter().cloned());
+        }
+    }
+    plan.text = doc.to_text();
+    Ok(plan)
+}
+
+/// Writes a plan's file (atomically, its folder created when missing). Nothing is written
+/// when the plan adds nothing.
+pub fn write(plan: &ImportPlan) -> Result<(), ImportError> {
+    if plan.added.is_empty() {
+        return Ok(());
+    }
+    let path = Path::new(&plan.path);
+    let doc = McpDocument::parse(&plan.text, &plan.path).map_err(|e| ImportError::Target {
+        path: plan.path.clone(),
+        message: e.to_string(),
+    })?;
+    save_creating(&doc, path)?;
+    Ok(())
+}
+
+impl ImportPlan {
+    /// What the import does, in lines for a terminal.
+    pub fn to_text(&self, dry_run: bool) -> String {
+        let mut out = String::new();
+        let verb = if dry_run { "Would add" } else { "Added" };
+        if self.added.is_empty() {
+            out.push_str(&format!("Nothing to add to {}\n", self.path));
+        } else {
+            out.push_str(&format!("{verb} to {}:\n", self.path));
+        }
+        for s in &self.added {
+            out.push_str(&format!("  + {}  (from {})", s.name, s.from));
+            if !s.reason.is_empty() {
+                out.push_str(&format!("  {}", s.reason));
+            }
+            out.push('\n');
+        }
+        if !self.skipped.is_empty() {
+            out.push_str("Skipped:\n");
+            for s in &self.skipped {
+                out.push_str(&format!(
+                    "  - {}  (from {}): {}\n",
+                    s.name, s.from, s.reason
+                ));
+            }
+        }
+        for n in &self.notes {
+            out.push_str(&format!("Note: {n}\n"));
+        }
+        out
+    }
+}
+
+/// One tool's config found on this machine, for a picker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FoundSource {
+    pub source: ImportSource,
+    /// The tool's name for people.
+    pub title: String,
+    /// The files read, each with how many servers it holds.
+    pub files: Vec<FoundSourceFile>,
+    /// Servers in all its files.
+    pub servers: u32,
+    /// Files that exist but cannot be read.
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FoundSourceFile {
+    pub path: String,
+    pub servers: u32,
+}
+
+/// Every tool that has MCP servers configured for `project` on this machine.
+pub fn discover(project: &Path, at: &Places) -> Vec<FoundSource> {
+    ImportSource::ALL
+        .into_iter()
+        .filter_map(|source| {
+            let (found, errors) = find(source, project, at);
+            if found.is_empty() && errors.is_empty() {
+                return None;
+            }
+            let files: Vec<FoundSourceFile> = found
+                .iter()
+                .map(|f| FoundSourceFile {
+                    path: if f.part == "mcpServers" || f.part == "servers" {
+                        f.path.display().to_string()
+                    } else {
+                        format!("{} ({})", f.path.display(), f.part)
+                    },
+                    servers: f.servers.len() as u32,
+                })
+                .collect();
+            Some(FoundSource {
+                source,
+                title: source.title().into(),
+                servers: files.iter().map(|f| f.servers).sum(),
+                files,
+                errors: errors.iter().map(ToString::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

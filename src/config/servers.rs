@@ -1,0 +1,543 @@
+//! Adding, finding and removing one server entry in a scope's file: what `harness9 mcp add`,
+//! `add-json`, `get` and `remove` (and imports) do. Every write goes through
+//! [`McpDocument`], so keys harness9 does not know stay, and is atomic.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{
+    parse_entry, EntryError, McpConfig, McpDocument, SaveError, Scope, ScopeFiles, ServerConfig,
+};
+
+/// Why an entry was not written (or not removed). The files on disk are unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerEditError {
+    #[error("a server named \"{name}\" already exists in the {scope} scope ({path}); remove it first with `harness9 mcp remove {name} --scope {scope}`, or pick another name")]
+    Exists {
+        name: String,
+        scope: Scope,
+        path: String,
+    },
+    #[error("no server named \"{name}\" in {}", where_looked(.scope, .files))]
+    NotFound {
+        name: String,
+        scope: Option<Scope>,
+        files: Vec<String>,
+    },
+    #[error("server \"{name}\" is in more than one scope ({}); say which with --scope {}", scope_list(.scopes), .scopes.iter().map(|s| s.word()).collect::<Vec<_>>().join("|"))]
+    Ambiguous { name: String, scopes: Vec<Scope> },
+    #[error("invalid server name \"{0}\": use letters, digits, '-', '_' and '.'")]
+    BadName(String),
+    #[error("{0}")]
+    BadEntry(String),
+    #[error("{path}: {message}; fix the file first")]
+    Unreadable { path: String, message: String },
+    #[error(transparent)]
+    Save(#[from] SaveError),
+}
+
+fn where_looked(scope: &Option<Scope>, files: &[String]) -> String {
+    match scope {
+        Some(s) => format!("the {s} scope ({})", files.join(", ")),
+        None => format!("any scope ({})", files.join(", ")),
+    }
+}
+
+fn scope_list(scopes: &[Scope]) -> String {
+    scopes
+        .iter()
+        .map(|s| s.word())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A server name as `mcp add` takes it: letters, digits, `-`, `_` and `.`.
+pub fn check_name(name: &str) -> Result<(), ServerEditError> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        Ok(())
+    } else {
+        Err(ServerEditError::BadName(name.to_string()))
+    }
+}
+
+/// What `mcp add` was given, before it becomes an entry.
+#[derive(Debug, Clone, Default)]
+pub struct AddParts {
+    /// `stdio`, `http` or `sse`; `None`: `http` for a URL, `stdio` for a command.
+    pub transport: Option<String>,
+    /// `K=V` strings.
+    pub env: Vec<String>,
+    /// `Name: value` strings.
+    pub headers: Vec<String>,
+    pub url: Option<String>,
+    /// The command and its arguments (everything after `--`).
+    pub command: Vec<String>,
+}
+
+/// Builds the JSON entry `mcp add` writes, or says what is wrong with the parts.
+pub fn entry_from_parts(parts: &AddParts) -> Result<Value, ServerEditError> {
+    let bad = |m: String| Err(ServerEditError::BadEntry(m));
+    let kind = match (parts.transport.as_deref(), &parts.url, parts.command.is_empty()) {
+        (Some(t @ ("http" | "sse")), Some(_), true) => t,
+        (Some(t @ ("http" | "sse")), None, _) => {
+            return bad(format!(
+                "a {t} server needs a URL: harness9 mcp add NAME --transport {t} https://host/mcp"
+            ))
+        }
+        (Some("stdio"), None, false) | (None, None, false) => "stdio",
+        (Some("stdio") | None, None, true) => {
+            return bad("missing command: put the server's command after `--`, e.g. harness9 mcp add NAME -- npx -y some-server (or give a URL for a remote server)".into())
+        }
+        (Some("stdio"), Some(u), _) => {
+            return bad(format!("a stdio server takes a command after `--`, not a URL (\"{u}\"); for a remote server use --transport http"))
+        }
+        (None, Some(_), true) => "http",
+        (_, Some(_), false) => {
+            return bad("give either a URL (remote server) or a command after `--` (local server), not both".into())
+        }
+        (Some(other), _, _) => {
+            return bad(format!(
+                "unknown transport \"{other}\"; use stdio, http or sse"
+            ))
+        }
+    };
+    let mut entry = Map::new();
+    entry.insert("type".into(), Value::from(kind));
+    if kind == "stdio" {
+        if !parts.headers.is_empty() {
+            return bad(
+                "--header is for remote (http, sse) servers; a local server takes --env".into(),
+            );
+        }
+        entry.insert("command".into(), Value::from(parts.command[0].clone()));
+        entry.insert("args".into(), Value::from(parts.command[1..].to_vec()));
+        let mut env = Map::new();
+        for e in &parts.env {
+            let (k, v) = parse_env(e)?;
+            env.insert(k, Value::from(v));
+        }
+        if !env.is_empty() {
+            entry.insert("env".into(), Value::Object(env));
+        }
+    } else {
+        if !parts.env.is_empty() {
+            return bad(
+                "--env is for local (stdio) servers; a remote server takes --header 'Name: value'"
+                    .into(),
+            );
+        }
+        let url = parts.url.clone().unwrap_or_default();
+        check_url(&url)?;
+        entry.insert("url".into(), Value::from(url));
+        let mut headers = Map::new();
+        for h in &parts.headers {
+            let (k, v) = parse_header(h)?;
+            headers.insert(k, Value::from(v));
+        }
+        if !headers.is_empty() {
+            entry.insert("headers".into(), Value::Object(headers));
+        }
+    }
+    Ok(Value::Object(entry))
+}
+
+/// `K=V` with a variable name `K`.
+pub fn parse_env(s: &str) -> Result<(String, String), ServerEditError> {
+    match s.split_once('=') {
+        Some((k, v))
+            if !k.is_empty()
+                && !k.starts_with(|c: char| c.is_ascii_digit())
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            Ok((k.to_string(), v.to_string()))
+        }
+        _ => Err(ServerEditError::BadEntry(format!(
+            "--env \"{s}\" is not KEY=value (KEY: letters, digits and '_'), e.g. --env API_KEY=${{API_KEY}}"
+        ))),
+    }
+}
+
+/// `Name: value` with a header name that has no spaces.
+pub fn parse_header(s: &str) -> Result<(String, String), ServerEditError> {
+    match s.split_once(':') {
+        Some((k, v))
+            if !k.trim().is_empty()
+                && k.trim()
+                    .chars()
+                    .all(|c| c.is_ascii_graphic() && !"()<>@,;:\\\"/[]?={}".contains(c)) =>
+        {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(ServerEditError::BadEntry(format!(
+            "--header \"{s}\" is not 'Name: value', e.g. --header 'Authorization: Bearer ${{TOKEN}}'"
+        ))),
+    }
+}
+
+/// An `http://` or `https://` URL with a host; `${VAR}` references are allowed anywhere.
+pub fn check_url(url: &str) -> Result<(), ServerEditError> {
+    // References are checked with a stand-in value: they are expanded at start.
+    let probe = url.replace("${", "x").replace('}', "x");
+    match url::Url::parse(&probe) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
+        Ok(u) => Err(ServerEditError::BadEntry(format!(
+            "bad URL \"{url}\": the scheme is \"{}\"; use http:// or https://",
+            u.scheme()
+        ))),
+        Err(e) => Err(ServerEditError::BadEntry(format!(
+            "bad URL \"{url}\": {e}; write it like https://host/mcp"
+        ))),
+    }
+}
+
+/// Checks an entry the way loading reads it (`${VAR}` references are not resolved here:
+/// a variable set only later is fine).
+pub fn check_entry(name: &str, entry: &Value) -> Result<ServerConfig, ServerEditError> {
+    parse_entry(name, entry, &|_| Some(String::new()))
+        .map_err(|EntryError { message, .. }| ServerEditError::BadEntry(message))
+}
+
+fn read_document(path: &Path) -> Result<McpDocument, ServerEditError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(ServerEditError::Unreadable {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+    };
+    McpDocument::parse(&text, &path.display().to_string()).map_err(|e| {
+        ServerEditError::Unreadable {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// The entries named `name` as written in a file (`None` when the file has none).
+fn entry_in(path: &Path, name: &str) -> Result<Option<Value>, ServerEditError> {
+    Ok(read_document(path)?.server(name).cloned())
+}
+
+/// Adds one entry to a scope's file (created with its folder when missing). Refuses a name
+/// the scope already has, and an entry that loading would refuse. Returns the file.
+pub fn add_server(
+    files: &ScopeFiles,
+    scope: Scope,
+    name: &str,
+    entry: Value,
+) -> Result<PathBuf, ServerEditError> {
+    check_entry(name, &entry)?;
+    let path = files.path(scope).to_path_buf();
+    let mut doc = read_document(&path)?;
+    if doc.server(name).is_some() {
+        return Err(ServerEditError::Exists {
+            name: name.into(),
+            scope,
+            path: path.display().to_string(),
+        });
+    }
+    doc.set_server(name, entry);
+    save_creating(&doc, &path)?;
+    Ok(path)
+}
+
+/// Saves a document, creating its folder first (the user and local folders may not exist).
+pub(crate) fn save_creating(doc: &McpDocument, path: &Path) -> Result<(), SaveError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| SaveError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    doc.save(path)
+}
+
+/// Every scope that has an entry named `name`, highest precedence first.
+pub fn scopes_with(files: &ScopeFiles, name: &str) -> Result<Vec<Scope>, ServerEditError> {
+    let mut found = Vec::new();
+    for scope in Scope::ALL {
+        if entry_in(files.path(scope), name)?.is_some() {
+            found.push(scope);
+        }
+    }
+    Ok(found)
+}
+
+/// Removes `name` from `scope`, or (without a scope) from the only scope that has it.
+/// Returns the scope and file it was removed from.
+pub fn remove_server(
+    files: &ScopeFiles,
+    name: &str,
+    scope: Option<Scope>,
+) -> Result<(Scope, PathBuf), ServerEditError> {
+    let scope = match scope {
+        Some(s) => s,
+        None => {
+            let found = scopes_with(files, name)?;
+            match found.as_slice() {
+                [one] => *one,
+                [] => {
+                    return Err(ServerEditError::NotFound {
+                        name: name.into(),
+                        scope: None,
+                        files: Scope::ALL
+                            .iter()
+                            .map(|s| files.path(*s).display().to_string())
+                            .collect(),
+                    })
+                }
+                _ => {
+                    return Err(ServerEditError::Ambiguous {
+                        name: name.into(),
+                        scopes: found,
+                    })
+                }
+            }
+        }
+    };
+    let path = files.path(scope).to_path_buf();
+    let mut doc = read_document(&path)?;
+    if !doc.remove_server(name) {
+        return Err(ServerEditError::NotFound {
+            name: name.into(),
+            scope: Some(scope),
+            files: vec![path.display().to_string()],
+        });
+    }
+    doc.save(&path)?;
+    Ok((scope, path))
+}
+
+/// One server as `mcp get` shows it: the entry in effect and where else it is written.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerDetails {
+    #[serde(flatten)]
+    pub entry: crate::inspect::ServerEntry,
+    /// The file the entry in effect is read from.
+    pub file: String,
+    /// Lower scopes that also have an entry of this name (not in effect).
+    pub shadows: Vec<Scope>,
+}
+
+/// The entry named `name` in effect for a project, secrets masked.
+pub fn server_details(files: &ScopeFiles, name: &str) -> Result<ServerDetails, ServerEditError> {
+    let found = scopes_with(files, name)?;
+    let Some(&top) = found.first() else {
+        return Err(ServerEditError::NotFound {
+            name: name.into(),
+            scope: None,
+            files: Scope::ALL
+                .iter()
+                .map(|s| files.path(*s).display().to_string())
+                .collect(),
+        });
+    };
+    let config = McpConfig::load_files(files);
+    let entry = crate::inspect::ServerEntry::find(&config, name).ok_or_else(|| {
+        ServerEditError::Unreadable {
+            path: files.path(top).display().to_string(),
+            message: config
+                .error
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "cannot be read".into()),
+        }
+    })?;
+    Ok(ServerDetails {
+        entry,
+        file: files.path(top).display().to_string(),
+        shadows: found[1..].to_vec(),
+    })
+}
+
+impl ServerDetails {
+    /// Lines for a terminal: `Key: value`, secrets already masked.
+    pub fn to_text(&self) -> String {
+        let e = &self.entry;
+        let mut out = format!("{}:\n  Scope: {} ({})\n", e.name, e.scope, self.file);
+        out.push_str(&format!("  Type: {}\n", e.transport));
+        if let Some(c) = &e.command {
+            out.push_str(&format!("  Command: {c}\n"));
+            out.push_str(&format!("  Args: {}\n", e.args.join(" ")));
+        }
+        if let Some(u) = &e.url {
+            out.push_str(&format!("  URL: {u}\n"));
+        }
+        if let Some(c) = &e.cwd {
+            out.push_str(&format!("  Working directory: {c}\n"));
+        }
+        for (label, pairs) in [("Environment", &e.env), ("Headers", &e.headers)] {
+            if !pairs.is_empty() {
+                out.push_str(&format!("  {label}:\n"));
+                for kv in pairs {
+                    out.push_str(&format!("    {}: {}\n", kv.key, kv.value));
+                }
+            }
+        }
+        if e.disabled {
+            out.push_str("  Disabled: yes\n");
+        }
+        if let Some(err) = &e.error {
+            out.push_str(&format!("  Error: {err}\n"));
+        }
+        if !self.shadows.is_empty() {
+            out.push_str(&format!(
+                "  Also in: {} (overridden by the {} entry)\n",
+                scope_list(&self.shadows),
+                e.scope
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::mask;
+    use serde_json::json;
+
+    fn parts(transport: Option<&str>, url: Option<&str>, command: &[&str]) -> AddParts {
+        AddParts {
+            transport: transport.map(str::to_string),
+            url: url.map(str::to_string),
+            command: command.iter().map(|s| s.to_string()).collect(),
+            ..AddParts::default()
+        }
+    }
+
+    fn err(p: &AddParts) -> String {
+        entry_from_parts(p).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn entries_from_parts() {
+        let mut p = parts(None, None, &["npx", "-y", "srv"]);
+        p.env = vec!["A=1".into(), "B=x=y".into()];
+        assert_eq!(
+            entry_from_parts(&p).unwrap(),
+            json!({"type": "stdio", "command": "npx", "args": ["-y", "srv"], "env": {"A": "1", "B": "x=y"}})
+        );
+        let mut p = parts(Some("sse"), Some("https://h/sse"), &[]);
+        p.headers = vec!["Authorization: Bearer ${T}".into()];
+        assert_eq!(
+            entry_from_parts(&p).unwrap(),
+            json!({"type": "sse", "url": "https://h/sse", "headers": {"Authorization": "Bearer ${T}"}})
+        );
+        assert_eq!(
+            entry_from_parts(&parts(None, Some("http://localhost:8080/mcp"), &[])).unwrap(),
+            json!({"type": "http", "url": "http://localhost:8080/mcp"})
+        );
+    }
+
+    #[test]
+    fn clear_errors_for_bad_parts() {
+        assert!(err(&parts(None, None, &[]))
+            .starts_with("missing command: put the server's command after `--`"));
+        assert!(err(&parts(Some("http"), None, &[])).starts_with("a http server needs a URL"));
+        assert_eq!(
+            err(&parts(None, Some("ftp://h/x"), &[])),
+            "bad URL \"ftp://h/x\": the scheme is \"ftp\"; use http:// or https://"
+        );
+        assert!(err(&parts(None, Some("nota url"), &[])).starts_with("bad URL \"nota url\""));
+        let mut p = parts(None, None, &["srv"]);
+        p.env = vec!["NOVALUE".into()];
+        assert!(err(&p).starts_with("--env \"NOVALUE\" is not KEY=value"));
+        let mut p = parts(None, Some("https://h/mcp"), &[]);
+        p.headers = vec!["no colon".into()];
+        assert!(err(&p).starts_with("--header \"no colon\" is not 'Name: value'"));
+        let mut p = parts(None, Some("https://h/mcp"), &[]);
+        p.env = vec!["A=1".into()];
+        assert!(err(&p).starts_with("--env is for local (stdio) servers"));
+        assert!(err(&parts(Some("stdio"), Some("https://h"), &[]))
+            .starts_with("a stdio server takes a command"));
+        assert!(
+            err(&parts(Some("ws"), Some("https://h"), &[])).starts_with("unknown transport \"ws\"")
+        );
+    }
+
+    fn files(dir: &Path) -> ScopeFiles {
+        std::fs::create_dir_all(dir.join("proj")).unwrap();
+        ScopeFiles::within(&dir.join("proj"), &dir.join("cfg"), &dir.join("data"))
+    }
+
+    #[test]
+    fn add_get_remove_across_scopes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = files(tmp.path());
+        // Unknown keys of an existing file survive the edit.
+        std::fs::write(
+            &f.project,
+            r#"{"other": 1, "mcpServers": {"p": {"command": "p", "x-note": true}}}"#,
+        )
+        .unwrap();
+        add_server(&f, Scope::User, "s", json!({"command": "user-s"})).unwrap();
+        add_server(
+            &f,
+            Scope::Local,
+            "s",
+            json!({"command": "local-s", "env": {"TOKEN": "hunter2"}}),
+        )
+        .unwrap();
+        add_server(&f, Scope::Project, "s", json!({"url": "https://h/mcp"})).unwrap();
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&f.project).unwrap()).unwrap();
+        assert_eq!(
+            doc,
+            json!({"other": 1, "mcpServers": {"p": {"command": "p", "x-note": true}, "s": {"url": "https://h/mcp"}}})
+        );
+        assert!(f.local.starts_with(tmp.path().join("data/projects")));
+
+        let e = add_server(&f, Scope::User, "s", json!({"command": "again"})).unwrap_err();
+        assert_eq!(e.to_string(), format!("a server named \"s\" already exists in the user scope ({}); remove it first with `harness9 mcp remove s --scope user`, or pick another name", f.user.display()));
+        let e = add_server(&f, Scope::User, "b", json!({"command": "x", "url": "y"})).unwrap_err();
+        assert!(e.to_string().starts_with("server \"b\": has both"), "{e}");
+
+        let d = server_details(&f, "s").unwrap();
+        assert_eq!(d.entry.scope, Scope::Local);
+        assert_eq!(d.shadows, vec![Scope::Project, Scope::User]);
+        assert_eq!(d.entry.env[0].value, mask::MASK);
+        assert!(d.to_text().contains("  Scope: local ("), "{}", d.to_text());
+        assert!(!d.to_text().contains("hunter2"));
+
+        let e = remove_server(&f, "s", None).unwrap_err();
+        assert_eq!(e.to_string(), "server \"s\" is in more than one scope (local, project, user); say which with --scope local|project|user");
+        assert_eq!(
+            remove_server(&f, "s", Some(Scope::Local)).unwrap().0,
+            Scope::Local
+        );
+        assert_eq!(server_details(&f, "s").unwrap().entry.scope, Scope::Project);
+        remove_server(&f, "s", Some(Scope::Project)).unwrap();
+        assert_eq!(remove_server(&f, "s", None).unwrap().0, Scope::User);
+        let e = remove_server(&f, "s", Some(Scope::User)).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("no server named \"s\" in the user scope"),
+            "{e}"
+        );
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&f.project).unwrap()).unwrap();
+        assert_eq!(
+            doc,
+            json!({"other": 1, "mcpServers": {"p": {"command": "p", "x-note": true}}})
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("git-hub_2.0").is_ok());
+        assert!(check_name("").is_err());
+        assert_eq!(
+            check_name("a b").unwrap_err().to_string(),
+            "invalid server name \"a b\": use letters, digits, '-', '_' and '.'"
+        );
+    }
+}
