@@ -619,7 +619,7 @@ fn mcp_panel_shows_the_context_cost_and_the_tool_search_warning() {
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(
         lines[2],
-        "  │● demo             stdio  2 tools · ~1234 tokens                          │"
+        "  │● demo             stdio  project 2 tools · ~1234 tokens                  │"
     );
     assert!(
         s.contains("│101 MCP tools are more than 100: tool search takes over"),

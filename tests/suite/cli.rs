@@ -97,9 +97,10 @@ fn list_shows_the_context_cost_of_each_server() {
     assert!(header.contains(" TOOLS TOKENS  PROTOCOL"), "{header}");
     let demo = out.lines().find(|l| l.starts_with("demo")).unwrap();
     let cols: Vec<&str> = demo.split_whitespace().collect();
-    assert_eq!(cols[4..6], ["3", want.to_string().as_str()], "{demo}");
+    // name, transport, scope, mark, status, then the counts.
+    assert_eq!(cols[5..7], ["3", want.to_string().as_str()], "{demo}");
     let dead = out.lines().find(|l| l.starts_with("dead")).unwrap();
-    assert_eq!(dead.split_whitespace().nth(5), Some("-"), "{dead}");
+    assert_eq!(dead.split_whitespace().nth(6), Some("-"), "{dead}");
     assert!(out.contains("Tool definitions take about "), "{out}");
     assert!(
         !stderr(&o).contains("tool search takes over"),
