@@ -184,6 +184,8 @@ describe("the desktop UI against a mocked backend", () => {
     await page.getByTestId("add-server").click();
     await page.getByTestId("form-name").fill("mine");
     await page.getByTestId("form-command").fill("my-server");
+    // The core writes the edit; the fake answers with what it would write.
+    await page.evaluate((t) => (window.__mock.edited = t), '{\n  "mcpServers": {\n    "mine": { "command": "my-server" }\n  }\n}\n');
     await page.getByTestId("form-submit").click();
     await page.getByTestId("dirty").waitFor();
     assert.equal(await page.getByTestId("scope-project").isDisabled(), true);
