@@ -615,26 +615,40 @@ impl Harness {
     /// that says what to set when no model provider is configured.
     pub fn engine(
         &self,
-        mut opts: crate::engine::EngineOptions,
+        opts: crate::engine::EngineOptions,
     ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
+        crate::engine::Engine::new(
+            &self.project,
+            self.registry().clone(),
+            self.engine_options(opts),
+        )
+    }
+
+    /// The façade's parts of engine options: the servers' resources and the provider
+    /// settings' overrides.
+    fn engine_options(
+        &self,
+        mut opts: crate::engine::EngineOptions,
+    ) -> crate::engine::EngineOptions {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
         }
         self.fill_overrides(&mut opts.provider_overrides);
-        crate::engine::Engine::new(&self.project, self.registry().clone(), opts)
+        opts
     }
 
     /// [`Harness::engine`] off the async runtime (a reopened conversation is read from
     /// disk on tokio's blocking pool).
     pub async fn open_engine(
         &self,
-        mut opts: crate::engine::EngineOptions,
+        opts: crate::engine::EngineOptions,
     ) -> Result<crate::engine::Engine, crate::engine::EngineError> {
-        if opts.resources.is_none() {
-            opts.resources = Some(self.resource_access());
-        }
-        self.fill_overrides(&mut opts.provider_overrides);
-        crate::engine::Engine::open(&self.project, self.registry().clone(), opts).await
+        crate::engine::Engine::open(
+            &self.project,
+            self.registry().clone(),
+            self.engine_options(opts),
+        )
+        .await
     }
 
     /// Saved conversations of this project, newest first. Reads every file: async code calls

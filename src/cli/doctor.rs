@@ -3,9 +3,6 @@
 
 use std::time::Duration;
 
-use harness9::mcp::ApprovalPolicy;
-use harness9::{Harness, HarnessOptions};
-
 use super::{ask_approval, EXIT_USAGE};
 use crate::ProjectArgs;
 
@@ -20,17 +17,7 @@ pub async fn run(args: ProjectArgs) -> i32 {
         );
         return EXIT_USAGE;
     }
-    let harness = Harness::open(
-        &args.project,
-        HarnessOptions {
-            policy: if args.yes {
-                ApprovalPolicy::AllowAll
-            } else {
-                ApprovalPolicy::Ask
-            },
-            ..HarnessOptions::default()
-        },
-    );
+    let harness = super::harness_for(&args);
     // A broken .mcp.json is part of the report, not a reason to stop.
     let _ = harness.start(None).await;
     ask_approval(&harness).await;

@@ -44,6 +44,21 @@ pub fn run_async<F: Future<Output = i32>>(f: F) -> i32 {
         .block_on(f)
 }
 
+/// The project's façade, approving its servers for this run with `--yes`.
+fn harness_for(args: &ProjectArgs) -> Harness {
+    Harness::open(
+        &args.project,
+        HarnessOptions {
+            policy: if args.yes {
+                ApprovalPolicy::AllowAll
+            } else {
+                ApprovalPolicy::Ask
+            },
+            ..HarnessOptions::default()
+        },
+    )
+}
+
 /// Opens the project and starts its servers (or only `only`); `None` when `.mcp.json`
 /// cannot be read (the error is already printed).
 async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i32> {
@@ -54,17 +69,7 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
         );
         return Err(EXIT_USAGE);
     }
-    let harness = Harness::open(
-        &args.project,
-        HarnessOptions {
-            policy: if args.yes {
-                ApprovalPolicy::AllowAll
-            } else {
-                ApprovalPolicy::Ask
-            },
-            ..HarnessOptions::default()
-        },
-    );
+    let harness = harness_for(args);
     // Announced so servers offer their sampling tools; with no one to approve a request
     // here, each is refused with a line on stderr (see `asks`).
     harness.set_sampling(true);

@@ -139,37 +139,13 @@ async function run() {
   const deadline = Date.now() + 30_000;
   let servers = 0;
   while (Date.now() < deadline) {
-    servers = tree(child.pid).filter((p) => {
-      try {
-        return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "harness9";
-      } catch {
-        return false;
-      }
-    }).length;
+    servers = count(child.pid, "harness9");
     if (servers >= SERVERS) break;
     await sleep(200);
   }
   const allUpMs = Date.now() - started;
   await sleep(IDLE_WAIT_MS);
-  const procs = tree(child.pid).map((p) => {
-    try {
-      return memory(p);
-    } catch {
-      return null;
-    }
-  }).filter(Boolean);
-  const sums = {};
-  for (const p of procs) {
-    const g = group(p.comm);
-    sums[g] ??= { processes: 0, rssMb: 0, pssMb: 0 };
-    sums[g].processes++;
-    sums[g].rssMb += p.rssKb / 1024;
-    sums[g].pssMb += p.pssKb / 1024;
-  }
-  for (const g of Object.values(sums)) {
-    g.rssMb = Math.round(g.rssMb);
-    g.pssMb = Math.round(g.pssMb);
-  }
+  const sums = measure(child.pid).groups;
   child.kill("SIGTERM");
   await new Promise((r) => child.on("exit", r));
   rmSync(tmp, { recursive: true, force: true });
