@@ -408,6 +408,66 @@ describe("the desktop app on examples/demo", () => {
     assert.equal(chips.length, 3);
   });
 
+  test("the real core: secrets masked, Disable and Enable write the file, a file changed on disk is never overwritten", async () => {
+    const file = path.join(project, ".mcp.json");
+    const original = readFileSync(file, "utf8");
+    // The editor still holds the invalid text of the test before: back to the file.
+    await session.click(await session.find("[data-testid=reload-config]"));
+    await session.waitFor("[data-testid=config-ok]", "the file reloaded");
+    await session.click(await session.find("[data-testid=nav-tools]"));
+
+    // A server with a secret in its environment joins through the file (hot reload).
+    const config = JSON.parse(original);
+    config.mcpServers.secretive = {
+      command: "harness9",
+      args: ["mcp", "serve", "--project", "."],
+      env: { API_TOKEN: "s3cr3t-token-value", WHERE: "${HOME}" },
+    };
+    writeFileSync(file, JSON.stringify(config, null, 2) + "\n");
+    const dialog = await session.waitFor("[data-testid=approval-dialog]", "the approval of the new server");
+    assert.doesNotMatch(await session.text(dialog), /s3cr3t-token-value/);
+    await session.click(await session.find("[data-testid=approve-all]"));
+    await session.click(await session.waitFor("[data-testid=chip-secretive][data-status=connected]", "the new server to connect"));
+    const panel = await session.waitFor("[data-testid=server-panel]", "its panel", async (el) => /API_TOKEN=/.test(await session.text(el)));
+    const shown = await session.text(panel);
+    assert.match(shown, /WHERE=\$\{HOME\}/);
+    assert.doesNotMatch(shown, /s3cr3t-token-value/);
+    assert.equal(await session.run("return document.body.innerHTML.includes('s3cr3t-token-value')"), false);
+
+    // Disable writes `disabled: true` into the entry and keeps everything else; Enable takes it out.
+    await session.click(await session.find("[data-testid=disable]"));
+    await session.waitFor("[data-testid=chip-secretive][data-status=disabled]", "the server disabled");
+    const disabled = JSON.parse(readFileSync(file, "utf8"));
+    assert.deepEqual(disabled.mcpServers.secretive, { ...config.mcpServers.secretive, disabled: true });
+    assert.deepEqual(Object.keys(disabled.mcpServers), Object.keys(config.mcpServers));
+    await session.click(await session.waitFor("[data-testid=enable]", "the Enable button"));
+    await session.waitFor("[data-testid=chip-secretive][data-status=connected]", "the server enabled again");
+    assert.deepEqual(JSON.parse(readFileSync(file, "utf8")).mcpServers.secretive, config.mcpServers.secretive);
+
+    // Unsaved edits, then the file changes on disk: the pane says so and Save refuses.
+    await session.click(await session.find("[data-testid=nav-settings]"));
+    await session.waitFor("[data-testid=config-ok]", "the config to validate");
+    await session.click(await session.find("[data-testid=add-server]"));
+    await session.type(await session.waitFor("[data-testid=form-name]"), "draft");
+    await session.type(await session.find("[data-testid=form-command]"), "harness9");
+    await session.click(await session.find("[data-testid=form-submit]"));
+    await session.waitFor("[data-testid=dirty]", "the unsaved edit");
+    const external = JSON.parse(readFileSync(file, "utf8"));
+    delete external.mcpServers.secretive;
+    const externalText = JSON.stringify(external, null, 2) + "\n";
+    writeFileSync(file, externalText);
+    await session.waitFor("[data-testid=disk-changed]", "the changed-on-disk warning");
+    await session.click(await session.find("[data-testid=save-config]"));
+    const refused = await session.waitFor("[data-testid=save-error]", "the refusal to overwrite");
+    assert.match(await session.text(refused), /changed on disk/i);
+    await session.screenshot("6b-changed-on-disk");
+    assert.equal(readFileSync(file, "utf8"), externalText);
+    // Back to the file as it was for the tests that follow.
+    writeFileSync(file, original);
+    await session.click(await session.find("[data-testid=reload-config]"));
+    await session.waitFor("[data-testid=config-ok]", "the file reloaded", async () => (await session.findAll("[data-testid^=chip-]")).length === 3);
+  });
+
   test("dark theme", async () => {
     await session.run(`
       const s = document.querySelector("[data-testid=theme]");
