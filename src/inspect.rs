@@ -21,6 +21,7 @@ pub use crate::config::mask::{mask_args, mask_url, MASK};
 
 /// `.mcp.json` as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigText {
     pub path: PathBuf,
@@ -59,6 +60,7 @@ pub fn content_hash(text: &str) -> String {
 
 /// What is wrong with a `.mcp.json` text as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigProblem {
     pub message: String,
@@ -69,6 +71,7 @@ pub struct ConfigProblem {
 
 /// One server entry's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct EntryCheck {
     pub name: String,
@@ -81,6 +84,7 @@ pub struct EntryCheck {
 
 /// The result of validating an edited `.mcp.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigCheck {
     /// Set when the text cannot be saved (invalid JSON or wrong shape).
@@ -216,6 +220,7 @@ pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
 /// written in `.mcp.json`, with values that may be secrets masked (`${VAR}` references are
 /// shown as written), and the fingerprint to approve it with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRequest {
     pub name: String,
@@ -302,6 +307,7 @@ pub fn approval_prompt(waiting: &[ApprovalRequest]) -> String {
 
 /// A name and a value that may have been masked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KeyValue {
     pub key: String,
     pub value: String,
@@ -309,6 +315,7 @@ pub struct KeyValue {
 
 /// One server's entry for the server panel: as written, secrets masked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerEntry {
     pub name: String,

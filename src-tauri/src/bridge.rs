@@ -12,15 +12,11 @@ use ts_rs::TS;
 
 use harness9::engine::EngineError;
 use harness9::harness::{CallError, ConfigSaveError, TimedResult};
-use harness9::inspect::{
-    ApprovalRequest, ConfigCheck, ConfigEdit, ConfigProblem, ConfigText, EditError, EntryCheck,
-    KeyValue, ServerEntry,
-};
+use harness9::inspect::{ConfigEdit, EditError};
 use harness9::mcp::manager::StartPhase;
 use harness9::mcp::AcceptError;
 use harness9::mcp::{
-    ApproveOutcome, CallToolResult, Content, LogLine, LogSource, RestartStatus, ServerState,
-    ServerStatus, StatusSnapshot,
+    CallToolResult, Content, LogLine, RestartStatus, ServerState, ServerStatus, StatusSnapshot,
 };
 use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
@@ -402,52 +398,13 @@ impl From<&ServerState> for ServerStateDto {
 
 // ---- logs --------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum LogSourceDto {
-    Stderr,
-    Server,
-    Host,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct LogLineDto {
-    /// Milliseconds since the Unix epoch.
-    pub time_ms: f64,
-    pub source: LogSourceDto,
-    pub level: String,
-    pub text: String,
-}
-
-impl From<&LogLine> for LogLineDto {
-    fn from(l: &LogLine) -> Self {
-        let LogLine {
-            time_ms,
-            source,
-            level,
-            text,
-        } = l;
-        LogLineDto {
-            time_ms: *time_ms as f64,
-            source: match source {
-                LogSource::Stderr => LogSourceDto::Stderr,
-                LogSource::Server => LogSourceDto::Server,
-                LogSource::Host => LogSourceDto::Host,
-            },
-            level: level.clone(),
-            text: text.clone(),
-        }
-    }
-}
-
 /// The answer to `follow_log`: recent lines; later ones arrive on the channel.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LogFollowDto {
     /// Pass to `unfollow_log` to stop the stream.
     pub follow_id: u32,
-    pub lines: Vec<LogLineDto>,
+    pub lines: Vec<LogLine>,
 }
 
 // ---- tools -------------------------------------------------------------------------
@@ -616,52 +573,6 @@ impl From<Content> for ContentDto {
 
 // ---- approvals and entries -----------------------------------------------------------
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalRequestDto {
-    pub name: String,
-    pub transport: String,
-    pub command: Option<String>,
-    /// Secret-looking values masked; `${VAR}` references as written.
-    pub args: Vec<String>,
-    /// Password and secret query values masked.
-    pub url: Option<String>,
-    pub cwd: Option<String>,
-    /// Names only; values never leave the core.
-    pub env_keys: Vec<String>,
-    /// Names only; values never leave the core.
-    pub header_keys: Vec<String>,
-    /// Pass back to `approve` with the name: an entry changed since is refused.
-    pub fingerprint: String,
-}
-
-impl From<ApprovalRequest> for ApprovalRequestDto {
-    fn from(a: ApprovalRequest) -> Self {
-        let ApprovalRequest {
-            name,
-            transport,
-            command,
-            args,
-            url,
-            cwd,
-            env_keys,
-            header_keys,
-            fingerprint,
-        } = a;
-        ApprovalRequestDto {
-            name,
-            transport,
-            command,
-            args,
-            url,
-            cwd,
-            env_keys,
-            header_keys,
-            fingerprint,
-        }
-    }
-}
-
 /// One server to approve: its name and the fingerprint of the request the user saw.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
 pub struct ApprovalPickDto {
@@ -669,116 +580,7 @@ pub struct ApprovalPickDto {
     pub fingerprint: String,
 }
 
-/// What `approve` did: `stale` servers changed since they were shown and were not
-/// approved; show them again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ApproveOutcomeDto {
-    pub approved: Vec<String>,
-    pub stale: Vec<String>,
-}
-
-impl From<ApproveOutcome> for ApproveOutcomeDto {
-    fn from(o: ApproveOutcome) -> Self {
-        let ApproveOutcome { approved, stale } = o;
-        ApproveOutcomeDto { approved, stale }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct KeyValueDto {
-    pub key: String,
-    pub value: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerEntryDto {
-    pub name: String,
-    pub transport: String,
-    /// The config scope the entry is written in.
-    pub scope: harness9::config::Scope,
-    pub command: Option<String>,
-    /// Secret-looking values masked.
-    pub args: Vec<String>,
-    pub url: Option<String>,
-    pub cwd: Option<String>,
-    /// Values masked unless they are `${VAR}` references.
-    pub env: Vec<KeyValueDto>,
-    pub headers: Vec<KeyValueDto>,
-    pub disabled: bool,
-    pub startup_timeout_ms: f64,
-    pub tool_timeout_ms: f64,
-    pub error: Option<String>,
-}
-
-impl From<ServerEntry> for ServerEntryDto {
-    fn from(e: ServerEntry) -> Self {
-        let ServerEntry {
-            name,
-            transport,
-            scope,
-            command,
-            args,
-            url,
-            cwd,
-            env,
-            headers,
-            disabled,
-            startup_timeout_ms,
-            tool_timeout_ms,
-            error,
-        } = e;
-        let kv = |v: Vec<KeyValue>| {
-            v.into_iter()
-                .map(|KeyValue { key, value }| KeyValueDto { key, value })
-                .collect()
-        };
-        ServerEntryDto {
-            name,
-            transport,
-            scope,
-            command,
-            args,
-            url,
-            cwd,
-            env: kv(env),
-            headers: kv(headers),
-            disabled,
-            startup_timeout_ms: startup_timeout_ms as f64,
-            tool_timeout_ms: tool_timeout_ms as f64,
-            error,
-        }
-    }
-}
-
 // ---- the settings pane -----------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ConfigTextDto {
-    pub path: String,
-    pub text: String,
-    pub exists: bool,
-    /// Pass back to `save_config` to refuse overwriting changes made elsewhere.
-    pub hash: String,
-}
-
-impl From<ConfigText> for ConfigTextDto {
-    fn from(c: ConfigText) -> Self {
-        let ConfigText {
-            path,
-            text,
-            exists,
-            hash,
-        } = c;
-        ConfigTextDto {
-            path: path.display().to_string(),
-            text,
-            exists,
-            hash,
-        }
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -786,64 +588,6 @@ pub struct ConfigChangedDto {
     pub revision: u32,
     /// Hash of the text now on disk (compare with `ConfigTextDto.hash`).
     pub hash: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ConfigProblemDto {
-    pub message: String,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct EntryCheckDto {
-    pub name: String,
-    pub transport: String,
-    pub error: Option<String>,
-    pub disabled: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ConfigCheckDto {
-    /// Set when the text cannot be saved.
-    pub error: Option<ConfigProblemDto>,
-    pub servers: Vec<EntryCheckDto>,
-}
-
-impl From<ConfigCheck> for ConfigCheckDto {
-    fn from(c: ConfigCheck) -> Self {
-        let ConfigCheck { error, servers } = c;
-        let small = |n: Option<usize>| n.map(|n| n.try_into().unwrap_or(u32::MAX));
-        ConfigCheckDto {
-            error: error.map(
-                |ConfigProblem {
-                     message,
-                     line,
-                     column,
-                 }| ConfigProblemDto {
-                    message,
-                    line: small(line),
-                    column: small(column),
-                },
-            ),
-            servers: servers
-                .into_iter()
-                .map(
-                    |EntryCheck {
-                         name,
-                         transport,
-                         error,
-                         disabled,
-                     }| EntryCheckDto {
-                        name,
-                        transport,
-                        error,
-                        disabled,
-                    },
-                )
-                .collect(),
-        }
-    }
 }
 
 /// A form edit of the `.mcp.json` text in the settings pane.
@@ -927,8 +671,8 @@ pub fn typescript_bindings() -> String {
         StartPhaseDto::decl(&cfg),
         ServerStateDto::decl(&cfg),
         RestartDto::decl(&cfg),
-        LogSourceDto::decl(&cfg),
-        LogLineDto::decl(&cfg),
+        harness9::mcp::LogSource::decl(&cfg),
+        harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
         ToolDto::decl(&cfg),
         ToolHintsDto::decl(&cfg),
@@ -938,11 +682,11 @@ pub fn typescript_bindings() -> String {
         HeldToolDto::decl(&cfg),
         ContentDto::decl(&cfg),
         ToolRunDto::decl(&cfg),
-        ApprovalRequestDto::decl(&cfg),
+        harness9::inspect::ApprovalRequest::decl(&cfg),
         ApprovalPickDto::decl(&cfg),
-        ApproveOutcomeDto::decl(&cfg),
-        KeyValueDto::decl(&cfg),
-        ServerEntryDto::decl(&cfg),
+        harness9::mcp::ApproveOutcome::decl(&cfg),
+        harness9::inspect::KeyValue::decl(&cfg),
+        harness9::inspect::ServerEntry::decl(&cfg),
         harness9::config::Scope::decl(&cfg),
         harness9::config::import::ImportSource::decl(&cfg),
         harness9::config::import::OnConflict::decl(&cfg),
@@ -950,12 +694,12 @@ pub fn typescript_bindings() -> String {
         harness9::config::import::FoundSourceFile::decl(&cfg),
         harness9::config::import::ImportPlan::decl(&cfg),
         harness9::config::import::ImportedServer::decl(&cfg),
-        ConfigTextDto::decl(&cfg),
+        harness9::inspect::ConfigText::decl(&cfg),
         ConfigChangedDto::decl(&cfg),
         ProjectEvent::<Value>::decl(&cfg),
-        ConfigProblemDto::decl(&cfg),
-        EntryCheckDto::decl(&cfg),
-        ConfigCheckDto::decl(&cfg),
+        harness9::inspect::ConfigProblem::decl(&cfg),
+        harness9::inspect::EntryCheck::decl(&cfg),
+        harness9::inspect::ConfigCheck::decl(&cfg),
         ConfigEditDto::decl(&cfg),
         harness9::engine::Event::decl(&cfg),
         harness9::engine::CallStatus::decl(&cfg),
@@ -1073,10 +817,10 @@ mod tests {
             .unwrap()
             .block_on(manager.reload(&cfg));
         let status = StatusDto::from(manager.snapshot().as_ref());
-        let requests: Vec<ApprovalRequestDto> = manager
+        let requests: Vec<harness9::inspect::ApprovalRequest> = manager
             .awaiting_approval()
             .iter()
-            .map(|c| ApprovalRequest::of(c, &data).into())
+            .map(|c| harness9::inspect::ApprovalRequest::of(c, &data))
             .collect();
         assert_eq!(requests.len(), 2);
         for payload in [

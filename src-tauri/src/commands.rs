@@ -10,6 +10,7 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict};
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
+use harness9::inspect::{ApprovalRequest, ConfigCheck, ConfigText, ServerEntry};
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
@@ -59,14 +60,8 @@ pub async fn get_status(state: S<'_>) -> BridgeResult<StatusDto> {
 }
 
 #[tauri::command]
-pub async fn pending_approvals(state: S<'_>) -> BridgeResult<Vec<ApprovalRequestDto>> {
-    Ok(state
-        .harness()
-        .await?
-        .pending_approvals()
-        .into_iter()
-        .map(Into::into)
-        .collect())
+pub async fn pending_approvals(state: S<'_>) -> BridgeResult<Vec<ApprovalRequest>> {
+    Ok(state.harness().await?.pending_approvals())
 }
 
 #[tauri::command]
@@ -74,17 +69,12 @@ pub async fn approve(
     state: S<'_>,
     servers: Vec<ApprovalPickDto>,
     remember: bool,
-) -> BridgeResult<ApproveOutcomeDto> {
+) -> BridgeResult<harness9::mcp::ApproveOutcome> {
     let picks: Vec<(String, String)> = servers
         .into_iter()
         .map(|p| (p.name, p.fingerprint))
         .collect();
-    Ok(state
-        .harness()
-        .await?
-        .approve(&picks, remember)
-        .await?
-        .into())
+    Ok(state.harness().await?.approve(&picks, remember).await?)
 }
 
 #[tauri::command]
@@ -109,15 +99,15 @@ pub async fn set_server_disabled(state: S<'_>, server: String, disabled: bool) -
 }
 
 #[tauri::command]
-pub async fn server_entry(state: S<'_>, server: String) -> BridgeResult<Option<ServerEntryDto>> {
-    Ok(state.harness().await?.server_entry(&server).map(Into::into))
+pub async fn server_entry(state: S<'_>, server: String) -> BridgeResult<Option<ServerEntry>> {
+    Ok(state.harness().await?.server_entry(&server))
 }
 
 #[tauri::command]
 pub async fn follow_log(
     state: S<'_>,
     server: String,
-    channel: Channel<LogLineDto>,
+    channel: Channel<harness9::mcp::LogLine>,
 ) -> BridgeResult<LogFollowDto> {
     state.follow_log(&server, channel).await
 }
@@ -205,17 +195,16 @@ pub async fn cancel_tool_call(state: S<'_>, call_id: u64) -> Result<(), ()> {
 
 /// One config scope's file (the project's `.mcp.json` when `scope` is absent).
 #[tauri::command]
-pub async fn read_config(state: S<'_>, scope: Option<Scope>) -> BridgeResult<ConfigTextDto> {
+pub async fn read_config(state: S<'_>, scope: Option<Scope>) -> BridgeResult<ConfigText> {
     Ok(state
         .harness()
         .await?
-        .config_text_in(scope.unwrap_or_default())?
-        .into())
+        .config_text_in(scope.unwrap_or_default())?)
 }
 
 #[tauri::command]
-pub fn check_config(text: String) -> ConfigCheckDto {
-    Harness::check_config_text(&text).into()
+pub fn check_config(text: String) -> ConfigCheck {
+    Harness::check_config_text(&text)
 }
 
 #[tauri::command]
@@ -231,12 +220,11 @@ pub async fn save_config(
     text: String,
     expected_hash: Option<String>,
     scope: Option<Scope>,
-) -> BridgeResult<ConfigTextDto> {
+) -> BridgeResult<ConfigText> {
     let harness = state.harness().await?;
     Ok(harness
         .save_config_text_in(scope.unwrap_or_default(), &text, expected_hash.as_deref())
-        .await?
-        .into())
+        .await?)
 }
 
 /// Opens a scope's file in the user's editor (the desktop's default app for the file).

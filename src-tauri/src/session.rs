@@ -21,8 +21,8 @@ use tokio::sync::RwLock;
 use tokio::task::AbortHandle;
 
 use crate::bridge::{
-    events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, LogLineDto,
-    ProjectDto, ProjectEmitter, StatusDto, ToolRunDto,
+    events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, ProjectDto,
+    ProjectEmitter, StatusDto, ToolRunDto,
 };
 
 /// How long closing the app waits for servers to stop: the whole stdio close sequence
@@ -245,7 +245,7 @@ impl AppState {
     pub async fn follow_log(
         &self,
         server: &str,
-        channel: Channel<LogLineDto>,
+        channel: Channel<harness9::mcp::LogLine>,
     ) -> BridgeResult<LogFollowDto> {
         let harness = self.harness().await?;
         let not_found =
@@ -257,7 +257,7 @@ impl AppState {
         let id = self.next_id();
         let task = tokio::spawn(async move {
             while let Some(line) = follow.next().await {
-                if channel.send(LogLineDto::from(&line)).is_err() {
+                if channel.send(line).is_err() {
                     return;
                 }
             }
@@ -268,7 +268,7 @@ impl AppState {
             .insert(id, task.abort_handle());
         Ok(LogFollowDto {
             follow_id: id,
-            lines: lines.iter().map(Into::into).collect(),
+            lines,
         })
     }
 

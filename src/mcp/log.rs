@@ -26,6 +26,7 @@ pub const LOG_MAX_LINE: usize = 4096;
 pub const ERROR_TAIL_LINES: usize = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum LogSource {
     /// The child's stderr.
@@ -37,6 +38,8 @@ pub enum LogSource {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct LogLine {
     /// Milliseconds since the Unix epoch.
     pub time_ms: u64,

@@ -212,6 +212,7 @@ pub struct StatusSnapshot {
 
 /// What [`Manager::approve`] did with each server it was given.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ApproveOutcome {
     /// Approved (and started if they were waiting).

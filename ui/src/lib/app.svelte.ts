@@ -3,8 +3,8 @@
 
 import { getContext, setContext } from "svelte";
 import type {
-  ApprovalRequestDto,
-  ConfigTextDto,
+  ApprovalRequest,
+  ConfigText,
   Scope,
   HeldToolDto,
   ProjectDto,
@@ -45,7 +45,7 @@ export class AppState {
   selectedServer = $state<string | null>(null);
   /** The qualified name of the tool shown in the tool detail. */
   selectedTool = $state<string | null>(null);
-  approvals = $state<ApprovalRequestDto[]>([]);
+  approvals = $state<ApprovalRequest[]>([]);
   approvalOpen = $state(false);
   notices = $state<Notice[]>([]);
   /** Servers with a sign-in under way from this window (the browser is open). */
@@ -54,7 +54,7 @@ export class AppState {
   /** Set by the settings pane while it is open; Ctrl/Cmd+S calls it. */
   saveHandler: (() => void) | null = null;
   /** The settings pane's text and what it was loaded from, kept while it is closed. */
-  configDraft: { loaded: ConfigTextDto; text: string; scope: Scope } | null = null;
+  configDraft: { loaded: ConfigText; text: string; scope: Scope } | null = null;
 
   #dismissed = new Set<string>();
   /** Sign-ins the user cancelled: their outcome is not reported. */
@@ -246,7 +246,7 @@ export class AppState {
   }
 
   /** Approves the requests shown; any that changed meanwhile are shown again, refreshed. */
-  async approve(shown: ApprovalRequestDto[], remember: boolean): Promise<void> {
+  async approve(shown: ApprovalRequest[], remember: boolean): Promise<void> {
     this.approvalOpen = false;
     try {
       const picks = shown.map((a) => ({ name: a.name, fingerprint: a.fingerprint }));

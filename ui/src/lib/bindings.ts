@@ -79,19 +79,23 @@ era: string, } | { "status": "failed", reason: string, stderrTail: string, } | {
 
 export type RestartDto = { attempt: number, maxAttempts: number, retryInMs: number | null, gaveUp: boolean, };
 
-export type LogSourceDto = "stderr" | "server" | "host";
+export type LogSource = "stderr" | "server" | "host";
 
-export type LogLineDto = { 
+export type LogLine = { 
 /**
  * Milliseconds since the Unix epoch.
  */
-timeMs: number, source: LogSourceDto, level: string, text: string, };
+timeMs: number, source: LogSource, 
+/**
+ * For server notifications: the level; otherwise empty.
+ */
+level: string, text: string, };
 
 export type LogFollowDto = { 
 /**
  * Pass to `unfollow_log` to stop the stream.
  */
-followId: number, lines: Array<LogLineDto>, };
+followId: number, lines: Array<LogLine>, };
 
 export type ToolDto = { 
 /**
@@ -162,47 +166,65 @@ export type ContentDto = { "type": "text", text: string, } | { "type": "image", 
 
 export type ToolRunDto = { content: Array<ContentDto>, structuredContent: JsonValue | null, isError: boolean, durationMs: number, };
 
-export type ApprovalRequestDto = { name: string, transport: string, command: string | null, 
+export type ApprovalRequest = { name: string, transport: string, 
 /**
- * Secret-looking values masked; `${VAR}` references as written.
+ * Command (stdio) as written, `${VAR}` references unexpanded.
+ */
+command: string | null, 
+/**
+ * Args as written, secret-looking values masked.
  */
 args: Array<string>, 
 /**
- * Password and secret query values masked.
+ * URL (http, sse) as written, password and secret query values masked.
  */
-url: string | null, cwd: string | null, 
+url: string | null, 
 /**
- * Names only; values never leave the core.
+ * The directory the server runs in (stdio): `cwd` as written, or the project folder.
+ */
+cwd: string | null, 
+/**
+ * Names of the variables set for the server (values are not shown).
  */
 envKeys: Array<string>, 
 /**
- * Names only; values never leave the core.
+ * Names of the headers sent to the server (values are not shown).
  */
 headerKeys: Array<string>, 
 /**
- * Pass back to `approve` with the name: an entry changed since is refused.
+ * [`ServerConfig::fingerprint`] of the entry shown; pass it back to approve, so that
+ * an entry changed meanwhile is refused rather than approved unseen.
  */
 fingerprint: string, };
 
 export type ApprovalPickDto = { name: string, fingerprint: string, };
 
-export type ApproveOutcomeDto = { approved: Array<string>, stale: Array<string>, };
+export type ApproveOutcome = { 
+/**
+ * Approved (and started if they were waiting).
+ */
+approved: Array<string>, 
+/**
+ * Refused: the entry changed (or went away) since the prompt showed it. Show the
+ * current entry and ask again.
+ */
+stale: Array<string>, };
 
-export type KeyValueDto = { key: string, value: string, };
+export type KeyValue = { key: string, value: string, };
 
-export type ServerEntryDto = { name: string, transport: string, 
+export type ServerEntry = { name: string, transport: string, 
 /**
  * The config scope the entry is written in.
  */
-scope: Scope, command: string | null, 
+scope: Scope, command: string | null, args: Array<string>, url: string | null, cwd: string | null, 
 /**
- * Secret-looking values masked.
+ * Values are masked unless they are `${VAR}` references.
  */
-args: Array<string>, url: string | null, cwd: string | null, 
+env: Array<KeyValue>, headers: Array<KeyValue>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, 
 /**
- * Values masked unless they are `${VAR}` references.
+ * Why the entry cannot be used.
  */
-env: Array<KeyValueDto>, headers: Array<KeyValueDto>, disabled: boolean, startupTimeoutMs: number, toolTimeoutMs: number, error: string | null, };
+error: string | null, };
 
 export type Scope = "local" | "project" | "user";
 
@@ -266,9 +288,13 @@ from: string,
  */
 reason: string, };
 
-export type ConfigTextDto = { path: string, text: string, exists: boolean, 
+export type ConfigText = { path: string, 
 /**
- * Pass back to `save_config` to refuse overwriting changes made elsewhere.
+ * The file's text; empty when the file does not exist.
+ */
+text: string, exists: boolean, 
+/**
+ * [`content_hash`] of the text, to tell whether the file changed since it was read.
  */
 hash: string, };
 
@@ -280,15 +306,31 @@ hash: string, };
 
 export type ProjectEvent<T> = { project: string, session: number, payload: T, };
 
-export type ConfigProblemDto = { message: string, line: number | null, column: number | null, };
-
-export type EntryCheckDto = { name: string, transport: string, error: string | null, disabled: boolean, };
-
-export type ConfigCheckDto = { 
+export type ConfigProblem = { message: string, 
 /**
- * Set when the text cannot be saved.
+ * 1-based position of a JSON syntax error.
  */
-error: ConfigProblemDto | null, servers: Array<EntryCheckDto>, };
+line: number | null, column: number | null, };
+
+export type EntryCheck = { name: string, 
+/**
+ * `stdio`, `http`, `sse`, or empty when it cannot be told.
+ */
+transport: string, 
+/**
+ * Why the entry cannot be used; `None` when it is valid.
+ */
+error: string | null, disabled: boolean, };
+
+export type ConfigCheck = { 
+/**
+ * Set when the text cannot be saved (invalid JSON or wrong shape).
+ */
+error: ConfigProblem | null, 
+/**
+ * Every entry, in file order of names (sorted).
+ */
+servers: Array<EntryCheck>, };
 
 export type ConfigEditDto = { "op": "setServer", name: string, entry: JsonValue, 
 /**

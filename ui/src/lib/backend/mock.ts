@@ -12,8 +12,8 @@ import type {
   AboutInfo,
   ContextSummary,
   ApprovalPickDto,
-  ApprovalRequestDto,
-  ApproveOutcomeDto,
+  ApprovalRequest,
+  ApproveOutcome,
   AskAnswerDto,
   AskDto,
   AttachmentDto,
@@ -23,9 +23,9 @@ import type {
   ChatState,
   CompletionDto,
   ConfigChangedDto,
-  ConfigCheckDto,
+  ConfigCheck,
   ConfigEditDto,
-  ConfigTextDto,
+  ConfigText,
   ConnectionCheck,
   FoundSource,
   ImportPlan,
@@ -35,7 +35,7 @@ import type {
   ConversationSummary,
   HeldToolDto,
   LogLevelDto,
-  LogLineDto,
+  LogLine,
   MenuAction,
   PermissionRule,
   ProjectDto,
@@ -49,7 +49,7 @@ import type {
   ResourceReadDto,
   ResourceTemplateDto,
   ServerDetailsDto,
-  ServerEntryDto,
+  ServerEntry,
   SignedInDto,
   StatusDto,
   ToolDto,
@@ -79,16 +79,16 @@ export class MockBackend implements Backend {
   tools: ToolDto[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
   held: HeldToolDto[] = [];
-  approvalsPending: ApprovalRequestDto[] = [];
+  approvalsPending: ApprovalRequest[] = [];
   /** What the next `approve` answers (as the core would); `null`: everything approved. */
-  approveOutcome: ApproveOutcomeDto | null = null;
-  config: ConfigTextDto = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
-  entries: Record<string, ServerEntryDto> = {};
+  approveOutcome: ApproveOutcome | null = null;
+  config: ConfigText = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
+  entries: Record<string, ServerEntry> = {};
   /** What the next `signIn` does: resolve with an account, or reject with a message. */
   signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
   finishSignIn: ((result?: SignedInDto | string) => void) | null = null;
-  logs: Record<string, LogLineDto[]> = {};
+  logs: Record<string, LogLine[]> = {};
   /** Details of connected servers (title, icons, logging), by name. */
   details: Record<string, ServerDetailsDto> = {};
   /** The project's extra roots. */
@@ -130,7 +130,7 @@ export class MockBackend implements Backend {
   readonly askEvents = listeners<AskDto[]>();
   /** What servers ask the user (an answer removes the ask, as the backend does). */
   asks: AskDto[] = [];
-  #logFollowers = new Map<string, Set<Listener<LogLineDto>>>();
+  #logFollowers = new Map<string, Set<Listener<LogLine>>>();
   #hash = 0;
 
   /**
@@ -156,8 +156,8 @@ export class MockBackend implements Backend {
   }
 
   /** A line of a server's log, as the core sends it to followers. */
-  pushLog(server: string, text: string, source: LogLineDto["source"] = "stderr", level = "") {
-    const line: LogLineDto = { timeMs: Date.now(), source, level, text };
+  pushLog(server: string, text: string, source: LogLine["source"] = "stderr", level = "") {
+    const line: LogLine = { timeMs: Date.now(), source, level, text };
     (this.logs[server] ??= []).push(line);
     for (const cb of this.#logFollowers.get(server) ?? []) cb(line);
   }
@@ -186,7 +186,7 @@ export class MockBackend implements Backend {
   async pendingApprovals() {
     return this.approvalsPending;
   }
-  async approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcomeDto> {
+  async approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcome> {
     this.#record("approve", servers, remember);
     const outcome = this.approveOutcome ?? { approved: servers.map((s) => s.name), stale: [] };
     this.approveOutcome = null;
@@ -219,7 +219,7 @@ export class MockBackend implements Backend {
     this.#record("signOut", server);
     return true;
   }
-  async followLog(server: string, onLine: (l: LogLineDto) => void): Promise<LogFollow> {
+  async followLog(server: string, onLine: (l: LogLine) => void): Promise<LogFollow> {
     const set = this.#logFollowers.get(server) ?? new Set();
     set.add(onLine);
     this.#logFollowers.set(server, set);
@@ -276,7 +276,7 @@ export class MockBackend implements Backend {
     return this.config;
   }
   /** The user and local scopes' files. */
-  scopeConfigs: Record<"user" | "local", ConfigTextDto> = {
+  scopeConfigs: Record<"user" | "local", ConfigText> = {
     user: { path: "/home/user/.config/harness9/mcp.json", text: "", exists: false, hash: "hu" },
     local: { path: "/home/user/.local/share/harness9/projects/demo/mcp.json", text: "", exists: false, hash: "hl" },
   };
@@ -292,8 +292,8 @@ export class MockBackend implements Backend {
     return this.importPlan;
   }
   /** What `checkConfig` answers, whatever the text (the core's messages are its own). */
-  configCheck: ConfigCheckDto = { error: null, servers: [] };
-  async checkConfig(_text: string): Promise<ConfigCheckDto> {
+  configCheck: ConfigCheck = { error: null, servers: [] };
+  async checkConfig(_text: string): Promise<ConfigCheck> {
     return this.configCheck;
   }
   /** The text the next `editConfig` returns (the core writes the edit); the text as it was when null. */

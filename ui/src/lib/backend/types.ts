@@ -6,8 +6,8 @@ import type {
   AboutInfo,
   ContextSummary,
   ApprovalPickDto,
-  ApprovalRequestDto,
-  ApproveOutcomeDto,
+  ApprovalRequest,
+  ApproveOutcome,
   AskAnswerDto,
   AskDto,
   AttachmentDto,
@@ -17,9 +17,9 @@ import type {
   ChatState,
   CompletionDto,
   ConfigChangedDto,
-  ConfigCheckDto,
+  ConfigCheck,
   ConfigEditDto,
-  ConfigTextDto,
+  ConfigText,
   ConnectionCheck,
   FoundSource,
   ImportPlan,
@@ -30,7 +30,7 @@ import type {
   ErrorCode,
   HeldToolDto,
   LogLevelDto,
-  LogLineDto,
+  LogLine,
   MenuAction,
   PermissionRule,
   ProjectDto,
@@ -42,7 +42,7 @@ import type {
   ResourceListDto,
   ResourceReadDto,
   ServerDetailsDto,
-  ServerEntryDto,
+  ServerEntry,
   SignedInDto,
   StatusDto,
   ToolDto,
@@ -73,7 +73,7 @@ export class BackendError extends Error {
 }
 
 export interface LogFollow {
-  lines: LogLineDto[];
+  lines: LogLine[];
   stop(): void;
 }
 
@@ -90,14 +90,14 @@ export interface Backend {
   reportPainted(pageMs: number): Promise<number>;
 
   getStatus(): Promise<StatusDto>;
-  pendingApprovals(): Promise<ApprovalRequestDto[]>;
+  pendingApprovals(): Promise<ApprovalRequest[]>;
   /** Approves exactly the entries shown (name + fingerprint); `stale` ones changed since. */
-  approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcomeDto>;
+  approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcome>;
   restartServer(server: string): Promise<void>;
   stopServer(server: string): Promise<void>;
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
-  serverEntry(server: string): Promise<ServerEntryDto | null>;
-  followLog(server: string, onLine: (line: LogLineDto) => void): Promise<LogFollow>;
+  serverEntry(server: string): Promise<ServerEntry | null>;
+  followLog(server: string, onLine: (line: LogLine) => void): Promise<LogFollow>;
   /** Title, icons and logging of a connected server; null when it is not connected. */
   serverDetails(server: string): Promise<ServerDetailsDto | null>;
   /** `logging/setLevel`; kept for the session and set again when the server restarts. */
@@ -125,10 +125,10 @@ export interface Backend {
   cancelToolCall(callId: number): Promise<void>;
 
   /** One config scope's file; the project's `.mcp.json` without a scope. */
-  readConfig(scope?: Scope): Promise<ConfigTextDto>;
-  checkConfig(text: string): Promise<ConfigCheckDto>;
+  readConfig(scope?: Scope): Promise<ConfigText>;
+  checkConfig(text: string): Promise<ConfigCheck>;
   editConfig(text: string, edit: ConfigEditDto): Promise<string>;
-  saveConfig(text: string, expectedHash: string | null, scope?: Scope): Promise<ConfigTextDto>;
+  saveConfig(text: string, expectedHash: string | null, scope?: Scope): Promise<ConfigText>;
   openConfigInEditor(scope?: Scope): Promise<void>;
   /** Other tools with MCP servers configured on this machine. */
   importSources(): Promise<FoundSource[]>;
