@@ -18,8 +18,7 @@
 // writes it to out/desktop-figures.json.
 
 import { spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
@@ -41,10 +40,22 @@ if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
   process.exit(2);
 }
 
-/** What the approval store records for an entry (see src/approval.rs). */
-function fingerprint(kind, entry) {
-  const source = JSON.stringify([kind, entry.command ?? null, entry.args ?? null, entry.url ?? null]);
-  return createHash("sha256").update(source).digest("hex").slice(0, 32);
+/** The binaries of the profile measured (the app's servers run `harness9` from here). */
+const BIN_DIR = path.join(ROOT, "target", PROFILE);
+
+/**
+ * Approves every server of `project` through the CLI's own prompt (`mcp list` asks on a
+ * terminal; `script` gives it one, and "a" approves for good), into the data folder `data`.
+ */
+function approveAll(project, data) {
+  const r = spawnSync("script", ["-qec", `${path.join(BIN_DIR, "harness9")} mcp list --project ${project}`, "/dev/null"], {
+    input: "a\n",
+    env: { ...process.env, HARNESS9_DATA_DIR: data },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  const approvals = JSON.parse(readFileSync(path.join(data, "approvals.json"), "utf8"));
+  if (Object.keys(approvals.projects ?? {}).length === 0) throw new Error(`the servers were not approved:\n${r.stdout}${r.stderr}`);
 }
 
 function makeProject() {
@@ -54,11 +65,10 @@ function makeProject() {
   mkdirSync(project);
   mkdirSync(data);
   const servers = {};
-  for (let i = 0; i < SERVERS; i++) servers[`s${String(i).padStart(2, "0")}`] = { command: "harness9", args: ["mcp", "serve", "--project", "."] };
+  for (let i = 0; i < SERVERS; i++) servers[`s${String(i).padStart(2, "0")}`] = { command: path.join(BIN_DIR, "harness9"), args: ["mcp", "serve", "--project", "."] };
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }, null, 2));
   writeFileSync(path.join(project, "README.md"), "figures project\n");
-  const approved = Object.fromEntries(Object.entries(servers).map(([n, e]) => [n, fingerprint("stdio", e)]));
-  writeFileSync(path.join(data, "approvals.json"), JSON.stringify({ projects: { [realpathSync(project)]: approved } }));
+  approveAll(project, data);
   return { tmp, project, data };
 }
 
@@ -184,24 +194,13 @@ function memoryProject() {
   const data = path.join(tmp, "data");
   mkdirSync(project);
   mkdirSync(data);
-  const fixture = path.join(ROOT, "target", PROFILE, "mcp-fixture");
+  const fixture = path.join(BIN_DIR, "mcp-fixture");
   const servers = {};
   for (let i = 0; i < SERVERS; i++) {
     servers[`s${String(i).padStart(2, "0")}`] = { command: fixture, env: { REFSERVER_TOOLS: String(Math.round(TOOLS / SERVERS)) } };
   }
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }, null, 2));
-  // `mcp list` asks on a terminal; `script` gives it one and the answer "a" approves for good.
-  const cli = path.join(ROOT, "target", PROFILE, "harness9");
-  const r = spawnSync("script", ["-qec", `${cli} mcp list --project ${project}`, "/dev/null"], {
-    input: "a\n",
-    env: { ...process.env, HARNESS9_DATA_DIR: data },
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  const approvals = readFileSync(path.join(data, "approvals.json"), "utf8");
-  if (Object.keys(JSON.parse(approvals).projects ?? {}).length === 0) {
-    throw new Error(`the servers were not approved:\n${r.stdout}${r.stderr}`);
-  }
+  approveAll(project, data);
   return { tmp, project, data };
 }
 
@@ -234,7 +233,7 @@ const count = (root, comm) =>
   }).length;
 
 async function memoryFigures() {
-  const empty = path.join(ROOT, "target", PROFILE, "examples", "empty-window");
+  const empty = path.join(BIN_DIR, "examples", "empty-window");
   const { tmp, project, data } = memoryProject();
   const xdg = (t) => ({
     XDG_DATA_HOME: path.join(t, "xdg-data"),
