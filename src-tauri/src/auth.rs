@@ -1,20 +1,18 @@
 //! Signing in to remote servers from the desktop app: the opener that shows the
-//! authorization page, and the bridge payload of who is signed in.
+//! authorization page.
 //!
 //! The page opens from Rust (tauri-plugin-opener, or `$BROWSER` when set, as everywhere
-//! else); the web view holds no opener permission. [`SignedInDto`] carries what is safe to
-//! show — issuer, scopes, expiry — and never a token.
+//! else); the web view holds no opener permission. Who is signed in crosses as the core's
+//! `SignedIn`: what is safe to show — issuer, scopes, expiry — and never a token.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde::Serialize;
 use tauri::AppHandle;
 use tauri_plugin_opener::OpenerExt;
-use ts_rs::TS;
 
-use harness9::mcp::auth::{Opener, SignedIn, SystemOpener};
+use harness9::mcp::auth::{Opener, SystemOpener};
 
 /// The variable that names the browser command; when set it wins over the system opener.
 const BROWSER_ENV: &str = "BROWSER";
@@ -45,49 +43,16 @@ pub fn opener(app: &AppHandle) -> Arc<dyn Opener> {
     }
 }
 
-/// Who the user is signed in as on a remote server (no token ever crosses the bridge).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SignedInDto {
-    /// The authorization server's issuer URL.
-    pub issuer: String,
-    pub scopes: Vec<String>,
-    /// When the access token expires (ms since the Unix epoch), when known.
-    pub expires_at_ms: Option<f64>,
-    /// Whether a refresh token is kept (the sign-in renews itself).
-    pub refreshable: bool,
-    /// Where the tokens are kept, in words (the keychain, or the private file).
-    pub kept_in: String,
-}
-
-impl From<&SignedIn> for SignedInDto {
-    fn from(s: &SignedIn) -> Self {
-        let SignedIn {
-            issuer,
-            scopes,
-            expires_at,
-            refreshable,
-            kept_in,
-        } = s;
-        SignedInDto {
-            issuer: issuer.clone(),
-            scopes: scopes.clone(),
-            expires_at_ms: expires_at.map(|secs| secs as f64 * 1000.0),
-            refreshable: *refreshable,
-            kept_in: kept_in.clone(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use harness9::mcp::manager::StartPhase;
     use harness9::mcp::{ServerState, ServerStatus};
     use serde_json::json;
 
-    use crate::bridge::ServerStatusDto;
-
-    fn remote(state: ServerState, signed_in: Option<super::SignedIn>) -> serde_json::Value {
+    fn remote(
+        state: ServerState,
+        signed_in: Option<harness9::mcp::auth::SignedIn>,
+    ) -> serde_json::Value {
         let s = ServerStatus {
             name: "r".into(),
             transport: "http".into(),
@@ -98,7 +63,7 @@ mod tests {
             held_tools: 0,
             signed_in,
         };
-        serde_json::to_value(ServerStatusDto::from(&s)).unwrap()
+        serde_json::to_value(&s).unwrap()
     }
 
     #[test]
@@ -128,7 +93,7 @@ mod tests {
 
         let v = remote(
             ServerState::Stopped,
-            Some(super::SignedIn {
+            Some(harness9::mcp::auth::SignedIn {
                 issuer: "https://auth.example.com".into(),
                 scopes: vec!["read".into()],
                 expires_at: Some(1_700_000_000),
@@ -139,7 +104,7 @@ mod tests {
         assert_eq!(
             v["signedIn"],
             json!({"issuer": "https://auth.example.com", "scopes": ["read"],
-                   "expiresAtMs": 1_700_000_000_000.0, "refreshable": true,
+                   "expiresAt": 1_700_000_000, "refreshable": true,
                    "keptIn": "the system keychain (Secret Service)"})
         );
     }

@@ -13,16 +13,12 @@ use ts_rs::TS;
 use harness9::engine::EngineError;
 use harness9::harness::{CallError, ConfigSaveError, TimedResult};
 use harness9::inspect::{ConfigEdit, EditError};
-use harness9::mcp::manager::StartPhase;
 use harness9::mcp::AcceptError;
-use harness9::mcp::{
-    CallToolResult, Content, LogLine, RestartStatus, ServerState, ServerStatus, StatusSnapshot,
-};
+use harness9::mcp::{CallToolResult, Content, LogLine};
 use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
 pub use crate::asks::{AskAnswerDto, AskDto};
-pub use crate::auth::SignedInDto;
 pub use crate::details::{IconDto, LogLevelDto, ServerDetailsDto, ToolHintsDto};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
@@ -212,189 +208,6 @@ pub enum MenuAction {
 }
 
 // ---- status ------------------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct StatusDto {
-    /// Grows with every change: a status older than the one shown is dropped.
-    pub revision: u64,
-    pub servers: Vec<ServerStatusDto>,
-    /// Set when `.mcp.json` cannot be used as a whole.
-    pub config_error: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerStatusDto {
-    pub name: String,
-    /// `stdio`, `http`, `sse`, or empty when the entry is too broken to tell.
-    pub transport: String,
-    /// The config scope the entry comes from.
-    pub scope: harness9::config::Scope,
-    /// Command line or URL, without env and header values.
-    pub target: String,
-    pub state: ServerStateDto,
-    pub restart: Option<RestartDto>,
-    /// Tools held back because they changed since they were pinned.
-    pub held_tools: u32,
-    /// Who the user is signed in as (remote servers with tokens kept).
-    pub signed_in: Option<SignedInDto>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "kebab-case")]
-pub enum StartPhaseDto {
-    Spawning,
-    Initializing,
-    ListingTools,
-    /// The authorization page is open in the browser; waiting for the user.
-    SigningIn,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum ServerStateDto {
-    Starting {
-        phase: StartPhaseDto,
-    },
-    Connected {
-        tools: u32,
-        #[serde(rename = "protocolVersion")]
-        protocol_version: String,
-        #[serde(rename = "serverName")]
-        server_name: String,
-        #[serde(rename = "serverVersion")]
-        server_version: String,
-        /// `legacy` or `modern`, from the version.
-        era: String,
-    },
-    Failed {
-        reason: String,
-        #[serde(rename = "stderrTail")]
-        stderr_tail: String,
-    },
-    Disabled,
-    AwaitingApproval,
-    /// A remote server that needs the user to sign in; `reason` says why.
-    NeedsAuth {
-        reason: String,
-    },
-    Stopped,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct RestartDto {
-    pub attempt: u32,
-    pub max_attempts: u32,
-    pub retry_in_ms: Option<f64>,
-    pub gave_up: bool,
-}
-
-impl From<&StatusSnapshot> for StatusDto {
-    fn from(s: &StatusSnapshot) -> Self {
-        let StatusSnapshot {
-            revision,
-            servers,
-            config_error,
-        } = s;
-        StatusDto {
-            revision: *revision,
-            servers: servers.iter().map(Into::into).collect(),
-            config_error: config_error.clone(),
-        }
-    }
-}
-
-impl From<&ServerStatus> for ServerStatusDto {
-    fn from(s: &ServerStatus) -> Self {
-        let ServerStatus {
-            name,
-            transport,
-            scope,
-            target,
-            state,
-            restart,
-            held_tools,
-            signed_in,
-        } = s;
-        ServerStatusDto {
-            signed_in: signed_in.as_ref().map(Into::into),
-            held_tools: small(*held_tools),
-            name: name.clone(),
-            transport: transport.clone(),
-            scope: *scope,
-            target: target.clone(),
-            state: state.into(),
-            restart: restart.as_ref().map(Into::into),
-        }
-    }
-}
-
-impl From<&RestartStatus> for RestartDto {
-    fn from(r: &RestartStatus) -> Self {
-        let RestartStatus {
-            attempt,
-            max_attempts,
-            retry_in_ms,
-            gave_up,
-        } = r;
-        RestartDto {
-            attempt: *attempt,
-            max_attempts: *max_attempts,
-            retry_in_ms: retry_in_ms.map(|m| m as f64),
-            gave_up: *gave_up,
-        }
-    }
-}
-
-impl From<StartPhase> for StartPhaseDto {
-    fn from(p: StartPhase) -> Self {
-        match p {
-            StartPhase::Spawning => StartPhaseDto::Spawning,
-            StartPhase::Initializing => StartPhaseDto::Initializing,
-            StartPhase::ListingTools => StartPhaseDto::ListingTools,
-            StartPhase::SigningIn => StartPhaseDto::SigningIn,
-        }
-    }
-}
-
-impl From<&ServerState> for ServerStateDto {
-    fn from(s: &ServerState) -> Self {
-        match s {
-            ServerState::Starting { phase } => ServerStateDto::Starting {
-                phase: (*phase).into(),
-            },
-            ServerState::Connected {
-                tools,
-                protocol_version,
-                server_name,
-                server_version,
-            } => ServerStateDto::Connected {
-                tools: (*tools).try_into().unwrap_or(u32::MAX),
-                protocol_version: protocol_version.clone(),
-                server_name: server_name.clone(),
-                server_version: server_version.clone(),
-                era: harness9::mcp::era::Era::of_version(protocol_version)
-                    .word()
-                    .to_string(),
-            },
-            ServerState::Failed {
-                reason,
-                stderr_tail,
-            } => ServerStateDto::Failed {
-                reason: reason.clone(),
-                stderr_tail: stderr_tail.clone(),
-            },
-            ServerState::Disabled => ServerStateDto::Disabled,
-            ServerState::AwaitingApproval => ServerStateDto::AwaitingApproval,
-            ServerState::NeedsAuth { reason } => ServerStateDto::NeedsAuth {
-                reason: reason.clone(),
-            },
-            ServerState::Stopped => ServerStateDto::Stopped,
-        }
-    }
-}
 
 // ---- logs --------------------------------------------------------------------------
 
@@ -645,10 +458,6 @@ impl From<EngineError> for BridgeError {
     }
 }
 
-fn small(n: usize) -> u32 {
-    n.try_into().unwrap_or(u32::MAX)
-}
-
 // ---- the generated TypeScript ----------------------------------------------------------
 
 /// The checked-in file the front end imports.
@@ -665,12 +474,13 @@ pub fn typescript_bindings() -> String {
         BridgeError::decl(&cfg),
         ProjectDto::decl(&cfg),
         MenuAction::decl(&cfg),
-        StatusDto::decl(&cfg),
-        ServerStatusDto::decl(&cfg),
-        SignedInDto::decl(&cfg),
-        StartPhaseDto::decl(&cfg),
-        ServerStateDto::decl(&cfg),
-        RestartDto::decl(&cfg),
+        harness9::mcp::StatusSnapshot::decl(&cfg),
+        harness9::mcp::ServerStatus::decl(&cfg),
+        harness9::mcp::auth::SignedIn::decl(&cfg),
+        harness9::mcp::manager::StartPhase::decl(&cfg),
+        harness9::mcp::ServerState::decl(&cfg),
+        harness9::mcp::era::Era::decl(&cfg),
+        harness9::mcp::RestartStatus::decl(&cfg),
         harness9::mcp::LogSource::decl(&cfg),
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
@@ -816,7 +626,7 @@ mod tests {
             .build()
             .unwrap()
             .block_on(manager.reload(&cfg));
-        let status = StatusDto::from(manager.snapshot().as_ref());
+        let status = manager.snapshot();
         let requests: Vec<harness9::inspect::ApprovalRequest> = manager
             .awaiting_approval()
             .iter()
@@ -844,6 +654,7 @@ mod tests {
 
     #[test]
     fn status_crosses_with_a_nested_state() {
+        use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
         let s = StatusSnapshot {
             revision: 4,
             servers: vec![ServerStatus {
@@ -856,6 +667,7 @@ mod tests {
                     protocol_version: "2025-11-25".into(),
                     server_name: "srv".into(),
                     server_version: "1".into(),
+                    era: harness9::mcp::era::Era::Legacy,
                 },
                 restart: None,
                 held_tools: 0,
@@ -864,7 +676,7 @@ mod tests {
             config_error: None,
         };
         assert_eq!(
-            serde_json::to_value(StatusDto::from(&s)).unwrap(),
+            serde_json::to_value(&s).unwrap(),
             serde_json::json!({"revision": 4, "servers": [{"name": "a", "transport": "stdio", "scope": "project", "target": "a --x",
                 "state": {"status": "connected", "tools": 3, "protocolVersion": "2025-11-25",
                           "serverName": "srv", "serverVersion": "1", "era": "legacy"},

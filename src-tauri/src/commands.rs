@@ -55,8 +55,10 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
 // ---- servers -----------------------------------------------------------------------------
 
 #[tauri::command]
-pub async fn get_status(state: S<'_>) -> BridgeResult<StatusDto> {
-    Ok(state.harness().await?.status().as_ref().into())
+pub async fn get_status(
+    state: S<'_>,
+) -> BridgeResult<std::sync::Arc<harness9::mcp::StatusSnapshot>> {
+    Ok(state.harness().await?.status())
 }
 
 #[tauri::command]
@@ -120,12 +122,15 @@ pub fn unfollow_log(state: S<'_>, follow_id: u32) {
 /// Signs in to a remote server: opens its authorization page in the browser and waits
 /// for the user (the server shows the signing-in phase meanwhile; stopping it cancels).
 #[tauri::command]
-pub async fn sign_in(app: AppHandle, state: S<'_>, server: String) -> BridgeResult<SignedInDto> {
+pub async fn sign_in(
+    app: AppHandle,
+    state: S<'_>,
+    server: String,
+) -> BridgeResult<harness9::mcp::auth::SignedIn> {
     let harness = state.harness().await?;
     harness
         .sign_in(&server, crate::auth::opener(&app))
         .await
-        .map(|s| (&s).into())
         .map_err(|e| BridgeError::new(ErrorCode::SignInFailed, e))
 }
 

@@ -22,7 +22,7 @@ use tokio::task::AbortHandle;
 
 use crate::bridge::{
     events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, ProjectDto,
-    ProjectEmitter, StatusDto, ToolRunDto,
+    ProjectEmitter, ToolRunDto,
 };
 
 /// How long closing the app waits for servers to stop: the whole stdio close sequence
@@ -325,7 +325,7 @@ fn forward_status(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     tokio::spawn(async move {
         loop {
             let snapshot = rx.borrow_and_update().clone();
-            app.emit(events::STATUS, StatusDto::from(snapshot.as_ref()));
+            app.emit(events::STATUS, snapshot);
             if rx.changed().await.is_err() {
                 return;
             }

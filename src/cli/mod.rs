@@ -129,6 +129,7 @@ fn status_json(s: &ServerStatus) -> Value {
             protocol_version,
             server_name,
             server_version,
+            ..
         } => (
             *tools,
             None,

@@ -58,6 +58,7 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Era {
     Legacy,

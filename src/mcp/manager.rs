@@ -47,6 +47,7 @@ pub use surface::{
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum StartPhase {
     Spawning,
@@ -69,6 +70,7 @@ impl StartPhase {
 
 /// The state of one server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum ServerState {
     Starting {
@@ -80,6 +82,8 @@ pub enum ServerState {
         protocol_version: String,
         server_name: String,
         server_version: String,
+        /// The era the connection speaks, from the version.
+        era: crate::mcp::era::Era,
     },
     #[serde(rename_all = "camelCase")]
     Failed {
@@ -117,6 +121,7 @@ impl ServerState {
 
 /// One server as the front ends show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     pub name: String,
@@ -129,23 +134,15 @@ pub struct ServerStatus {
     /// Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
     /// env and header values are never included.
     pub target: String,
-    #[serde(flatten)]
     pub state: ServerState,
-    /// Automatic restarts after crashes in a row (see [`RestartPolicy`]); absent when the
+    /// Automatic restarts after crashes in a row (see [`RestartPolicy`]); `None` when the
     /// server has not crashed since it was last started by hand.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub restart: Option<RestartStatus>,
     /// Tools whose definition changed since they were pinned, held back from the model
     /// until the user accepts them (see [`Manager::held_tools`]).
-    #[serde(skip_serializing_if = "is_zero")]
     pub held_tools: usize,
     /// Who the user is signed in as on this (remote) server, when tokens are held.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signed_in: Option<crate::mcp::auth::SignedIn>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// How a crashed stdio server is restarted (off unless [`Manager::set_restart_policy`]).
@@ -187,6 +184,7 @@ impl RestartPolicy {
 
 /// Where a crashed server's automatic restarts stand.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RestartStatus {
     /// The latest attempt (1-based) in this series of crashes.
@@ -200,6 +198,7 @@ pub struct RestartStatus {
 
 /// Everything the front ends need to draw the MCP status.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StatusSnapshot {
     /// Grows by one with every change, so a front end can drop a snapshot older than the one
@@ -1090,6 +1089,7 @@ fn connected_state(client: &Client, tools: usize) -> ServerState {
         protocol_version: client.protocol_version().to_string(),
         server_name: client.server_info().name.clone(),
         server_version: client.server_info().version.clone(),
+        era: crate::mcp::era::Era::of_version(client.protocol_version()),
     }
 }
 

@@ -73,6 +73,7 @@ fn app_with_servers() -> App {
                     protocol_version: "2025-11-25".into(),
                     server_name: "harness9".into(),
                     server_version: "0.1.0".into(),
+                    era: harness9::mcp::era::Era::Legacy,
                 },
             ),
             server(

@@ -34,6 +34,7 @@ fn app() -> App {
             protocol_version: "2025-11-25".into(),
             server_name: "docs".into(),
             server_version: "2.0".into(),
+            era: harness9::mcp::era::Era::Legacy,
         },
     );
     docs.target = "https://docs.example.com/mcp".into();
@@ -57,6 +58,7 @@ fn app() -> App {
                     protocol_version: "2025-11-25".into(),
                     server_name: "harness9".into(),
                     server_version: "0.1.0".into(),
+                    era: harness9::mcp::era::Era::Legacy,
                 },
             ),
             remote,

@@ -43,6 +43,7 @@ fn app() -> App {
                 protocol_version: "2025-11-25".into(),
                 server_name: "everything".into(),
                 server_version: "2.0".into(),
+                era: harness9::mcp::era::Era::Legacy,
             },
         )],
         config_error: None,

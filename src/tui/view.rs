@@ -425,6 +425,7 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                     protocol_version,
                     server_name,
                     server_version,
+                    ..
                 } => {
                     lines.push(Line::raw(format!(
                         "connected · {tools} tools · {server_name} {server_version} · protocol {protocol_version} ({})",

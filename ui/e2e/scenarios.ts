@@ -16,9 +16,9 @@ import type {
   IconDto,
   LogLevelDto,
   ResourceReadDto,
-  ServerStateDto,
-  ServerStatusDto,
-  SignedInDto,
+  ServerState,
+  ServerStatus,
+  SignedIn,
   ToolDto,
   ToolHintsDto,
   ToolRunDto,
@@ -83,7 +83,7 @@ const MIXED_ICONS: IconDto[] = [
   { src: RED_DOT, mimeType: "image/png", theme: null },
 ];
 
-function connected(tools: number): ServerStateDto {
+function connected(tools: number): ServerState {
   return { status: "connected", tools, protocolVersion: "2025-11-25", serverName: "mock-server", serverVersion: "1.0.0", era: "legacy" };
 }
 
@@ -92,7 +92,7 @@ const HARNESS9 = { command: "harness9", args: ["mcp", "serve", "--project", "."]
 /** A MockBackend whose servers live a little: they connect after approval or a restart. */
 export class ScenarioBackend extends MockBackend {
   /** Each server's status row and the tools it lists once connected. */
-  servers = new Map<string, { row: ServerStatusDto; tools: ToolDto[] }>();
+  servers = new Map<string, { row: ServerStatus; tools: ToolDto[] }>();
   #resourceVersions = new Map<string, number>();
   #turn: ((e: ChatEvent) => void) | null = null;
 
@@ -100,7 +100,7 @@ export class ScenarioBackend extends MockBackend {
     super();
   }
 
-  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerStateDto, tools: ToolDto[] = []) {
+  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerState, tools: ToolDto[] = []) {
     const target = how.command ? [how.command, ...(how.args ?? [])].join(" ") : (how.url ?? "");
     this.servers.set(name, {
       row: { name, transport: how.url ? "http" : "stdio", scope: "project", target, state, restart: null, heldTools: 0, signedIn: null },
@@ -137,7 +137,7 @@ export class ScenarioBackend extends MockBackend {
     this.toolEvents.emit(null);
   }
 
-  setState(name: string, state: ServerStateDto) {
+  setState(name: string, state: ServerState) {
     const s = this.servers.get(name);
     if (s) s.row = { ...s.row, state };
   }
@@ -183,7 +183,7 @@ export class ScenarioBackend extends MockBackend {
   signInAs(server: string) {
     const s = this.servers.get(server);
     if (!s) return;
-    const account: SignedInDto = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: Date.now() + 3600_000, refreshable: true, keptIn: "the system keychain" };
+    const account: SignedIn = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAt: Math.floor(Date.now() / 1000) + 3600, refreshable: true, keptIn: "the system keychain" };
     s.row = { ...s.row, signedIn: account, state: connected(s.tools.length) };
     this.publish();
     this.finishSignIn?.(account);

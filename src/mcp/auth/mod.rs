@@ -72,6 +72,7 @@ pub trait Opener: Send + Sync + 'static {
 
 /// Who the user is signed in as, safe to show (no token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SignedIn {
     /// The authorization server's issuer.

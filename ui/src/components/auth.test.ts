@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { flushSync } from "svelte";
 import StatusBar from "./StatusBar.svelte";
 import ServerPanel from "./ServerPanel.svelte";
-import type { ServerStateDto, ServerStatusDto, SignedInDto } from "../lib/bindings";
+import type { ServerState, ServerStatus, SignedIn } from "../lib/bindings";
 import { $, render, settle, setup } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -13,15 +13,15 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-const ACCOUNT: SignedInDto = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
+const ACCOUNT: SignedIn = { issuer: "https://auth.example.com", scopes: ["read", "write"], expiresAt: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
 
-function remote(state: ServerStateDto, signedIn: SignedInDto | null = null): ServerStatusDto {
+function remote(state: ServerState, signedIn: SignedIn | null = null): ServerStatus {
   return { name: "remote", transport: "http", scope: "project", target: "https://mcp.example.com/mcp", state, restart: null, heldTools: 0, signedIn };
 }
 
-const NEEDS_AUTH: ServerStateDto = { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" };
-const SIGNING_IN: ServerStateDto = { status: "starting", phase: "signing-in" };
-const CONNECTED: ServerStateDto = { status: "connected", tools: 2, protocolVersion: "2025-11-25", serverName: "remote", serverVersion: "1", era: "legacy" };
+const NEEDS_AUTH: ServerState = { status: "needs-auth", reason: "the server requires sign-in (HTTP 401)" };
+const SIGNING_IN: ServerState = { status: "starting", phase: "signing-in" };
+const CONNECTED: ServerState = { status: "connected", tools: 2, protocolVersion: "2025-11-25", serverName: "remote", serverVersion: "1", era: "legacy" };
 
 const text = (el: Element) => el.textContent?.replace(/\s+/g, " ").trim();
 
@@ -107,7 +107,7 @@ describe("signing in from the server panel", () => {
 
   test("once signed in: the issuer and Sign out", async () => {
     const { app, backend } = setup();
-    backend.status = { revision: 0, servers: [remote(CONNECTED, { ...ACCOUNT, expiresAtMs: Date.now() + 45 * 60_000 + 30_000 })], configError: null };
+    backend.status = { revision: 0, servers: [remote(CONNECTED, { ...ACCOUNT, expiresAt: Math.floor((Date.now() + 45 * 60_000 + 30_000) / 1000) })], configError: null };
     await app.init();
     const r = render(ServerPanel, { name: "remote" }, app);
     cleanups.push(r.destroy);

@@ -8,7 +8,7 @@ import ToolPanel from "./ToolPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import SettingsPane from "./SettingsPane.svelte";
 import { manyTools, noHints } from "../lib/backend/mock";
-import type { ServerStatusDto, StatusDto, ToolDto } from "../lib/bindings";
+import type { ServerStatus, StatusSnapshot, ToolDto } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -16,7 +16,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-function connected(name: string, tools: number): ServerStatusDto {
+function connected(name: string, tools: number): ServerStatus {
   return {
     name,
     transport: "stdio",
@@ -51,7 +51,7 @@ describe("status bar", () => {
     await app.init();
     const r = render(StatusBar, {}, app);
     cleanups.push(r.destroy);
-    const status: StatusDto = {
+    const status: StatusSnapshot = {
       revision: 0,
       servers: [
         connected("demo", 3),

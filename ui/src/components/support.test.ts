@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import ServerPanel from "./ServerPanel.svelte";
 import SupportTools from "./SupportTools.svelte";
-import type { ServerStatusDto } from "../lib/bindings";
+import type { ServerStatus } from "../lib/bindings";
 import { $, render, settle, setup } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -12,7 +12,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-const DEMO: ServerStatusDto = {
+const DEMO: ServerStatus = {
   name: "demo",
   transport: "stdio",
   scope: "project",

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import ServerPanel from "./ServerPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import ExtraRoots from "./ExtraRoots.svelte";
-import type { StatusDto, ToolDto } from "../lib/bindings";
+import type { StatusSnapshot, ToolDto } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 import { BackendError } from "../lib/backend/types";
 
@@ -14,7 +14,7 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-const CONNECTED: StatusDto = {
+const CONNECTED: StatusSnapshot = {
   revision: 0,
   servers: [
     {

@@ -8,8 +8,8 @@ import type {
   Scope,
   HeldToolDto,
   ProjectDto,
-  ServerStatusDto,
-  StatusDto,
+  ServerStatus,
+  StatusSnapshot,
   ToolDto,
 } from "./bindings";
 import { BackendError, type Backend, type Unlisten } from "./backend/types";
@@ -36,7 +36,7 @@ export class AppState {
   /** True until the first answer about the open project. */
   loading = $state(true);
   recent = $state<string[]>([]);
-  status = $state<StatusDto>({ revision: 0, servers: [], configError: null });
+  status = $state<StatusSnapshot>({ revision: 0, servers: [], configError: null });
   tools = $state.raw<ToolDto[]>([]);
   /** Tools held back because they changed since they were pinned. */
   held = $state.raw<HeldToolDto[]>([]);
@@ -124,7 +124,7 @@ export class AppState {
   /** The revision of the status shown (each project counts from its start). */
   #revision = -1;
 
-  #setStatus(s: StatusDto): void {
+  #setStatus(s: StatusSnapshot): void {
     // A status fetched before a newer one was pushed is dropped.
     if (s.revision < this.#revision) return;
     this.#revision = s.revision;
@@ -163,7 +163,7 @@ export class AppState {
     await this.refreshTools();
   }
 
-  server(name: string): ServerStatusDto | undefined {
+  server(name: string): ServerStatus | undefined {
     return this.status.servers.find((s) => s.name === name);
   }
 

@@ -19,65 +19,89 @@ name: string, configPath: string, };
 
 export type MenuAction = "open-folder" | "settings";
 
-export type StatusDto = { 
+export type StatusSnapshot = { 
 /**
- * Grows with every change: a status older than the one shown is dropped.
+ * Grows by one with every change, so a front end can drop a snapshot older than the one
+ * it shows (one fetched before a newer one was pushed).
  */
-revision: number, servers: Array<ServerStatusDto>, 
+revision: number, servers: Array<ServerStatus>, 
 /**
  * Set when `.mcp.json` cannot be used as a whole.
  */
 configError: string | null, };
 
-export type ServerStatusDto = { name: string, 
+export type ServerStatus = { name: string, 
 /**
- * `stdio`, `http`, `sse`, or empty when the entry is too broken to tell.
+ * `stdio`, `http` or `sse` (empty when the entry is too broken to tell). The transport
+ * in use: an `http` entry whose server only speaks the legacy HTTP+SSE transport shows
+ * `sse` once the fallback happened.
  */
 transport: string, 
 /**
- * The config scope the entry comes from.
+ * The config scope the entry comes from (`local`, `project` or `user`).
  */
 scope: Scope, 
 /**
- * Command line or URL, without env and header values.
+ * Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
+ * env and header values are never included.
  */
-target: string, state: ServerStateDto, restart: RestartDto | null, 
+target: string, state: ServerState, 
 /**
- * Tools held back because they changed since they were pinned.
+ * Automatic restarts after crashes in a row (see [`RestartPolicy`]); `None` when the
+ * server has not crashed since it was last started by hand.
+ */
+restart: RestartStatus | null, 
+/**
+ * Tools whose definition changed since they were pinned, held back from the model
+ * until the user accepts them (see [`Manager::held_tools`]).
  */
 heldTools: number, 
 /**
- * Who the user is signed in as (remote servers with tokens kept).
+ * Who the user is signed in as on this (remote) server, when tokens are held.
  */
-signedIn: SignedInDto | null, };
+signedIn: SignedIn | null, };
 
-export type SignedInDto = { 
+export type SignedIn = { 
 /**
- * The authorization server's issuer URL.
+ * The authorization server's issuer.
  */
 issuer: string, scopes: Array<string>, 
 /**
- * When the access token expires (ms since the Unix epoch), when known.
+ * Seconds since the Unix epoch when the access token expires, when known.
  */
-expiresAtMs: number | null, 
+expiresAt: number | null, 
 /**
- * Whether a refresh token is kept (the sign-in renews itself).
+ * Whether a refresh token is kept.
  */
 refreshable: boolean, 
 /**
- * Where the tokens are kept, in words (the keychain, or the private file).
+ * Where the tokens are kept, in words ([`CredentialStore::location`]).
  */
 keptIn: string, };
 
-export type StartPhaseDto = "spawning" | "initializing" | "listing-tools" | "signing-in";
+export type StartPhase = "spawning" | "initializing" | "listing-tools" | "signing-in";
 
-export type ServerStateDto = { "status": "starting", phase: StartPhaseDto, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, 
+export type ServerState = { "status": "starting", phase: StartPhase, } | { "status": "connected", tools: number, protocolVersion: string, serverName: string, serverVersion: string, 
 /**
- * `legacy` or `modern`, from the version.
+ * The era the connection speaks, from the version.
  */
-era: string, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "needs-auth", reason: string, } | { "status": "stopped" };
+era: Era, } | { "status": "failed", reason: string, stderrTail: string, } | { "status": "disabled" } | { "status": "awaiting-approval" } | { "status": "needs-auth", reason: string, } | { "status": "stopped" };
 
-export type RestartDto = { attempt: number, maxAttempts: number, retryInMs: number | null, gaveUp: boolean, };
+export type Era = "legacy" | "modern";
+
+export type RestartStatus = { 
+/**
+ * The latest attempt (1-based) in this series of crashes.
+ */
+attempt: number, maxAttempts: number, 
+/**
+ * Set while waiting for the next attempt.
+ */
+retryInMs: number | null, 
+/**
+ * Every attempt was used; the server stays failed until restarted by hand.
+ */
+gaveUp: boolean, };
 
 export type LogSource = "stderr" | "server" | "host";
 

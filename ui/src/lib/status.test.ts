@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
-import type { ServerStateDto, ServerStatusDto } from "./bindings";
+import type { ServerState, ServerStatus } from "./bindings";
 import { chipInfo, summary } from "./status";
 
-const server = (state: ServerStateDto, restart: ServerStatusDto["restart"] = null): ServerStatusDto => ({
+const server = (state: ServerState, restart: ServerStatus["restart"] = null): ServerStatus => ({
   name: "s",
   transport: "stdio",
   scope: "project",

@@ -1,6 +1,6 @@
 // How a server's state is shown: the chip's mark, tone and label, the same everywhere.
 
-import type { Scope, ServerStatusDto } from "./bindings";
+import type { Scope, ServerStatus } from "./bindings";
 
 export type Tone = "ok" | "warn" | "err" | "off" | "ask";
 
@@ -20,7 +20,7 @@ const PHASES: Record<string, string> = {
   "signing-in": "signing in",
 };
 
-export function chipInfo(s: ServerStatusDto): ChipInfo {
+export function chipInfo(s: ServerStatus): ChipInfo {
   const st = s.state;
   switch (st.status) {
     case "connected": {
@@ -69,7 +69,7 @@ export function chipInfo(s: ServerStatusDto): ChipInfo {
 }
 
 /** "3 of 4 connected · 52 tools" */
-export function summary(servers: ServerStatusDto[]): string {
+export function summary(servers: ServerStatus[]): string {
   let connected = 0;
   let tools = 0;
   for (const s of servers) {

@@ -50,8 +50,8 @@ import type {
   ResourceTemplateDto,
   ServerDetailsDto,
   ServerEntry,
-  SignedInDto,
-  StatusDto,
+  SignedIn,
+  StatusSnapshot,
   ToolDto,
   ToolPermission,
   ToolRunDto,
@@ -75,7 +75,7 @@ function listeners<T>() {
 
 export class MockBackend implements Backend {
   project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
-  status: StatusDto = { revision: 0, servers: [], configError: null };
+  status: StatusSnapshot = { revision: 0, servers: [], configError: null };
   tools: ToolDto[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
   held: HeldToolDto[] = [];
@@ -85,9 +85,9 @@ export class MockBackend implements Backend {
   config: ConfigText = { path: "/home/user/projects/demo/.mcp.json", text: '{\n  "mcpServers": {}\n}\n', exists: true, hash: "h0" };
   entries: Record<string, ServerEntry> = {};
   /** What the next `signIn` does: resolve with an account, or reject with a message. */
-  signInResult: SignedInDto | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAtMs: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
+  signInResult: SignedIn | string = { issuer: "https://auth.example.com", scopes: ["read"], expiresAt: null, refreshable: true, keptIn: "the system keychain (Secret Service)" };
   /** Set while a `signIn` waits: call it to let the sign-in finish (as the browser would). */
-  finishSignIn: ((result?: SignedInDto | string) => void) | null = null;
+  finishSignIn: ((result?: SignedIn | string) => void) | null = null;
   logs: Record<string, LogLine[]> = {};
   /** Details of connected servers (title, icons, logging), by name. */
   details: Record<string, ServerDetailsDto> = {};
@@ -122,7 +122,7 @@ export class MockBackend implements Backend {
   /** The running turn's event callback (set by `chatSend`). */
   chatListener: ((e: ChatEvent) => void) | null = null;
 
-  readonly statusEvents = listeners<StatusDto>();
+  readonly statusEvents = listeners<StatusSnapshot>();
   readonly toolEvents = listeners<null>();
   readonly configEvents = listeners<ConfigChangedDto>();
   readonly projectEvents = listeners<ProjectDto>();
@@ -150,7 +150,7 @@ export class MockBackend implements Backend {
   }
 
   /** Sets the status and emits it with the next revision, as the backend does on every change. */
-  pushStatus(s: StatusDto) {
+  pushStatus(s: StatusSnapshot) {
     this.status = { ...s, revision: this.status.revision + 1 };
     this.statusEvents.emit(this.status);
   }
@@ -205,7 +205,7 @@ export class MockBackend implements Backend {
   async serverEntry(server: string) {
     return this.entries[server] ?? null;
   }
-  async signIn(server: string): Promise<SignedInDto> {
+  async signIn(server: string): Promise<SignedIn> {
     this.#record("signIn", server);
     return new Promise((resolve, reject) => {
       this.finishSignIn = (result = this.signInResult) => {
@@ -490,7 +490,7 @@ export class MockBackend implements Backend {
   onAsks(cb: (asks: AskDto[]) => void) {
     return this.askEvents.add(cb);
   }
-  onStatus(cb: (s: StatusDto) => void) {
+  onStatus(cb: (s: StatusSnapshot) => void) {
     return this.statusEvents.add(cb);
   }
   onToolsChanged(cb: () => void) {

@@ -35,8 +35,8 @@ import type {
   ResourceReadDto,
   ServerDetailsDto,
   ServerEntry,
-  SignedInDto,
-  StatusDto,
+  SignedIn,
+  StatusSnapshot,
   ToolDto,
   ToolRunDto,
 } from "../bindings";
@@ -84,14 +84,14 @@ export const tauriBackend: Backend = {
   recentProjects: () => call<string[]>("recent_projects"),
   reportPainted: (pageMs) => call<number>("report_painted", { pageMs }),
 
-  getStatus: () => call<StatusDto>("get_status"),
+  getStatus: () => call<StatusSnapshot>("get_status"),
   pendingApprovals: () => call<ApprovalRequest[]>("pending_approvals"),
   approve: (servers, remember) => call<ApproveOutcome>("approve", { servers, remember }),
   restartServer: (server) => call<void>("restart_server", { server }),
   stopServer: (server) => call<void>("stop_server", { server }),
   setServerDisabled: (server, disabled) => call<void>("set_server_disabled", { server, disabled }),
   serverEntry: (server) => call<ServerEntry | null>("server_entry", { server }),
-  signIn: (server) => call<SignedInDto>("sign_in", { server }),
+  signIn: (server) => call<SignedIn>("sign_in", { server }),
   signOut: (server) => call<boolean>("sign_out", { server }),
   async followLog(server, onLine): Promise<LogFollow> {
     const channel = new Channel<LogLine>();
@@ -154,7 +154,7 @@ export const tauriBackend: Backend = {
   samplingGrants: () => call<string[]>("sampling_grants"),
   revokeSampling: (server) => call<boolean>("revoke_sampling", { server }),
   onAsks: (cb) => onProject<AskDto[]>(EVENTS.asks, cb),
-  onStatus: (cb) => onProject<StatusDto>(EVENTS.status, cb),
+  onStatus: (cb) => onProject<StatusSnapshot>(EVENTS.status, cb),
   onToolsChanged: (cb) => onProject<null>(EVENTS.toolsChanged, () => cb()),
   onConfigChanged: (cb) => onProject<ConfigChangedDto>(EVENTS.configChanged, cb),
   onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),

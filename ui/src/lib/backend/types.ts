@@ -43,8 +43,8 @@ import type {
   ResourceReadDto,
   ServerDetailsDto,
   ServerEntry,
-  SignedInDto,
-  StatusDto,
+  SignedIn,
+  StatusSnapshot,
   ToolDto,
   ToolPermission,
   ToolRunDto,
@@ -89,7 +89,7 @@ export interface Backend {
    */
   reportPainted(pageMs: number): Promise<number>;
 
-  getStatus(): Promise<StatusDto>;
+  getStatus(): Promise<StatusSnapshot>;
   pendingApprovals(): Promise<ApprovalRequest[]>;
   /** Approves exactly the entries shown (name + fingerprint); `stale` ones changed since. */
   approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcome>;
@@ -111,7 +111,7 @@ export interface Backend {
    * Signs in to a remote server: the backend opens its authorization page in the browser
    * and resolves once the user has signed in (stopping the server cancels).
    */
-  signIn(server: string): Promise<SignedInDto>;
+  signIn(server: string): Promise<SignedIn>;
   /** Forgets the sign-in kept for a remote server; true when there was one. */
   signOut(server: string): Promise<boolean>;
 
@@ -186,7 +186,7 @@ export interface Backend {
   /** Makes a server ask again before it uses the model; false when it had no grant. */
   revokeSampling(server: string): Promise<boolean>;
   onAsks(cb: (asks: AskDto[]) => void): Promise<Unlisten>;
-  onStatus(cb: (s: StatusDto) => void): Promise<Unlisten>;
+  onStatus(cb: (s: StatusSnapshot) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;
   onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;
   onProjectChanged(cb: (p: ProjectDto) => void): Promise<Unlisten>;
