@@ -67,6 +67,6 @@ check "installed harness9 --version: $GOT"
 LIST="$(HARNESS9_DATA_DIR="$SCRATCH/data" HARNESS9_CREDENTIALS=file PATH="$INSTALL/usr/bin:$PATH" \
     harness9 mcp list --project examples/demo --yes </dev/null)"
 echo "$LIST" >&2
-echo "$LIST" | grep -Eq '^demo +stdio +. connected +3 ' || fail "installed harness9 mcp list did not connect the demo server"
+echo "$LIST" | grep -Eq '^demo +stdio +project +. connected +3 ' || fail "installed harness9 mcp list did not connect the demo server"
 check "installed harness9 mcp list on examples/demo"
 echo "deb-test: 7 passed, 0 failed"
