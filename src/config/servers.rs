@@ -116,14 +116,7 @@ pub fn entry_from_parts(parts: &AddParts) -> Result<Value, ServerEditError> {
         }
         entry.insert("command".into(), Value::from(parts.command[0].clone()));
         entry.insert("args".into(), Value::from(parts.command[1..].to_vec()));
-        let mut env = Map::new();
-        for e in &parts.env {
-            let (k, v) = parse_env(e)?;
-            env.insert(k, Value::from(v));
-        }
-        if !env.is_empty() {
-            entry.insert("env".into(), Value::Object(env));
-        }
+        insert_pairs(&mut entry, "env", &parts.env, parse_env)?;
     } else {
         if !parts.env.is_empty() {
             return bad(
@@ -134,16 +127,28 @@ pub fn entry_from_parts(parts: &AddParts) -> Result<Value, ServerEditError> {
         let url = parts.url.clone().unwrap_or_default();
         check_url(&url)?;
         entry.insert("url".into(), Value::from(url));
-        let mut headers = Map::new();
-        for h in &parts.headers {
-            let (k, v) = parse_header(h)?;
-            headers.insert(k, Value::from(v));
-        }
-        if !headers.is_empty() {
-            entry.insert("headers".into(), Value::Object(headers));
-        }
+        insert_pairs(&mut entry, "headers", &parts.headers, parse_header)?;
     }
     Ok(Value::Object(entry))
+}
+
+/// Parses each of `items` into a name and value and puts them under `key` (left out when
+/// there are none).
+fn insert_pairs(
+    entry: &mut Map<String, Value>,
+    key: &str,
+    items: &[String],
+    parse: fn(&str) -> Result<(String, String), ServerEditError>,
+) -> Result<(), ServerEditError> {
+    let mut pairs = Map::new();
+    for item in items {
+        let (k, v) = parse(item)?;
+        pairs.insert(k, Value::from(v));
+    }
+    if !pairs.is_empty() {
+        entry.insert(key.into(), Value::Object(pairs));
+    }
+    Ok(())
 }
 
 /// `K=V` with a variable name `K`.
