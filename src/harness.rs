@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
 use crate::inspect::{
-    ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
+    ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
 use crate::mcp::AcceptError;
 use crate::mcp::{
@@ -385,10 +385,14 @@ impl Harness {
     /// since are refused and listed in [`ApproveOutcome::stale`]: ask again.
     pub async fn approve(
         &self,
-        servers: &[(String, String)],
+        servers: &[ApprovalPick],
         remember: bool,
     ) -> std::io::Result<ApproveOutcome> {
-        self.manager.approve(servers, remember).await
+        let pairs: Vec<(String, String)> = servers
+            .iter()
+            .map(|p| (p.name.clone(), p.fingerprint.clone()))
+            .collect();
+        self.manager.approve(&pairs, remember).await
     }
 
     /// Stops one server and starts it again (also starts a stopped one).
@@ -464,6 +468,19 @@ impl Harness {
 
     pub fn config_path(&self) -> PathBuf {
         self.files.project.clone()
+    }
+
+    /// The project as a window title and header show it.
+    pub fn project_info(&self) -> ProjectInfo {
+        ProjectInfo {
+            path: self.project.display().to_string(),
+            name: self
+                .project
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.project.display().to_string()),
+            config_path: self.config_path().display().to_string(),
+        }
     }
 
     /// The files of the three config scopes of this project.
@@ -589,7 +606,7 @@ impl Harness {
                 let result = t.call(arguments, CallContext::default()).await?;
                 Ok(TimedResult {
                     result,
-                    duration: started.elapsed(),
+                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                 })
             }),
             Err(e) => tokio::spawn(async move { Err(e) }),
@@ -663,11 +680,27 @@ impl Harness {
     }
 }
 
+/// The open project: its folder (absolute), the folder's name for titles, and its
+/// `.mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectInfo {
+    pub path: String,
+    pub name: String,
+    pub config_path: String,
+}
+
 /// A tool result and the call's wall-clock time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
 pub struct TimedResult {
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
     pub result: CallToolResult,
-    pub duration: std::time::Duration,
+    /// Milliseconds, with fractions.
+    pub duration_ms: f64,
 }
 
 /// Why `.mcp.json` was not saved. The file on disk is unchanged in every case.

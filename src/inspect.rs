@@ -141,7 +141,9 @@ fn problem(e: &ConfigError) -> ConfigProblem {
 }
 
 /// An edit of a `.mcp.json` text made through a form.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "op", rename_all = "camelCase")]
 pub enum ConfigEdit {
     /// Adds or replaces an entry; with `previous` set to another name, that entry is
     /// removed (a rename).
@@ -214,6 +216,33 @@ pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
         }
     }
     Ok(doc.to_text())
+}
+
+/// One server to approve: its name and the fingerprint of the request the user saw (an
+/// entry changed since then is not approved).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ApprovalPick {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+impl ApprovalPick {
+    pub fn new(name: impl Into<String>, fingerprint: impl Into<String>) -> Self {
+        ApprovalPick {
+            name: name.into(),
+            fingerprint: fingerprint.into(),
+        }
+    }
+}
+
+impl From<ApprovalRequest> for ApprovalPick {
+    fn from(r: ApprovalRequest) -> Self {
+        ApprovalPick {
+            name: r.name,
+            fingerprint: r.fingerprint,
+        }
+    }
 }
 
 /// A server that waits for the user's approval: everything that decides what runs, as

@@ -25,7 +25,8 @@ use crate::mcp::Manager;
 pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(200);
 
 /// A change of `.mcp.json` that the watcher handed to the manager.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConfigChange {
     /// Counts reloads since the watcher started (0 = none yet).
     pub revision: u64,

@@ -1,25 +1,25 @@
-//! Every payload that crosses the bridge to the web front end, and its errors.
+//! What crosses the bridge to the web front end besides the core's own types: the event
+//! names and envelope, the project the window shows, and errors.
 //!
-//! These are plain mirrors of the core's types, converted with exhaustive destructuring so
-//! that a field or variant added in the core fails to compile here until the bridge (and so
-//! the UI) says what to do with it. The TypeScript declarations in `ui/src/lib/bindings.ts`
-//! are generated from these types (ts-rs) and a test fails when that file is out of date.
-//! Errors reach the UI as `{ code, message }` with a closed set of codes.
+//! Payloads are the core's types, whose TypeScript is derived in the core (its `ts`
+//! feature); `ui/src/lib/bindings.ts` is generated from the list in
+//! [`typescript_bindings`] and a test fails when that file is out of date. Errors reach
+//! the UI as `{ code, message }` with a closed set of codes.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
 
 use harness9::engine::EngineError;
-use harness9::harness::{CallError, ConfigSaveError, TimedResult};
-use harness9::inspect::{ConfigEdit, EditError};
+use harness9::harness::{CallError, ConfigSaveError};
+use harness9::inspect::EditError;
+use harness9::mcp::features::{Icon, ToolHints};
 use harness9::mcp::AcceptError;
-use harness9::mcp::{CallToolResult, Content, LogLine};
+use harness9::mcp::LogLine;
 use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
 pub use crate::asks::{AskAnswerDto, AskDto};
-pub use crate::details::{IconDto, LogLevelDto, ServerDetailsDto, ToolHintsDto};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -27,9 +27,9 @@ pub mod events {
     pub const STATUS: &str = "mcp-status";
     /// `null`: the set of tools changed; fetch them again.
     pub const TOOLS_CHANGED: &str = "tools-changed";
-    /// [`super::ConfigChangedDto`]: `.mcp.json` changed on disk and was applied.
+    /// [`harness9::watch::ConfigChange`]: `.mcp.json` changed on disk and was applied.
     pub const CONFIG_CHANGED: &str = "config-changed";
-    /// [`super::ProjectDto`]: another project was opened.
+    /// [`harness9::harness::ProjectInfo`]: another project was opened.
     pub const PROJECT_CHANGED: &str = "project-changed";
     /// [`super::MenuAction`]: a native menu item was chosen.
     pub const MENU: &str = "menu";
@@ -190,16 +190,6 @@ impl From<std::io::Error> for BridgeError {
 
 // ---- projects ----------------------------------------------------------------------
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectDto {
-    /// The project folder (absolute).
-    pub path: String,
-    /// The folder's name, for titles.
-    pub name: String,
-    pub config_path: String,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "kebab-case")]
 pub enum MenuAction {
@@ -264,9 +254,9 @@ pub struct ToolDto {
     pub read_only: bool,
     /// The server's title for the tool (the name stays the identifier).
     pub title: Option<String>,
-    pub hints: ToolHintsDto,
+    pub hints: ToolHints,
     /// Only `https:` and `data:` icons.
-    pub icons: Vec<IconDto>,
+    pub icons: Vec<Icon>,
 }
 
 impl From<&ToolSpec> for ToolDto {
@@ -296,151 +286,15 @@ impl From<&ToolSpec> for ToolDto {
             input_schema: input_schema.clone(),
             read_only: *read_only,
             title: title.clone(),
-            hints: annotations.into(),
-            icons: icons.iter().map(Into::into).collect(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentDto {
-    Text {
-        text: String,
-    },
-    Image {
-        data: String,
-        #[serde(rename = "mimeType")]
-        mime_type: String,
-    },
-    Audio {
-        data: String,
-        #[serde(rename = "mimeType")]
-        mime_type: String,
-    },
-    ResourceLink {
-        uri: String,
-        name: String,
-        #[serde(rename = "mimeType")]
-        mime_type: Option<String>,
-        description: Option<String>,
-    },
-    Resource {
-        resource: Value,
-    },
-    /// A block of a type this version does not know, as the server sent it.
-    Unknown {
-        value: Value,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolRunDto {
-    pub content: Vec<ContentDto>,
-    pub structured_content: Option<Value>,
-    pub is_error: bool,
-    pub duration_ms: f64,
-}
-
-impl From<TimedResult> for ToolRunDto {
-    fn from(t: TimedResult) -> Self {
-        let TimedResult { result, duration } = t;
-        let CallToolResult {
-            content,
-            structured_content,
-            is_error,
-            meta: _,
-        } = result;
-        ToolRunDto {
-            content: content.into_iter().map(Into::into).collect(),
-            structured_content,
-            is_error,
-            duration_ms: duration.as_secs_f64() * 1000.0,
-        }
-    }
-}
-
-impl From<Content> for ContentDto {
-    fn from(c: Content) -> Self {
-        match c {
-            Content::Text { text } => ContentDto::Text { text },
-            Content::Image { data, mime_type } => ContentDto::Image { data, mime_type },
-            Content::Audio { data, mime_type } => ContentDto::Audio { data, mime_type },
-            Content::ResourceLink {
-                uri,
-                name,
-                mime_type,
-                description,
-            } => ContentDto::ResourceLink {
-                uri,
-                name,
-                mime_type,
-                description,
-            },
-            Content::Resource { resource } => ContentDto::Resource { resource },
-            Content::Unknown(value) => ContentDto::Unknown { value },
+            hints: annotations.hints(),
+            icons: icons.clone(),
         }
     }
 }
 
 // ---- approvals and entries -----------------------------------------------------------
 
-/// One server to approve: its name and the fingerprint of the request the user saw.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
-pub struct ApprovalPickDto {
-    pub name: String,
-    pub fingerprint: String,
-}
-
 // ---- the settings pane -----------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ConfigChangedDto {
-    pub revision: u32,
-    /// Hash of the text now on disk (compare with `ConfigTextDto.hash`).
-    pub hash: String,
-}
-
-/// A form edit of the `.mcp.json` text in the settings pane.
-#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
-#[serde(tag = "op", rename_all = "camelCase")]
-pub enum ConfigEditDto {
-    SetServer {
-        name: String,
-        entry: Value,
-        /// The entry's name before the edit (`null` for a new server).
-        previous: Option<String>,
-    },
-    RemoveServer {
-        name: String,
-    },
-    SetDisabled {
-        name: String,
-        disabled: bool,
-    },
-}
-
-impl From<ConfigEditDto> for ConfigEdit {
-    fn from(e: ConfigEditDto) -> Self {
-        match e {
-            ConfigEditDto::SetServer {
-                name,
-                entry,
-                previous,
-            } => ConfigEdit::SetServer {
-                name,
-                entry,
-                previous,
-            },
-            ConfigEditDto::RemoveServer { name } => ConfigEdit::RemoveServer { name },
-            ConfigEditDto::SetDisabled { name, disabled } => {
-                ConfigEdit::SetDisabled { name, disabled }
-            }
-        }
-    }
-}
 
 // ---- the chat pane ---------------------------------------------------------------------
 // Its types are the core's own (`harness9::ChatState`, `harness9::engine::Event` as
@@ -472,7 +326,7 @@ pub fn typescript_bindings() -> String {
         <Value as TS>::decl(&cfg),
         ErrorCode::decl(&cfg),
         BridgeError::decl(&cfg),
-        ProjectDto::decl(&cfg),
+        harness9::harness::ProjectInfo::decl(&cfg),
         MenuAction::decl(&cfg),
         harness9::mcp::StatusSnapshot::decl(&cfg),
         harness9::mcp::ServerStatus::decl(&cfg),
@@ -485,15 +339,16 @@ pub fn typescript_bindings() -> String {
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
         ToolDto::decl(&cfg),
-        ToolHintsDto::decl(&cfg),
-        IconDto::decl(&cfg),
-        ServerDetailsDto::decl(&cfg),
-        LogLevelDto::decl(&cfg),
+        harness9::mcp::features::ToolHints::decl(&cfg),
+        harness9::mcp::features::Icon::decl(&cfg),
+        harness9::mcp::manager::ServerDetails::decl(&cfg),
+        harness9::mcp::features::LogLevel::decl(&cfg),
         HeldToolDto::decl(&cfg),
-        ContentDto::decl(&cfg),
-        ToolRunDto::decl(&cfg),
+        harness9::mcp::Content::decl(&cfg),
+        harness9::mcp::CallToolResult::decl(&cfg),
+        harness9::harness::TimedResult::decl(&cfg),
         harness9::inspect::ApprovalRequest::decl(&cfg),
-        ApprovalPickDto::decl(&cfg),
+        harness9::inspect::ApprovalPick::decl(&cfg),
         harness9::mcp::ApproveOutcome::decl(&cfg),
         harness9::inspect::KeyValue::decl(&cfg),
         harness9::inspect::ServerEntry::decl(&cfg),
@@ -505,12 +360,12 @@ pub fn typescript_bindings() -> String {
         harness9::config::import::ImportPlan::decl(&cfg),
         harness9::config::import::ImportedServer::decl(&cfg),
         harness9::inspect::ConfigText::decl(&cfg),
-        ConfigChangedDto::decl(&cfg),
+        harness9::watch::ConfigChange::decl(&cfg),
         ProjectEvent::<Value>::decl(&cfg),
         harness9::inspect::ConfigProblem::decl(&cfg),
         harness9::inspect::EntryCheck::decl(&cfg),
         harness9::inspect::ConfigCheck::decl(&cfg),
-        ConfigEditDto::decl(&cfg),
+        harness9::inspect::ConfigEdit::decl(&cfg),
         harness9::engine::Event::decl(&cfg),
         harness9::engine::CallStatus::decl(&cfg),
         harness9::engine::TurnOutcome::decl(&cfg),
@@ -686,13 +541,13 @@ mod tests {
 
     #[test]
     fn form_edits_arrive_tagged() {
-        let e: ConfigEditDto = serde_json::from_value(serde_json::json!(
+        let e: harness9::inspect::ConfigEdit = serde_json::from_value(serde_json::json!(
             {"op": "setServer", "name": "x", "entry": {"command": "c"}, "previous": null}
         ))
         .unwrap();
         assert!(matches!(
-            ConfigEdit::from(e),
-            ConfigEdit::SetServer { name, previous: None, .. } if name == "x"
+            e,
+            harness9::inspect::ConfigEdit::SetServer { name, previous: None, .. } if name == "x"
         ));
     }
 }

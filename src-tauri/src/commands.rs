@@ -10,7 +10,12 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict};
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
-use harness9::inspect::{ApprovalRequest, ConfigCheck, ConfigText, ServerEntry};
+use harness9::harness::{ProjectInfo, TimedResult};
+use harness9::inspect::{
+    ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
+};
+use harness9::mcp::features::LogLevel;
+use harness9::mcp::manager::ServerDetails;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
@@ -22,12 +27,12 @@ type S<'a> = State<'a, AppState>;
 // ---- projects ----------------------------------------------------------------------------
 
 #[tauri::command]
-pub async fn current_project(state: S<'_>) -> BridgeResult<Option<ProjectDto>> {
+pub async fn current_project(state: S<'_>) -> BridgeResult<Option<ProjectInfo>> {
     Ok(state.session().await.map(|s| s.project.clone()))
 }
 
 #[tauri::command]
-pub async fn open_project(app: AppHandle, state: S<'_>, path: String) -> BridgeResult<ProjectDto> {
+pub async fn open_project(app: AppHandle, state: S<'_>, path: String) -> BridgeResult<ProjectInfo> {
     state.open(&app, path.into()).await
 }
 
@@ -69,14 +74,10 @@ pub async fn pending_approvals(state: S<'_>) -> BridgeResult<Vec<ApprovalRequest
 #[tauri::command]
 pub async fn approve(
     state: S<'_>,
-    servers: Vec<ApprovalPickDto>,
+    servers: Vec<ApprovalPick>,
     remember: bool,
 ) -> BridgeResult<harness9::mcp::ApproveOutcome> {
-    let picks: Vec<(String, String)> = servers
-        .into_iter()
-        .map(|p| (p.name, p.fingerprint))
-        .collect();
-    Ok(state.harness().await?.approve(&picks, remember).await?)
+    Ok(state.harness().await?.approve(&servers, remember).await?)
 }
 
 #[tauri::command]
@@ -186,7 +187,7 @@ pub async fn call_tool(
     tool: String,
     arguments: Value,
     started: Channel<u64>,
-) -> BridgeResult<ToolRunDto> {
+) -> BridgeResult<TimedResult> {
     state.call_tool(server, tool, arguments, started).await
 }
 
@@ -213,8 +214,8 @@ pub fn check_config(text: String) -> ConfigCheck {
 }
 
 #[tauri::command]
-pub fn edit_config(text: String, edit: ConfigEditDto) -> BridgeResult<String> {
-    Ok(Harness::edit_config_text(&text, &edit.into())?)
+pub fn edit_config(text: String, edit: ConfigEdit) -> BridgeResult<String> {
+    Ok(Harness::edit_config_text(&text, &edit)?)
 }
 
 /// Saves and applies `.mcp.json`; `expected_hash` (from `read_config`) refuses to
@@ -433,24 +434,16 @@ pub async fn answer_ask(
 
 /// Title, icons and logging of a connected server; `null` when it is not connected.
 #[tauri::command]
-pub async fn server_details(
-    state: S<'_>,
-    server: String,
-) -> BridgeResult<Option<ServerDetailsDto>> {
-    Ok(state
-        .harness()
-        .await?
-        .server_details(&server)
-        .ok()
-        .map(Into::into))
+pub async fn server_details(state: S<'_>, server: String) -> BridgeResult<Option<ServerDetails>> {
+    Ok(state.harness().await?.server_details(&server).ok())
 }
 
 #[tauri::command]
-pub async fn set_log_level(state: S<'_>, server: String, level: LogLevelDto) -> BridgeResult<()> {
+pub async fn set_log_level(state: S<'_>, server: String, level: LogLevel) -> BridgeResult<()> {
     state
         .harness()
         .await?
-        .set_log_level(&server, level.into())
+        .set_log_level(&server, level)
         .await
         .map_err(feature_error)
 }

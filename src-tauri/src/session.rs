@@ -7,11 +7,12 @@
 //! background and the status events follow.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use harness9::harness::ProjectInfo;
 use harness9::mcp::RestartPolicy;
 use harness9::watch::ConfigWatcher;
 use harness9::{Harness, HarnessOptions};
@@ -20,10 +21,7 @@ use tauri::{AppHandle, Emitter, Manager};
 use tokio::sync::RwLock;
 use tokio::task::AbortHandle;
 
-use crate::bridge::{
-    events, BridgeError, BridgeResult, ConfigChangedDto, ErrorCode, LogFollowDto, ProjectDto,
-    ProjectEmitter, ToolRunDto,
-};
+use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode, LogFollowDto, ProjectEmitter};
 
 /// How long closing the app waits for servers to stop: the whole stdio close sequence
 /// (stdin close, SIGTERM, SIGKILL) plus a margin.
@@ -40,7 +38,7 @@ pub const LOG_TAIL_LINES: usize = 500;
 /// One open project.
 pub struct Session {
     pub harness: Arc<Harness>,
-    pub project: ProjectDto,
+    pub project: ProjectInfo,
     _watcher: Option<ConfigWatcher>,
     tasks: Vec<AbortHandle>,
 }
@@ -146,7 +144,7 @@ impl AppState {
 
     /// Opens a project folder (closing the current one) and starts its servers in the
     /// background.
-    pub async fn open(&self, app: &AppHandle, folder: PathBuf) -> BridgeResult<ProjectDto> {
+    pub async fn open(&self, app: &AppHandle, folder: PathBuf) -> BridgeResult<ProjectInfo> {
         let folder = std::fs::canonicalize(&folder).map_err(|e| {
             BridgeError::new(
                 ErrorCode::NotFound,
@@ -190,7 +188,7 @@ impl AppState {
                 None
             }
         };
-        let project = project_dto(&folder, &harness.config_path());
+        let project = harness.project_info();
         let emitter = ProjectEmitter {
             app: app.clone(),
             project: project.path.clone(),
@@ -292,31 +290,17 @@ impl AppState {
         tool: String,
         arguments: serde_json::Value,
         started: Channel<u64>,
-    ) -> BridgeResult<ToolRunDto> {
+    ) -> BridgeResult<harness9::harness::TimedResult> {
         let harness = self.harness().await?;
         let call = harness.start_call(&server, &tool, arguments);
         let _ = started.send(call.id);
-        call.outcome()
-            .await
-            .map(ToolRunDto::from)
-            .map_err(BridgeError::from)
+        call.outcome().await.map_err(BridgeError::from)
     }
 
     pub async fn cancel_call(&self, call_id: u64) {
         if let Ok(harness) = self.harness().await {
             harness.cancel_call(call_id);
         }
-    }
-}
-
-fn project_dto(folder: &Path, config: &Path) -> ProjectDto {
-    ProjectDto {
-        path: folder.display().to_string(),
-        name: folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| folder.display().to_string()),
-        config_path: config.display().to_string(),
     }
 }
 
@@ -351,13 +335,7 @@ fn forward_config(app: ProjectEmitter, watcher: &ConfigWatcher) -> AbortHandle {
     tokio::spawn(async move {
         while rx.changed().await.is_ok() {
             let change = rx.borrow_and_update().clone();
-            app.emit(
-                events::CONFIG_CHANGED,
-                ConfigChangedDto {
-                    revision: change.revision.try_into().unwrap_or(u32::MAX),
-                    hash: change.hash,
-                },
-            );
+            app.emit(events::CONFIG_CHANGED, change);
         }
     })
     .abort_handle()

@@ -103,10 +103,8 @@ async fn ask_approval(harness: &Harness) {
     let _ = err.flush();
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
-    let picks: Vec<(String, String)> = waiting
-        .iter()
-        .map(|r| (r.name.clone(), r.fingerprint.clone()))
-        .collect();
+    let picks: Vec<harness9::inspect::ApprovalPick> =
+        waiting.iter().cloned().map(Into::into).collect();
     let result = match answer.trim().to_ascii_lowercase().as_str() {
         "y" | "yes" => harness.approve(&picks, false).await,
         "a" | "always" => harness.approve(&picks, true).await,

@@ -11,6 +11,7 @@ use super::types::Content;
 /// An icon a server offers for a tool, resource, prompt or itself. Only `https:` and
 /// `data:` icons are ever loaded ([`Icon::is_loadable`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
     pub src: String,
@@ -76,6 +77,21 @@ impl ToolAnnotations {
         self.open_world_hint.unwrap_or(true)
     }
 
+    /// The annotations as a front end shows them.
+    pub fn hints(&self) -> ToolHints {
+        ToolHints {
+            read_only_hint: self.read_only_hint,
+            destructive_hint: self.destructive_hint,
+            idempotent_hint: self.idempotent_hint,
+            open_world_hint: self.open_world_hint,
+            read_only: self.read_only(),
+            destructive: self.destructive(),
+            idempotent: self.idempotent(),
+            open_world: self.open_world(),
+            marks: self.marks(),
+        }
+    }
+
     /// Short marks for a listing: `read-only`, `destructive`, `idempotent`, `open-world`
     /// (only the ones the server set or that follow from its hints).
     pub fn marks(&self) -> Vec<&'static str> {
@@ -96,6 +112,25 @@ impl ToolAnnotations {
         }
         marks
     }
+}
+
+/// A tool's annotations as a details view shows them: what the server set (`None`: not
+/// set) and what counts, with the spec's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHints {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+    /// `destructive` counts only when the tool is not read-only.
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+    /// [`ToolAnnotations::marks`].
+    pub marks: Vec<&'static str>,
 }
 
 /// One resource a server lists.
@@ -272,6 +307,7 @@ pub(crate) struct CompleteResult {
 
 /// A syslog severity for `logging/setLevel` and `notifications/message`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Debug,

@@ -90,6 +90,7 @@ pub(crate) struct ListToolsPage {
 
 /// The whole answer to `tools/call`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     #[serde(default)]
@@ -104,6 +105,7 @@ pub struct CallToolResult {
 
 /// One content block of a tool result.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text {
@@ -133,6 +135,7 @@ pub enum Content {
     },
     /// A content type this client does not know, kept as the server sent it.
     #[serde(untagged)]
+    #[cfg_attr(feature = "ts", ts(type = "{ [key in string]?: JsonValue }"))]
     Unknown(Value),
 }
 

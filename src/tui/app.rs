@@ -50,9 +50,9 @@ pub enum Action {
     StopTurn,
     Restart(String),
     EditConfig,
-    /// Approve exactly the servers the prompt showed: (name, fingerprint) pairs.
+    /// Approve exactly the servers the prompt showed.
     ApproveServers {
-        servers: Vec<(String, String)>,
+        servers: Vec<harness9::inspect::ApprovalPick>,
         remember: bool,
     },
     DeclineServers,
@@ -305,10 +305,7 @@ impl App {
                 KeyCode::Char('y') | KeyCode::Char('a') => {
                     self.modal = Modal::None;
                     Some(Action::ApproveServers {
-                        servers: servers
-                            .into_iter()
-                            .map(|r| (r.name, r.fingerprint))
-                            .collect(),
+                        servers: servers.into_iter().map(Into::into).collect(),
                         remember: key.code == KeyCode::Char('a'),
                     })
                 }

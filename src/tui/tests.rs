@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use harness9::engine::event::{CallStatus, Event, TurnOutcome};
-use harness9::inspect::ApprovalRequest;
+use harness9::inspect::{ApprovalPick, ApprovalRequest};
 use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
 use harness9::tools::{ToolSource, ToolSpec};
@@ -174,7 +174,7 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
     assert_eq!(
         app.on_key(key(KeyCode::Char('a'))),
         Some(Action::ApproveServers {
-            servers: vec![("fx".into(), "fp1".into())],
+            servers: vec![ApprovalPick::new("fx", "fp1")],
             remember: true
         })
     );
@@ -224,7 +224,7 @@ fn server_prompt_approves_only_what_it_showed() {
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
         Some(Action::ApproveServers {
-            servers: vec![("c".into(), "fc".into())],
+            servers: vec![ApprovalPick::new("c", "fc")],
             remember: false
         })
     );
@@ -237,7 +237,7 @@ fn server_prompt_approves_only_what_it_showed() {
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
         Some(Action::ApproveServers {
-            servers: vec![("d".into(), "fd".into())],
+            servers: vec![ApprovalPick::new("d", "fd")],
             remember: false
         })
     );

@@ -8,20 +8,20 @@
 // that needs sign-in. "surface": a server with a title, icons, logging and annotated tools.
 
 import type {
-  ApprovalPickDto,
+  ApprovalPick,
   AskDto,
   AttachmentDto,
   ChatDecision,
   ChatEvent,
-  IconDto,
-  LogLevelDto,
+  Icon,
+  LogLevel,
   ResourceReadDto,
   ServerState,
   ServerStatus,
   SignedIn,
   ToolDto,
-  ToolHintsDto,
-  ToolRunDto,
+  ToolHints,
+  TimedResult,
   TurnOutcome,
 } from "../src/lib/bindings";
 import { MockBackend, manyTools, noHints } from "../src/lib/backend/mock";
@@ -64,7 +64,7 @@ function demoTools(server: string): ToolDto[] {
   ];
 }
 
-const DESTRUCTIVE: ToolHintsDto = {
+const DESTRUCTIVE: ToolHints = {
   readOnlyHint: false,
   destructiveHint: true,
   idempotentHint: null,
@@ -77,7 +77,7 @@ const DESTRUCTIVE: ToolHintsDto = {
 };
 
 /** Icons as a careless core could pass them: the window must show only https: and data:. */
-const MIXED_ICONS: IconDto[] = [
+const MIXED_ICONS: Icon[] = [
   { src: "javascript:window.__pwned=1", mimeType: null, theme: null },
   { src: "http://example.com/rm.png", mimeType: null, theme: null },
   { src: RED_DOT, mimeType: "image/png", theme: null },
@@ -157,7 +157,7 @@ export class ScenarioBackend extends MockBackend {
     }, 150);
   }
 
-  override async approve(servers: ApprovalPickDto[], remember: boolean) {
+  override async approve(servers: ApprovalPick[], remember: boolean) {
     const outcome = await super.approve(servers, remember);
     for (const n of outcome.approved) this.start(n);
     this.publish();
@@ -221,12 +221,12 @@ export class ScenarioBackend extends MockBackend {
     this.publish();
     return accepted;
   }
-  override async setLogLevel(server: string, level: LogLevelDto) {
+  override async setLogLevel(server: string, level: LogLevel) {
     await super.setLogLevel(server, level);
     this.pushLog(server, `[everything-server] logging level set to ${level}`, "server", level);
   }
 
-  override async callTool(server: string, name: string, args: unknown, started: (callId: number) => void): Promise<ToolRunDto> {
+  override async callTool(server: string, name: string, args: unknown, started: (callId: number) => void): Promise<TimedResult> {
     await super.callTool(server, name, args, started);
     if (name === "read_file" && (args as { path?: string }).path === "missing.txt")
       return { content: [{ type: "text", text: "no such file: missing.txt" }], structuredContent: null, isError: true, durationMs: 3.2 };

@@ -23,19 +23,21 @@ pub(super) struct Levels(Mutex<BTreeMap<String, LogLevel>>);
 
 /// What a connected server says about itself, for a details view.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerDetails {
     pub name: String,
     /// `serverInfo.title`, when the server gave one (the name stays the identifier).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub title: Option<String>,
     /// The server's icons a front end may load (`https:` and `data:` only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Whether it announced `logging` (takes `logging/setLevel`).
     pub logging: bool,
     /// The level the user chose this session, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub log_level: Option<LogLevel>,
 }
 

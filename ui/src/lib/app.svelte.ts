@@ -7,7 +7,7 @@ import type {
   ConfigText,
   Scope,
   HeldToolDto,
-  ProjectDto,
+  ProjectInfo,
   ServerStatus,
   StatusSnapshot,
   ToolDto,
@@ -32,7 +32,7 @@ export class AppState {
   /** The agent chat of the open project. */
   readonly chat: ChatSession;
 
-  project = $state<ProjectDto | null>(null);
+  project = $state<ProjectInfo | null>(null);
   /** True until the first answer about the open project. */
   loading = $state(true);
   recent = $state<string[]>([]);
@@ -98,7 +98,7 @@ export class AppState {
     if (this.#toolsTimer) clearTimeout(this.#toolsTimer);
   }
 
-  async #projectOpened(p: ProjectDto): Promise<void> {
+  async #projectOpened(p: ProjectInfo): Promise<void> {
     const changed = this.project?.path !== p.path;
     this.project = p;
     this.loading = false;

@@ -7,15 +7,7 @@ export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-fai
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
-export type ProjectDto = { 
-/**
- * The project folder (absolute).
- */
-path: string, 
-/**
- * The folder's name, for titles.
- */
-name: string, configPath: string, };
+export type ProjectInfo = { path: string, name: string, configPath: string, };
 
 export type MenuAction = "open-folder" | "settings";
 
@@ -137,44 +129,47 @@ tool: string, description: string, inputSchema: JsonValue, readOnly: boolean,
 /**
  * The server's title for the tool (the name stays the identifier).
  */
-title: string | null, hints: ToolHintsDto, 
+title: string | null, hints: ToolHints, 
 /**
  * Only `https:` and `data:` icons.
  */
-icons: Array<IconDto>, };
+icons: Array<Icon>, };
 
-export type ToolHintsDto = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, 
+export type ToolHints = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, 
 /**
- * With the spec's defaults; `destructiveHint` counts only when not read-only.
+ * `destructive` counts only when the tool is not read-only.
  */
 readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, 
 /**
- * Short marks for a list (`read-only`, `destructive`, ...): the ones the server's
- * hints say, not bare defaults.
+ * [`ToolAnnotations::marks`].
  */
 marks: Array<string>, };
 
-export type IconDto = { src: string, mimeType: string | null, 
+export type Icon = { src: string, mimeType?: string | null, sizes?: Array<string>, 
 /**
  * `light` or `dark`, when the icon is meant for one theme.
  */
-theme: string | null, };
+theme?: string | null, };
 
-export type ServerDetailsDto = { name: string, 
+export type ServerDetails = { name: string, 
 /**
- * `serverInfo.title`; the name stays the identifier.
+ * `serverInfo.title`, when the server gave one (the name stays the identifier).
  */
-title: string | null, icons: Array<IconDto>, 
+title?: string | null, 
 /**
- * Whether the server takes a logging level.
+ * The server's icons a front end may load (`https:` and `data:` only).
+ */
+icons: Array<Icon>, 
+/**
+ * Whether it announced `logging` (takes `logging/setLevel`).
  */
 logging: boolean, 
 /**
- * The level chosen this session (set again when the server restarts).
+ * The level the user chose this session, if any.
  */
-logLevel: LogLevelDto | null, };
+logLevel?: LogLevel | null, };
 
-export type LogLevelDto = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
 export type HeldToolDto = { server: string, tool: string, 
 /**
@@ -186,9 +181,15 @@ summary: string,
  */
 diff: Array<string>, };
 
-export type ContentDto = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, } | { "type": "audio", data: string, mimeType: string, } | { "type": "resource_link", uri: string, name: string, mimeType: string | null, description: string | null, } | { "type": "resource", resource: JsonValue, } | { "type": "unknown", value: JsonValue, };
+export type Content = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, } | { "type": "audio", data: string, mimeType: string, } | { "type": "resource_link", uri: string, name: string, mimeType?: string | null, description?: string | null, } | { "type": "resource", resource: JsonValue, } | { [key in string]?: JsonValue };
 
-export type ToolRunDto = { content: Array<ContentDto>, structuredContent: JsonValue | null, isError: boolean, durationMs: number, };
+export type CallToolResult = { content: Array<Content>, structuredContent?: JsonValue | null, isError?: boolean, _meta?: JsonValue | null, };
+
+export type TimedResult = { 
+/**
+ * Milliseconds, with fractions.
+ */
+durationMs: number, content: Array<Content>, structuredContent?: JsonValue | null, isError?: boolean, _meta?: JsonValue | null, };
 
 export type ApprovalRequest = { name: string, transport: string, 
 /**
@@ -221,7 +222,7 @@ headerKeys: Array<string>,
  */
 fingerprint: string, };
 
-export type ApprovalPickDto = { name: string, fingerprint: string, };
+export type ApprovalPick = { name: string, fingerprint: string, };
 
 export type ApproveOutcome = { 
 /**
@@ -322,9 +323,14 @@ text: string, exists: boolean,
  */
 hash: string, };
 
-export type ConfigChangedDto = { revision: number, 
+export type ConfigChange = { 
 /**
- * Hash of the text now on disk (compare with `ConfigTextDto.hash`).
+ * Counts reloads since the watcher started (0 = none yet).
+ */
+revision: number, 
+/**
+ * [`content_hash`] of the project's `.mcp.json` that was loaded ("" when the file is
+ * gone).
  */
 hash: string, };
 
@@ -356,11 +362,7 @@ error: ConfigProblem | null,
  */
 servers: Array<EntryCheck>, };
 
-export type ConfigEditDto = { "op": "setServer", name: string, entry: JsonValue, 
-/**
- * The entry's name before the edit (`null` for a new server).
- */
-previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
+export type ConfigEdit = { "op": "setServer", name: string, entry: JsonValue, previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
 
 export type ChatEvent = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, 
 /**

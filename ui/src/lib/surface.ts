@@ -1,10 +1,10 @@
 // Pure helpers for what servers say about themselves and their tools: icons (only https:
 // and data: ever load), tool annotations as rows, and the logging levels.
 
-import type { IconDto, LogLevelDto, ToolDto, ToolHintsDto } from "./bindings";
+import type { Icon, LogLevel, ToolDto, ToolHints } from "./bindings";
 
 /** Every logging level, lowest first (the order of `logging/setLevel`). */
-export const LOG_LEVELS: LogLevelDto[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+export const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /** Whether an icon may be loaded: `https:` and `data:` only (the core filters too). */
 export function loadable(src: string): boolean {
@@ -13,7 +13,7 @@ export function loadable(src: string): boolean {
 }
 
 /** The icon to show (a theme-less one first), or null. */
-export function pickIcon(icons: IconDto[] | null | undefined): IconDto | null {
+export function pickIcon(icons: Icon[] | null | undefined): Icon | null {
   const ok = (icons ?? []).filter((i) => loadable(i.src));
   return ok.find((i) => !i.theme) ?? ok[0] ?? null;
 }
@@ -33,7 +33,7 @@ export interface HintRow {
 }
 
 /** The four annotations as rows, with the spec's defaults. */
-export function hintRows(h: ToolHintsDto): HintRow[] {
+export function hintRows(h: ToolHints): HintRow[] {
   return [
     { name: "readOnlyHint", value: h.readOnly, defaulted: h.readOnlyHint === null, ignored: false },
     { name: "destructiveHint", value: h.destructive, defaulted: h.destructiveHint === null, ignored: h.readOnly },

@@ -11,7 +11,7 @@
 import type {
   AboutInfo,
   ContextSummary,
-  ApprovalPickDto,
+  ApprovalPick,
   ApprovalRequest,
   ApproveOutcome,
   AskAnswerDto,
@@ -22,9 +22,9 @@ import type {
   ChatItem,
   ChatState,
   CompletionDto,
-  ConfigChangedDto,
+  ConfigChange,
   ConfigCheck,
-  ConfigEditDto,
+  ConfigEdit,
   ConfigText,
   ConnectionCheck,
   FoundSource,
@@ -34,11 +34,11 @@ import type {
   Scope,
   ConversationSummary,
   HeldToolDto,
-  LogLevelDto,
+  LogLevel,
   LogLine,
   MenuAction,
   PermissionRule,
-  ProjectDto,
+  ProjectInfo,
   PromptDto,
   ProviderChange,
   ProviderKind,
@@ -48,13 +48,13 @@ import type {
   ResourceListDto,
   ResourceReadDto,
   ResourceTemplateDto,
-  ServerDetailsDto,
+  ServerDetails,
   ServerEntry,
   SignedIn,
   StatusSnapshot,
   ToolDto,
   ToolPermission,
-  ToolRunDto,
+  TimedResult,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -74,7 +74,7 @@ function listeners<T>() {
 }
 
 export class MockBackend implements Backend {
-  project: ProjectDto | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
+  project: ProjectInfo | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusSnapshot = { revision: 0, servers: [], configError: null };
   tools: ToolDto[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
@@ -90,12 +90,12 @@ export class MockBackend implements Backend {
   finishSignIn: ((result?: SignedIn | string) => void) | null = null;
   logs: Record<string, LogLine[]> = {};
   /** Details of connected servers (title, icons, logging), by name. */
-  details: Record<string, ServerDetailsDto> = {};
+  details: Record<string, ServerDetails> = {};
   /** The project's extra roots. */
   roots: string[] = [];
   /** Every call, as [method, ...args]. */
   calls: unknown[][] = [];
-  toolResult: (server: string, tool: string, args: unknown) => ToolRunDto = (_s, _t, args) => ({
+  toolResult: (server: string, tool: string, args: unknown) => TimedResult = (_s, _t, args) => ({
     content: [{ type: "text", text: `called with ${JSON.stringify(args)}` }],
     structuredContent: null,
     isError: false,
@@ -124,8 +124,8 @@ export class MockBackend implements Backend {
 
   readonly statusEvents = listeners<StatusSnapshot>();
   readonly toolEvents = listeners<null>();
-  readonly configEvents = listeners<ConfigChangedDto>();
-  readonly projectEvents = listeners<ProjectDto>();
+  readonly configEvents = listeners<ConfigChange>();
+  readonly projectEvents = listeners<ProjectInfo>();
   readonly menuEvents = listeners<MenuAction>();
   readonly askEvents = listeners<AskDto[]>();
   /** What servers ask the user (an answer removes the ask, as the backend does). */
@@ -186,7 +186,7 @@ export class MockBackend implements Backend {
   async pendingApprovals() {
     return this.approvalsPending;
   }
-  async approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcome> {
+  async approve(servers: ApprovalPick[], remember: boolean): Promise<ApproveOutcome> {
     this.#record("approve", servers, remember);
     const outcome = this.approveOutcome ?? { approved: servers.map((s) => s.name), stale: [] };
     this.approveOutcome = null;
@@ -228,7 +228,7 @@ export class MockBackend implements Backend {
   async serverDetails(server: string) {
     return this.details[server] ?? null;
   }
-  async setLogLevel(server: string, level: LogLevelDto) {
+  async setLogLevel(server: string, level: LogLevel) {
     this.#record("setLogLevel", server, level);
     const d = this.details[server];
     if (d) this.details[server] = { ...d, logLevel: level };
@@ -298,7 +298,7 @@ export class MockBackend implements Backend {
   }
   /** The text the next `editConfig` returns (the core writes the edit); the text as it was when null. */
   edited: string | null = null;
-  async editConfig(text: string, edit: ConfigEditDto) {
+  async editConfig(text: string, edit: ConfigEdit) {
     this.#record("editConfig", edit);
     const out = this.edited ?? text;
     this.edited = null;
@@ -496,10 +496,10 @@ export class MockBackend implements Backend {
   onToolsChanged(cb: () => void) {
     return this.toolEvents.add(() => cb());
   }
-  onConfigChanged(cb: (c: ConfigChangedDto) => void) {
+  onConfigChanged(cb: (c: ConfigChange) => void) {
     return this.configEvents.add(cb);
   }
-  onProjectChanged(cb: (p: ProjectDto) => void) {
+  onProjectChanged(cb: (p: ProjectInfo) => void) {
     return this.projectEvents.add(cb);
   }
   onMenu(cb: (a: MenuAction) => void) {

@@ -13,10 +13,10 @@ import type {
   ChatItem,
   ChatState,
   CompletionDto,
-  ConfigChangedDto,
+  ConfigChange,
   ProjectEvent,
   ConfigCheck,
-  ConfigEditDto,
+  ConfigEdit,
   ConfigText,
   ConnectionCheck,
   FoundSource,
@@ -27,18 +27,18 @@ import type {
   LogLine,
   MenuAction,
   PermissionRule,
-  ProjectDto,
+  ProjectInfo,
   PromptDto,
   ProviderView,
   ResourceEventDto,
   ResourceListDto,
   ResourceReadDto,
-  ServerDetailsDto,
+  ServerDetails,
   ServerEntry,
   SignedIn,
   StatusSnapshot,
   ToolDto,
-  ToolRunDto,
+  TimedResult,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -78,8 +78,8 @@ async function onProject<T>(event: string, cb: (payload: T) => void): Promise<Un
 }
 
 export const tauriBackend: Backend = {
-  currentProject: () => call<ProjectDto | null>("current_project"),
-  openProject: (path) => call<ProjectDto>("open_project", { path }),
+  currentProject: () => call<ProjectInfo | null>("current_project"),
+  openProject: (path) => call<ProjectInfo>("open_project", { path }),
   pickFolder: () => call<string | null>("pick_folder"),
   recentProjects: () => call<string[]>("recent_projects"),
   reportPainted: (pageMs) => call<number>("report_painted", { pageMs }),
@@ -103,7 +103,7 @@ export const tauriBackend: Backend = {
     };
   },
 
-  serverDetails: (server) => call<ServerDetailsDto | null>("server_details", { server }),
+  serverDetails: (server) => call<ServerDetails | null>("server_details", { server }),
   setLogLevel: (server, level) => call<void>("set_log_level", { server, level }),
   extraRoots: () => call<string[]>("extra_roots"),
   addExtraRoot: (path) => call<string[]>("add_extra_root", { path }),
@@ -115,13 +115,13 @@ export const tauriBackend: Backend = {
   callTool: (server, tool, args, started) => {
     const channel = new Channel<number>();
     channel.onmessage = started;
-    return call<ToolRunDto>("call_tool", { server, tool, arguments: args, started: channel });
+    return call<TimedResult>("call_tool", { server, tool, arguments: args, started: channel });
   },
   cancelToolCall: (callId) => call<void>("cancel_tool_call", { callId }),
 
   readConfig: (scope) => call<ConfigText>("read_config", { scope: scope ?? null }),
   checkConfig: (text) => call<ConfigCheck>("check_config", { text }),
-  editConfig: (text, edit: ConfigEditDto) => call<string>("edit_config", { text, edit }),
+  editConfig: (text, edit: ConfigEdit) => call<string>("edit_config", { text, edit }),
   saveConfig: (text, expectedHash, scope) => call<ConfigText>("save_config", { text, expectedHash, scope: scope ?? null }),
   openConfigInEditor: (scope) => call<void>("open_config_in_editor", { scope: scope ?? null }),
   importSources: () => call<FoundSource[]>("import_sources"),
@@ -156,8 +156,8 @@ export const tauriBackend: Backend = {
   onAsks: (cb) => onProject<AskDto[]>(EVENTS.asks, cb),
   onStatus: (cb) => onProject<StatusSnapshot>(EVENTS.status, cb),
   onToolsChanged: (cb) => onProject<null>(EVENTS.toolsChanged, () => cb()),
-  onConfigChanged: (cb) => onProject<ConfigChangedDto>(EVENTS.configChanged, cb),
-  onProjectChanged: (cb) => on<ProjectDto>(EVENTS.projectChanged, cb),
+  onConfigChanged: (cb) => onProject<ConfigChange>(EVENTS.configChanged, cb),
+  onProjectChanged: (cb) => on<ProjectInfo>(EVENTS.projectChanged, cb),
   onMenu: (cb) => on<MenuAction>(EVENTS.menu, cb),
 
   listResources: (server) => call<ResourceListDto>("list_resources", { server }),

@@ -5,7 +5,7 @@
 import type {
   AboutInfo,
   ContextSummary,
-  ApprovalPickDto,
+  ApprovalPick,
   ApprovalRequest,
   ApproveOutcome,
   AskAnswerDto,
@@ -16,9 +16,9 @@ import type {
   ChatItem,
   ChatState,
   CompletionDto,
-  ConfigChangedDto,
+  ConfigChange,
   ConfigCheck,
-  ConfigEditDto,
+  ConfigEdit,
   ConfigText,
   ConnectionCheck,
   FoundSource,
@@ -29,11 +29,11 @@ import type {
   ConversationSummary,
   ErrorCode,
   HeldToolDto,
-  LogLevelDto,
+  LogLevel,
   LogLine,
   MenuAction,
   PermissionRule,
-  ProjectDto,
+  ProjectInfo,
   PromptDto,
   ProviderChange,
   ProviderKind,
@@ -41,13 +41,13 @@ import type {
   ResourceEventDto,
   ResourceListDto,
   ResourceReadDto,
-  ServerDetailsDto,
+  ServerDetails,
   ServerEntry,
   SignedIn,
   StatusSnapshot,
   ToolDto,
   ToolPermission,
-  ToolRunDto,
+  TimedResult,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -78,8 +78,8 @@ export interface LogFollow {
 }
 
 export interface Backend {
-  currentProject(): Promise<ProjectDto | null>;
-  openProject(path: string): Promise<ProjectDto>;
+  currentProject(): Promise<ProjectInfo | null>;
+  openProject(path: string): Promise<ProjectInfo>;
   /** The native folder picker; null when cancelled. */
   pickFolder(): Promise<string | null>;
   recentProjects(): Promise<string[]>;
@@ -92,16 +92,16 @@ export interface Backend {
   getStatus(): Promise<StatusSnapshot>;
   pendingApprovals(): Promise<ApprovalRequest[]>;
   /** Approves exactly the entries shown (name + fingerprint); `stale` ones changed since. */
-  approve(servers: ApprovalPickDto[], remember: boolean): Promise<ApproveOutcome>;
+  approve(servers: ApprovalPick[], remember: boolean): Promise<ApproveOutcome>;
   restartServer(server: string): Promise<void>;
   stopServer(server: string): Promise<void>;
   setServerDisabled(server: string, disabled: boolean): Promise<void>;
   serverEntry(server: string): Promise<ServerEntry | null>;
   followLog(server: string, onLine: (line: LogLine) => void): Promise<LogFollow>;
   /** Title, icons and logging of a connected server; null when it is not connected. */
-  serverDetails(server: string): Promise<ServerDetailsDto | null>;
+  serverDetails(server: string): Promise<ServerDetails | null>;
   /** `logging/setLevel`; kept for the session and set again when the server restarts. */
-  setLogLevel(server: string, level: LogLevelDto): Promise<void>;
+  setLogLevel(server: string, level: LogLevel): Promise<void>;
   /** The project's extra roots (folders besides the project that servers may use). */
   extraRoots(): Promise<string[]>;
   /** Adds a folder to the extra roots (kept per project); returns the list now. */
@@ -121,13 +121,13 @@ export interface Backend {
   /** Accepts held tools of one server (all when `tools` is empty); returns what was accepted. */
   acceptTools(server: string, tools: string[]): Promise<HeldToolDto[]>;
   /** Calls a tool by hand; `started` gets the core's number of the call (for cancelToolCall). */
-  callTool(server: string, tool: string, args: unknown, started: (callId: number) => void): Promise<ToolRunDto>;
+  callTool(server: string, tool: string, args: unknown, started: (callId: number) => void): Promise<TimedResult>;
   cancelToolCall(callId: number): Promise<void>;
 
   /** One config scope's file; the project's `.mcp.json` without a scope. */
   readConfig(scope?: Scope): Promise<ConfigText>;
   checkConfig(text: string): Promise<ConfigCheck>;
-  editConfig(text: string, edit: ConfigEditDto): Promise<string>;
+  editConfig(text: string, edit: ConfigEdit): Promise<string>;
   saveConfig(text: string, expectedHash: string | null, scope?: Scope): Promise<ConfigText>;
   openConfigInEditor(scope?: Scope): Promise<void>;
   /** Other tools with MCP servers configured on this machine. */
@@ -188,8 +188,8 @@ export interface Backend {
   onAsks(cb: (asks: AskDto[]) => void): Promise<Unlisten>;
   onStatus(cb: (s: StatusSnapshot) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;
-  onConfigChanged(cb: (c: ConfigChangedDto) => void): Promise<Unlisten>;
-  onProjectChanged(cb: (p: ProjectDto) => void): Promise<Unlisten>;
+  onConfigChanged(cb: (c: ConfigChange) => void): Promise<Unlisten>;
+  onProjectChanged(cb: (p: ProjectInfo) => void): Promise<Unlisten>;
   onMenu(cb: (a: MenuAction) => void): Promise<Unlisten>;
 
   /** The resources and templates of one server (of every connected one for null). */
