@@ -50,7 +50,8 @@ pub struct TemplateEntry {
 pub struct ResourceListing {
     pub resources: Vec<ResourceEntry>,
     pub templates: Vec<TemplateEntry>,
-    /// Whether the server lets clients subscribe to updates (false for every server).
+    /// Whether the server lets clients subscribe to updates (false for a listing of
+    /// every server).
     pub can_subscribe: bool,
 }
 

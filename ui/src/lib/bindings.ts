@@ -478,7 +478,8 @@ export type TemplateEntry = { server: string, uriTemplate: string, name: string,
 
 export type ResourceListing = { resources: Array<ResourceEntry>, templates: Array<TemplateEntry>, 
 /**
- * Whether the server lets clients subscribe to updates (false for every server).
+ * Whether the server lets clients subscribe to updates (false for a listing of
+ * every server).
  */
 canSubscribe: boolean, };
 
