@@ -3,12 +3,17 @@
 
 mod chat;
 mod prompts;
+mod resource_view;
 mod resources;
 mod roots;
 mod settings;
 mod surface;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
-pub use prompts::{missing_arguments, PromptError, PromptTurn};
+pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
+pub use resource_view::{
+    PreviewPart, ReadPreview, ResourceEntry, ResourceListing, TemplateEntry,
+    MAX_INLINE_IMAGE_CHARS, MAX_PREVIEW_CHARS,
+};
 pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use settings::PermissionError;

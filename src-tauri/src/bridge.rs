@@ -19,8 +19,6 @@ use harness9::mcp::LogLine;
 use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use harness9::trust::pins::HeldTool;
 
-pub use crate::asks::{AskAnswerDto, AskDto};
-
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
     /// [`super::StatusDto`]: every change of any server's status.
@@ -33,7 +31,7 @@ pub mod events {
     pub const PROJECT_CHANGED: &str = "project-changed";
     /// [`super::MenuAction`]: a native menu item was chosen.
     pub const MENU: &str = "menu";
-    /// `AskDto[]`: the asks of servers waiting for the user changed.
+    /// `AskView[]`: the asks of servers waiting for the user changed.
     pub const ASKS: &str = "asks-changed";
 }
 
@@ -375,25 +373,25 @@ pub fn typescript_bindings() -> String {
         harness9::engine::ConversationSummary::decl(&cfg),
         harness9::engine::approvals::PendingApproval::decl(&cfg),
         harness9::ChatState::decl(&cfg),
-        AskDto::decl(&cfg),
-        crate::asks::AskRequestDto::decl(&cfg),
-        crate::prompts::PromptDto::decl(&cfg),
-        crate::prompts::PromptArgumentDto::decl(&cfg),
-        crate::prompts::CompletionDto::decl(&cfg),
-        AskAnswerDto::decl(&cfg),
+        harness9::mcp::manager::AskView::decl(&cfg),
+        harness9::mcp::manager::AskDetail::decl(&cfg),
+        harness9::harness::PromptEntry::decl(&cfg),
+        harness9::mcp::features::PromptArgument::decl(&cfg),
+        harness9::mcp::features::Completion::decl(&cfg),
+        harness9::mcp::manager::AskReply::decl(&cfg),
         harness9::mcp::elicit_form::ElicitForm::decl(&cfg),
         harness9::mcp::elicit_form::FormField::decl(&cfg),
         harness9::mcp::elicit_form::FieldKind::decl(&cfg),
         harness9::mcp::elicit_form::FieldValue::decl(&cfg),
         harness9::mcp::elicit_form::Choice::decl(&cfg),
         harness9::mcp::elicit_form::Format::decl(&cfg),
-        crate::resources::ResourceDto::decl(&cfg),
-        crate::resources::ResourceTemplateDto::decl(&cfg),
-        crate::resources::ResourceListDto::decl(&cfg),
-        crate::resources::ResourcePartDto::decl(&cfg),
-        crate::resources::ResourceReadDto::decl(&cfg),
-        crate::resources::AttachmentDto::decl(&cfg),
-        crate::resources::ResourceEventDto::decl(&cfg),
+        harness9::harness::ResourceEntry::decl(&cfg),
+        harness9::harness::TemplateEntry::decl(&cfg),
+        harness9::harness::ResourceListing::decl(&cfg),
+        harness9::harness::PreviewPart::decl(&cfg),
+        harness9::harness::ReadPreview::decl(&cfg),
+        harness9::engine::resources::ResourceRef::decl(&cfg),
+        harness9::mcp::manager::SurfaceEvent::decl(&cfg),
         harness9::harness::ContextSummary::decl(&cfg),
         harness9::tools::ServerCost::decl(&cfg),
         harness9::about::AboutInfo::decl(&cfg),

@@ -318,15 +318,11 @@ pub async fn chat_open(state: S<'_>, id: String) -> BridgeResult<ChatState> {
 pub async fn chat_send(
     state: S<'_>,
     prompt: String,
-    attachments: Option<Vec<crate::resources::AttachmentDto>>,
+    attachments: Option<Vec<harness9::engine::resources::ResourceRef>>,
     channel: Channel<Event>,
 ) -> BridgeResult<()> {
     let s = state.open_session().await?;
-    let attachments = attachments
-        .unwrap_or_default()
-        .into_iter()
-        .map(Into::into)
-        .collect();
+    let attachments = attachments.unwrap_or_default();
     let sink = Box::new(move |e| channel.send(e).is_ok());
     Ok(s.harness.chat().send(prompt, attachments, sink).await?)
 }
@@ -373,9 +369,8 @@ pub async fn chat_send_prompt(
 
 /// The prompts of the connected servers, for the chat's prompt picker.
 #[tauri::command]
-pub async fn list_prompts(state: S<'_>) -> BridgeResult<Vec<crate::prompts::PromptDto>> {
-    let prompts = state.harness().await?.prompts(None).await?;
-    Ok(prompts.iter().map(Into::into).collect())
+pub async fn list_prompts(state: S<'_>) -> BridgeResult<Vec<harness9::harness::PromptEntry>> {
+    Ok(state.harness().await?.prompt_entries(None).await?)
 }
 
 /// The server's suggestions for a prompt argument's value, given the arguments filled so
@@ -388,13 +383,12 @@ pub async fn complete_prompt_argument(
     argument: String,
     value: String,
     context: serde_json::Map<String, Value>,
-) -> BridgeResult<crate::prompts::CompletionDto> {
+) -> BridgeResult<harness9::mcp::features::Completion> {
     let reference = harness9::mcp::features::CompletionRef::Prompt { name: prompt };
     let harness = state.harness().await?;
-    let completion = harness
+    Ok(harness
         .complete(&server, &reference, &argument, &value, &context)
-        .await?;
-    Ok(completion.into())
+        .await?)
 }
 
 /// Opens a link from the chat in the user's browser (http and https only).
@@ -415,8 +409,8 @@ pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
 
 /// The asks of servers waiting for the user, oldest first.
 #[tauri::command]
-pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<AskDto>> {
-    Ok(crate::asks::pending(&*state.harness().await?))
+pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::mcp::manager::AskView>> {
+    Ok(state.harness().await?.ask_views())
 }
 
 /// Answers an ask (accepting a URL elicitation opens its page first).
@@ -425,7 +419,7 @@ pub async fn answer_ask(
     app: AppHandle,
     state: S<'_>,
     id: u64,
-    answer: AskAnswerDto,
+    answer: harness9::mcp::manager::AskReply,
 ) -> BridgeResult<harness9::mcp::elicit_form::FieldErrors> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
 }
@@ -479,8 +473,12 @@ pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<S
 pub async fn list_resources(
     state: S<'_>,
     server: Option<String>,
-) -> BridgeResult<crate::resources::ResourceListDto> {
-    crate::resources::list(&*state.harness().await?, server).await
+) -> BridgeResult<harness9::harness::ResourceListing> {
+    let harness = state.harness().await?;
+    harness
+        .resource_listing(server.as_deref())
+        .await
+        .map_err(crate::resources::feature_error)
 }
 
 #[tauri::command]
@@ -488,8 +486,12 @@ pub async fn read_resource(
     state: S<'_>,
     server: String,
     uri: String,
-) -> BridgeResult<crate::resources::ResourceReadDto> {
-    crate::resources::read(&*state.harness().await?, &server, &uri).await
+) -> BridgeResult<harness9::harness::ReadPreview> {
+    let harness = state.harness().await?;
+    harness
+        .preview_resource(&server, &uri)
+        .await
+        .map_err(crate::resources::feature_error)
 }
 
 #[tauri::command]
@@ -499,7 +501,11 @@ pub async fn subscribe_resource(
     uri: String,
     on: bool,
 ) -> BridgeResult<()> {
-    crate::resources::subscribe(&*state.harness().await?, &server, &uri, on).await
+    let harness = state.harness().await?;
+    harness
+        .follow_resource(&server, &uri, on)
+        .await
+        .map_err(crate::resources::feature_error)
 }
 
 #[tauri::command]
@@ -510,9 +516,13 @@ pub async fn complete_resource(
     variable: String,
     value: String,
     context: serde_json::Map<String, Value>,
-) -> BridgeResult<crate::prompts::CompletionDto> {
-    let h = state.harness().await?;
-    crate::resources::complete(&h, &server, &uri_template, &variable, &value, context).await
+) -> BridgeResult<harness9::mcp::features::Completion> {
+    let reference = harness9::mcp::features::CompletionRef::Resource { uri: uri_template };
+    let harness = state.harness().await?;
+    harness
+        .complete(&server, &reference, &variable, &value, &context)
+        .await
+        .map_err(crate::resources::feature_error)
 }
 
 /// Writes a resource into the Downloads folder; returns the file's path.

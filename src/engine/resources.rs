@@ -32,6 +32,7 @@ pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "ima
 
 /// A resource the user picked: which server, which URI.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRef {
     pub server: String,

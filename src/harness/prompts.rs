@@ -2,13 +2,38 @@
 //! its required arguments, gets it (`prompts/get`), and opens the turn with its messages
 //! ([`crate::engine::prompt`]). Front ends only collect the arguments.
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Harness;
 use crate::engine::prompt::prompt_messages;
 use crate::engine::{Engine, EngineError, Message, TurnHandle};
-use crate::mcp::features::Prompt;
-use crate::mcp::manager::FeatureError;
+use crate::mcp::features::{Prompt, PromptArgument};
+use crate::mcp::manager::{FeatureError, ServerPrompt};
+
+/// A prompt of a connected server as a picker lists it: with its server and arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PromptEntry {
+    pub server: String,
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub arguments: Vec<PromptArgument>,
+}
+
+impl From<&ServerPrompt> for PromptEntry {
+    fn from(p: &ServerPrompt) -> Self {
+        PromptEntry {
+            server: p.server.clone(),
+            name: p.prompt.name.clone(),
+            title: p.prompt.title.clone(),
+            description: p.prompt.description.clone(),
+            arguments: p.prompt.arguments.clone(),
+        }
+    }
+}
 
 /// A turn opened with a prompt, and the messages it opened with (for the transcript).
 pub struct PromptTurn {
@@ -69,6 +94,15 @@ pub fn missing_arguments(prompt: &Prompt, arguments: &Map<String, Value>) -> Vec
 }
 
 impl Harness {
+    /// The prompts of the connected servers (or of one), as a picker lists them.
+    pub async fn prompt_entries(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<PromptEntry>, FeatureError> {
+        let prompts = self.prompts(server).await?;
+        Ok(prompts.iter().map(PromptEntry::from).collect())
+    }
+
     /// Gets prompt `name` of `server` with `arguments` and starts a turn of `engine` with
     /// its messages. Fails before anything is sent when the prompt is unknown or a
     /// required argument is missing.

@@ -24,15 +24,21 @@ use tokio::sync::{broadcast, watch};
 
 use super::Harness;
 use crate::engine::sampling::{EngineSampler, SamplingSource};
+use crate::mcp::auth::Opener;
+use crate::mcp::elicit_form::FieldErrors;
 use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
 };
 use crate::mcp::manager::{
-    Ask, AskAnswer, AskError, FeatureError, ServerDetails, ServerFeatures, ServerPrompt,
-    ServerResource, ServerTemplate, SurfaceEvent,
+    Ask, AskAnswer, AskError, AskReply, AskView, FeatureError, ReplyError, Resolved, ServerDetails,
+    ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
 };
-use crate::mcp::requests::Root;
+use crate::mcp::requests::{ElicitResult, Root};
 use crate::mcp::ToolDef;
+
+/// Most suggestions [`Harness::complete`] passes on (the spec caps a server's answer at
+/// 100).
+pub const MAX_COMPLETION_VALUES: usize = 100;
 
 /// How long a listing call waits for servers that connected but are still being listed.
 pub const FEATURES_WAIT: Duration = Duration::from_secs(30);
@@ -136,9 +142,12 @@ impl Harness {
         value: &str,
         context: &Map<String, Value>,
     ) -> Result<Completion, FeatureError> {
-        self.manager
+        let mut c = self
+            .manager
             .complete(server, reference, argument, value, context)
-            .await
+            .await?;
+        c.values.truncate(MAX_COMPLETION_VALUES);
+        Ok(c)
     }
 
     /// Sets a server's logging level; it is remembered for the session and set again
@@ -184,6 +193,51 @@ impl Harness {
 
     pub fn answer_ask(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
         self.manager.asks().answer(id, answer)
+    }
+
+    /// The pending asks as a front end shows them, oldest first.
+    pub fn ask_views(&self) -> Vec<AskView> {
+        self.manager
+            .asks()
+            .pending()
+            .iter()
+            .map(Ask::view)
+            .collect()
+    }
+
+    /// Answers ask `id` with what the user chose in a front end. Accepting a URL
+    /// elicitation opens the server's URL with `opener` first (and answers only when it
+    /// opened). A form whose fields do not fit its schema is not sent: the answer is a
+    /// message per field (empty when the answer was taken), and the ask stays pending.
+    pub async fn reply_ask(
+        &self,
+        id: u64,
+        reply: AskReply,
+        opener: &dyn Opener,
+    ) -> Result<FieldErrors, ReplyError> {
+        let ask = self
+            .manager
+            .asks()
+            .pending()
+            .iter()
+            .find(|a| a.id == id)
+            .cloned()
+            .ok_or(AskError::Unknown(id))?;
+        let outcome = match reply.resolve(&ask)? {
+            Resolved::Answer(answer) => self.answer_ask(id, answer),
+            Resolved::Fill(values) => self.answer_form(id, &values),
+            Resolved::OpenUrl(url) => {
+                if let Err(reason) = opener.open(&url).await {
+                    return Err(ReplyError::Open { url, reason });
+                }
+                self.answer_ask(id, AskAnswer::Elicit(ElicitResult::accept_url()))
+            }
+        };
+        match outcome {
+            Ok(()) => Ok(FieldErrors::new()),
+            Err(AskError::Invalid { fields, .. }) => Ok(fields),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Accepts a form elicitation with what the user typed in the form of its schema

@@ -229,6 +229,7 @@ pub struct Prompt {
 
 /// One argument of a prompt (always a string value).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PromptArgument {
     pub name: String,
@@ -289,10 +290,12 @@ pub enum CompletionRef {
 
 /// The server's suggestions for one value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
     #[serde(default)]
     pub values: Vec<String>,
+    /// How many values exist in all, when the server says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

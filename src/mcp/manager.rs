@@ -27,6 +27,7 @@ use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
+mod ask_view;
 mod asks;
 mod auth;
 mod consent;
@@ -35,6 +36,7 @@ mod levels;
 mod pinning;
 mod sampling;
 mod surface;
+pub use ask_view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL};
 pub use asks::{
     Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
 };

@@ -18,8 +18,7 @@ use serde_json::{Map, Value};
 
 use super::app::{Action, App};
 
-/// What the server hears when the user refuses a sampling request or its answer.
-pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
+pub use harness9::mcp::manager::SAMPLING_REFUSAL;
 
 /// One field's control (what the user edits; the core builds the content and checks it).
 #[derive(Debug, Clone, PartialEq)]

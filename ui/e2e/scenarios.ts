@@ -9,13 +9,13 @@
 
 import type {
   ApprovalPick,
-  AskDto,
-  AttachmentDto,
+  AskView,
+  ResourceRef,
   ChatDecision,
   ChatEvent,
   Icon,
   LogLevel,
-  ResourceReadDto,
+  ReadPreview,
   ServerState,
   ServerStatus,
   SignedIn,
@@ -208,7 +208,7 @@ export class ScenarioBackend extends MockBackend {
     this.publish();
   }
   /** A server asks the user something; the dialog shows the oldest ask. */
-  ask(a: AskDto) {
+  ask(a: AskView) {
     this.pushAsks([...this.asks, a]);
   }
   /** The core holds back a changed tool. */
@@ -254,7 +254,7 @@ export class ScenarioBackend extends MockBackend {
       turn?.({ type: "turn_end", outcome, roundTrips: 2, durationMs: 120, usage: { inputTokens: 10, outputTokens: 5 } });
     }, delay);
   }
-  override async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]) {
+  override async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: ResourceRef[]) {
     await super.chatSend(prompt, onEvent, attachments);
     this.#turn = onEvent;
     this.chat = { ...this.chat, busy: true, history: [...this.chat.history, { kind: "user", text: prompt }] };
@@ -297,7 +297,7 @@ export class ScenarioBackend extends MockBackend {
   }
 
   // ---- resources whose text says which version they are at ----
-  override async readResource(server: string, uri: string): Promise<ResourceReadDto> {
+  override async readResource(server: string, uri: string): Promise<ReadPreview> {
     await super.readResource(server, uri);
     const v = this.#resourceVersions.get(uri) ?? 1;
     if (uri.endsWith(".png")) return { parts: [{ kind: "image", uri, mimeType: "image/png", dataUrl: RED_DOT, bytes: 68 }] };
@@ -308,7 +308,7 @@ export class ScenarioBackend extends MockBackend {
   /** A subscribed resource changes on the server. */
   updateResource(server: string, uri: string) {
     this.#resourceVersions.set(uri, (this.#resourceVersions.get(uri) ?? 1) + 1);
-    this.resourceEvents.emit({ type: "updated", server, uri });
+    this.resourceEvents.emit({ type: "resource-updated", server, uri });
   }
 }
 

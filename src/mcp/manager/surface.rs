@@ -27,6 +27,7 @@ use crate::mcp::log::LogSource;
 
 /// Events of the feature surface, for front ends that show resources and prompts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum SurfaceEvent {
     /// A server's resources, templates or prompts were listed (again).

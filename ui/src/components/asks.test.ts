@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { flushSync } from "svelte";
 import AskDialog from "./AskDialog.svelte";
-import type { AskDto } from "../lib/bindings";
+import type { AskView } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -15,7 +15,7 @@ afterEach(() => {
 
 const text = (el: Element) => el.textContent?.replace(/\s+/g, " ").trim();
 
-const FORM: AskDto = {
+const FORM: AskView = {
   id: 1,
   server: "profile-srv",
   request: {
@@ -43,17 +43,17 @@ const FORM: AskDto = {
     },
   },
 };
-const URL_ASK: AskDto = {
+const URL_ASK: AskView = {
   id: 2,
   server: "pay",
   request: { kind: "url", message: "Confirm the payment", url: "https://pay.example.com/confirm?x=1", domain: "pay.example.com" },
 };
-const ODD: AskDto = {
+const ODD: AskView = {
   id: 3,
   server: "odd",
   request: { kind: "form", message: "Nested", schema: { type: "object", properties: { who: { type: "object", properties: {} }, n: { type: "integer", default: 3 } } }, form: null },
 };
-const SAMPLING: AskDto = {
+const SAMPLING: AskView = {
   id: 4,
   server: "thinker",
   request: {
@@ -65,7 +65,7 @@ const SAMPLING: AskDto = {
     modelPreferences: null,
   },
 };
-const REVIEW: AskDto = {
+const REVIEW: AskView = {
   id: 5,
   server: "thinker",
   request: {
@@ -84,7 +84,7 @@ const REVIEW: AskDto = {
   },
 };
 
-async function open(asks: AskDto[]) {
+async function open(asks: AskView[]) {
   const { app, backend } = setup();
   backend.asks = asks;
   const r = render(AskDialog, {}, app);

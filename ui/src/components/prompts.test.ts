@@ -6,14 +6,14 @@ import { afterEach, describe, expect, test } from "vitest";
 import ChatPane from "./ChatPane.svelte";
 import { $, render, settle, setup, type } from "../test/render";
 import { filterPrompts, missingArguments } from "../lib/prompts.svelte";
-import type { PromptDto } from "../lib/bindings";
+import type { PromptEntry } from "../lib/bindings";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-const PROMPTS: PromptDto[] = [
+const PROMPTS: PromptEntry[] = [
   {
     server: "ev",
     name: "completable-prompt",

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import ChatPane from "./ChatPane.svelte";
 import ResourcePanel from "./ResourcePanel.svelte";
-import type { ResourceDto } from "../lib/bindings";
+import type { ResourceEntry } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -11,7 +11,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-const readme: ResourceDto = {
+const readme: ResourceEntry = {
   server: "demo",
   uri: "file:///README.md",
   name: "README.md",
@@ -20,7 +20,7 @@ const readme: ResourceDto = {
   mimeType: "text/markdown",
   size: 2048,
 };
-const zip: ResourceDto = { ...readme, uri: "file:///a.zip", name: "a.zip", title: null, mimeType: "application/zip", size: 10 };
+const zip: ResourceEntry = { ...readme, uri: "file:///a.zip", name: "a.zip", title: null, mimeType: "application/zip", size: 10 };
 
 describe("resources", () => {
   test("the tab lists, filters, previews and saves binary data through the backend", async () => {

@@ -426,9 +426,9 @@ busy: boolean, conversationId: string | null, history: Array<ChatItem>,
  */
 pending: Array<PendingApproval>, };
 
-export type AskDto = { id: number, server: string, request: AskRequestDto, };
+export type AskView = { id: number, server: string, request: AskDetail, };
 
-export type AskRequestDto = { "kind": "form", message: string, schema: JsonValue, form: ElicitForm | null, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, 
+export type AskDetail = { "kind": "form", message: string, schema: JsonValue, form: ElicitForm | null, } | { "kind": "url", message: string, url: string, domain: string | null, } | { "kind": "sampling", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, } | { "kind": "samplingReview", messages: JsonValue, systemPrompt: string | null, maxTokens: number, tools: JsonValue | null, modelPreferences: JsonValue | null, 
 /**
  * The model that answered.
  */
@@ -438,17 +438,17 @@ model: string,
  */
 content: JsonValue, stopReason: string | null, };
 
-export type PromptDto = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgumentDto>, };
+export type PromptEntry = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgument>, };
 
-export type PromptArgumentDto = { name: string, title: string | null, description: string | null, required: boolean, };
+export type PromptArgument = { name: string, title?: string | null, description?: string | null, required?: boolean, };
 
-export type CompletionDto = { values: Array<string>, 
+export type Completion = { values: Array<string>, 
 /**
  * How many values exist in all, when the server says.
  */
-total: number | null, hasMore: boolean, };
+total?: number | null, hasMore?: boolean, };
 
-export type AskAnswerDto = { "action": "accept", content: JsonValue | null, } | { "action": "fill", values: { [key in string]: FieldValue }, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
+export type AskReply = { "action": "accept", content: JsonValue | null, } | { "action": "fill", values: { [key in string]: FieldValue }, } | { "action": "approve", always: boolean, review: boolean, } | { "action": "decline" } | { "action": "cancel" };
 
 export type ElicitForm = { fields: Array<FormField>, 
 /**
@@ -470,27 +470,28 @@ export type Choice = { value: string, label: string, };
 
 export type Format = "email" | "uri" | "date" | "date-time";
 
-export type ResourceDto = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, 
+export type ResourceEntry = { server: string, uri: string, name: string, title: string | null, description: string | null, mimeType: string | null, 
 /**
  * Bytes, when the server says.
  */
 size: number | null, };
 
-export type ResourceTemplateDto = { server: string, uriTemplate: string, name: string, title: string | null, description: string | null, mimeType: string | null, };
+export type TemplateEntry = { server: string, uriTemplate: string, name: string, title: string | null, description: string | null, mimeType: string | null, };
 
-export type ResourceListDto = { resources: Array<ResourceDto>, templates: Array<ResourceTemplateDto>, 
+export type ResourceListing = { resources: Array<ResourceEntry>, templates: Array<TemplateEntry>, 
 /**
- * Whether the server lets clients subscribe to updates.
+ * Whether the server lets clients subscribe to updates (false for a listing of
+ * every server).
  */
 canSubscribe: boolean, };
 
-export type ResourcePartDto = { "kind": "text", uri: string, mimeType: string | null, text: string, totalChars: number, truncated: boolean, } | { "kind": "image", uri: string, mimeType: string, dataUrl: string, bytes: number, } | { "kind": "binary", uri: string, mimeType: string | null, bytes: number, };
+export type PreviewPart = { "kind": "text", uri: string, mimeType: string | null, text: string, totalChars: number, truncated: boolean, } | { "kind": "image", uri: string, mimeType: string, dataUrl: string, bytes: number, } | { "kind": "binary", uri: string, mimeType: string | null, bytes: number, };
 
-export type ResourceReadDto = { parts: Array<ResourcePartDto>, };
+export type ReadPreview = { parts: Array<PreviewPart>, };
 
-export type AttachmentDto = { server: string, uri: string, };
+export type ResourceRef = { server: string, uri: string, };
 
-export type ResourceEventDto = { "type": "listing", server: string, } | { "type": "updated", server: string, uri: string, };
+export type SurfaceEvent = { "type": "listing-changed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "elicitation-complete", server: string, elicitationId: string, };
 
 export type ContextSummary = { 
 /**

@@ -2,14 +2,14 @@
 // tool cards, notices), folded from the engine's events. One per open project.
 
 import type {
-  AttachmentDto,
+  ResourceRef,
   CallStatus,
   ChatDecision,
   ChatEvent,
   ChatItem,
   ChatState,
   ConversationSummary,
-  PromptDto,
+  PromptEntry,
 } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
@@ -30,7 +30,7 @@ export interface ToolCard {
 }
 
 export type ChatEntry =
-  | { kind: "user"; id: number; text: string; attachments?: AttachmentDto[] }
+  | { kind: "user"; id: number; text: string; attachments?: ResourceRef[] }
   | { kind: "assistant"; id: number; text: string }
   | ToolCard
   | { kind: "notice"; id: number; text: string; tone: "info" | "error" };
@@ -157,7 +157,7 @@ export class ChatSession {
     this.entries.push({ kind: "notice", id: ++this.#id, text, tone });
   }
 
-  async send(prompt: string, attachments: AttachmentDto[] = []): Promise<boolean> {
+  async send(prompt: string, attachments: ResourceRef[] = []): Promise<boolean> {
     const text = prompt.trim();
     if (!text || this.running) return false;
     const gen = this.#generation;
@@ -187,7 +187,7 @@ export class ChatSession {
    * Starts a turn with a server's prompt: the messages it opened with join the log, then
    * the answer streams as for a typed message. False (and a note) when it did not start.
    */
-  async sendPrompt(prompt: PromptDto, args: Record<string, string>): Promise<boolean> {
+  async sendPrompt(prompt: PromptEntry, args: Record<string, string>): Promise<boolean> {
     if (this.running) return false;
     const gen = this.#generation;
     this.running = true;

@@ -3,7 +3,7 @@
 // (debounced, with the other filled fields as context; an answer for an old value is
 // dropped).
 
-import type { PromptDto } from "./bindings";
+import type { PromptEntry } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 
 /** How long the form waits after a keystroke before asking the server for completions. */
@@ -13,7 +13,7 @@ export const COMPLETE_DELAY_MS = 200;
 export const MAX_SUGGESTIONS = 8;
 
 /** `server:name`, as the picker and the TUI's slash command name a prompt. */
-export function promptKey(p: PromptDto): string {
+export function promptKey(p: PromptEntry): string {
   return `${p.server}:${p.name}`;
 }
 
@@ -21,25 +21,25 @@ export function promptKey(p: PromptDto): string {
  * The prompts matching every whitespace-separated term of `query` (case-insensitive) in
  * `server:name`, title or description; those whose `server:name` starts with the query first.
  */
-export function filterPrompts(prompts: PromptDto[], query: string): PromptDto[] {
+export function filterPrompts(prompts: PromptEntry[], query: string): PromptEntry[] {
   const q = query.trim().toLowerCase();
   const terms = q.split(/\s+/).filter(Boolean);
   const hits = prompts.filter((p) => {
     const hay = `${promptKey(p)} ${p.title ?? ""} ${p.description ?? ""}`.toLowerCase();
     return terms.every((t) => hay.includes(t));
   });
-  const starts = (p: PromptDto) => (promptKey(p).toLowerCase().startsWith(q) || p.name.toLowerCase().startsWith(q) ? 0 : 1);
+  const starts = (p: PromptEntry) => (promptKey(p).toLowerCase().startsWith(q) || p.name.toLowerCase().startsWith(q) ? 0 : 1);
   return hits.map((p, i) => ({ p, i })).sort((a, b) => starts(a.p) - starts(b.p) || a.i - b.i).map((x) => x.p);
 }
 
 /** The required arguments `values` leaves empty. */
-export function missingArguments(p: PromptDto, values: Record<string, string>): string[] {
+export function missingArguments(p: PromptEntry, values: Record<string, string>): string[] {
   return p.arguments.filter((a) => a.required && !(values[a.name] ?? "").trim()).map((a) => a.name);
 }
 
 /** The form of one chosen prompt. */
 export class PromptForm {
-  readonly prompt: PromptDto;
+  readonly prompt: PromptEntry;
   values = $state<Record<string, string>>({});
   /** Suggestions per argument, for the field being typed in. */
   suggestions = $state<Record<string, string[]>>({});
@@ -49,7 +49,7 @@ export class PromptForm {
   readonly #delay: number;
   #timers = new Map<string, ReturnType<typeof setTimeout>>();
 
-  constructor(backend: Backend, prompt: PromptDto, delayMs = COMPLETE_DELAY_MS) {
+  constructor(backend: Backend, prompt: PromptEntry, delayMs = COMPLETE_DELAY_MS) {
     this.#backend = backend;
     this.prompt = prompt;
     this.#delay = delayMs;

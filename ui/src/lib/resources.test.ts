@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
-import type { ResourceDto } from "./bindings";
+import type { ResourceEntry } from "./bindings";
 import { buildResourceIndex, expandTemplate, filterResources, formatSize, pickResources, templateVariables } from "./resources";
 
-const res = (server: string, uri: string, name: string): ResourceDto => ({
+const res = (server: string, uri: string, name: string): ResourceEntry => ({
   server,
   uri,
   name,

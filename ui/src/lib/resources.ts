@@ -2,14 +2,14 @@
 // (lower-cased once per list, one `includes` pass per keystroke), the fuzzy ranking of the
 // chat's `@` picker, and the variables of an RFC 6570 URI template with their expansion.
 
-import type { ResourceDto } from "./bindings";
+import type { ResourceEntry } from "./bindings";
 
 export interface ResourceIndex {
-  resources: ResourceDto[];
+  resources: ResourceEntry[];
   haystacks: string[];
 }
 
-export function buildResourceIndex(resources: ResourceDto[]): ResourceIndex {
+export function buildResourceIndex(resources: ResourceEntry[]): ResourceIndex {
   const haystacks = new Array<string>(resources.length);
   for (let i = 0; i < resources.length; i++) {
     const r = resources[i];
@@ -19,10 +19,10 @@ export function buildResourceIndex(resources: ResourceDto[]): ResourceIndex {
 }
 
 /** The resources that match every whitespace-separated term of `query`, in list order. */
-export function filterResources(index: ResourceIndex, query: string): ResourceDto[] {
+export function filterResources(index: ResourceIndex, query: string): ResourceEntry[] {
   const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
   if (terms.length === 0) return index.resources;
-  const out: ResourceDto[] = [];
+  const out: ResourceEntry[] = [];
   const { resources, haystacks } = index;
   outer: for (let i = 0; i < resources.length; i++) {
     const h = haystacks[i];
@@ -56,8 +56,8 @@ export function fuzzyScore(hay: string, query: string): number | null {
 }
 
 /** The resources for the `@` picker: best fuzzy matches of server, name and URI first. */
-export function pickResources(all: ResourceDto[], query: string, limit = 50): ResourceDto[] {
-  const scored: { r: ResourceDto; s: number; i: number }[] = [];
+export function pickResources(all: ResourceEntry[], query: string, limit = 50): ResourceEntry[] {
+  const scored: { r: ResourceEntry; s: number; i: number }[] = [];
   all.forEach((r, i) => {
     const s = fuzzyScore(`${r.server} ${r.title ?? r.name} ${r.uri}`, query);
     if (s !== null) scored.push({ r, s, i });

@@ -75,7 +75,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
     fake.projectEvents.emit(fake.project!);
     fake.menuEvents.emit("settings");
     fake.askEvents.emit([]);
-    fake.resourceEvents.emit({ type: "listing", server: "demo" });
+    fake.resourceEvents.emit({ type: "listing-changed", server: "demo" });
     await new Promise((r) => setTimeout(r, 10));
     expect(got).toEqual([
       ["onStatus", status],
@@ -84,7 +84,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
       ["onProjectChanged", fake.project],
       ["onMenu", "settings"],
       ["onAsks", []],
-      ["onResources", { type: "listing", server: "demo" }],
+      ["onResources", { type: "listing-changed", server: "demo" }],
     ]);
   });
 });

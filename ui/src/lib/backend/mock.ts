@@ -14,14 +14,14 @@ import type {
   ApprovalPick,
   ApprovalRequest,
   ApproveOutcome,
-  AskAnswerDto,
-  AskDto,
-  AttachmentDto,
+  AskReply,
+  AskView,
+  ResourceRef,
   ChatDecision,
   ChatEvent,
   ChatItem,
   ChatState,
-  CompletionDto,
+  Completion,
   ConfigChange,
   ConfigCheck,
   ConfigEdit,
@@ -39,15 +39,15 @@ import type {
   MenuAction,
   PermissionRule,
   ProjectInfo,
-  PromptDto,
+  PromptEntry,
   ProviderChange,
   ProviderKind,
   ProviderView,
-  ResourceDto,
-  ResourceEventDto,
-  ResourceListDto,
-  ResourceReadDto,
-  ResourceTemplateDto,
+  ResourceEntry,
+  SurfaceEvent,
+  ResourceListing,
+  ReadPreview,
+  TemplateEntry,
   ServerDetails,
   ServerEntry,
   SignedIn,
@@ -112,7 +112,7 @@ export class MockBackend implements Backend {
     pending: [],
   };
   /** The prompts of the connected servers. */
-  prompts: PromptDto[] = [];
+  prompts: PromptEntry[] = [];
   /** A server's suggestions for an argument (filtered by what is typed). */
   completions: (server: string, prompt: string, argument: string, value: string, context: Record<string, string>) => string[] = () => [];
   /** The messages a prompt opens its turn with (by default one user message naming it). */
@@ -127,9 +127,9 @@ export class MockBackend implements Backend {
   readonly configEvents = listeners<ConfigChange>();
   readonly projectEvents = listeners<ProjectInfo>();
   readonly menuEvents = listeners<MenuAction>();
-  readonly askEvents = listeners<AskDto[]>();
+  readonly askEvents = listeners<AskView[]>();
   /** What servers ask the user (an answer removes the ask, as the backend does). */
-  asks: AskDto[] = [];
+  asks: AskView[] = [];
   #logFollowers = new Map<string, Set<Listener<LogLine>>>();
   #hash = 0;
 
@@ -342,7 +342,7 @@ export class MockBackend implements Backend {
     this.chat = { ...this.chat, conversationId: id, history: c.history };
     return this.chat;
   }
-  async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]) {
+  async chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: ResourceRef[]) {
     this.#record("chatSend", prompt, ...(attachments?.length ? [attachments] : []));
     this.chatListener = onEvent;
   }
@@ -369,7 +369,7 @@ export class MockBackend implements Backend {
     argument: string,
     value: string,
     context: Record<string, string>,
-  ): Promise<CompletionDto> {
+  ): Promise<Completion> {
     this.#record("completePromptArgument", server, prompt, argument, value, context);
     const values = this.completions(server, prompt, argument, value, context);
     return { values, total: null, hasMore: false };
@@ -380,14 +380,14 @@ export class MockBackend implements Backend {
     return this.promptOpening(server, name, args);
   }
   /** Sets the pending asks and emits them, as the backend does on every change. */
-  pushAsks(asks: AskDto[]) {
+  pushAsks(asks: AskView[]) {
     this.asks = asks;
     this.askEvents.emit(asks);
   }
   async pendingAsks() {
     return this.asks;
   }
-  async answerAsk(id: number, answer: AskAnswerDto) {
+  async answerAsk(id: number, answer: AskReply) {
     this.#record("answerAsk", id, answer);
     // Scripted: the messages the core would give a form that does not fit (once).
     const errors = this.answerErrors;
@@ -487,7 +487,7 @@ export class MockBackend implements Backend {
   async aboutInfo() {
     return this.about;
   }
-  onAsks(cb: (asks: AskDto[]) => void) {
+  onAsks(cb: (asks: AskView[]) => void) {
     return this.askEvents.add(cb);
   }
   onStatus(cb: (s: StatusSnapshot) => void) {
@@ -507,16 +507,16 @@ export class MockBackend implements Backend {
   }
 
   // ---- resources ----
-  resources: ResourceDto[] = [];
-  resourceTemplates: ResourceTemplateDto[] = [];
+  resources: ResourceEntry[] = [];
+  resourceTemplates: TemplateEntry[] = [];
   /** What `readResource` answers, by URI (a text part naming the URI otherwise). */
-  resourceContents: Record<string, ResourceReadDto> = {};
-  readonly resourceEvents = listeners<ResourceEventDto>();
-  async listResources(server: string | null): Promise<ResourceListDto> {
+  resourceContents: Record<string, ReadPreview> = {};
+  readonly resourceEvents = listeners<SurfaceEvent>();
+  async listResources(server: string | null): Promise<ResourceListing> {
     const mine = <T extends { server: string }>(xs: T[]) => xs.filter((x) => server === null || x.server === server);
     return { resources: mine(this.resources), templates: mine(this.resourceTemplates), canSubscribe: server !== null };
   }
-  async readResource(server: string, uri: string): Promise<ResourceReadDto> {
+  async readResource(server: string, uri: string): Promise<ReadPreview> {
     this.#record("readResource", server, uri);
     return (
       this.resourceContents[uri] ?? {
@@ -527,7 +527,7 @@ export class MockBackend implements Backend {
   async subscribeResource(server: string, uri: string, on: boolean) {
     this.#record("subscribeResource", server, uri, on);
   }
-  async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<CompletionDto> {
+  async completeResource(server: string, uriTemplate: string, variable: string, value: string): Promise<Completion> {
     this.#record("completeResource", server, uriTemplate, variable, value);
     return { values: ["1", "2", "10", "11"].filter((v) => v.startsWith(value)), total: null, hasMore: false };
   }
@@ -535,7 +535,7 @@ export class MockBackend implements Backend {
     this.#record("saveResource", server, uri);
     return `/home/user/Downloads/${uri.split("/").pop()}`;
   }
-  onResources(cb: (e: ResourceEventDto) => void) {
+  onResources(cb: (e: SurfaceEvent) => void) {
     return this.resourceEvents.add(cb);
   }
 }

@@ -8,14 +8,14 @@ import type {
   ApprovalPick,
   ApprovalRequest,
   ApproveOutcome,
-  AskAnswerDto,
-  AskDto,
-  AttachmentDto,
+  AskReply,
+  AskView,
+  ResourceRef,
   ChatDecision,
   ChatEvent,
   ChatItem,
   ChatState,
-  CompletionDto,
+  Completion,
   ConfigChange,
   ConfigCheck,
   ConfigEdit,
@@ -34,13 +34,13 @@ import type {
   MenuAction,
   PermissionRule,
   ProjectInfo,
-  PromptDto,
+  PromptEntry,
   ProviderChange,
   ProviderKind,
   ProviderView,
-  ResourceEventDto,
-  ResourceListDto,
-  ResourceReadDto,
+  SurfaceEvent,
+  ResourceListing,
+  ReadPreview,
   ServerDetails,
   ServerEntry,
   SignedIn,
@@ -146,7 +146,7 @@ export interface Backend {
    * Sends a message; the turn's events follow on `onEvent`, `turn_end` last. The backend
    * reads the `attachments` (resources picked with `@`) and sends them with the message.
    */
-  chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: AttachmentDto[]): Promise<void>;
+  chatSend(prompt: string, onEvent: (e: ChatEvent) => void, attachments?: ResourceRef[]): Promise<void>;
   chatStop(): Promise<void>;
   /** Answers an approval card; false when no call waits under `callId`. */
   chatApprove(callId: string, decision: ChatDecision): Promise<boolean>;
@@ -154,7 +154,7 @@ export interface Backend {
   openUrl(url: string): Promise<void>;
 
   /** The prompts of the connected servers. */
-  listPrompts(): Promise<PromptDto[]>;
+  listPrompts(): Promise<PromptEntry[]>;
   /** The server's suggestions for a prompt argument, given the other arguments filled. */
   completePromptArgument(
     server: string,
@@ -162,7 +162,7 @@ export interface Backend {
     argument: string,
     value: string,
     context: Record<string, string>,
-  ): Promise<CompletionDto>;
+  ): Promise<Completion>;
   /**
    * Starts a turn with a server's prompt; resolves with the messages it opened with, and
    * the turn's events follow on `onEvent`, `turn_end` last.
@@ -175,17 +175,17 @@ export interface Backend {
   ): Promise<ChatItem[]>;
 
   /** What servers ask the user, oldest first. */
-  pendingAsks(): Promise<AskDto[]>;
+  pendingAsks(): Promise<AskView[]>;
   /**
    * Answers an ask; accepting a URL elicitation opens its page (from the backend) first. A
    * form whose fields do not fit gives a message per field (the ask stays); `{}` when taken.
    */
-  answerAsk(id: number, answer: AskAnswerDto): Promise<Record<string, string>>;
+  answerAsk(id: number, answer: AskReply): Promise<Record<string, string>>;
   /** The servers that may use the model without asking ("always for this server"). */
   samplingGrants(): Promise<string[]>;
   /** Makes a server ask again before it uses the model; false when it had no grant. */
   revokeSampling(server: string): Promise<boolean>;
-  onAsks(cb: (asks: AskDto[]) => void): Promise<Unlisten>;
+  onAsks(cb: (asks: AskView[]) => void): Promise<Unlisten>;
   onStatus(cb: (s: StatusSnapshot) => void): Promise<Unlisten>;
   onToolsChanged(cb: () => void): Promise<Unlisten>;
   onConfigChanged(cb: (c: ConfigChange) => void): Promise<Unlisten>;
@@ -193,9 +193,9 @@ export interface Backend {
   onMenu(cb: (a: MenuAction) => void): Promise<Unlisten>;
 
   /** The resources and templates of one server (of every connected one for null). */
-  listResources(server: string | null): Promise<ResourceListDto>;
+  listResources(server: string | null): Promise<ResourceListing>;
   /** Reads a resource: text (bounded), images as data: URLs, other binary by size. */
-  readResource(server: string, uri: string): Promise<ResourceReadDto>;
+  readResource(server: string, uri: string): Promise<ReadPreview>;
   subscribeResource(server: string, uri: string, on: boolean): Promise<void>;
   /** The server's completions for one variable of a template. */
   completeResource(
@@ -204,11 +204,11 @@ export interface Backend {
     variable: string,
     value: string,
     context: Record<string, string>,
-  ): Promise<CompletionDto>;
+  ): Promise<Completion>;
   /** Writes a resource into the Downloads folder; returns the file's path. */
   saveResource(server: string, uri: string): Promise<string>;
   /** A server's resources changed (`listing`), or a subscribed resource did (`updated`). */
-  onResources(cb: (e: ResourceEventDto) => void): Promise<Unlisten>;
+  onResources(cb: (e: SurfaceEvent) => void): Promise<Unlisten>;
 
   /** What each server's tool definitions take in the model's context, and the tool-search warning. */
   contextCost(): Promise<ContextSummary>;
