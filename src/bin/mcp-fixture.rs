@@ -34,9 +34,9 @@ mod features;
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 use std::os::fd::AsFd;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use std::{env, process, thread};
 
@@ -251,8 +251,9 @@ struct Params<'a> {
     level: Option<&'a RawValue>,
     #[serde(borrow)]
     arguments: Option<Args<'a>>,
+    /// Kept as text: its members are read only when they are needed.
     #[serde(borrow, rename = "_meta")]
-    meta: Option<Meta<'a>>,
+    meta: Option<&'a RawValue>,
 }
 
 /// The union of the arguments of every tool.
@@ -280,7 +281,96 @@ struct Args<'a> {
 struct Meta<'a> {
     #[serde(borrow, rename = "progressToken")]
     progress_token: Option<&'a RawValue>,
+    /// What every modern request carries (checked with `--modern`).
+    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: Option<serde::de::IgnoredAny>,
 }
+
+impl<'a> Meta<'a> {
+    fn of(text: Option<&'a [u8]>) -> Option<Meta<'a>> {
+        serde_json::from_slice(text?).ok()
+    }
+}
+
+/// A request whose params end with `"_meta":{…}`, as clients write it: the line cut
+/// before that member (closed in place), and the member's object as text. The rest is then
+/// parsed as a legacy request is, and the modern server reads only what it needs of
+/// `_meta` ([`modern_meta_ok`]) instead of parsing every member of it. Any other shape:
+/// the line as it is, parsed whole.
+fn split_meta(line: &mut [u8]) -> (&[u8], Option<&[u8]>) {
+    static KEY: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(br#""_meta":{"#));
+    let mut from = 0;
+    let found = loop {
+        let Some(at) = KEY.find(&line[from..]).map(|n| from + n) else {
+            break None;
+        };
+        let open = at + br#""_meta":"#.len();
+        let Some(close) = object_len(&line[open..]).map(|n| open + n) else {
+            break None;
+        };
+        // Only the params' own `_meta` as their last member, params last in the message.
+        if line[close..].trim_ascii_end() == b"}}" {
+            break Some((at, open, close));
+        }
+        from = open;
+    };
+    let Some((at, open, close)) = found else {
+        return (line, None);
+    };
+    let mut end = line[..at].trim_ascii_end().len();
+    if end == 0 {
+        return (line, None);
+    }
+    if line[end - 1] == b',' {
+        end -= 1;
+    }
+    // `end + 2 <= at`: the closing braces go where `"_meta"` began.
+    let (head, tail) = line.split_at_mut(open);
+    head[end..end + 2].copy_from_slice(b"}}");
+    (&head[..end + 2], Some(&tail[..close - open]))
+}
+
+/// The length of the JSON object `text` starts with, by counting braces outside strings.
+/// A modern `_meta` that starts as expected is scanned from there.
+fn object_len(b: &[u8]) -> Option<usize> {
+    let start = MODERN_META_START.len();
+    let (mut depth, mut i) = match b.starts_with(MODERN_META_START.as_bytes()) {
+        true => (1usize, start),
+        false => (0usize, 0),
+    };
+    while let Some(n) = memchr::memchr3(b'"', b'{', b'}', b.get(i..)?) {
+        i += n;
+        match b[i] {
+            b'"' => loop {
+                i += 1;
+                i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+                if b[i] == b'"' {
+                    break;
+                }
+                i += 1; // the escaped character
+            },
+            b'{' => depth += 1,
+            _ => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The members a compact modern `_meta` starts with when it holds this server's version
+/// and the client's capabilities: what a well-formed request is checked against first.
+const MODERN_META_START: &str = concat!(
+    r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":"#
+);
 
 /// Fallback used to find the id of a message whose params did not parse.
 #[derive(Deserialize)]
@@ -489,24 +579,44 @@ struct Server {
 }
 
 impl Server {
-    fn handle(&mut self, out: &mut Out, line: &[u8]) {
+    fn handle(&mut self, out: &mut Out, line: &mut [u8]) {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        let message: Message = match serde_json::from_slice(line) {
+        // A modern request's `_meta` is set aside and checked on its own (below).
+        let (line, meta) = match self.cfg.modern {
+            true => split_meta(line),
+            false => (&*line, None),
+        };
+        // One UTF-8 check for the whole line, not one per string in it.
+        let parsed = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(line),
+        };
+        let message: Message = match parsed {
             Ok(message) => message,
             Err(e) => return reject(out, line, &e),
         };
         match (&message.method, message.id) {
             (Some(method), Some(id)) => {
-                self.request(out, method, id, message.params.unwrap_or_default())
+                let mut params = message.params.unwrap_or_default();
+                let meta = meta.or_else(|| params.meta.take().map(|m| m.get().as_bytes()));
+                self.request(out, method, id, params, meta)
             }
             (None, Some(id)) => self.client_response(out, id, &message),
             _ => {} // notifications (initialized, cancelled, ...) are ignored
         }
     }
 
-    fn request(&mut self, out: &mut Out, method: &str, id: &RawValue, params: Params) {
+    /// `meta` is the params' `_meta` object as JSON text.
+    fn request(
+        &mut self,
+        out: &mut Out,
+        method: &str,
+        id: &RawValue,
+        params: Params,
+        meta: Option<&[u8]>,
+    ) {
         match method {
             "initialize" if self.cfg.modern => out.error(
                 id,
@@ -515,6 +625,7 @@ impl Server {
                 Some(json!({"supported": ["2026-07-28"]})),
             ),
             "server/discover" if self.cfg.modern => self.discover(out, id),
+            _ if self.cfg.modern && !modern_meta_ok(out, id, meta) => {}
             "initialize" => self.initialize(out, id, &params),
             "server/discover" if self.cfg.on_discover.is_some() => {
                 match self.cfg.on_discover.as_deref().unwrap_or_default() {
@@ -548,7 +659,7 @@ impl Server {
                 );
             }
             "tools/list" => self.list_tools(out, id, &params),
-            "tools/call" => self.call_tool(out, id, params),
+            "tools/call" => self.call_tool(out, id, params, meta),
             other if self.features.handle(out, other, id, &params) => {}
             _ => out.error(id, -32601, &format!("Method not found: {method}"), None),
         }
@@ -621,7 +732,7 @@ impl Server {
         out.result(id, [page_body(slice, next.as_deref()).as_str()]);
     }
 
-    fn call_tool(&mut self, out: &mut Out, id: &RawValue, params: Params) {
+    fn call_tool(&mut self, out: &mut Out, id: &RawValue, params: Params, meta: Option<&[u8]>) {
         let Some(name) = as_string(params.name) else {
             return out.error(id, -32602, "tools/call needs a string `name`", None);
         };
@@ -630,7 +741,12 @@ impl Server {
             "echo" => echo(out, id, &args),
             "big" => big(out, id, &args),
             "sleep" => self.sleep(out, id, &args),
-            "progress" => progress(out, id, &args, params.meta.and_then(|m| m.progress_token)),
+            "progress" => progress(
+                out,
+                id,
+                &args,
+                Meta::of(meta).and_then(|m| m.progress_token),
+            ),
             "crash" => crash(out),
             "fail" => out.result(id, [FAIL_RESULT]),
             "rich" => out.result(id, [rich_result().to_string().as_str()]),
@@ -727,6 +843,42 @@ fn describe_answer(answer: &Message, with_result: bool) -> String {
 }
 
 /// Answers a line that is not a well-formed message.
+/// A modern request must say its protocol version (one this server speaks) and the
+/// client's capabilities in `_meta`; answers the error when it does not.
+fn modern_meta_ok(out: &mut Out, id: &RawValue, text: Option<&[u8]>) -> bool {
+    if text.is_some_and(|m| m.starts_with(MODERN_META_START.as_bytes())) {
+        return true;
+    }
+    let meta = Meta::of(text);
+    let meta = meta.as_ref();
+    let version = meta.and_then(|m| m.protocol_version).map(RawValue::get);
+    let error = match version {
+        None => Some((
+            -32602,
+            "_meta lacks io.modelcontextprotocol/protocolVersion",
+            None,
+        )),
+        Some("\"2026-07-28\"") if meta.is_some_and(|m| m.client_capabilities.is_some()) => None,
+        Some("\"2026-07-28\"") => Some((
+            -32602,
+            "_meta lacks io.modelcontextprotocol/clientCapabilities",
+            None,
+        )),
+        Some(_) => Some((
+            -32022,
+            "Unsupported protocol version",
+            Some(json!({"supported": ["2026-07-28"]})),
+        )),
+    };
+    match error {
+        None => true,
+        Some((code, message, data)) => {
+            out.error(id, code, message, data);
+            false
+        }
+    }
+}
+
 fn reject(out: &mut Out, line: &[u8], error: &serde_json::Error) {
     match serde_json::from_slice::<Envelope>(line) {
         Ok(Envelope { id: Some(id) }) => {
@@ -865,29 +1017,41 @@ fn write_stdout_garbage(bytes: u64) {
 
 fn serve(server: &mut Server) -> ! {
     let shared = Arc::clone(&server.out);
-    let mut reader = BufReader::with_capacity(1 << 20, io::stdin().lock());
-    let mut line = Vec::with_capacity(64 * 1024);
+    let mut stdin = io::stdin().lock();
+    // Lines are handled where they were read: no copy, one search for each newline.
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut start, mut end) = (0, 0);
     let mut guard: Option<MutexGuard<Out>> = None;
     loop {
-        // About to block: flush the batch and let `sleep` threads write.
-        if !reader.buffer().contains(&b'\n') {
-            if let Some(mut out) = guard.take() {
-                out.flush();
-            }
+        while let Some(n) = memchr::memchr(b'\n', &buf[start..end]) {
+            let out = guard.get_or_insert_with(|| lock(&shared));
+            server.handle(out, &mut buf[start..start + n]);
+            start += n + 1;
         }
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
+        // About to block: flush the batch and let `sleep` threads write.
+        if let Some(mut out) = guard.take() {
+            out.flush();
+        }
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match io::Read::read(&mut stdin, &mut buf[end..]) {
             Ok(0) => break,
-            Ok(_) => {}
+            Ok(n) => end += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 eprintln!("mcp-fixture: reading stdin: {e}");
                 break;
             }
         }
-        let out = guard.get_or_insert_with(|| lock(&shared));
-        server.handle(out, &line);
     }
-    guard.unwrap_or_else(|| lock(&shared)).flush();
+    let mut out = lock(&shared);
+    // A last line without its newline.
+    server.handle(&mut out, &mut buf[..end]);
+    out.flush();
     process::exit(0)
 }
 

@@ -213,7 +213,7 @@ pub fn parse_id(id: &RawValue) -> Option<u64> {
 
 /// `{"jsonrpc":"2.0","id":N,"method":M,"params":P}` as bytes.
 pub fn encode_request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> {
-    encode_request_with(id, method, params.is_some(), |out| {
+    encode_request_with(id, method, 0, params.is_some(), |out| {
         if let Some(p) = params {
             write_value(out, p);
         }
@@ -221,15 +221,18 @@ pub fn encode_request(id: u64, method: &str, params: Option<&Value>) -> Vec<u8> 
 }
 
 /// Like [`encode_request`], with the params written by `write_params` (when `has_params`),
-/// so a caller can skip building a [`Value`] for them.
+/// so a caller can skip building a [`Value`] for them. `room` is what the caller knows it
+/// will add beyond a typical small request (a modern request's `_meta`), so the buffer is
+/// sized once.
 pub(crate) fn encode_request_with(
     id: u64,
     method: &str,
+    room: usize,
     has_params: bool,
     write_params: impl FnOnce(&mut Vec<u8>),
 ) -> Vec<u8> {
     // Room for a typical small request, so it is written without growing the buffer.
-    let mut out = Vec::with_capacity(256 + method.len());
+    let mut out = Vec::with_capacity(256 + method.len() + room);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_u64(&mut out, id);
     out.extend_from_slice(br#","method":"#);

@@ -716,3 +716,60 @@ async fn schema_references_are_resolved_locally_in_both_eras() {
     assert_eq!(schemas[0], schemas[1]);
     h.shutdown().await;
 }
+
+/// The modern fixture is the benchmark's fast server: it must still refuse a request whose
+/// `_meta` lacks the protocol version or the client's capabilities, or names a version it
+/// does not speak, however the params are laid out.
+#[test]
+fn the_modern_fixture_checks_every_requests_meta() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(fixture_bin())
+        .arg("--modern")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fixture starts");
+    let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+    let version = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    let call = |id: u32, meta: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"x","_meta":{{}}}},"_meta":{{{meta}}}}}}}"#
+        )
+    };
+    let lines = [
+        call(1, &format!("{version},{caps}")),
+        call(2, caps),
+        call(3, version),
+        call(
+            4,
+            &format!(r#""io.modelcontextprotocol/protocolVersion":"2025-11-25",{caps}"#),
+        ),
+        // Another order, spaces, and params before the id: parsed whole, same verdicts.
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{ "_meta" : {{{caps}, {version}}}, "name":"echo","arguments":{{"text":"y"}} }},"id":5}}"#
+        ),
+        call(6, &format!(r#"{caps},{version}"#)),
+    ];
+    let mut stdin = child.stdin.take().expect("stdin");
+    for line in &lines {
+        writeln!(stdin, "{line}").expect("write");
+    }
+    drop(stdin);
+    let answers: Vec<Value> = BufReader::new(child.stdout.take().expect("stdout"))
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("line")).expect("JSON"))
+        .collect();
+    let _ = child.wait();
+    let by_id = |id: u64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == json!(id))
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"))
+    };
+    assert_eq!(by_id(1)["result"]["content"][0]["text"], json!("x"));
+    assert_eq!(by_id(2)["error"]["code"], json!(-32602));
+    assert_eq!(by_id(3)["error"]["code"], json!(-32602));
+    assert_eq!(by_id(4)["error"]["code"], json!(-32022));
+    assert_eq!(by_id(5)["result"]["content"][0]["text"], json!("y"));
+    assert_eq!(by_id(6)["result"]["content"][0]["text"], json!("x"));
+}

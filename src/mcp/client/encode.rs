@@ -23,7 +23,9 @@ impl Inner {
             None => encode_plain(id, method, params),
             Some(meta) => {
                 let level = self.log_level();
-                jsonrpc::encode_request_with(id, method, true, |out| {
+                // `_meta`'s members, its key, the log level and a progress token.
+                let room = meta.len() + 96;
+                jsonrpc::encode_request_with(id, method, room, true, |out| {
                     write_with_meta(out, params, meta, progress, level)
                 })
             }
@@ -35,11 +37,11 @@ fn encode_plain(id: u64, method: &str, params: &Params) -> Vec<u8> {
     match params {
         Params::None => jsonrpc::encode_request(id, method, None),
         Params::Value(v) => jsonrpc::encode_request(id, method, Some(v)),
-        Params::Raw(text) => jsonrpc::encode_request_with(id, method, true, |out| {
+        Params::Raw(text) => jsonrpc::encode_request_with(id, method, 0, true, |out| {
             out.extend_from_slice(text.as_bytes())
         }),
         Params::ToolCall { name, arguments } => {
-            jsonrpc::encode_request_with(id, method, true, |out| {
+            jsonrpc::encode_request_with(id, method, 0, true, |out| {
                 write_tool_call(out, name, arguments.as_ref());
                 out.push(b'}');
             })
