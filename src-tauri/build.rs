@@ -24,6 +24,7 @@ const COMMANDS: &[&str] = &[
     "follow_log",
     "unfollow_log",
     "list_tools",
+    "tool_schema",
     "held_tools",
     "accept_tools",
     "call_tool",

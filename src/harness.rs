@@ -8,6 +8,7 @@ mod resources;
 mod roots;
 mod settings;
 mod surface;
+mod tool_view;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
@@ -18,6 +19,7 @@ pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
+pub use tool_view::{HeldToolEntry, ToolEntry};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -13,11 +13,8 @@ use ts_rs::TS;
 use harness9::engine::EngineError;
 use harness9::harness::{CallError, ConfigSaveError};
 use harness9::inspect::EditError;
-use harness9::mcp::features::{Icon, ToolHints};
 use harness9::mcp::AcceptError;
 use harness9::mcp::LogLine;
-use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
-use harness9::trust::pins::HeldTool;
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -210,86 +207,6 @@ pub struct LogFollowDto {
 
 // ---- tools -------------------------------------------------------------------------
 
-/// A tool held back from the model because it is new or changed since it was pinned.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct HeldToolDto {
-    pub server: String,
-    pub tool: String,
-    /// One line: "it is new", "its description changed", ...
-    pub summary: String,
-    /// The readable diff, one line each (`+` now, `-` pinned).
-    pub diff: Vec<String>,
-}
-
-impl From<&HeldTool> for HeldToolDto {
-    fn from(h: &HeldTool) -> Self {
-        let HeldTool {
-            server,
-            tool,
-            change,
-        } = h;
-        HeldToolDto {
-            server: server.clone(),
-            tool: tool.clone(),
-            summary: change.summary(),
-            diff: change.diff(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolDto {
-    /// The model-facing name (`mcp__server__tool`).
-    pub name: String,
-    /// The server it comes from (`null` for built-in tools).
-    pub server: Option<String>,
-    /// The tool's own name on its server (used to call it).
-    pub tool: String,
-    pub description: String,
-    pub input_schema: std::sync::Arc<Value>,
-    pub read_only: bool,
-    /// The server's title for the tool (the name stays the identifier).
-    pub title: Option<String>,
-    pub hints: ToolHints,
-    /// Only `https:` and `data:` icons.
-    pub icons: Vec<Icon>,
-}
-
-impl From<&ToolSpec> for ToolDto {
-    fn from(t: &ToolSpec) -> Self {
-        let ToolSpec {
-            name,
-            description,
-            input_schema,
-            read_only,
-            source,
-            display:
-                ToolDisplay {
-                    title,
-                    annotations,
-                    icons,
-                },
-        } = t;
-        let (server, tool) = match source {
-            ToolSource::Builtin => (None, name.clone()),
-            ToolSource::Mcp { server, tool } => (Some(server.clone()), tool.clone()),
-        };
-        ToolDto {
-            name: name.clone(),
-            server,
-            tool,
-            description: description.clone(),
-            input_schema: input_schema.clone(),
-            read_only: *read_only,
-            title: title.clone(),
-            hints: annotations.hints(),
-            icons: icons.clone(),
-        }
-    }
-}
-
 // ---- approvals and entries -----------------------------------------------------------
 
 // ---- the settings pane -----------------------------------------------------------------
@@ -336,12 +253,12 @@ pub fn typescript_bindings() -> String {
         harness9::mcp::LogSource::decl(&cfg),
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
-        ToolDto::decl(&cfg),
+        harness9::harness::ToolEntry::decl(&cfg),
         harness9::mcp::features::ToolHints::decl(&cfg),
         harness9::mcp::features::Icon::decl(&cfg),
         harness9::mcp::manager::ServerDetails::decl(&cfg),
         harness9::mcp::features::LogLevel::decl(&cfg),
-        HeldToolDto::decl(&cfg),
+        harness9::harness::HeldToolEntry::decl(&cfg),
         harness9::mcp::Content::decl(&cfg),
         harness9::mcp::CallToolResult::decl(&cfg),
         harness9::harness::TimedResult::decl(&cfg),

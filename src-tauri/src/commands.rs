@@ -1,6 +1,8 @@
 //! The commands the web front end invokes. Each is one call on the core's façade
 //! ([`harness9::Harness`]) or on the app state that holds it, converted for the bridge.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -10,7 +12,7 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict};
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
-use harness9::harness::{ProjectInfo, TimedResult};
+use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolEntry};
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
 };
@@ -149,25 +151,19 @@ pub async fn sign_out(state: S<'_>, server: String) -> BridgeResult<bool> {
 // ---- tools -------------------------------------------------------------------------------
 
 #[tauri::command]
-pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolDto>> {
-    Ok(state
-        .harness()
-        .await?
-        .tools(None)
-        .iter()
-        .map(Into::into)
-        .collect())
+pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolEntry>> {
+    Ok(state.harness().await?.tool_entries())
+}
+
+/// One tool's input schema, fetched when its view opens (`null`: the tool is gone).
+#[tauri::command]
+pub async fn tool_schema(state: S<'_>, name: String) -> BridgeResult<Option<Arc<Value>>> {
+    Ok(state.harness().await?.tool_schema(&name))
 }
 
 #[tauri::command]
-pub async fn held_tools(state: S<'_>) -> BridgeResult<Vec<HeldToolDto>> {
-    Ok(state
-        .harness()
-        .await?
-        .held_tools(None)
-        .iter()
-        .map(Into::into)
-        .collect())
+pub async fn held_tools(state: S<'_>) -> BridgeResult<Vec<HeldToolEntry>> {
+    Ok(state.harness().await?.held_tool_entries())
 }
 
 #[tauri::command]
@@ -175,9 +171,12 @@ pub async fn accept_tools(
     state: S<'_>,
     server: String,
     tools: Vec<String>,
-) -> BridgeResult<Vec<HeldToolDto>> {
-    let accepted = state.harness().await?.accept_tools(&server, &tools).await?;
-    Ok(accepted.iter().map(Into::into).collect())
+) -> BridgeResult<Vec<HeldToolEntry>> {
+    Ok(state
+        .harness()
+        .await?
+        .accept_tool_entries(&server, &tools)
+        .await?)
 }
 
 #[tauri::command]

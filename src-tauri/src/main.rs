@@ -82,6 +82,7 @@ fn main() {
             commands::follow_log,
             commands::unfollow_log,
             commands::list_tools,
+            commands::tool_schema,
             commands::held_tools,
             commands::accept_tools,
             commands::call_tool,

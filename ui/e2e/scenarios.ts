@@ -19,23 +19,24 @@ import type {
   ServerState,
   ServerStatus,
   SignedIn,
-  ToolDto,
+  JsonValue,
+  ToolEntry,
   ToolHints,
   TimedResult,
   TurnOutcome,
 } from "../src/lib/bindings";
-import { MockBackend, manyTools, noHints } from "../src/lib/backend/mock";
+import { MockBackend, manyTools, noHints, type SchemaTool } from "../src/lib/backend/mock";
 
 export type Scenario = "flows" | "rich" | "big" | "auth" | "surface";
 
 const PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mMwnvn/PwAFmQLLy7st7QAAAABJRU5ErkJggg==";
 const RED_DOT = `data:image/png;base64,${PNG_1X1}`;
 
-function tool(server: string, name: string, description: string, inputSchema: ToolDto["inputSchema"], readOnly: boolean, more: Partial<ToolDto> = {}): ToolDto {
+function tool(server: string, name: string, description: string, inputSchema: JsonValue, readOnly: boolean, more: Partial<ToolEntry> = {}): SchemaTool {
   return { name: `mcp__${server}__${name}`, server, tool: name, description, inputSchema, readOnly, title: null, hints: noHints(readOnly), icons: [], ...more };
 }
 
-function demoTools(server: string): ToolDto[] {
+function demoTools(server: string): SchemaTool[] {
   return [
     tool(server, "read_file", "Reads a text file of the project and returns its content.", {
       type: "object",
@@ -92,7 +93,7 @@ const HARNESS9 = { command: "harness9", args: ["mcp", "serve", "--project", "."]
 /** A MockBackend whose servers live a little: they connect after approval or a restart. */
 export class ScenarioBackend extends MockBackend {
   /** Each server's status row and the tools it lists once connected. */
-  servers = new Map<string, { row: ServerStatus; tools: ToolDto[] }>();
+  servers = new Map<string, { row: ServerStatus; tools: SchemaTool[] }>();
   #resourceVersions = new Map<string, number>();
   #turn: ((e: ChatEvent) => void) | null = null;
 
@@ -100,7 +101,7 @@ export class ScenarioBackend extends MockBackend {
     super();
   }
 
-  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerState, tools: ToolDto[] = []) {
+  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerState, tools: SchemaTool[] = []) {
     const target = how.command ? [how.command, ...(how.args ?? [])].join(" ") : (how.url ?? "");
     this.servers.set(name, {
       row: { name, transport: how.url ? "http" : "stdio", scope: "project", target, state, restart: null, heldTools: 0, signedIn: null },

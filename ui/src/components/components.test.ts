@@ -7,8 +7,8 @@ import StatusBar from "./StatusBar.svelte";
 import ToolPanel from "./ToolPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import SettingsPane from "./SettingsPane.svelte";
-import { manyTools, noHints } from "../lib/backend/mock";
-import type { ServerStatus, StatusSnapshot, ToolDto } from "../lib/bindings";
+import { manyTools, noHints, type SchemaTool } from "../lib/backend/mock";
+import type { ServerStatus, StatusSnapshot } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -29,7 +29,7 @@ function connected(name: string, tools: number): ServerStatus {
   };
 }
 
-const DEMO_TOOL: ToolDto = {
+const DEMO_TOOL: SchemaTool = {
   name: "mcp__demo__read_file",
   server: "demo",
   tool: "read_file",
@@ -167,7 +167,7 @@ describe("tool panel", () => {
     expect(r.target.textContent).toContain("No tool matches “zzz”.");
   });
 
-  test("a server's panel lists only its tools; a click opens the tool", () => {
+  test("a server's panel lists only its tools; a click opens the tool", async () => {
     const { app } = setup();
     app.tools = manyTools(40, 4);
     const r = render(ToolPanel, { server: "srv2" }, app);
@@ -178,6 +178,7 @@ describe("tool panel", () => {
     rows[0].click();
     flushSync();
     expect(app.selectedTool).toBe("mcp__srv2__tool_2_search");
+    await settle(); // its schema is fetched when it opens
     expect($(r.target, "tool-detail").textContent).toContain("mcp__srv2__tool_2_search");
   });
 });
@@ -217,7 +218,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     app.tools = [DEMO_TOOL];
-    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
     cleanups.push(r.destroy);
     type(r.target.querySelector("[data-field=path]")!, "a.txt");
     type(r.target.querySelector("[data-field=lines]")!, "10");
@@ -233,7 +234,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolResult = () => ({ content: [{ type: "text", text: "denied" }], structuredContent: null, isError: true, durationMs: 1 });
-    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
     cleanups.push(r.destroy);
     $(r.target, "run-tool").click();
     await settle();
@@ -250,7 +251,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolGate = new Promise(() => {});
-    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
     type(r.target.querySelector("[data-field=path]")!, "a.txt");
     $(r.target, "run-tool").click();
     await settle();
@@ -263,7 +264,7 @@ describe("try a tool", () => {
   test("raw JSON arguments are a fallback for any schema", async () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
-    const r = render(ToolDetail, { tool: DEMO_TOOL }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
     cleanups.push(r.destroy);
     $(r.target, "raw-toggle").click();
     flushSync();

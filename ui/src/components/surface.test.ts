@@ -5,7 +5,8 @@ import { afterEach, describe, expect, test } from "vitest";
 import ServerPanel from "./ServerPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import ExtraRoots from "./ExtraRoots.svelte";
-import type { StatusSnapshot, ToolDto } from "../lib/bindings";
+import type { StatusSnapshot } from "../lib/bindings";
+import type { SchemaTool } from "../lib/backend/mock";
 import { $, render, settle, setup, type } from "../test/render";
 import { BackendError } from "../lib/backend/types";
 
@@ -31,7 +32,7 @@ const CONNECTED: StatusSnapshot = {
   configError: null,
 };
 
-const RM: ToolDto = {
+const RM: SchemaTool = {
   name: "mcp__ev__rm",
   server: "ev",
   tool: "rm",
@@ -101,7 +102,7 @@ describe("tool annotations", () => {
     backend.status = CONNECTED;
     backend.tools = [RM];
     await app.init();
-    const r = render(ToolDetail, { tool: RM }, app);
+    const r = render(ToolDetail, { tool: RM, inputSchema: RM.inputSchema }, app);
     cleanups.push(r.destroy);
     expect($(r.target, "tool-title").textContent).toBe("Remove a file");
     expect($(r.target, "hint-readOnlyHint").textContent).toBe("no · not set, the default");

@@ -6,11 +6,11 @@ import type {
   ApprovalRequest,
   ConfigText,
   Scope,
-  HeldToolDto,
+  HeldToolEntry,
   ProjectInfo,
   ServerStatus,
   StatusSnapshot,
-  ToolDto,
+  ToolEntry,
 } from "./bindings";
 import { BackendError, type Backend, type Unlisten } from "./backend/types";
 import { ChatSession } from "./chat.svelte";
@@ -37,9 +37,9 @@ export class AppState {
   loading = $state(true);
   recent = $state<string[]>([]);
   status = $state<StatusSnapshot>({ revision: 0, servers: [], configError: null });
-  tools = $state.raw<ToolDto[]>([]);
+  tools = $state.raw<ToolEntry[]>([]);
   /** Tools held back because they changed since they were pinned. */
-  held = $state.raw<HeldToolDto[]>([]);
+  held = $state.raw<HeldToolEntry[]>([]);
   view = $state<View>("tools");
   /** The server shown in the server view (and the tool list's filter). */
   selectedServer = $state<string | null>(null);

@@ -113,7 +113,7 @@ export type LogFollowDto = {
  */
 followId: number, lines: Array<LogLine>, };
 
-export type ToolDto = { 
+export type ToolEntry = { 
 /**
  * The model-facing name (`mcp__server__tool`).
  */
@@ -125,7 +125,7 @@ server: string | null,
 /**
  * The tool's own name on its server (used to call it).
  */
-tool: string, description: string, inputSchema: JsonValue, readOnly: boolean, 
+tool: string, description: string, readOnly: boolean, 
 /**
  * The server's title for the tool (the name stays the identifier).
  */
@@ -171,7 +171,7 @@ logLevel?: LogLevel | null, };
 
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 
-export type HeldToolDto = { server: string, tool: string, 
+export type HeldToolEntry = { server: string, tool: string, 
 /**
  * One line: "it is new", "its description changed", ...
  */

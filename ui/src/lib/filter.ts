@@ -1,15 +1,15 @@
 // Tool filtering that stays fast with tens of thousands of tools: the searchable text of
 // every tool is lower-cased once per tool list, and a keystroke is one pass of `includes`.
 
-import type { ToolDto } from "./bindings";
+import type { ToolEntry } from "./bindings";
 
 export interface ToolIndex {
-  tools: ToolDto[];
+  tools: ToolEntry[];
   /** Lower-cased "qualified-name raw-name title description" per tool. */
   haystacks: string[];
 }
 
-export function buildIndex(tools: ToolDto[]): ToolIndex {
+export function buildIndex(tools: ToolEntry[]): ToolIndex {
   const haystacks = new Array<string>(tools.length);
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i];

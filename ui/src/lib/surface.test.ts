@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hintRows, loadable, pickIcon, toolMarks } from "./surface";
-import type { ToolDto } from "./bindings";
+import type { ToolEntry } from "./bindings";
 
 describe("icons", () => {
   it("load only https: and data:", () => {
@@ -41,7 +41,7 @@ describe("hints", () => {
     ]);
   });
   it("fall back to readOnly for tools without hints", () => {
-    const t = { readOnly: true } as ToolDto;
+    const t = { readOnly: true } as ToolEntry;
     expect(toolMarks(t)).toEqual(["read-only"]);
   });
 });

@@ -1,7 +1,7 @@
 // Pure helpers for what servers say about themselves and their tools: icons (only https:
 // and data: ever load), tool annotations as rows, and the logging levels.
 
-import type { Icon, LogLevel, ToolDto, ToolHints } from "./bindings";
+import type { Icon, LogLevel, ToolEntry, ToolHints } from "./bindings";
 
 /** Every logging level, lowest first (the order of `logging/setLevel`). */
 export const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
@@ -19,7 +19,7 @@ export function pickIcon(icons: Icon[] | null | undefined): Icon | null {
 }
 
 /** Marks for a tool row: what the server's hints say (a bare default says nothing). */
-export function toolMarks(t: ToolDto): string[] {
+export function toolMarks(t: ToolEntry): string[] {
   return t.hints?.marks ?? (t.readOnly ? ["read-only"] : []);
 }
 

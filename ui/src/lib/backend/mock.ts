@@ -33,7 +33,8 @@ import type {
   OnConflict,
   Scope,
   ConversationSummary,
-  HeldToolDto,
+  HeldToolEntry,
+  JsonValue,
   LogLevel,
   LogLine,
   MenuAction,
@@ -52,7 +53,7 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
-  ToolDto,
+  ToolEntry,
   ToolPermission,
   TimedResult,
 } from "../bindings";
@@ -76,9 +77,10 @@ function listeners<T>() {
 export class MockBackend implements Backend {
   project: ProjectInfo | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusSnapshot = { revision: 0, servers: [], configError: null };
-  tools: ToolDto[] = [];
+  /** Each with its input schema, which `listTools` leaves out as the core does. */
+  tools: SchemaTool[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
-  held: HeldToolDto[] = [];
+  held: HeldToolEntry[] = [];
   approvalsPending: ApprovalRequest[] = [];
   /** What the next `approve` answers (as the core would); `null`: everything approved. */
   approveOutcome: ApproveOutcome | null = null;
@@ -246,8 +248,11 @@ export class MockBackend implements Backend {
     this.roots = this.roots.filter((r) => r !== path);
     return this.roots;
   }
-  async listTools() {
-    return this.tools;
+  async listTools(): Promise<ToolEntry[]> {
+    return this.tools.map(({ inputSchema: _, ...entry }) => entry);
+  }
+  async toolSchema(name: string) {
+    return this.tools.find((t) => t.name === name)?.inputSchema ?? null;
   }
   async heldTools() {
     return this.held;
@@ -540,9 +545,12 @@ export class MockBackend implements Backend {
   }
 }
 
+/** A tool as the fake backend keeps it: the list entry and its input schema. */
+export type SchemaTool = ToolEntry & { inputSchema: JsonValue };
+
 /** `n` synthetic tools spread over `servers` servers. */
-export function manyTools(n: number, servers = 20): ToolDto[] {
-  const out: ToolDto[] = [];
+export function manyTools(n: number, servers = 20): SchemaTool[] {
+  const out: SchemaTool[] = [];
   for (let i = 0; i < n; i++) {
     const server = `srv${i % servers}`;
     const tool = `tool_${i}_${["read", "write", "search", "list", "fetch"][i % 5]}`;
@@ -562,7 +570,7 @@ export function manyTools(n: number, servers = 20): ToolDto[] {
 }
 
 /** The hints of a tool whose server set only `readOnlyHint` (or nothing). */
-export function noHints(readOnly: boolean): ToolDto["hints"] {
+export function noHints(readOnly: boolean): ToolEntry["hints"] {
   return {
     readOnlyHint: readOnly ? true : null,
     destructiveHint: null,

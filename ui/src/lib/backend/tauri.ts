@@ -22,7 +22,8 @@ import type {
   FoundSource,
   ImportPlan,
   ConversationSummary,
-  HeldToolDto,
+  HeldToolEntry,
+  JsonValue,
   LogFollowDto,
   LogLine,
   MenuAction,
@@ -37,7 +38,7 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
-  ToolDto,
+  ToolEntry,
   TimedResult,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
@@ -109,9 +110,10 @@ export const tauriBackend: Backend = {
   addExtraRoot: (path) => call<string[]>("add_extra_root", { path }),
   removeExtraRoot: (path) => call<string[]>("remove_extra_root", { path }),
 
-  listTools: () => call<ToolDto[]>("list_tools"),
-  heldTools: () => call<HeldToolDto[]>("held_tools"),
-  acceptTools: (server, tools) => call<HeldToolDto[]>("accept_tools", { server, tools }),
+  listTools: () => call<ToolEntry[]>("list_tools"),
+  toolSchema: (name) => call<JsonValue | null>("tool_schema", { name }),
+  heldTools: () => call<HeldToolEntry[]>("held_tools"),
+  acceptTools: (server, tools) => call<HeldToolEntry[]>("accept_tools", { server, tools }),
   callTool: (server, tool, args, started) => {
     const channel = new Channel<number>();
     channel.onmessage = started;

@@ -28,7 +28,8 @@ import type {
   Scope,
   ConversationSummary,
   ErrorCode,
-  HeldToolDto,
+  HeldToolEntry,
+  JsonValue,
   LogLevel,
   LogLine,
   MenuAction,
@@ -45,7 +46,7 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
-  ToolDto,
+  ToolEntry,
   ToolPermission,
   TimedResult,
 } from "../bindings";
@@ -115,11 +116,13 @@ export interface Backend {
   /** Forgets the sign-in kept for a remote server; true when there was one. */
   signOut(server: string): Promise<boolean>;
 
-  listTools(): Promise<ToolDto[]>;
+  listTools(): Promise<ToolEntry[]>;
+  /** One tool's input schema (by its model-facing name), fetched when its view opens; `null`: the tool is gone. */
+  toolSchema(name: string): Promise<JsonValue | null>;
   /** Tools held back because they changed since they were pinned, with their diff. */
-  heldTools(): Promise<HeldToolDto[]>;
+  heldTools(): Promise<HeldToolEntry[]>;
   /** Accepts held tools of one server (all when `tools` is empty); returns what was accepted. */
-  acceptTools(server: string, tools: string[]): Promise<HeldToolDto[]>;
+  acceptTools(server: string, tools: string[]): Promise<HeldToolEntry[]>;
   /** Calls a tool by hand; `started` gets the core's number of the call (for cancelToolCall). */
   callTool(server: string, tool: string, args: unknown, started: (callId: number) => void): Promise<TimedResult>;
   cancelToolCall(callId: number): Promise<void>;
