@@ -7,7 +7,6 @@
 //! the UI as `{ code, message }` with a closed set of codes.
 
 use serde::Serialize;
-use serde_json::Value;
 use ts_rs::TS;
 
 use harness9::engine::EngineError;
@@ -238,7 +237,7 @@ pub const BINDINGS_PATH: &str = "ui/src/lib/bindings.ts";
 pub fn typescript_bindings() -> String {
     let cfg = ts_rs::Config::default().with_large_int("number");
     let decls = [
-        <Value as TS>::decl(&cfg),
+        <serde_json::Value as TS>::decl(&cfg),
         ErrorCode::decl(&cfg),
         BridgeError::decl(&cfg),
         harness9::harness::ProjectInfo::decl(&cfg),
@@ -276,7 +275,7 @@ pub fn typescript_bindings() -> String {
         harness9::config::import::ImportedServer::decl(&cfg),
         harness9::inspect::ConfigText::decl(&cfg),
         harness9::watch::ConfigChange::decl(&cfg),
-        ProjectEvent::<Value>::decl(&cfg),
+        ProjectEvent::<serde_json::Value>::decl(&cfg),
         harness9::inspect::ConfigProblem::decl(&cfg),
         harness9::inspect::EntryCheck::decl(&cfg),
         harness9::inspect::ConfigCheck::decl(&cfg),
