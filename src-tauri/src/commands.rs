@@ -1,8 +1,6 @@
 //! The commands the web front end invokes. Each is one call on the core's façade
 //! ([`harness9::Harness`]) or on the app state that holds it, converted for the bridge.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -18,6 +16,7 @@ use harness9::inspect::{
 };
 use harness9::mcp::features::LogLevel;
 use harness9::mcp::manager::ServerDetails;
+use harness9::mcp::schema_text::SchemaText;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
@@ -157,7 +156,7 @@ pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolEntry>> {
 
 /// One tool's input schema, fetched when its view opens (`null`: the tool is gone).
 #[tauri::command]
-pub async fn tool_schema(state: S<'_>, name: String) -> BridgeResult<Option<Arc<Value>>> {
+pub async fn tool_schema(state: S<'_>, name: String) -> BridgeResult<Option<SchemaText>> {
     Ok(state.harness().await?.tool_schema(&name))
 }
 

@@ -33,7 +33,23 @@ Opens the harness9 desktop app on the project folder DIR (the folder holding .mc
 Without DIR: $HARNESS9_PROJECT, else the bundled example project, else an empty window
 with File > Open Folder.";
 
+/// Set to `1` to keep WebKitGTK's accelerated compositing (see [`choose_rendering`]).
+const COMPOSITING_ENV: &str = "HARNESS9_WEBKIT_COMPOSITING";
+
+/// The web view draws without WebKitGTK's accelerated compositing unless asked otherwise
+/// ([`COMPOSITING_ENV`], or `WEBKIT_DISABLE_COMPOSITING_MODE` set either way). The app is
+/// panels of text: compositing buys it nothing visible, while its GL surfaces cost the web
+/// process about 100 MB where GL is software (a VM, a remote desktop, no GPU driver) and
+/// are the usual cause of a blank window on Linux. Runs first, before any thread exists.
+fn choose_rendering() {
+    let keep = std::env::var_os(COMPOSITING_ENV).is_some_and(|v| v == "1");
+    if !keep && std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+}
+
 fn main() {
+    choose_rendering();
     let project = match parse_args() {
         Ok(p) => p,
         Err(code) => std::process::exit(code),
@@ -48,6 +64,10 @@ fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
+    // The reaper (which ends every server's process group if the app dies) is a fork of
+    // this process: started before the window and its runtime exist, it holds a copy of
+    // almost nothing.
+    harness9::mcp::transport::stdio::reaper::ensure_started();
 
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())

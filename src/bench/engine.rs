@@ -200,7 +200,7 @@ fn bench_registry() -> Arc<ToolRegistry> {
         registry.register_builtin(Arc::new(InstantTool(ToolSpec {
             name: format!("bench_tool_{i:03}"),
             description: format!("Benchmark tool number {i}: takes a query and a limit and answers at once."),
-            input_schema: Arc::new(json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to look for."}, "limit": {"type": "integer", "description": "Most results."}}, "required": ["query"]})),
+            input_schema: crate::mcp::schema_text::SchemaText::from(json!({"type": "object", "properties": {"query": {"type": "string", "description": "What to look for."}, "limit": {"type": "integer", "description": "Most results."}}, "required": ["query"]})),
             read_only: false,
             source: ToolSource::Builtin,
             display: Default::default(),

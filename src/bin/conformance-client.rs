@@ -196,7 +196,7 @@ async fn exercise(client: &Client, scenario: &str) -> Result<(), String> {
         None => tools
             .iter()
             .map(|t| {
-                let args = arguments_for(scenario, &t.name, &t.input_schema);
+                let args = arguments_for(scenario, &t.name, &t.input_schema.value());
                 (t.name.clone(), args)
             })
             .collect(),

@@ -136,7 +136,7 @@ impl Message {
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
-    pub input_schema: std::sync::Arc<Value>,
+    pub input_schema: crate::mcp::schema_text::SchemaText,
 }
 
 #[cfg(test)]

@@ -282,7 +282,7 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: String::new(),
-            input_schema: std::sync::Arc::new(serde_json::json!({})),
+            input_schema: crate::mcp::schema_text::SchemaText::from(serde_json::json!({})),
             read_only,
             source: ToolSource::Builtin,
             display: Default::default(),
@@ -297,7 +297,7 @@ mod tests {
         ToolSpec {
             name: format!("mcp__s__{name}"),
             description: String::new(),
-            input_schema: std::sync::Arc::new(serde_json::json!({})),
+            input_schema: crate::mcp::schema_text::SchemaText::from(serde_json::json!({})),
             read_only: def.read_only_hint(),
             source: ToolSource::Mcp {
                 server: "s".into(),

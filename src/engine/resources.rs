@@ -175,7 +175,7 @@ pub fn list_definition() -> ToolDefinition {
     ToolDefinition {
         name: LIST_RESOURCES_TOOL.into(),
         description: "Lists the resources (files, documents, data) the project's MCP servers offer, with their URIs, and the URI templates of resources that take parameters. Read one with read_mcp_resource.".into(),
-        input_schema: std::sync::Arc::new(json!({
+        input_schema: crate::mcp::schema_text::SchemaText::from(json!({
             "type": "object",
             "properties": {
                 "server": {"type": "string", "description": "Only this server's resources (default: every server's)."}
@@ -188,7 +188,7 @@ pub fn read_definition() -> ToolDefinition {
     ToolDefinition {
         name: READ_RESOURCE_TOOL.into(),
         description: "Reads one resource of an MCP server by its URI (from list_mcp_resources, or a template with its parameters filled in).".into(),
-        input_schema: std::sync::Arc::new(json!({
+        input_schema: crate::mcp::schema_text::SchemaText::from(json!({
             "type": "object",
             "properties": {
                 "server": {"type": "string", "description": "The server that has the resource."},

@@ -191,7 +191,7 @@ pub fn chat_request(request: &CreateMessageRequest, model: &str) -> Result<ChatR
         .map(|t| ToolDefinition {
             name: t["name"].as_str().unwrap_or_default().to_string(),
             description: t["description"].as_str().unwrap_or_default().to_string(),
-            input_schema: std::sync::Arc::new(
+            input_schema: crate::mcp::schema_text::SchemaText::from(
                 t.get("inputSchema")
                     .cloned()
                     .unwrap_or_else(|| json!({"type": "object"})),

@@ -151,7 +151,7 @@ pub fn read_output_definition() -> ToolDefinition {
     ToolDefinition {
         name: READ_OUTPUT_TOOL.into(),
         description: "Reads a page of a tool output that was too long to show whole. Use the id and offset given where the output was cut off.".into(),
-        input_schema: std::sync::Arc::new(json!({
+        input_schema: crate::mcp::schema_text::SchemaText::from(json!({
             "type": "object",
             "properties": {
                 "id": {"type": "string", "description": "The saved output's id."},

@@ -154,7 +154,7 @@ fn search_definition(count: usize) -> ToolDefinition {
         description: format!(
             "Searches {count} more tools that are not listed here (ranked over their names and descriptions). Tools it finds become callable in your next step. Search whenever you need a capability you do not see."
         ),
-        input_schema: std::sync::Arc::new(json!({
+        input_schema: crate::mcp::schema_text::SchemaText::from(json!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words describing the tool you need."},

@@ -2,13 +2,11 @@
 //! a list of thousands of tools stays small), the schema of one tool when it is opened, and
 //! the tools held back since they were pinned, with what changed.
 
-use std::sync::Arc;
-
 use serde::Serialize;
-use serde_json::Value;
 
 use super::Harness;
 use crate::mcp::features::{Icon, ToolHints};
+use crate::mcp::schema_text::SchemaText;
 use crate::mcp::AcceptError;
 use crate::tools::{ToolSource, ToolSpec};
 use crate::trust::pins::HeldTool;
@@ -88,7 +86,7 @@ impl Harness {
 
     /// The input schema of one tool (by its model-facing name), with local `$ref`s as the
     /// model sees them; `None` when there is no such tool (any more).
-    pub fn tool_schema(&self, name: &str) -> Option<Arc<Value>> {
+    pub fn tool_schema(&self, name: &str) -> Option<SchemaText> {
         self.registry()
             .get(name)
             .map(|t| t.spec().input_schema.clone())

@@ -11,6 +11,7 @@ pub mod jsonrpc;
 pub mod log;
 pub mod requests;
 pub mod sampling;
+pub mod schema_text;
 pub mod transport;
 pub mod types;
 

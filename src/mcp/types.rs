@@ -47,9 +47,10 @@ pub struct ToolDef {
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Shared with the tool registry's copy (a large tool set holds each schema once).
-    #[serde(default = "empty_object_schema")]
-    pub input_schema: std::sync::Arc<Value>,
+    /// As text, shared with the tool registry's copy (a large tool set holds each schema
+    /// once, and small).
+    #[serde(default)]
+    pub input_schema: super::schema_text::SchemaText,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Hints only: never trusted for security decisions (see [`ToolDef::hints`]).
@@ -57,10 +58,6 @@ pub struct ToolDef {
     pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<super::features::Icon>,
-}
-
-fn empty_object_schema() -> std::sync::Arc<Value> {
-    std::sync::Arc::new(serde_json::json!({"type": "object"}))
 }
 
 impl ToolDef {

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::io;
 
 use serde::Serialize;
-use serde_json::Value;
+
+use crate::mcp::schema_text::SchemaText;
 
 use super::ToolSpec;
 
@@ -23,7 +24,7 @@ pub fn context_tokens(spec: &ToolSpec) -> u32 {
 }
 
 /// The estimate for a definition given by its parts.
-pub fn definition_tokens(name: &str, description: &str, input_schema: &Value) -> u32 {
+pub fn definition_tokens(name: &str, description: &str, input_schema: &SchemaText) -> u32 {
     tokens_of_bytes(definition_bytes(name, description, input_schema))
 }
 
@@ -35,15 +36,15 @@ pub fn tokens_of_bytes(bytes: usize) -> u32 {
 /// Bytes of the compact definition JSON. A name made only of `[A-Za-z0-9_-]` (every
 /// model-facing MCP tool name) adds exactly its length, so the registry measures the rest
 /// once per server listing and adds the name it assigns.
-pub fn definition_bytes(name: &str, description: &str, input_schema: &Value) -> usize {
+pub fn definition_bytes(name: &str, description: &str, input_schema: &SchemaText) -> usize {
     #[derive(Serialize)]
     struct Definition<'a> {
         name: &'a str,
         description: &'a str,
-        input_schema: &'a Value,
+        input_schema: &'a SchemaText,
     }
     let mut counter = ByteCounter(0);
-    // Writing into a counter cannot fail, and a `Value` always serializes.
+    // Writing into a counter cannot fail, and the schema's text is written as it is.
     let _ = serde_json::to_writer(
         &mut counter,
         &Definition {
@@ -121,12 +122,12 @@ mod tests {
         .len();
         assert_eq!(exact, 127);
         assert_eq!(
-            definition_tokens("mcp__fs__read", "Reads a file.", &schema),
+            definition_tokens("mcp__fs__read", "Reads a file.", &SchemaText::new(&schema)),
             32 // 127 / 4 = 31.75, rounded up
         );
         // Escapes count as the bytes the model is sent.
-        let plain = definition_tokens("t", "ab", &json!({}));
-        let quoted = definition_tokens("t", "a\"b\"c", &json!({}));
+        let plain = definition_tokens("t", "ab", &SchemaText::new(&json!({})));
+        let quoted = definition_tokens("t", "a\"b\"c", &SchemaText::new(&json!({})));
         assert_eq!(
             (plain, quoted),
             (
@@ -145,8 +146,8 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "a \"quoted\" word"}}});
         let name = "mcp__srv__search-2_abc";
         assert_eq!(
-            definition_bytes(name, "Finds \"things\".", &schema),
-            definition_bytes("", "Finds \"things\".", &schema) + name.len()
+            definition_bytes(name, "Finds \"things\".", &SchemaText::new(&schema)),
+            definition_bytes("", "Finds \"things\".", &SchemaText::new(&schema)) + name.len()
         );
     }
 

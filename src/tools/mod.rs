@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::mcp::schema_text::SchemaText;
 use crate::mcp::{CallToolResult, Client, ClientError, Progress, RequestOptions, ToolDef};
 
 /// Where a tool comes from.
@@ -38,7 +39,7 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     /// Shared with the server's listing unless `$ref`s were resolved.
-    pub input_schema: Arc<Value>,
+    pub input_schema: SchemaText,
     /// The server's `readOnlyHint` (an untrusted hint).
     pub read_only: bool,
     pub source: ToolSource,
@@ -200,8 +201,7 @@ impl ToolRegistry {
                         // Assigned by `rebuild`, across every server's tools.
                         name: String::new(),
                         description: def.description.clone().unwrap_or_default(),
-                        input_schema: schema_refs::resolve_refs(&def.input_schema)
-                            .map_or_else(|| def.input_schema.clone(), Arc::new),
+                        input_schema: schema_refs::resolve_refs_text(&def.input_schema),
                         read_only: def.read_only_hint(),
                         source: ToolSource::Mcp {
                             server: server.to_string(),

@@ -10,6 +10,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::mcp::schema_text::SchemaText;
+
 /// The most JSON nodes a resolved schema may have; past it the references stay.
 pub const MAX_RESOLVED_NODES: usize = 50_000;
 
@@ -17,6 +19,17 @@ pub const MAX_RESOLVED_NODES: usize = 50_000;
 const DATA_KEYWORDS: &[&str] = &["enum", "const", "default", "examples", "example"];
 /// Where definitions live; dropped once nothing points into them.
 const DEFINITIONS: &[&str] = &["$defs", "definitions"];
+
+/// [`resolve_refs`] on a schema's text: the same text (shared) when it has no `$ref`.
+pub fn resolve_refs_text(schema: &SchemaText) -> SchemaText {
+    if !schema.mentions("\"$ref\"") {
+        return schema.clone();
+    }
+    match resolve_refs(&schema.value()) {
+        Some(resolved) => SchemaText::new(&resolved),
+        None => schema.clone(),
+    }
+}
 
 /// The schema with its local references inlined; `None` when it has no `$ref` at all.
 pub fn resolve_refs(schema: &Value) -> Option<Value> {

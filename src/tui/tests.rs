@@ -48,7 +48,7 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     ToolSpec {
         name: format!("mcp__{server}__{name}"),
         description: desc.into(),
-        input_schema: std::sync::Arc::new(
+        input_schema: harness9::mcp::schema_text::SchemaText::from(
             json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         ),
         read_only: true,

@@ -21,7 +21,7 @@ fn tool(name: &str, title: Option<&str>, annotations: serde_json::Value) -> Tool
     ToolSpec {
         name: format!("mcp__ev__{name}"),
         description: format!("The {name} tool."),
-        input_schema: std::sync::Arc::new(json!({"type": "object"})),
+        input_schema: harness9::mcp::schema_text::SchemaText::from(json!({"type": "object"})),
         read_only: def.read_only_hint(),
         source: ToolSource::Mcp {
             server: "ev".into(),

@@ -471,7 +471,8 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                 "input schema:",
                 Style::new().fg(Color::DarkGray),
             ));
-            let schema = serde_json::to_string_pretty(&spec.input_schema).unwrap_or_default();
+            let schema =
+                serde_json::to_string_pretty(&spec.input_schema.value()).unwrap_or_default();
             lines.extend(schema.lines().map(|l| Line::raw(l.to_string())));
         }
         PanelRow::Held { server, held } => {

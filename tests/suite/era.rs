@@ -702,7 +702,8 @@ async fn schema_references_are_resolved_locally_in_both_eras() {
             .unwrap();
         let text = spec.input_schema.to_string();
         assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
-        let origin = &spec.input_schema["properties"]["origin"];
+        let schema = spec.input_schema.value();
+        let origin = &schema["properties"]["origin"];
         assert_eq!(origin["properties"]["name"]["type"], "string", "{text}");
         assert_eq!(origin["required"], json!(["name"]), "{text}");
         let args = json!({"origin": {"name": "Oslo"}, "destination": {"name": "Bergen"}});

@@ -6,8 +6,10 @@
 //
 // --memory: the app with 20 servers holding 10,000 tools in all (`mcp-fixture`, 500 synthetic
 // tools each, approved through the CLI's own approval prompt) against an empty Tauri 2 window
-// (src-tauri/examples/empty-window.rs, the same Tauri build showing a blank page), launched
-// in turns, PSS of each one's app and WebKit processes after it settled; writes
+// (src-tauri/examples/empty-window.rs, the same Tauri build showing a blank page), as Tauri
+// makes it and, like for like, drawing as the app does (WebKit's accelerated compositing
+// off, the app's default), launched in turns, PSS of each one's app and WebKit processes
+// (the process reaper included) after it settled; writes
 // out/desktop-memory.json. Build first: `cargo build --release -p harness9-desktop --bins
 // --example empty-window && cargo build --release --bin harness9 --bin mcp-fixture`.
 //
@@ -205,7 +207,9 @@ function memoryProject() {
 }
 
 async function settledMemory(binary, argv, env, ready) {
-  const child = spawn(binary, argv, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  const merged = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  const child = spawn(binary, argv, { env: merged, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const deadline = Date.now() + 120_000;
@@ -218,6 +222,11 @@ async function settledMemory(binary, argv, env, ready) {
   }
   await sleep(IDLE_WAIT_MS);
   const m = measure(child.pid);
+  // FIGURES_SMAPS=DIR keeps each measured app process's memory map, to see where it goes.
+  if (process.env.FIGURES_SMAPS) {
+    mkdirSync(process.env.FIGURES_SMAPS, { recursive: true });
+    writeFileSync(path.join(process.env.FIGURES_SMAPS, `${path.basename(binary)}.smaps`), readFileSync(`/proc/${child.pid}/smaps`));
+  }
   child.kill("SIGTERM");
   await new Promise((r) => (child.exitCode !== null ? r() : child.on("exit", r)));
   return m;
@@ -242,8 +251,13 @@ async function memoryFigures() {
   });
   const app = [];
   const baseline = [];
+  const baselineSame = [];
+  const webViewUp = (pid) => count(pid, "WebKitWebProces") > 0;
   for (let i = 0; i < RUNS; i++) {
-    baseline.push(await settledMemory(empty, [], xdg(tmp), (pid) => count(pid, "WebKitWebProces") > 0));
+    // An empty window as Tauri makes it (WebKit's accelerated compositing on), and one
+    // drawing as the app does by default (compositing off): the like-for-like comparison.
+    baseline.push(await settledMemory(empty, [], { ...xdg(tmp), WEBKIT_DISABLE_COMPOSITING_MODE: undefined }, webViewUp));
+    baselineSame.push(await settledMemory(empty, [], { ...xdg(tmp), WEBKIT_DISABLE_COMPOSITING_MODE: "1" }, webViewUp));
     app.push(
       await settledMemory(BINARY, [project], { HARNESS9_DATA_DIR: data, ...xdg(tmp) }, (pid) => count(pid, "mcp-fixture") >= SERVERS && count(pid, "WebKitWebProces") > 0),
     );
@@ -257,6 +271,7 @@ async function memoryFigures() {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const appMb = median(app.map((m) => m.windowPssMb));
   const emptyMb = median(baseline.map((m) => m.windowPssMb));
+  const emptySameMb = median(baselineSame.map((m) => m.windowPssMb));
   const summary = {
     profile: PROFILE,
     servers: SERVERS,
@@ -266,8 +281,11 @@ async function memoryFigures() {
     emptyWindowPssMb: emptyMb,
     ratio: Math.round((appMb / emptyMb) * 100) / 100,
     target: 1.15,
+    emptyWindowSameRenderingPssMb: emptySameMb,
+    ratioSameRendering: Math.round((appMb / emptySameMb) * 100) / 100,
     appLastRun: app.at(-1).groups,
     emptyWindowLastRun: baseline.at(-1).groups,
+    emptyWindowSameRenderingLastRun: baselineSame.at(-1).groups,
   };
   mkdirSync(path.join(ROOT, "out"), { recursive: true });
   writeFileSync(path.join(ROOT, "out", "desktop-memory.json"), JSON.stringify(summary, null, 2) + "\n");

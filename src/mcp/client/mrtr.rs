@@ -196,7 +196,7 @@ impl Inner {
     /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
     /// must not offer them); the server log says which and why.
     pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
-        tools.retain(|t| match mcp_headers::header_params(&t.input_schema) {
+        tools.retain(|t| match mcp_headers::header_params_text(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {
                 let text = format!("the tool {:?} is not offered: {why}", t.name);

@@ -43,7 +43,7 @@ fn pin_of(def: &ToolDef) -> (String, ToolPin) {
         ToolPin::new(
             &def.name,
             def.description.as_deref().unwrap_or(""),
-            &def.input_schema,
+            &def.input_schema.value(),
         ),
     )
 }

@@ -26,6 +26,16 @@ const SENTINEL_END: &str = "?=";
 /// One mirrored parameter: its path of `properties` keys and its header name part.
 pub type HeaderParam = (Vec<String>, String);
 
+/// [`header_params`] of a schema's text, parsed only when it mentions the annotation.
+pub fn header_params_text(
+    schema: &crate::mcp::schema_text::SchemaText,
+) -> Result<Vec<HeaderParam>, String> {
+    if !schema.mentions(X_MCP_HEADER) {
+        return Ok(Vec::new());
+    }
+    header_params(&schema.value())
+}
+
 /// The mirrored parameters of a tool's `inputSchema`, or why its annotations are invalid.
 pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     // Most schemas have none: one look without building paths settles them.

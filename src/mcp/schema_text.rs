@@ -1,0 +1,184 @@
+//! A tool's input schema kept as compact JSON text. A server with thousands of tools sends
+//! thousands of schemas; held as parsed values, each is a tree of maps several times the
+//! size of its text. Most schemas are only ever passed on (to the model, to a front end),
+//! so the text is kept and parsed where a form, a check or a diff needs the value.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A JSON value (a tool's input schema) as shared, compact JSON text.
+#[derive(Clone)]
+pub struct SchemaText(Arc<RawValue>);
+
+impl SchemaText {
+    /// The text of `value`.
+    pub fn new(value: &Value) -> SchemaText {
+        let raw = serde_json::value::to_raw_value(value).expect("a JSON value serializes");
+        SchemaText(Arc::from(raw))
+    }
+
+    /// `{"type":"object"}`: what a tool without a schema takes.
+    pub fn empty_object() -> SchemaText {
+        SchemaText::new(&serde_json::json!({"type": "object"}))
+    }
+
+    /// The JSON text, compact.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The parsed value (`null` in the unlikely case the text nests deeper than the
+    /// parser allows).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.as_str()).unwrap_or(Value::Null)
+    }
+
+    /// Whether the text holds `needle` (a cheap first look before parsing, e.g. for
+    /// `"$ref"`).
+    pub fn mentions(&self, needle: &str) -> bool {
+        memchr::memmem::find(self.as_str().as_bytes(), needle.as_bytes()).is_some()
+    }
+}
+
+impl Default for SchemaText {
+    fn default() -> Self {
+        SchemaText::empty_object()
+    }
+}
+
+/// Equal as JSON values: the same members in any order.
+impl PartialEq for SchemaText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str() || self.value() == other.value()
+    }
+}
+
+impl fmt::Debug for SchemaText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for SchemaText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Value> for SchemaText {
+    fn from(value: Value) -> Self {
+        SchemaText::new(&value)
+    }
+}
+
+impl Serialize for SchemaText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemaText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        Ok(match compact(raw.get()) {
+            None => SchemaText(Arc::from(raw)),
+            Some(text) => SchemaText(Arc::from(
+                RawValue::from_string(text).map_err(serde::de::Error::custom)?,
+            )),
+        })
+    }
+}
+
+/// `text` without the whitespace between its tokens, or `None` when it has none. `text`
+/// is valid JSON: only strings need care (their spaces stay).
+fn compact(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let first = first_gap(bytes)?;
+    let mut out = Vec::with_capacity(text.len());
+    out.extend_from_slice(&bytes[..first]);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in &bytes[first..] {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b.is_ascii_whitespace() {
+            continue;
+        } else {
+            in_string = b == b'"';
+        }
+        out.push(b);
+    }
+    // Only ASCII whitespace was left out, between tokens: still UTF-8.
+    String::from_utf8(out).ok()
+}
+
+/// Where the first whitespace outside a string is.
+fn first_gap(bytes: &[u8]) -> Option<usize> {
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b.is_ascii_whitespace() {
+            return Some(i);
+        } else {
+            in_string = b == b'"';
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_text_is_compact_and_strings_keep_their_spaces() {
+        let s: SchemaText = serde_json::from_str(
+            "{ \"type\" : \"object\",\n \"description\": \"a \\\" b\\\\ \", \"x\": [ 1, 2 ] }",
+        )
+        .unwrap();
+        assert_eq!(
+            s.as_str(),
+            r#"{"type":"object","description":"a \" b\\ ","x":[1,2]}"#
+        );
+        assert_eq!(s.value()["description"], json!("a \" b\\ "));
+        let compact: SchemaText = serde_json::from_str(r#"{"a":"b c"}"#).unwrap();
+        assert_eq!(compact.as_str(), r#"{"a":"b c"}"#);
+    }
+
+    #[test]
+    fn it_serializes_as_the_json_it_holds() {
+        let s = SchemaText::new(&json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            serde_json::to_string(&json!({"s": s})).unwrap(),
+            r#"{"s":{"type":"object","properties":{}}}"#
+        );
+        assert!(s.mentions("\"properties\""));
+        assert!(!s.mentions("$ref"));
+        assert_eq!(SchemaText::default().value(), json!({"type": "object"}));
+        assert_eq!(
+            SchemaText::new(&json!({"a": 1, "b": [2]})),
+            serde_json::from_str::<SchemaText>(r#"{"b": [2], "a": 1}"#).unwrap()
+        );
+    }
+}
