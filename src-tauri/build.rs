@@ -24,7 +24,7 @@ const COMMANDS: &[&str] = &[
     "follow_log",
     "unfollow_log",
     "list_tools",
-    "tool_schema",
+    "tool_detail",
     "held_tools",
     "accept_tools",
     "call_tool",

@@ -19,7 +19,7 @@ pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
-pub use tool_view::{HeldToolEntry, ToolEntry};
+pub use tool_view::{HeldToolEntry, ToolDetail, ToolEntry};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

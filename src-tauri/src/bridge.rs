@@ -253,6 +253,7 @@ pub fn typescript_bindings() -> String {
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
         harness9::harness::ToolEntry::decl(&cfg),
+        harness9::harness::ToolDetail::decl(&cfg),
         harness9::mcp::features::ToolHints::decl(&cfg),
         harness9::mcp::features::Icon::decl(&cfg),
         harness9::mcp::manager::ServerDetails::decl(&cfg),

@@ -10,13 +10,12 @@ use tauri_plugin_opener::OpenerExt;
 use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict};
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
-use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolEntry};
+use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolDetail, ToolEntry};
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
 };
 use harness9::mcp::features::LogLevel;
 use harness9::mcp::manager::ServerDetails;
-use harness9::mcp::schema_text::SchemaText;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
@@ -154,10 +153,10 @@ pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolEntry>> {
     Ok(state.harness().await?.tool_entries())
 }
 
-/// One tool's input schema, fetched when its view opens (`null`: the tool is gone).
+/// One tool's schema and annotations, fetched when its view opens (`null`: the tool is gone).
 #[tauri::command]
-pub async fn tool_schema(state: S<'_>, name: String) -> BridgeResult<Option<SchemaText>> {
-    Ok(state.harness().await?.tool_schema(&name))
+pub async fn tool_detail(state: S<'_>, name: String) -> BridgeResult<Option<ToolDetail>> {
+    Ok(state.harness().await?.tool_detail(&name))
 }
 
 #[tauri::command]

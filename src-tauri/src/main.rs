@@ -102,7 +102,7 @@ fn main() {
             commands::follow_log,
             commands::unfollow_log,
             commands::list_tools,
-            commands::tool_schema,
+            commands::tool_detail,
             commands::held_tools,
             commands::accept_tools,
             commands::call_tool,

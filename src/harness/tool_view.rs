@@ -1,6 +1,7 @@
-//! Tools as a front end's tool list shows them: one light entry per tool (no input schema:
-//! a list of thousands of tools stays small), the schema of one tool when it is opened, and
-//! the tools held back since they were pinned, with what changed.
+//! Tools as a front end's tool list shows them: one light entry per tool (no input schema
+//! or annotations: a list of thousands of tools stays small), the schema and annotations of
+//! one tool when it is opened, and the tools held back since they were pinned, with what
+//! changed.
 
 use serde::Serialize;
 
@@ -26,9 +27,21 @@ pub struct ToolEntry {
     pub read_only: bool,
     /// The server's title for the tool (the name stays the identifier).
     pub title: Option<String>,
-    pub hints: ToolHints,
+    /// What the annotations say, a word or two each ([`crate::mcp::features::ToolAnnotations::marks`]).
+    pub marks: Vec<&'static str>,
     /// Only `https:` and `data:` icons.
     pub icons: Vec<Icon>,
+}
+
+/// What a front end shows of one tool once it is opened, beside its list entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDetail {
+    /// With local `$ref`s resolved, as the model sees it.
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
+    pub input_schema: SchemaText,
+    pub hints: ToolHints,
 }
 
 impl From<&ToolSpec> for ToolEntry {
@@ -44,7 +57,7 @@ impl From<&ToolSpec> for ToolEntry {
             description: t.description.clone(),
             read_only: t.read_only,
             title: t.display.title.clone(),
-            hints: t.display.annotations.hints(),
+            marks: t.display.annotations.marks(),
             icons: t.display.icons.clone(),
         }
     }
@@ -84,12 +97,13 @@ impl Harness {
             .collect()
     }
 
-    /// The input schema of one tool (by its model-facing name), with local `$ref`s as the
-    /// model sees them; `None` when there is no such tool (any more).
-    pub fn tool_schema(&self, name: &str) -> Option<SchemaText> {
-        self.registry()
-            .get(name)
-            .map(|t| t.spec().input_schema.clone())
+    /// The input schema and annotations of one tool (by its model-facing name); `None`
+    /// when there is no such tool (any more).
+    pub fn tool_detail(&self, name: &str) -> Option<ToolDetail> {
+        self.registry().get(name).map(|t| ToolDetail {
+            input_schema: t.spec().input_schema.clone(),
+            hints: t.spec().display.annotations.hints(),
+        })
     }
 
     /// Tools held back from the model, as a front end lists them.

@@ -53,7 +53,7 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   removeExtraRoot: ["remove_extra_root", (b, a) => b.removeExtraRoot(a.path)],
 
   listTools: ["list_tools", (b) => b.listTools()],
-  toolSchema: ["tool_schema", (b, a) => b.toolSchema(a.name)],
+  toolDetail: ["tool_detail", (b, a) => b.toolDetail(a.name)],
   heldTools: ["held_tools", (b) => b.heldTools()],
   acceptTools: ["accept_tools", (b, a) => b.acceptTools(a.server, a.tools)],
   callTool: ["call_tool", (b, a) => b.callTool(a.server, a.tool, a.arguments, (id) => (a.started as Channel<number>).onmessage(id))],

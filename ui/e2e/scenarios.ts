@@ -20,23 +20,23 @@ import type {
   ServerStatus,
   SignedIn,
   JsonValue,
-  ToolEntry,
   ToolHints,
   TimedResult,
   TurnOutcome,
 } from "../src/lib/bindings";
-import { MockBackend, manyTools, noHints, type SchemaTool } from "../src/lib/backend/mock";
+import { MockBackend, manyTools, noHints, type FullTool } from "../src/lib/backend/mock";
 
 export type Scenario = "flows" | "rich" | "big" | "auth" | "surface";
 
 const PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mMwnvn/PwAFmQLLy7st7QAAAABJRU5ErkJggg==";
 const RED_DOT = `data:image/png;base64,${PNG_1X1}`;
 
-function tool(server: string, name: string, description: string, inputSchema: JsonValue, readOnly: boolean, more: Partial<ToolEntry> = {}): SchemaTool {
-  return { name: `mcp__${server}__${name}`, server, tool: name, description, inputSchema, readOnly, title: null, hints: noHints(readOnly), icons: [], ...more };
+function tool(server: string, name: string, description: string, inputSchema: JsonValue, readOnly: boolean, more: Partial<FullTool> = {}): FullTool {
+  const hints = more.hints ?? noHints(readOnly);
+  return { name: `mcp__${server}__${name}`, server, tool: name, description, inputSchema, readOnly, title: null, hints, marks: hints.marks, icons: [], ...more };
 }
 
-function demoTools(server: string): SchemaTool[] {
+function demoTools(server: string): FullTool[] {
   return [
     tool(server, "read_file", "Reads a text file of the project and returns its content.", {
       type: "object",
@@ -93,7 +93,7 @@ const HARNESS9 = { command: "harness9", args: ["mcp", "serve", "--project", "."]
 /** A MockBackend whose servers live a little: they connect after approval or a restart. */
 export class ScenarioBackend extends MockBackend {
   /** Each server's status row and the tools it lists once connected. */
-  servers = new Map<string, { row: ServerStatus; tools: SchemaTool[] }>();
+  servers = new Map<string, { row: ServerStatus; tools: FullTool[] }>();
   #resourceVersions = new Map<string, number>();
   #turn: ((e: ChatEvent) => void) | null = null;
 
@@ -101,7 +101,7 @@ export class ScenarioBackend extends MockBackend {
     super();
   }
 
-  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerState, tools: SchemaTool[] = []) {
+  addServer(name: string, how: { command?: string; args?: string[]; url?: string }, state: ServerState, tools: FullTool[] = []) {
     const target = how.command ? [how.command, ...(how.args ?? [])].join(" ") : (how.url ?? "");
     this.servers.set(name, {
       row: { name, transport: how.url ? "http" : "stdio", scope: "project", target, state, restart: null, heldTools: 0, signedIn: null },

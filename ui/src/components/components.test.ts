@@ -7,7 +7,7 @@ import StatusBar from "./StatusBar.svelte";
 import ToolPanel from "./ToolPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import SettingsPane from "./SettingsPane.svelte";
-import { manyTools, noHints, type SchemaTool } from "../lib/backend/mock";
+import { manyTools, noHints, type FullTool } from "../lib/backend/mock";
 import type { ServerStatus, StatusSnapshot } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
@@ -29,7 +29,7 @@ function connected(name: string, tools: number): ServerStatus {
   };
 }
 
-const DEMO_TOOL: SchemaTool = {
+const DEMO_TOOL: FullTool = {
   name: "mcp__demo__read_file",
   server: "demo",
   tool: "read_file",
@@ -42,6 +42,7 @@ const DEMO_TOOL: SchemaTool = {
   readOnly: true,
   title: null,
   hints: noHints(true),
+  marks: ["read-only"],
   icons: [],
 };
 
@@ -218,7 +219,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     app.tools = [DEMO_TOOL];
-    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, detail: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
     type(r.target.querySelector("[data-field=path]")!, "a.txt");
     type(r.target.querySelector("[data-field=lines]")!, "10");
@@ -234,7 +235,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolResult = () => ({ content: [{ type: "text", text: "denied" }], structuredContent: null, isError: true, durationMs: 1 });
-    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, detail: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
     $(r.target, "run-tool").click();
     await settle();
@@ -251,7 +252,7 @@ describe("try a tool", () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
     backend.toolGate = new Promise(() => {});
-    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, detail: DEMO_TOOL }, app);
     type(r.target.querySelector("[data-field=path]")!, "a.txt");
     $(r.target, "run-tool").click();
     await settle();
@@ -264,7 +265,7 @@ describe("try a tool", () => {
   test("raw JSON arguments are a fallback for any schema", async () => {
     const { app, backend } = setup();
     app.status = { revision: 0, servers: [connected("demo", 1)], configError: null };
-    const r = render(ToolDetail, { tool: DEMO_TOOL, inputSchema: DEMO_TOOL.inputSchema }, app);
+    const r = render(ToolDetail, { tool: DEMO_TOOL, detail: DEMO_TOOL }, app);
     cleanups.push(r.destroy);
     $(r.target, "raw-toggle").click();
     flushSync();

@@ -6,7 +6,7 @@ import ServerPanel from "./ServerPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import ExtraRoots from "./ExtraRoots.svelte";
 import type { StatusSnapshot } from "../lib/bindings";
-import type { SchemaTool } from "../lib/backend/mock";
+import type { FullTool } from "../lib/backend/mock";
 import { $, render, settle, setup, type } from "../test/render";
 import { BackendError } from "../lib/backend/types";
 
@@ -32,7 +32,7 @@ const CONNECTED: StatusSnapshot = {
   configError: null,
 };
 
-const RM: SchemaTool = {
+const RM: FullTool = {
   name: "mcp__ev__rm",
   server: "ev",
   tool: "rm",
@@ -51,6 +51,7 @@ const RM: SchemaTool = {
     openWorld: false,
     marks: ["destructive"],
   },
+  marks: ["destructive"],
   icons: [
     { src: "javascript:alert(1)", mimeType: null, theme: null },
     { src: "https://example.com/rm.png", mimeType: "image/png", theme: null },
@@ -102,7 +103,7 @@ describe("tool annotations", () => {
     backend.status = CONNECTED;
     backend.tools = [RM];
     await app.init();
-    const r = render(ToolDetail, { tool: RM, inputSchema: RM.inputSchema }, app);
+    const r = render(ToolDetail, { tool: RM, detail: RM }, app);
     cleanups.push(r.destroy);
     expect($(r.target, "tool-title").textContent).toBe("Remove a file");
     expect($(r.target, "hint-readOnlyHint").textContent).toBe("no · not set, the default");

@@ -129,11 +129,21 @@ tool: string, description: string, readOnly: boolean,
 /**
  * The server's title for the tool (the name stays the identifier).
  */
-title: string | null, hints: ToolHints, 
+title: string | null, 
+/**
+ * What the annotations say, a word or two each ([`crate::mcp::features::ToolAnnotations::marks`]).
+ */
+marks: Array<string>, 
 /**
  * Only `https:` and `data:` icons.
  */
 icons: Array<Icon>, };
+
+export type ToolDetail = { 
+/**
+ * With local `$ref`s resolved, as the model sees it.
+ */
+inputSchema: JsonValue, hints: ToolHints, };
 
 export type ToolHints = { readOnlyHint: boolean | null, destructiveHint: boolean | null, idempotentHint: boolean | null, openWorldHint: boolean | null, 
 /**

@@ -40,7 +40,7 @@ describe("hints", () => {
       ["openWorldHint", false, false, false],
     ]);
   });
-  it("fall back to readOnly for tools without hints", () => {
+  it("fall back to readOnly for tools without marks", () => {
     const t = { readOnly: true } as ToolEntry;
     expect(toolMarks(t)).toEqual(["read-only"]);
   });

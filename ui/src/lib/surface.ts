@@ -20,7 +20,7 @@ export function pickIcon(icons: Icon[] | null | undefined): Icon | null {
 
 /** Marks for a tool row: what the server's hints say (a bare default says nothing). */
 export function toolMarks(t: ToolEntry): string[] {
-  return t.hints?.marks ?? (t.readOnly ? ["read-only"] : []);
+  return t.marks ?? (t.readOnly ? ["read-only"] : []);
 }
 
 export interface HintRow {

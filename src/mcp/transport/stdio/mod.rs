@@ -44,8 +44,9 @@ use super::Connection;
 use crate::mcp::log::{LogSource, ServerLog};
 use writer::{OutState, Outbox, StdinGuard, StdioSender};
 
-/// Buffer size for reading the child's stdout.
-const READ_BUFFER: usize = 256 * 1024;
+/// Buffer size for reading the child's stdout (a longer message is read in several turns):
+/// with twenty servers, every kilobyte here is twenty.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// The write queue always admits at least this many bytes, whatever the message limit.
 const MIN_QUEUE_BYTES: usize = 16 * 1024 * 1024;
@@ -189,7 +190,7 @@ fn spawn_error(spec: &StdioSpec, own_path: bool, e: std::io::Error) -> SpawnErro
 }
 
 async fn drain_stderr(stderr: tokio::process::ChildStderr, log: &ServerLog) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stderr);
+    let mut reader = BufReader::with_capacity(8 * 1024, stderr);
     let mut buf = Vec::with_capacity(1024);
     loop {
         buf.clear();

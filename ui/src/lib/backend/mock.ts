@@ -34,7 +34,6 @@ import type {
   Scope,
   ConversationSummary,
   HeldToolEntry,
-  JsonValue,
   LogLevel,
   LogLine,
   MenuAction,
@@ -53,7 +52,9 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
+  ToolDetail,
   ToolEntry,
+  ToolHints,
   ToolPermission,
   TimedResult,
 } from "../bindings";
@@ -77,8 +78,8 @@ function listeners<T>() {
 export class MockBackend implements Backend {
   project: ProjectInfo | null = { path: "/home/user/projects/demo", name: "demo", configPath: "/home/user/projects/demo/.mcp.json" };
   status: StatusSnapshot = { revision: 0, servers: [], configError: null };
-  /** Each with its input schema, which `listTools` leaves out as the core does. */
-  tools: SchemaTool[] = [];
+  /** Each with its input schema and hints, which `listTools` leaves out as the core does. */
+  tools: FullTool[] = [];
   /** Tools the backend holds back; `acceptTools` removes what it accepts. */
   held: HeldToolEntry[] = [];
   approvalsPending: ApprovalRequest[] = [];
@@ -249,10 +250,11 @@ export class MockBackend implements Backend {
     return this.roots;
   }
   async listTools(): Promise<ToolEntry[]> {
-    return this.tools.map(({ inputSchema: _, ...entry }) => entry);
+    return this.tools.map(({ inputSchema: _s, hints: _h, ...entry }) => entry);
   }
-  async toolSchema(name: string) {
-    return this.tools.find((t) => t.name === name)?.inputSchema ?? null;
+  async toolDetail(name: string): Promise<ToolDetail | null> {
+    const t = this.tools.find((t) => t.name === name);
+    return t ? { inputSchema: t.inputSchema, hints: t.hints } : null;
   }
   async heldTools() {
     return this.held;
@@ -545,12 +547,12 @@ export class MockBackend implements Backend {
   }
 }
 
-/** A tool as the fake backend keeps it: the list entry and its input schema. */
-export type SchemaTool = ToolEntry & { inputSchema: JsonValue };
+/** A tool as the fake backend keeps it: the list entry and what opening it shows. */
+export type FullTool = ToolEntry & ToolDetail;
 
 /** `n` synthetic tools spread over `servers` servers. */
-export function manyTools(n: number, servers = 20): SchemaTool[] {
-  const out: SchemaTool[] = [];
+export function manyTools(n: number, servers = 20): FullTool[] {
+  const out: FullTool[] = [];
   for (let i = 0; i < n; i++) {
     const server = `srv${i % servers}`;
     const tool = `tool_${i}_${["read", "write", "search", "list", "fetch"][i % 5]}`;
@@ -563,6 +565,7 @@ export function manyTools(n: number, servers = 20): SchemaTool[] {
       readOnly: i % 2 === 0,
       title: null,
       hints: noHints(i % 2 === 0),
+      marks: noHints(i % 2 === 0).marks,
       icons: [],
     });
   }
@@ -570,7 +573,7 @@ export function manyTools(n: number, servers = 20): SchemaTool[] {
 }
 
 /** The hints of a tool whose server set only `readOnlyHint` (or nothing). */
-export function noHints(readOnly: boolean): ToolEntry["hints"] {
+export function noHints(readOnly: boolean): ToolHints {
   return {
     readOnlyHint: readOnly ? true : null,
     destructiveHint: null,

@@ -23,7 +23,6 @@ import type {
   ImportPlan,
   ConversationSummary,
   HeldToolEntry,
-  JsonValue,
   LogFollowDto,
   LogLine,
   MenuAction,
@@ -38,6 +37,7 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
+  ToolDetail,
   ToolEntry,
   TimedResult,
 } from "../bindings";
@@ -111,7 +111,7 @@ export const tauriBackend: Backend = {
   removeExtraRoot: (path) => call<string[]>("remove_extra_root", { path }),
 
   listTools: () => call<ToolEntry[]>("list_tools"),
-  toolSchema: (name) => call<JsonValue | null>("tool_schema", { name }),
+  toolDetail: (name) => call<ToolDetail | null>("tool_detail", { name }),
   heldTools: () => call<HeldToolEntry[]>("held_tools"),
   acceptTools: (server, tools) => call<HeldToolEntry[]>("accept_tools", { server, tools }),
   callTool: (server, tool, args, started) => {

@@ -29,7 +29,6 @@ import type {
   ConversationSummary,
   ErrorCode,
   HeldToolEntry,
-  JsonValue,
   LogLevel,
   LogLine,
   MenuAction,
@@ -46,6 +45,7 @@ import type {
   ServerEntry,
   SignedIn,
   StatusSnapshot,
+  ToolDetail,
   ToolEntry,
   ToolPermission,
   TimedResult,
@@ -117,8 +117,8 @@ export interface Backend {
   signOut(server: string): Promise<boolean>;
 
   listTools(): Promise<ToolEntry[]>;
-  /** One tool's input schema (by its model-facing name), fetched when its view opens; `null`: the tool is gone. */
-  toolSchema(name: string): Promise<JsonValue | null>;
+  /** One tool's input schema and annotations (by its model-facing name), fetched when its view opens; `null`: the tool is gone. */
+  toolDetail(name: string): Promise<ToolDetail | null>;
   /** Tools held back because they changed since they were pinned, with their diff. */
   heldTools(): Promise<HeldToolEntry[]>;
   /** Accepts held tools of one server (all when `tools` is empty); returns what was accepted. */
