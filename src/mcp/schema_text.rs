@@ -97,49 +97,41 @@ impl<'de> Deserialize<'de> for SchemaText {
 /// is valid JSON: only strings need care (their spaces stay).
 fn compact(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
-    let first = first_gap(bytes)?;
+    let mut scan = Scan::default();
+    let first = bytes.iter().position(|&b| scan.is_gap(b))?;
     let mut out = Vec::with_capacity(text.len());
     out.extend_from_slice(&bytes[..first]);
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in &bytes[first..] {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else if b.is_ascii_whitespace() {
-            continue;
-        } else {
-            in_string = b == b'"';
-        }
-        out.push(b);
-    }
+    out.extend(bytes[first + 1..].iter().filter(|&&b| !scan.is_gap(b)));
     // Only ASCII whitespace was left out, between tokens: still UTF-8.
     String::from_utf8(out).ok()
 }
 
-/// Where the first whitespace outside a string is.
-fn first_gap(bytes: &[u8]) -> Option<usize> {
-    let (mut in_string, mut escaped) = (false, false);
-    for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
+/// Walks JSON text byte by byte, knowing whether it is inside a string.
+#[derive(Default)]
+struct Scan {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Scan {
+    /// Whether `b`, the next byte, is whitespace between tokens.
+    fn is_gap(&mut self, b: u8) -> bool {
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
             } else if b == b'\\' {
-                escaped = true;
+                self.escaped = true;
             } else if b == b'"' {
-                in_string = false;
+                self.in_string = false;
             }
+            false
         } else if b.is_ascii_whitespace() {
-            return Some(i);
+            true
         } else {
-            in_string = b == b'"';
+            self.in_string = b == b'"';
+            false
         }
     }
-    None
 }
 
 #[cfg(test)]
