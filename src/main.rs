@@ -227,6 +227,10 @@ enum BenchCommand {
         #[arg(long, value_name = "ERA", default_value = "legacy", conflicts_with = "http",
               value_parser = ["legacy", "modern", "auto"])]
         era: String,
+        /// Runs each scenario this many times; its line is the run with the median value.
+        #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "http",
+              value_parser = clap::value_parser!(u16).range(1..=100))]
+        runs: u16,
         /// The server command and its arguments.
         #[arg(last = true, required_unless_present = "http")]
         command: Vec<String>,
@@ -366,6 +370,7 @@ fn main() {
             command,
             http: None,
             era,
+            runs,
             ..
         }) => {
             let era = match era.as_str() {
@@ -373,7 +378,13 @@ fn main() {
                 "auto" => harness9::config::ProtocolEra::Auto,
                 _ => harness9::config::ProtocolEra::Legacy,
             };
-            harness9::bench::run(scenarios.as_deref(), quick, &command, era)
+            harness9::bench::run(
+                scenarios.as_deref(),
+                quick,
+                usize::from(runs),
+                &command,
+                era,
+            )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),

@@ -87,7 +87,15 @@ const ENV_INIT_DELAY: &str = "REFSERVER_INIT_DELAY_MS";
 ///
 /// `era` is the protocol era spoken to the server (`Legacy`, the contract's handshake, by
 /// default; `Modern` or `Auto` to time the stateless 2026-07-28 protocol and its probe).
-pub fn run(scenarios: Option<&str>, quick: bool, command: &[String], era: ProtocolEra) -> i32 {
+/// `runs` repeats each scenario (at least once); its line is then the run with the median
+/// value, with `runs` and every run's value beside it.
+pub fn run(
+    scenarios: Option<&str>,
+    quick: bool,
+    runs: usize,
+    command: &[String],
+    era: ProtocolEra,
+) -> i32 {
     let selected = match parse_scenarios(scenarios) {
         Ok(s) => s,
         Err(message) => {
@@ -129,31 +137,61 @@ pub fn run(scenarios: Option<&str>, quick: bool, command: &[String], era: Protoc
     let mut rows = Vec::with_capacity(selected.len());
     for name in selected {
         eprintln!("bench: running {name}...");
-        let bench = bench.clone();
-        // Each scenario runs as a spawned task, as an application's work does. (The future
-        // given to `block_on` itself is polled outside the task queue, which costs an extra
-        // poll of the I/O driver every time another task wakes it.)
-        let outcome = runtime.block_on(async move {
-            let task = tokio::spawn(async move {
-                match tokio::time::timeout(SCENARIO_TIMEOUT, bench.scenario(name)).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => Err(format!(
-                        "did not finish within {} s",
-                        SCENARIO_TIMEOUT.as_secs()
-                    )),
-                }
-            });
-            match task.await {
-                Ok(outcome) => outcome,
-                Err(e) => Err(format!("the scenario crashed: {e}")),
+        let mut outcomes = Vec::with_capacity(runs.max(1));
+        for _ in 0..runs.max(1) {
+            let outcome = runtime.block_on(run_scenario(bench.clone(), name));
+            let failed = outcome.is_err();
+            outcomes.push(outcome);
+            if failed {
+                break;
             }
-        });
+        }
+        let outcome = median_run(outcomes);
         emit(&outcome_line(name, &outcome));
         rows.push((name, outcome));
     }
     drop(runtime);
     eprint!("{}", table(&rows));
     0
+}
+
+/// One run of a scenario, as a spawned task, as an application's work runs. (The future
+/// given to `block_on` itself is polled outside the task queue, which costs an extra poll
+/// of the I/O driver every time another task wakes it.)
+async fn run_scenario(bench: Arc<Bench>, name: &'static str) -> Result<Figures, String> {
+    let task = tokio::spawn(async move {
+        match tokio::time::timeout(SCENARIO_TIMEOUT, bench.scenario(name)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!(
+                "did not finish within {} s",
+                SCENARIO_TIMEOUT.as_secs()
+            )),
+        }
+    });
+    match task.await {
+        Ok(outcome) => outcome,
+        Err(e) => Err(format!("the scenario crashed: {e}")),
+    }
+}
+
+/// The outcome of several runs of one scenario: the first failure, or the run whose value
+/// is the median (the lower middle one of an even count), with `runs` and `run_values`
+/// added when there was more than one.
+fn median_run(outcomes: Vec<Result<Figures, String>>) -> Result<Figures, String> {
+    let count = outcomes.len();
+    let mut runs = Vec::with_capacity(count);
+    for outcome in outcomes {
+        runs.push(outcome?);
+    }
+    let value = |f: &Figures| f.get("value").and_then(Value::as_f64).unwrap_or(f64::NAN);
+    let values: Vec<Value> = runs.iter().map(|f| json!(value(f))).collect();
+    runs.sort_by(|a, b| value(a).total_cmp(&value(b)));
+    let mut chosen = runs.swap_remove((count - 1) / 2);
+    if count > 1 {
+        chosen.insert("runs".into(), json!(count));
+        chosen.insert("run_values".into(), Value::Array(values));
+    }
+    Ok(chosen)
 }
 
 fn parse_scenarios(list: Option<&str>) -> Result<Vec<&'static str>, String> {

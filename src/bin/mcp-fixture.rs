@@ -152,6 +152,8 @@ fn usage_error(message: &str) -> ! {
 struct Out {
     w: BufWriter<Stdout>,
     garbage: bool,
+    /// Every result says `"resultType":"complete"` first, as a modern server's do.
+    modern: bool,
 }
 
 type SharedOut = Arc<Mutex<Out>>;
@@ -177,7 +179,18 @@ impl Out {
 
     fn result<'a>(&mut self, id: &'a RawValue, body: impl IntoIterator<Item = &'a str>) {
         let head = [r#"{"jsonrpc":"2.0","id":"#, id.get(), r#","result":"#];
-        self.send(head.into_iter().chain(body).chain(["}"]));
+        let mut body = body.into_iter();
+        let first = body.next().unwrap_or("{}");
+        // `{…` becomes `{"resultType":"complete",…` (no comma before a closing brace).
+        let (kind, first) = match first.strip_prefix('{') {
+            Some(rest) if self.modern && rest.trim_start().starts_with('}') => {
+                (r#"{"resultType":"complete""#, rest)
+            }
+            Some(rest) if self.modern => (r#"{"resultType":"complete","#, rest),
+            _ => ("", first),
+        };
+        let parts = head.into_iter().chain([kind, first]);
+        self.send(parts.chain(body).chain(["}"]));
     }
 
     fn text(&mut self, id: &RawValue, text: &str) {
@@ -299,7 +312,13 @@ impl<'a> Meta<'a> {
 /// parsed as a legacy request is, and the modern server reads only what it needs of
 /// `_meta` ([`modern_meta_ok`]) instead of parsing every member of it. Any other shape:
 /// the line as it is, parsed whole.
-fn split_meta(line: &mut [u8]) -> (&[u8], Option<&[u8]>) {
+///
+/// `seen` is the last well-formed `_meta` this server met (a client writes the same one on
+/// every request): a line that ends with it is cut there without scanning the object again.
+fn split_meta<'l>(line: &'l mut [u8], seen: &mut Vec<u8>) -> (&'l [u8], Option<&'l [u8]>) {
+    if let Some((at, open, close)) = seen_meta_at(line, seen) {
+        return close_before_meta(line, at, open, close);
+    }
     static KEY: LazyLock<memchr::memmem::Finder<'static>> =
         LazyLock::new(|| memchr::memmem::Finder::new(br#""_meta":{"#));
     let mut from = 0;
@@ -320,6 +339,40 @@ fn split_meta(line: &mut [u8]) -> (&[u8], Option<&[u8]>) {
     let Some((at, open, close)) = found else {
         return (line, None);
     };
+    if line[open..close].starts_with(MODERN_META_START.as_bytes()) {
+        seen.clear();
+        seen.extend_from_slice(&line[open..close]);
+    }
+    close_before_meta(line, at, open, close)
+}
+
+/// [`split_meta`]'s fast path: where the `"_meta":<seen>` member is (key, object start,
+/// object end) when the line ends with it and `}}`, the key right after `,` or `{`.
+fn seen_meta_at(line: &[u8], seen: &[u8]) -> Option<(usize, usize, usize)> {
+    const KEY: &[u8] = br#""_meta":"#;
+    if seen.is_empty() {
+        return None;
+    }
+    let body = line.trim_ascii_end();
+    let close = body.len().checked_sub(2)?;
+    let open = close.checked_sub(seen.len())?;
+    let at = open.checked_sub(KEY.len())?;
+    let fits = &body[close..] == b"}}"
+        && &body[open..close] == seen
+        && &body[at..open] == KEY
+        && at > 0
+        && matches!(body[at - 1], b',' | b'{');
+    fits.then_some((at, open, close))
+}
+
+/// The line up to the `_meta` member starting at `at` (its object `open..close`), closed
+/// in place, and that object.
+fn close_before_meta(
+    line: &mut [u8],
+    at: usize,
+    open: usize,
+    close: usize,
+) -> (&[u8], Option<&[u8]>) {
     let mut end = line[..at].trim_ascii_end().len();
     if end == 0 {
         return (line, None);
@@ -576,6 +629,8 @@ struct Server {
     pending: Vec<PendingCall>,
     server_requests: u64,
     features: features::Features,
+    /// The last well-formed `_meta` of a modern request ([`split_meta`]).
+    meta_seen: Vec<u8>,
 }
 
 impl Server {
@@ -585,7 +640,7 @@ impl Server {
         }
         // A modern request's `_meta` is set aside and checked on its own (below).
         let (line, meta) = match self.cfg.modern {
-            true => split_meta(line),
+            true => split_meta(line, &mut self.meta_seen),
             false => (&*line, None),
         };
         // One UTF-8 check for the whole line, not one per string in it.
@@ -699,7 +754,6 @@ impl Server {
         let mut capabilities = json!({"tools": {"listChanged": true}});
         self.features.declare(&mut capabilities);
         let result = json!({
-            "resultType": "complete",
             "supportedVersions": ["2026-07-28"],
             "capabilities": capabilities,
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp-fixture", "version": "0.1.0"}},
@@ -1086,6 +1140,7 @@ fn main() {
     let mut out = Out {
         w: BufWriter::with_capacity(1 << 20, io::stdout()),
         garbage: cfg.garbage,
+        modern: cfg.modern,
     };
     if cfg.garbage {
         out.w
@@ -1102,6 +1157,7 @@ fn main() {
         pending: Vec::new(),
         server_requests: 0,
         features: features::Features::from_env(),
+        meta_seen: Vec::new(),
     };
     serve(&mut server)
 }

@@ -750,6 +750,13 @@ fn the_modern_fixture_checks_every_requests_meta() {
             r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{ "_meta" : {{{caps}, {version}}}, "name":"echo","arguments":{{"text":"y"}} }},"id":5}}"#
         ),
         call(6, &format!(r#"{caps},{version}"#)),
+        // The well-formed `_meta` again (the server has seen it), then the bad ones again.
+        call(7, &format!("{version},{caps}")),
+        call(8, caps),
+        call(
+            9,
+            &format!(r#""io.modelcontextprotocol/protocolVersion":"2025-11-25",{caps}"#),
+        ),
     ];
     let mut stdin = child.stdin.take().expect("stdin");
     for line in &lines {
@@ -773,4 +780,7 @@ fn the_modern_fixture_checks_every_requests_meta() {
     assert_eq!(by_id(4)["error"]["code"], json!(-32022));
     assert_eq!(by_id(5)["result"]["content"][0]["text"], json!("y"));
     assert_eq!(by_id(6)["result"]["content"][0]["text"], json!("x"));
+    assert_eq!(by_id(7)["result"]["content"][0]["text"], json!("x"));
+    assert_eq!(by_id(8)["error"]["code"], json!(-32602));
+    assert_eq!(by_id(9)["error"]["code"], json!(-32022));
 }

@@ -40,6 +40,31 @@ fn stream_broke(error: &RpcError) -> bool {
 static RESULT_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
 
+/// Whether a result is complete by its text alone: its first or last member is
+/// `"resultType":"complete"` (as servers write it), or there is no `"resultType"` key
+/// anywhere in it, or exactly one, written so (if that one is nested deeper, the result
+/// itself has none, which also means complete). Anything else is parsed.
+fn plainly_complete(body: &[u8]) -> bool {
+    // The result's own first or last member says so: no search needed.
+    const FIRST: &[u8] = br#"{"resultType":"complete""#;
+    const LAST: &[u8] = br#","resultType":"complete"}"#;
+    let trimmed = body.trim_ascii();
+    if trimmed.ends_with(LAST)
+        || trimmed
+            .strip_prefix(FIRST)
+            .is_some_and(|rest| matches!(rest.first(), Some(b',' | b'}')))
+    {
+        return true;
+    }
+    match RESULT_TYPE.find(body) {
+        None => true,
+        Some(at) => {
+            let rest = &body[at + RESULT_TYPE.needle().len()..];
+            rest.starts_with(br#":"complete""#) && RESULT_TYPE.find(rest).is_none()
+        }
+    }
+}
+
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
@@ -57,6 +82,29 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        // The usual case, kept small: one answer, complete (no `resultType` key at all).
+        let first = self
+            .request_once(method, &params, opts.clone(), cancellable)
+            .await;
+        if let Ok(body) = &first {
+            if plainly_complete(body.get().as_bytes()) {
+                return first;
+            }
+        }
+        Box::pin(self.request_rounds(first, method, params, opts, cancellable)).await
+    }
+
+    /// The rest of a modern request after its `first` answer: `resultType`, input rounds,
+    /// re-issues after a broken stream, a re-listing after a header mismatch.
+    async fn request_rounds(
+        &self,
+        first: Result<ReplyBody, ClientError>,
+        method: &str,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        let mut first = Some(first);
         let invalid = |detail: String| ClientError::Invalid {
             method: method.into(),
             detail,
@@ -69,10 +117,14 @@ impl Inner {
         let mut round = 0;
         loop {
             let sent = retry.as_ref().unwrap_or(&params);
-            let body = match self
-                .request_once(method, sent, opts.clone(), cancellable)
-                .await
-            {
+            let outcome = match first.take() {
+                Some(outcome) => outcome,
+                None => {
+                    self.request_once(method, sent, opts.clone(), cancellable)
+                        .await
+                }
+            };
+            let body = match outcome {
                 Ok(body) => body,
                 // The answer stream broke (modern HTTP has no resumption): the same
                 // request again, with a new id.
@@ -96,8 +148,7 @@ impl Inner {
                 }
                 Err(e) => return Err(e),
             };
-            // Fast path: a result (or the text around it) without the key is complete.
-            if RESULT_TYPE.find(body.get().as_bytes()).is_none() {
+            if plainly_complete(body.get().as_bytes()) {
                 return Ok(body);
             }
             let header: ResultHeader = body.parse(method)?;
@@ -248,6 +299,34 @@ fn retry_params(base: &str, responses: &Map<String, Value>, state: Option<&RawVa
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_plainly_complete_results_skip_parsing() {
+        let complete = |text: &str| plainly_complete(text.as_bytes());
+        assert!(complete(r#"{"content":[]}"#));
+        assert!(complete(r#"{"resultType":"complete","content":[]}"#));
+        assert!(complete(r#"{"content":[],"resultType":"complete"}"#));
+        assert!(!complete(
+            r#"{"resultType":"input_required","inputRequests":{}}"#
+        ));
+        assert!(!complete(r#"{"resultType" : "complete"}"#));
+        assert!(!complete(r#"{"resultType":"completely"}"#));
+        assert!(!complete(
+            r#"{"structuredContent":{"resultType":"complete"},"resultType":"input_required"}"#
+        ));
+        assert!(!complete(r#"{"resultType":"bogus"}"#));
+        assert!(complete(r#"{"resultType":"complete"}"#));
+        assert!(complete(
+            r#"{"resultType":"complete","structuredContent":{"resultType":"x"}}"#
+        ));
+        assert!(complete(
+            r#"{"structuredContent":{"resultType":"x"},"resultType":"complete"}"#
+        ));
+        assert!(!complete(r#"{"resultType":"completes"}"#));
+        assert!(!complete(
+            r#"{"resultType":"input_required","s":{"resultType":"complete"}}"#
+        ));
+    }
 
     #[test]
     fn retries_keep_the_params_and_the_exact_state() {
