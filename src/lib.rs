@@ -9,6 +9,7 @@ pub mod config;
 pub mod doctor;
 pub mod harness;
 pub mod mcp;
+pub mod memory;
 pub mod serve;
 pub use mcp::transport::stdio::shell_env;
 pub mod tools;

@@ -33,17 +33,18 @@ Opens the harness9 desktop app on the project folder DIR (the folder holding .mc
 Without DIR: $HARNESS9_PROJECT, else the bundled example project, else an empty window
 with File > Open Folder.";
 
-/// Set to `0` to draw without WebKitGTK's accelerated compositing (see [`choose_rendering`]).
+/// Set to `1` to keep WebKitGTK's accelerated compositing (see [`choose_rendering`]).
 const COMPOSITING_ENV: &str = "HARNESS9_WEBKIT_COMPOSITING";
 
-/// With `HARNESS9_WEBKIT_COMPOSITING=0` the web view draws without WebKitGTK's accelerated
-/// compositing (unless `WEBKIT_DISABLE_COMPOSITING_MODE` is set either way): its GL
-/// surfaces cost the web process about 100 MB where GL is software (a VM, a remote
-/// desktop, no GPU driver) and are the usual cause of a blank window on Linux. Not the
-/// default: WebKitWebDriver's screenshots hang without it. Runs first, before any thread.
+/// The web view draws without WebKitGTK's accelerated compositing unless asked otherwise
+/// (`HARNESS9_WEBKIT_COMPOSITING=1`, or `WEBKIT_DISABLE_COMPOSITING_MODE` set either way).
+/// The app is panels of text and lists: compositing buys it nothing visible, while its
+/// layers cost the web process about 100 MB where GL is software (a VM, a remote desktop,
+/// no GPU driver), and it is the usual cause of a blank window on Linux. Runs first, before
+/// any thread exists.
 fn choose_rendering() {
-    let off = std::env::var_os(COMPOSITING_ENV).is_some_and(|v| v == "0");
-    if off && std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+    let keep = std::env::var_os(COMPOSITING_ENV).is_some_and(|v| v == "1");
+    if !keep && std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
         std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
     }
 }

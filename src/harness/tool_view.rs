@@ -90,6 +90,9 @@ impl From<&HeldTool> for HeldToolEntry {
 impl Harness {
     /// Every tool, as a front end lists it.
     pub fn tool_entries(&self) -> Vec<ToolEntry> {
+        // What a front end does with a large listing (serialize it, hand it over) frees
+        // as much again once it is done.
+        crate::memory::trim_soon();
         self.registry()
             .list()
             .iter()

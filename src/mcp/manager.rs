@@ -682,16 +682,8 @@ impl Manager {
     /// parsed, pins read, tools built) goes back to the system instead of staying in the
     /// allocator's free lists, where it would count against the app for as long as it runs.
     fn trim_when_settled(&self) {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        {
-            if !self.lock().values().all(|s| s.state.is_settled()) {
-                return;
-            }
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                // SAFETY: malloc_trim only returns free memory to the system; it is
-                // thread-safe and has no preconditions.
-                rt.spawn_blocking(|| unsafe { libc::malloc_trim(0) });
-            }
+        if self.lock().values().all(|s| s.state.is_settled()) {
+            crate::memory::trim_soon();
         }
     }
 

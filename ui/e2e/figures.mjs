@@ -7,9 +7,9 @@
 // --memory: the app with 20 servers holding 10,000 tools in all (`mcp-fixture`, 500 synthetic
 // tools each, approved through the CLI's own approval prompt) against an empty Tauri 2 window
 // (src-tauri/examples/empty-window.rs, the same Tauri build showing a blank page), as Tauri
-// makes it and drawing without WebKit's accelerated compositing (to compare with the app
-// run with HARNESS9_WEBKIT_COMPOSITING=0), launched in turns, PSS of each one's app and WebKit processes
-// (the process reaper included) after it settled; writes
+// makes it (WebKit's accelerated compositing on: the target's comparison) and, like for
+// like, drawing as the app does by default (compositing off), launched in turns, PSS of each
+// one's app and WebKit processes (the process reaper included) after it settled; writes
 // out/desktop-memory.json. Build first: `cargo build --release -p harness9-desktop --bins
 // --example empty-window && cargo build --release --bin harness9 --bin mcp-fixture`.
 //
@@ -255,7 +255,7 @@ async function memoryFigures() {
   const webViewUp = (pid) => count(pid, "WebKitWebProces") > 0;
   for (let i = 0; i < RUNS; i++) {
     // An empty window as Tauri makes it (WebKit's accelerated compositing on), and one
-    // drawing without it (for the app run with HARNESS9_WEBKIT_COMPOSITING=0).
+    // drawing as the app does by default (compositing off): the like-for-like comparison.
     baseline.push(await settledMemory(empty, [], { ...xdg(tmp), WEBKIT_DISABLE_COMPOSITING_MODE: undefined }, webViewUp));
     baselineSame.push(await settledMemory(empty, [], { ...xdg(tmp), WEBKIT_DISABLE_COMPOSITING_MODE: "1" }, webViewUp));
     app.push(
