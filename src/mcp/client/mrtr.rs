@@ -82,7 +82,7 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
-        // The usual case, kept small: one answer, complete (no `resultType` key at all).
+        // The usual case, kept small: one answer, plainly complete.
         let first = self
             .request_once(method, &params, opts.clone(), cancellable)
             .await;
