@@ -3,13 +3,15 @@
 //! lists, where it counts against the app for as long as it runs; a trim returns the free
 //! pages. Requests close together make one trim, once things have been quiet for a moment.
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// How long after the last request the trim runs.
-const QUIET: Duration = Duration::from_millis(1500);
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const QUIET: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// Bumped by every request: only the latest one's timer trims.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 static LATEST: AtomicU64 = AtomicU64::new(0);
 
 /// Asks for a trim once nothing else has asked for [`QUIET`]. Needs a tokio runtime (does

@@ -96,6 +96,7 @@ pub fn run(
     command: &[String],
     era: ProtocolEra,
 ) -> i32 {
+    let runs = runs.max(1);
     let selected = match parse_scenarios(scenarios) {
         Ok(s) => s,
         Err(message) => {
@@ -137,8 +138,8 @@ pub fn run(
     let mut rows = Vec::with_capacity(selected.len());
     for name in selected {
         eprintln!("bench: running {name}...");
-        let mut outcomes = Vec::with_capacity(runs.max(1));
-        for _ in 0..runs.max(1) {
+        let mut outcomes = Vec::with_capacity(runs);
+        for _ in 0..runs {
             let outcome = runtime.block_on(run_scenario(bench.clone(), name));
             let failed = outcome.is_err();
             outcomes.push(outcome);
