@@ -737,7 +737,7 @@ async fn off_runtime<T: Send + 'static>(
 #[derive(Default)]
 struct ManualCalls {
     next: std::sync::atomic::AtomicU64,
-    running: std::sync::Mutex<std::collections::HashMap<u64, tokio::task::AbortHandle>>,
+    running: parking_lot::Mutex<std::collections::HashMap<u64, tokio::task::AbortHandle>>,
 }
 
 impl ManualCalls {
@@ -746,16 +746,16 @@ impl ManualCalls {
     }
 
     fn insert(&self, id: u64, handle: tokio::task::AbortHandle) {
-        self.running.lock().expect("calls lock").insert(id, handle);
+        self.running.lock().insert(id, handle);
     }
 
     fn cancel(&self, id: u64) -> bool {
-        let handle = self.running.lock().expect("calls lock").remove(&id);
+        let handle = self.running.lock().remove(&id);
         handle.map(|h| h.abort()).is_some()
     }
 
     fn cancel_all(&self) {
-        for (_, h) in self.running.lock().expect("calls lock").drain() {
+        for (_, h) in self.running.lock().drain() {
             h.abort();
         }
     }
@@ -773,11 +773,7 @@ impl StartedCall {
     /// The call's result, [`CallError::Cancelled`] when it was cancelled.
     pub async fn outcome(self) -> Result<TimedResult, CallError> {
         let outcome = self.task.await;
-        self.calls
-            .running
-            .lock()
-            .expect("calls lock")
-            .remove(&self.id);
+        self.calls.running.lock().remove(&self.id);
         match outcome {
             Ok(result) => result,
             Err(_) => Err(CallError::Cancelled),

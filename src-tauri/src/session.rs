@@ -6,10 +6,11 @@
 //! Opening a project never blocks the window: the harness starts its servers in the
 //! background and the status events follow.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::harness::ProjectInfo;
@@ -86,7 +87,7 @@ impl Startup {
     /// calls keep the first figure).
     pub fn painted(&self, page_ms: f64) -> f64 {
         self.painted.send_replace(true);
-        let mut p = self.painted_ms.lock().expect("startup lock");
+        let mut p = self.painted_ms.lock();
         *p.get_or_insert_with(|| {
             let ms = (self.before_main + self.main_started.elapsed()).as_secs_f64() * 1000.0;
             if std::env::var_os("HARNESS9_REPORT_STARTUP").is_some() {
@@ -260,10 +261,7 @@ impl AppState {
                 }
             }
         });
-        self.follows
-            .lock()
-            .expect("follows lock")
-            .insert(id, task.abort_handle());
+        self.follows.lock().insert(id, task.abort_handle());
         Ok(LogFollowDto {
             follow_id: id,
             lines,
@@ -271,13 +269,13 @@ impl AppState {
     }
 
     pub fn unfollow(&self, id: u32) {
-        if let Some(t) = self.follows.lock().expect("follows lock").remove(&id) {
+        if let Some(t) = self.follows.lock().remove(&id) {
             t.abort();
         }
     }
 
     fn stop_all_follows(&self) {
-        for (_, t) in self.follows.lock().expect("follows lock").drain() {
+        for (_, t) in self.follows.lock().drain() {
             t.abort();
         }
     }

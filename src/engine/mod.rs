@@ -63,10 +63,11 @@ pub mod toolset;
 mod turn;
 mod writer;
 
+use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -300,12 +301,7 @@ impl Engine {
 
     /// The conversation so far.
     pub fn messages(&self) -> Vec<Arc<Message>> {
-        self.inner
-            .state
-            .lock()
-            .expect("state lock")
-            .messages
-            .clone()
+        self.inner.state.lock().messages.clone()
     }
 
     /// Whether a turn is running.
@@ -397,7 +393,7 @@ impl Engine {
 
 impl Inner {
     fn client(&self) -> Arc<dyn LlmClient> {
-        self.provider.lock().expect("provider lock").clone()
+        self.provider.lock().clone()
     }
 
     /// Reads the provider settings and the remembered permissions again (off the runtime),
@@ -407,18 +403,14 @@ impl Inner {
         let inner = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let rules = inner.permission_store.rules(&inner.project);
-            inner
-                .permissions
-                .lock()
-                .expect("permissions lock")
-                .set_remembered(rules);
+            inner.permissions.lock().set_remembered(rules);
             let Some((overrides, current)) = &inner.resolved else {
                 return Ok(());
             };
             let fresh = ProviderSettings::resolve(overrides).map_err(|e| e.to_string())?;
-            let mut current = current.lock().expect("settings lock");
+            let mut current = current.lock();
             if *current != fresh {
-                *inner.provider.lock().expect("provider lock") = provider::connect(&fresh);
+                *inner.provider.lock() = provider::connect(&fresh);
                 *current = fresh;
             }
             Ok(())
@@ -468,12 +460,7 @@ impl TurnControl {
 
     /// Answers the approval request of one call; false when none is waiting.
     pub fn approve(&self, call_id: &str, decision: Decision) -> bool {
-        let waiting = self
-            .inner
-            .approvals
-            .lock()
-            .expect("approvals lock")
-            .remove(call_id);
+        let waiting = self.inner.approvals.lock().remove(call_id);
         match waiting {
             Some(tx) => tx.send(decision).is_ok(),
             None => false,
@@ -482,11 +469,7 @@ impl TurnControl {
 
     fn wait_for_approval(&self, call_id: &str) -> oneshot::Receiver<Decision> {
         let (tx, rx) = oneshot::channel();
-        self.inner
-            .approvals
-            .lock()
-            .expect("approvals lock")
-            .insert(call_id.to_string(), tx);
+        self.inner.approvals.lock().insert(call_id.to_string(), tx);
         rx
     }
 

@@ -288,7 +288,7 @@ pub async fn run_read(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use parking_lot::Mutex;
 
     use futures::FutureExt;
 
@@ -310,7 +310,6 @@ mod tests {
             let contents: Vec<ResourceContents> = self
                 .0
                 .lock()
-                .unwrap()
                 .iter()
                 .filter(|c| c.uri == uri)
                 .cloned()

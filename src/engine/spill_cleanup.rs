@@ -12,9 +12,9 @@
 //! [`start`] runs this on a thread of its own when an engine starts: it never blocks a
 //! turn, and a failure is logged and skipped, never reported to the user.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -60,7 +60,7 @@ pub struct OpenConversation(String);
 
 impl OpenConversation {
     pub fn new(id: &str) -> OpenConversation {
-        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = OPEN.lock();
         *open
             .get_or_insert_with(HashMap::new)
             .entry(id.to_string())
@@ -71,7 +71,7 @@ impl OpenConversation {
 
 impl Drop for OpenConversation {
     fn drop(&mut self) {
-        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = OPEN.lock();
         if let Some(map) = open.as_mut() {
             if let Some(n) = map.get_mut(&self.0) {
                 *n -= 1;
@@ -84,7 +84,7 @@ impl Drop for OpenConversation {
 }
 
 fn is_open(id: &str) -> bool {
-    let open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    let open = OPEN.lock();
     open.as_ref().is_some_and(|m| m.contains_key(id))
 }
 

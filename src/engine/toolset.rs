@@ -8,8 +8,9 @@
 //! Definitions and the search index are cached per registry generation, so a round-trip
 //! pays for neither unless the registry changed.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value};
 
@@ -193,13 +194,13 @@ impl ToolSets {
         // Read the generation before the list: a change in between only means a rebuild
         // on the next call.
         let generation = *self.registry.subscribe().borrow();
-        if let Some(s) = self.cache.lock().expect("tool cache lock").as_ref() {
+        if let Some(s) = self.cache.lock().as_ref() {
             if s.generation == generation {
                 return s.clone();
             }
         }
         let snap = Arc::new(self.build(generation));
-        *self.cache.lock().expect("tool cache lock") = Some(snap.clone());
+        *self.cache.lock() = Some(snap.clone());
         snap
     }
 

@@ -9,8 +9,9 @@
 //! `.await`; events go out on an unbounded channel, so a slow front end never stalls the
 //! loop.
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -237,7 +238,7 @@ fn unique_ids(inner: &Inner, calls: &mut [Call]) {
     if calls.is_empty() {
         return;
     }
-    let st = inner.state.lock().expect("state lock");
+    let st = inner.state.lock();
     let mut seen: HashSet<&str> = st
         .messages
         .iter()
@@ -286,7 +287,7 @@ fn push(inner: &Inner, tx: &Emitter, message: Message) {
             );
         }
     }
-    let mut st = inner.state.lock().expect("state lock");
+    let mut st = inner.state.lock();
     for (_, name, _) in message.tool_uses() {
         if !st.used.contains(name) {
             st.used.insert(name.to_string());
@@ -299,7 +300,7 @@ fn push(inner: &Inner, tx: &Emitter, message: Message) {
 /// `.mcp.json`.
 fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content: &mut Vec<Block>) {
     let missing: Vec<String> = {
-        let mut st = inner.state.lock().expect("state lock");
+        let mut st = inner.state.lock();
         let gone: Vec<String> = st
             .used
             .iter()
@@ -334,7 +335,7 @@ fn missing_tools_note(inner: &Inner, snapshot: &Snapshot, tx: &Emitter, content:
 fn build_request(inner: &Inner, snapshot: &Snapshot) -> ChatRequest {
     let with_read_output = inner.spill.has_outputs();
     let with_resources = inner.resources.as_ref().is_some_and(|r| r.has_resources());
-    let st = inner.state.lock().expect("state lock");
+    let st = inner.state.lock();
     ChatRequest {
         system: Some(inner.system.clone()),
         messages: st.messages.iter().cloned().collect(),
@@ -451,7 +452,7 @@ async fn run_calls(
         _ = all => false,
         _ = control.stopped() => true,
     };
-    let slots = slots.into_inner().expect("slots lock");
+    let slots = slots.into_inner();
     let mut blocks = Vec::with_capacity(calls.len());
     for (c, slot) in calls.iter().zip(slots) {
         match slot {
@@ -561,7 +562,7 @@ async fn run_call(
             spilled,
         },
     );
-    slots.lock().expect("slots lock")[index] = Some(Block::ToolResult {
+    slots.lock()[index] = Some(Block::ToolResult {
         tool_use_id: call.id.clone(),
         content: parts,
         is_error: done.is_error,
@@ -625,11 +626,7 @@ async fn execute(
         };
         return Done::failed(CallStatus::Error, e, hint);
     };
-    let verdict = inner
-        .permissions
-        .lock()
-        .expect("permissions lock")
-        .check(tool.spec());
+    let verdict = inner.permissions.lock().check(tool.spec());
     match verdict {
         Verdict::Allow => {}
         Verdict::Deny(text) => {
@@ -741,7 +738,7 @@ fn ok_text(text: String) -> Done {
 
 fn load_tools(inner: &Inner, tx: &Emitter, names: &[String]) {
     let new: Vec<String> = {
-        let mut st = inner.state.lock().expect("state lock");
+        let mut st = inner.state.lock();
         names
             .iter()
             .filter(|n| st.loaded.insert((*n).clone()))
@@ -767,7 +764,6 @@ fn remember_allow(inner: &Inner, tx: &Emitter, name: &str) {
     inner
         .permissions
         .lock()
-        .expect("permissions lock")
         .remember(name, ToolPermission::Allow);
     if let Err(e) = inner
         .permission_store

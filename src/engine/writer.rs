@@ -6,11 +6,12 @@
 //! for every later line, which is dropped. Dropping the writer waits until every queued line
 //! is written, so nothing queued is lost when the program ends normally.
 
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
@@ -50,7 +51,7 @@ impl AppendWriter {
             .name(format!("append {name}"))
             .spawn(move || {
                 let report = |e: std::io::Error| {
-                    let mut slot = failed_in.lock().expect("writer error lock");
+                    let mut slot = failed_in.lock();
                     slot.get_or_insert(e);
                 };
                 let mut file = match open_for_append(&path) {
@@ -109,7 +110,7 @@ impl AppendWriter {
     }
 
     fn take_error(&self) -> std::io::Result<()> {
-        match self.failed.lock().expect("writer error lock").take() {
+        match self.failed.lock().take() {
             Some(e) => Err(e),
             None => Ok(()),
         }

@@ -11,7 +11,8 @@
 //!   on a runtime thread.
 //! - Dropping the session (closing the project) stops its turn.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -76,9 +77,9 @@ impl Drop for ChatSession {
     }
 }
 
-fn lock(slot: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
+fn lock(slot: &Mutex<Slot>) -> parking_lot::MutexGuard<'_, Slot> {
     // The slot holds plain data; a panic elsewhere leaves it usable.
-    slot.lock().unwrap_or_else(|e| e.into_inner())
+    slot.lock()
 }
 
 /// The chat of a project (see the module docs). Cheap: a view over the façade.

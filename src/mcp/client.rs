@@ -12,10 +12,11 @@
 //! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
 //! resources, prompts and completion live in [`features`].
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
@@ -257,7 +258,7 @@ impl Client {
 
     /// `Some(reason)` once the connection has ended.
     pub fn closed_reason(&self) -> Option<String> {
-        self.inner.closed.lock().expect("closed lock").clone()
+        self.inner.closed.lock().clone()
     }
 
     /// Sends one request and waits for its result (raw JSON). Dropping the future cancels
@@ -398,18 +399,8 @@ impl Drop for PendingGuard<'_> {
         if !self.armed {
             return;
         }
-        let was_pending = self
-            .inner
-            .pending
-            .lock()
-            .expect("pending lock")
-            .remove(&self.id)
-            .is_some();
-        self.inner
-            .progress
-            .lock()
-            .expect("progress lock")
-            .remove(&self.id);
+        let was_pending = self.inner.pending.lock().remove(&self.id).is_some();
+        self.inner.progress.lock().remove(&self.id);
         if was_pending && self.cancellable {
             let params = json!({"requestId": self.id, "reason": self.reason});
             let _ = self.inner.notify("notifications/cancelled", Some(params));
@@ -490,7 +481,6 @@ impl Inner {
         ClientError::Closed(
             self.closed
                 .lock()
-                .expect("closed lock")
                 .clone()
                 .unwrap_or_else(|| "the connection to the server is closed".into()),
         )
@@ -534,11 +524,11 @@ impl Inner {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
-            let closed = self.closed.lock().expect("closed lock");
+            let closed = self.closed.lock();
             if let Some(reason) = closed.as_ref() {
                 return Err(ClientError::Closed(reason.clone()));
             }
-            self.pending.lock().expect("pending lock").insert(id, tx);
+            self.pending.lock().insert(id, tx);
         }
         let mut guard = PendingGuard {
             inner: self,
@@ -567,10 +557,7 @@ impl Inner {
                 with_token = Params::from_value(value);
                 params = &with_token;
             }
-            self.progress
-                .lock()
-                .expect("progress lock")
-                .insert(id, (p, false));
+            self.progress.lock().insert(id, (p, false));
         }
         let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
         if self.sender.send(bytes).is_err() {
@@ -594,7 +581,7 @@ impl Inner {
         };
         guard.armed = false;
         if had_progress {
-            self.progress.lock().expect("progress lock").remove(&id);
+            self.progress.lock().remove(&id);
         }
         match reply {
             Ok(Ok(body)) => Ok(body),

@@ -3,8 +3,8 @@
 //! so a flood of empty lines is bounded too), so a flooding server cannot grow it; live
 //! followers get a broadcast that never blocks the writer.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -92,7 +92,7 @@ impl ServerLog {
             level: level.to_string(),
             text,
         };
-        let mut ring = self.lines.lock().expect("log lock");
+        let mut ring = self.lines.lock();
         ring.bytes += line.text.len() + LINE_OVERHEAD;
         ring.lines.push_back(line.clone());
         if let Some(n) = ring.since_mark.as_mut() {
@@ -113,7 +113,7 @@ impl ServerLog {
 
     /// The most recent `n` lines, oldest first.
     pub fn tail(&self, n: usize) -> Vec<LogLine> {
-        let ring = self.lines.lock().expect("log lock");
+        let ring = self.lines.lock();
         ring.lines
             .iter()
             .skip(ring.lines.len().saturating_sub(n))
@@ -124,12 +124,12 @@ impl ServerLog {
     /// A new process of the same server starts (the log goes on): from now on
     /// [`ServerLog::stderr_tail`] quotes only what the new one writes.
     pub fn mark_new_process(&self) {
-        self.lines.lock().expect("log lock").since_mark = Some(0);
+        self.lines.lock().since_mark = Some(0);
     }
 
     /// The last stderr lines as one text, for error messages.
     pub fn stderr_tail(&self) -> String {
-        let ring = self.lines.lock().expect("log lock");
+        let ring = self.lines.lock();
         let mut lines: Vec<&str> = ring
             .lines
             .iter()
@@ -150,7 +150,7 @@ impl ServerLog {
     /// The most recent `n` lines and every line after them, each exactly once: the tail is
     /// read and the subscription made in one step.
     pub fn follow(&self, n: usize) -> LogFollow {
-        let ring = self.lines.lock().expect("log lock");
+        let ring = self.lines.lock();
         let live = self.live.subscribe();
         let recent = ring
             .lines

@@ -7,10 +7,11 @@
 //! misses intermediate states. Each start has a generation number; a task whose generation
 //! is stale (the server was restarted or stopped meanwhile) changes nothing.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -340,7 +341,7 @@ impl Manager {
 
     /// Restart crashed stdio servers with backoff (`None`, the default: leave them failed).
     pub fn set_restart_policy(&self, policy: Option<RestartPolicy>) {
-        *self.inner.restart_policy.lock().expect("policy lock") = policy;
+        *self.inner.restart_policy.lock() = policy;
     }
 
     /// Latest status; `changed()` wakes on every update.
@@ -367,11 +368,11 @@ impl Manager {
     /// current servers and shows the error.
     pub async fn reload(&self, config: &McpConfig) {
         if let Some(err) = &config.error {
-            *self.inner.config_error.lock().expect("config lock") = Some(err.to_string());
+            *self.inner.config_error.lock() = Some(err.to_string());
             self.publish();
             return;
         }
-        *self.inner.config_error.lock().expect("config lock") = None;
+        *self.inner.config_error.lock() = None;
         self.refresh_stored_approvals().await;
         let project = self.inner.project.clone();
         let mut to_stop = Vec::new();
@@ -587,7 +588,7 @@ impl Manager {
         let found = tokio::task::spawn_blocking(move || store.approved(&project))
             .await
             .unwrap_or_default();
-        *self.inner.stored_approvals.lock().expect("approvals lock") = found;
+        *self.inner.stored_approvals.lock() = found;
     }
 
     fn stored_approval_matches(&self, cfg: &ServerConfig) -> bool {
@@ -595,7 +596,6 @@ impl Manager {
         self.inner
             .stored_approvals
             .lock()
-            .expect("approvals lock")
             .get(&cfg.name)
             .is_some_and(|f| *f == fingerprint)
     }
@@ -655,8 +655,8 @@ impl Manager {
         .await;
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Slot>> {
-        self.inner.slots.lock().expect("manager lock")
+    fn lock(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, Slot>> {
+        self.inner.slots.lock()
     }
 
     /// Sets a server's state if `gen` is still current; returns false when stale.
@@ -719,7 +719,7 @@ impl Manager {
                     signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
                 })
                 .collect(),
-            config_error: self.inner.config_error.lock().expect("config lock").clone(),
+            config_error: self.inner.config_error.lock().clone(),
         };
         self.inner.status.send_if_modified(|old| {
             if old.servers == snapshot.servers && old.config_error == snapshot.config_error {
@@ -811,7 +811,7 @@ impl Manager {
             let client = Client::connect_opts(conn, name, log, opts).await;
             self.note_era(cfg, client.as_ref().ok().map(Client::era));
             let client = Arc::new(client.map_err(|e| e.to_string())?);
-            *phase.lock().expect("phase lock") = StartPhase::ListingTools;
+            *phase.lock() = StartPhase::ListingTools;
             self.set_state(
                 name,
                 gen,
@@ -826,14 +826,14 @@ impl Manager {
         let (client, tools) = match result {
             Ok(Ok(done)) => done,
             Ok(Err(e)) => {
-                let sender = current.lock().expect("current sender lock").clone();
+                let sender = current.lock().clone();
                 sender.close().await;
                 return Err(e);
             }
             Err(_) => {
-                let sender = current.lock().expect("current sender lock").clone();
+                let sender = current.lock().clone();
                 sender.close().await;
-                let phase = *phase.lock().expect("phase lock");
+                let phase = *phase.lock();
                 return Err(format!(
                     "did not finish starting within {} (stuck {}); raise \"{}\" in .mcp.json if the server needs longer",
                     fmt_duration(cfg.startup_timeout),
@@ -991,7 +991,7 @@ impl Manager {
     /// After a connected stdio server crashed (state already failed at `gen`): schedule a
     /// restart with backoff, or record that the attempts are used up.
     fn maybe_restart(&self, name: &str, cfg: &ServerConfig, gen: u64) {
-        let Some(policy) = *self.inner.restart_policy.lock().expect("policy lock") else {
+        let Some(policy) = *self.inner.restart_policy.lock() else {
             return;
         };
         if !matches!(cfg.transport, TransportConfig::Stdio { .. }) {

@@ -10,8 +10,9 @@ pub mod schema_refs;
 pub use cost::{context_tokens, ContextCost, ServerCost};
 pub use display::{loadable_icons, ToolDisplay};
 
+use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -233,12 +234,7 @@ impl ToolRegistry {
 
     /// Removes the tools of one server (it stopped or failed).
     pub fn remove_server(&self, server: &str) {
-        let present = self
-            .state
-            .read()
-            .expect("registry lock")
-            .servers
-            .contains_key(server);
+        let present = self.state.read().servers.contains_key(server);
         if present {
             self.update(|s| {
                 s.servers.remove(server);
@@ -247,13 +243,13 @@ impl ToolRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        let s = self.state.read().expect("registry lock");
+        let s = self.state.read();
         s.by_name.get(name).map(|i| s.ordered[*i].clone())
     }
 
     /// The tool a server lists under its raw name.
     pub fn get_mcp(&self, server: &str, tool: &str) -> Option<Arc<dyn Tool>> {
-        let s = self.state.read().expect("registry lock");
+        let s = self.state.read();
         s.by_server
             .get(server)?
             .iter()
@@ -263,12 +259,12 @@ impl ToolRegistry {
     }
 
     pub fn list(&self) -> Vec<Arc<dyn Tool>> {
-        self.state.read().expect("registry lock").ordered.clone()
+        self.state.read().ordered.clone()
     }
 
     /// Every tool with its estimated context tokens ([`cost`]), as [`Self::list`] orders them.
     pub fn list_with_tokens(&self) -> Vec<(Arc<dyn Tool>, u32)> {
-        let s = self.state.read().expect("registry lock");
+        let s = self.state.read();
         s.ordered
             .iter()
             .cloned()
@@ -278,7 +274,7 @@ impl ToolRegistry {
 
     /// What each MCP server's tool definitions take in the model's context.
     pub fn context_cost(&self) -> ContextCost {
-        let s = self.state.read().expect("registry lock");
+        let s = self.state.read();
         let mut cost = ContextCost::default();
         for (server, ix) in &s.by_server {
             let c = cost.servers.entry(server.clone()).or_default();
@@ -291,7 +287,7 @@ impl ToolRegistry {
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<Arc<dyn Tool>> {
-        let s = self.state.read().expect("registry lock");
+        let s = self.state.read();
         s.by_server
             .get(server)
             .map(|ix| ix.iter().map(|i| s.ordered[*i].clone()).collect())
@@ -299,7 +295,7 @@ impl ToolRegistry {
     }
 
     pub fn len(&self) -> usize {
-        self.state.read().expect("registry lock").ordered.len()
+        self.state.read().ordered.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -313,7 +309,7 @@ impl ToolRegistry {
 
     fn update(&self, f: impl FnOnce(&mut State)) {
         {
-            let mut s = self.state.write().expect("registry lock");
+            let mut s = self.state.write();
             f(&mut s);
             rebuild(&mut s);
         }

@@ -9,9 +9,10 @@
 //! another harness9 process are kept) and refreshes the cache. Reading and writing are
 //! blocking: call them off the async runtime (the manager uses `spawn_blocking`).
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +67,6 @@ impl ApprovalStore {
         let cached = self
             .cache
             .lock()
-            .expect("approval cache")
             .as_ref()
             .map(|f| f.projects.get(&key).cloned().unwrap_or_default());
         if let Some(found) = cached {
@@ -74,10 +74,7 @@ impl ApprovalStore {
         }
         let file = self.read_file();
         let found = file.projects.get(&key).cloned().unwrap_or_default();
-        self.cache
-            .lock()
-            .expect("approval cache")
-            .get_or_insert(file);
+        self.cache.lock().get_or_insert(file);
         found
     }
 
@@ -101,7 +98,7 @@ impl ApprovalStore {
         }
         let bytes = serde_json::to_vec_pretty(&file).expect("store serializes");
         crate::config::write_atomically(&self.path, &bytes)?;
-        *self.cache.lock().expect("approval cache") = Some(file);
+        *self.cache.lock() = Some(file);
         Ok(())
     }
 }

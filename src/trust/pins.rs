@@ -14,10 +14,11 @@
 //! pinned schema is kept as its canonical JSON text, not as a parsed value: a project with
 //! 10,000 tools holds a few megabytes of pins, not tens.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -290,11 +291,11 @@ impl PinStore {
     }
 
     async fn loaded(&self) {
-        if self.cache.lock().expect("pins lock").is_some() {
+        if self.cache.lock().is_some() {
             return;
         }
         let _one = self.loading.lock().await;
-        if self.cache.lock().expect("pins lock").is_some() {
+        if self.cache.lock().is_some() {
             return;
         }
         let path = self.path.clone();
@@ -306,7 +307,7 @@ impl PinStore {
         })
         .await
         .unwrap_or_default();
-        let mut cache = self.cache.lock().expect("pins lock");
+        let mut cache = self.cache.lock();
         if cache.is_none() {
             *cache = Some(file.projects);
         }
@@ -322,7 +323,6 @@ impl PinStore {
         let key = project_key(project);
         self.cache
             .lock()
-            .expect("pins lock")
             .as_ref()
             .and_then(|m| m.get(&key))
             .and_then(|p| p.get(server))
@@ -340,7 +340,7 @@ impl PinStore {
         self.loaded().await;
         let key = project_key(project);
         {
-            let mut cache = self.cache.lock().expect("pins lock");
+            let mut cache = self.cache.lock();
             let pins = cache
                 .get_or_insert_with(BTreeMap::new)
                 .entry(key)
@@ -358,12 +358,12 @@ impl PinStore {
 
     /// Writes the latest cached state, unless a writer before it already did.
     fn write_now(&self) -> std::io::Result<()> {
-        let _guard = self.write.lock().expect("pins write lock");
+        let _guard = self.write.lock();
         if !self.dirty.swap(false, Ordering::AcqRel) {
             return Ok(());
         }
         let bytes = {
-            let cache = self.cache.lock().expect("pins lock");
+            let cache = self.cache.lock();
             let empty = PinMap::new();
             let file = PinFileRef {
                 projects: cache.as_ref().unwrap_or(&empty),

@@ -7,9 +7,10 @@
 //!
 //! Reading and writing are blocking: call them off the async runtime.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +59,7 @@ impl SamplingGrants {
     /// Blocking the first time (reads the file); from the cache afterwards.
     pub fn granted(&self, project: &Path) -> BTreeMap<String, String> {
         let key = super::approvals::project_key(project);
-        let mut cache = self.cache.lock().expect("sampling grants lock");
+        let mut cache = self.cache.lock();
         let file = cache.get_or_insert_with(|| self.read_file());
         file.projects.get(&key).cloned().unwrap_or_default()
     }
@@ -101,7 +102,7 @@ impl SamplingGrants {
         }
         let bytes = serde_json::to_vec_pretty(&file).expect("grants serialize");
         crate::config::write_atomically(&self.path, &bytes)?;
-        *self.cache.lock().expect("sampling grants lock") = Some(file);
+        *self.cache.lock() = Some(file);
         Ok(out)
     }
 }

@@ -25,7 +25,8 @@ pub mod register;
 pub mod store;
 pub mod token;
 
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -150,13 +151,13 @@ impl Authorizer {
     /// Allows (Some) or forbids (None, the default) signing in inline when the server
     /// refuses the request.
     pub fn set_opener(&self, opener: Option<Arc<dyn Opener>>) {
-        *self.opener.lock().expect("opener lock") = opener;
+        *self.opener.lock() = opener;
     }
 
     /// The `Authorization` header for the next request (marked sensitive), when a token is
     /// held.
     pub fn header(&self) -> Option<HeaderValue> {
-        let st = self.state.lock().expect("auth state lock");
+        let st = self.state.lock();
         bearer_header(&st.tokens.as_ref()?.access_token)
     }
 
@@ -179,7 +180,7 @@ impl Authorizer {
 
     /// Whether the held token expires within its [`refresh_margin`] and can be refreshed.
     fn expiring(&self) -> bool {
-        let st = self.state.lock().expect("auth state lock");
+        let st = self.state.lock();
         st.tokens.as_ref().is_some_and(|t| {
             t.refresh_token.is_some()
                 && t.expires_at
@@ -206,7 +207,7 @@ impl Authorizer {
         {
             return Ok(()); // another request already got a newer token
         }
-        let held = self.state.lock().expect("auth state lock").tokens.clone();
+        let held = self.state.lock().tokens.clone();
         if status == 403 {
             if !ch.is_insufficient_scope() {
                 return Err(AuthError(format!(
@@ -265,12 +266,12 @@ impl Authorizer {
         previous: &[String],
         why: String,
     ) -> Result<(), AuthError> {
-        let opener = self.opener.lock().expect("opener lock").clone();
+        let opener = self.opener.lock().clone();
         let Some(opener) = opener else {
             return Err(self.needs_sign_in(why));
         };
         let since = self.ctx.store.sign_outs(&self.resource_key);
-        let kept = self.state.lock().expect("auth state lock").kept.clone();
+        let kept = self.state.lock().kept.clone();
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
         let tokens = flow::run(
@@ -291,7 +292,7 @@ impl Authorizer {
         let text = format!(
             "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
         );
-        *self.needs_auth.lock().expect("needs_auth lock") = Some(why);
+        *self.needs_auth.lock() = Some(why);
         AuthError(text)
     }
 
@@ -310,12 +311,12 @@ impl Authorizer {
         let tokens = self.ctx.store.tokens(&self.resource_key);
         let found = tokens.is_some();
         {
-            let mut st = self.state.lock().expect("auth state lock");
+            let mut st = self.state.lock();
             st.kept = tokens.clone();
             st.tokens = tokens;
         }
         if found {
-            *self.needs_auth.lock().expect("needs_auth lock") = None;
+            *self.needs_auth.lock() = None;
         }
     }
 
@@ -323,7 +324,7 @@ impl Authorizer {
     /// sign-in, a refresh, a sign-out); 0 without tokens.
     pub fn credentials_key(&self) -> u64 {
         use std::hash::{Hash, Hasher};
-        let st = self.state.lock().expect("auth state lock");
+        let st = self.state.lock();
         st.tokens.as_ref().map_or(0, |t| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             t.access_token.hash(&mut h);
@@ -333,12 +334,12 @@ impl Authorizer {
 
     /// Set when the server needs the user to sign in (again); the reason, for the status.
     pub fn needs_auth(&self) -> Option<String> {
-        self.needs_auth.lock().expect("needs_auth lock").clone()
+        self.needs_auth.lock().clone()
     }
 
     /// The account signed in, when tokens are held.
     pub fn signed_in(&self) -> Option<SignedIn> {
-        let st = self.state.lock().expect("auth state lock");
+        let st = self.state.lock();
         st.tokens
             .as_ref()
             .map(|t| signed_in_from(t, &self.ctx.store))

@@ -84,7 +84,7 @@ impl Authorizer {
         let since = self.ctx.store.sign_outs(&self.resource_key);
         let stored = self.stored().await;
         let (held, disc) = {
-            let mut st = self.state.lock().expect("auth state lock");
+            let mut st = self.state.lock();
             if stored != st.kept {
                 st.tokens = stored.clone();
                 st.kept = stored.clone();
@@ -144,12 +144,12 @@ impl Authorizer {
             Ok(false) => None,
             Err(e) => {
                 tracing::warn!("the sign-in of {} could not be kept: {e}", self.server_url);
-                Some(self.state.lock().expect("auth state lock").kept.clone())
+                Some(self.state.lock().kept.clone())
             }
         };
         let held = match now_kept {
             Some(kept) => {
-                let mut st = self.state.lock().expect("auth state lock");
+                let mut st = self.state.lock();
                 st.tokens = Some(tokens);
                 st.kept = kept;
                 if disc.is_some() {
@@ -160,7 +160,7 @@ impl Authorizer {
             None => {
                 // Signed out (or signed in anew) while this was under way: that wins.
                 let stored = self.stored().await;
-                let mut st = self.state.lock().expect("auth state lock");
+                let mut st = self.state.lock();
                 st.tokens = stored.clone();
                 st.kept = stored.clone();
                 stored.is_some()
@@ -169,7 +169,7 @@ impl Authorizer {
         if !held {
             return Err(self.needs_sign_in("signed out".into()));
         }
-        *self.needs_auth.lock().expect("needs_auth lock") = None;
+        *self.needs_auth.lock() = None;
         Ok(())
     }
 
@@ -187,7 +187,7 @@ impl Authorizer {
         }
         let stored = self.stored().await;
         let other = stored.clone().filter(|t| *t != refused);
-        let mut st = self.state.lock().expect("auth state lock");
+        let mut st = self.state.lock();
         st.tokens = other.clone();
         st.kept = stored;
         other.is_some()

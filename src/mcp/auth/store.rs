@@ -15,9 +15,9 @@
 mod file;
 mod keychain;
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -241,7 +241,7 @@ impl CredentialStore {
 
     /// Signs out of `resource`: forgets its tokens. `Ok(true)` when tokens were kept.
     pub fn forget_tokens(&self, resource: &str) -> Result<bool, String> {
-        let mut sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        let mut sign_outs = self.sign_outs.lock();
         *sign_outs.entry(resource.to_string()).or_default() += 1;
         self.put(Key::Tokens(resource), None)
     }
@@ -249,7 +249,7 @@ impl CredentialStore {
     /// How many times this process signed out of `resource` so far; give it back to
     /// [`CredentialStore::save_tokens_if`].
     pub fn sign_outs(&self, resource: &str) -> u64 {
-        let sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        let sign_outs = self.sign_outs.lock();
         sign_outs.get(resource).copied().unwrap_or(0)
     }
 
@@ -265,7 +265,7 @@ impl CredentialStore {
         expected: Option<&StoredTokens>,
         since: u64,
     ) -> Result<bool, String> {
-        let sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        let sign_outs = self.sign_outs.lock();
         if sign_outs.get(resource).copied().unwrap_or(0) != since
             || self.tokens(resource).as_ref() != expected
         {
@@ -282,7 +282,7 @@ impl CredentialStore {
         resource: &str,
         expected: &StoredTokens,
     ) -> Result<bool, String> {
-        let _sign_outs = self.sign_outs.lock().expect("sign-outs lock");
+        let _sign_outs = self.sign_outs.lock();
         if self.tokens(resource).as_ref() != Some(expected) {
             return Ok(false);
         }
@@ -320,7 +320,7 @@ impl CredentialStore {
 
     fn get(&self, key: Key<'_>) -> Option<serde_json::Value> {
         match &self.backend {
-            Backend::Memory(m) => kept_get(&m.lock().expect("store lock"), &key),
+            Backend::Memory(m) => kept_get(&m.lock(), &key),
             Backend::File(f) => match f.load() {
                 Ok(kept) => kept_get(&kept, &key),
                 Err(e) => {
@@ -341,7 +341,7 @@ impl CredentialStore {
     /// Sets (Some) or removes (None) one entry; `Ok(true)` when it was there before.
     fn put(&self, key: Key<'_>, value: Option<serde_json::Value>) -> Result<bool, String> {
         match &self.backend {
-            Backend::Memory(m) => Ok(kept_put(&mut m.lock().expect("store lock"), &key, value)),
+            Backend::Memory(m) => Ok(kept_put(&mut m.lock(), &key, value)),
             Backend::File(f) => f.update(|kept| kept_put(kept, &key, value)),
             Backend::Keychain(k) => k.put(&key, value),
         }

@@ -10,8 +10,8 @@
 //! Bounds: at most [`MAX_CACHE_BYTES`] of results per connection (a result that does not
 //! fit is simply not kept) and a lifetime of at most [`MAX_TTL`], whatever the server says.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -69,7 +69,7 @@ pub(super) fn key(method: &str, params: &Params) -> String {
 impl ListCache {
     /// A fresh result for this request, received under `credentials` if private.
     pub(super) fn get(&self, key: &str, credentials: u64) -> Option<ReplyBody> {
-        let mut entries = self.entries.lock().expect("cache lock");
+        let mut entries = self.entries.lock();
         if entries.by_key.is_empty() {
             return None;
         }
@@ -102,7 +102,7 @@ impl ListCache {
             Some("public") => None,
             _ => Some(credentials),
         };
-        let mut entries = self.entries.lock().expect("cache lock");
+        let mut entries = self.entries.lock();
         let old = entries.by_key.remove(&key).map_or(0, |e| e.result.len());
         entries.bytes -= old;
         if entries.bytes + text.len() > MAX_CACHE_BYTES {
@@ -119,7 +119,7 @@ impl ListCache {
 
     /// Forgets every result of `method` (its list changed).
     pub(super) fn forget(&self, method: &str) {
-        let mut entries = self.entries.lock().expect("cache lock");
+        let mut entries = self.entries.lock();
         let prefix = format!("{method} ");
         let mut freed = 0;
         entries.by_key.retain(|k, e| {
@@ -134,7 +134,7 @@ impl ListCache {
 
     /// Forgets everything.
     pub(super) fn clear(&self) {
-        let mut entries = self.entries.lock().expect("cache lock");
+        let mut entries = self.entries.lock();
         entries.by_key.clear();
         entries.bytes = 0;
     }
@@ -199,7 +199,7 @@ mod tests {
         assert!(cache.get("prompts/list", &none, 1).is_some());
         inner.clear();
         assert!(cache.get("prompts/list", &none, 1).is_none());
-        assert_eq!(inner.entries.lock().unwrap().bytes, 0);
+        assert_eq!(inner.entries.lock().bytes, 0);
     }
 
     #[test]
@@ -210,10 +210,10 @@ mod tests {
         cache.put("tools/list", &none, &body(r#"{"tools":[],"ttlMs":1}"#), 1);
         std::thread::sleep(Duration::from_millis(5));
         assert!(cache.get("tools/list", &none, 1).is_none());
-        assert_eq!(inner.entries.lock().unwrap().bytes, 0);
+        assert_eq!(inner.entries.lock().bytes, 0);
         let big = format!(r#"{{"x":"{}","ttlMs":60000}}"#, "a".repeat(MAX_CACHE_BYTES));
         cache.put("tools/list", &none, &body(&big), 1);
         assert!(cache.get("tools/list", &none, 1).is_none());
-        assert_eq!(inner.entries.lock().unwrap().bytes, 0);
+        assert_eq!(inner.entries.lock().bytes, 0);
     }
 }

@@ -23,7 +23,7 @@ impl Inner {
         };
         // The common case, a plain answer, by its shape alone (see `ReplyBody`).
         if let Some((id, range)) = jsonrpc::quick_result(&text) {
-            let waiter = self.pending.lock().expect("pending lock").remove(&id);
+            let waiter = self.pending.lock().remove(&id);
             if let Some(tx) = waiter {
                 let _ = tx.send(Ok(ReplyBody {
                     text,
@@ -96,8 +96,7 @@ impl Inner {
 
     /// Takes the waiter of the request `id` answers, if it is still waiting.
     fn waiter(&self, id: &RawValue) -> Option<oneshot::Sender<Reply>> {
-        let waiter = jsonrpc::parse_id(id)
-            .and_then(|id| self.pending.lock().expect("pending lock").remove(&id));
+        let waiter = jsonrpc::parse_id(id).and_then(|id| self.pending.lock().remove(&id));
         if waiter.is_none() {
             tracing::debug!(server = %self.name, id = id.get(), "dropped an answer to a request that is no longer waiting");
         }

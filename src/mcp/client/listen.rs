@@ -10,9 +10,10 @@
 //! which on HTTP closes its answer stream) and waits for the new acknowledgement. A server
 //! that does not know the method (`-32601`) simply sends no change notifications.
 
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -63,7 +64,7 @@ impl Listening {
     }
 
     pub(super) fn stop(&self) {
-        if let Some(task) = self.state.lock().expect("listen lock").task.take() {
+        if let Some(task) = self.state.lock().task.take() {
             task.abort();
         }
     }
@@ -89,7 +90,7 @@ impl Client {
             return Ok(());
         }
         {
-            let mut state = self.inner.listening.state.lock().expect("listen lock");
+            let mut state = self.inner.listening.state.lock();
             state.uris.extend(follow.iter().cloned());
         }
         self.relisten().await.map(drop)
@@ -104,7 +105,7 @@ impl Client {
     /// connection: a new stream with the new list.
     pub(super) async fn follow(&self, uri: &str, on: bool) -> Result<(), ClientError> {
         {
-            let mut state = self.inner.listening.state.lock().expect("listen lock");
+            let mut state = self.inner.listening.state.lock();
             let changed = match on {
                 true => state.uris.insert(uri.to_string()),
                 false => state.uris.remove(uri),
@@ -120,13 +121,7 @@ impl Client {
             .and_then(Value::as_array)
             .is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri)));
         if on && !honoured {
-            self.inner
-                .listening
-                .state
-                .lock()
-                .expect("listen lock")
-                .uris
-                .remove(uri);
+            self.inner.listening.state.lock().uris.remove(uri);
             return Err(ClientError::Invalid {
                 method: "subscriptions/listen".into(),
                 detail: format!("the server did not agree to send updates of {uri}"),
@@ -142,7 +137,7 @@ impl Client {
         let mut acked = inner.listening.acked.subscribe();
         let seen = acked.borrow_and_update().0;
         let params = {
-            let mut state = inner.listening.state.lock().expect("listen lock");
+            let mut state = inner.listening.state.lock();
             if let Some(old) = state.task.take() {
                 old.abort();
             }
@@ -162,7 +157,7 @@ impl Client {
             Ok(Ok(filter)) => Ok(filter),
             Ok(Err(_)) => Err(inner.closed_error()),
             Err(_) => {
-                if let Some(reason) = inner.closed.lock().expect("closed lock").clone() {
+                if let Some(reason) = inner.closed.lock().clone() {
                     return Err(ClientError::Closed(reason));
                 }
                 Err(ClientError::Timeout {

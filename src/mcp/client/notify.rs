@@ -27,7 +27,7 @@ impl Inner {
                     return;
                 };
                 let full = {
-                    let mut sinks = self.progress.lock().expect("progress lock");
+                    let mut sinks = self.progress.lock();
                     match sinks.get_mut(&token) {
                         Some((sink, noted)) => match sink.try_send(progress) {
                             Err(mpsc::error::TrySendError::Full(_)) if !*noted => {
@@ -125,19 +125,14 @@ impl Inner {
     pub(super) fn close_all(&self, reason: String) {
         tracing::info!(server = %self.name, "connection closed: {reason}");
         let waiters: Vec<_> = {
-            let mut closed = self.closed.lock().expect("closed lock");
+            let mut closed = self.closed.lock();
             *closed = Some(reason.clone());
-            self.pending
-                .lock()
-                .expect("pending lock")
-                .drain()
-                .map(|(_, tx)| tx)
-                .collect()
+            self.pending.lock().drain().map(|(_, tx)| tx).collect()
         };
         for tx in waiters {
             let _ = tx.send(Err(ReplyError::Closed(reason.clone())));
         }
-        self.progress.lock().expect("progress lock").clear();
+        self.progress.lock().clear();
         self.served.cancel_all();
         self.listening.stop();
         let _ = self.events.send(ClientEvent::Closed(reason));

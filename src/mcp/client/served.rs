@@ -4,9 +4,10 @@
 //! `notifications/cancelled` or the end of the connection aborts that task without an
 //! answer. Everything else gets `-32601`.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -31,17 +32,17 @@ impl Served {
         let mine = key.clone();
         // The lock is held until the handle is in the map, so the task's own removal
         // (which waits for it) always finds it.
-        let mut map = self.tasks.lock().expect("served lock");
+        let mut map = self.tasks.lock();
         let task = tokio::spawn(async move {
             work.await;
-            tasks.lock().expect("served lock").remove(&mine);
+            tasks.lock().remove(&mine);
         });
         map.insert(key, task.abort_handle());
     }
 
     /// The server cancelled request `key`: stop answering it.
     pub(super) fn cancel(&self, key: &str) {
-        let task = self.tasks.lock().expect("served lock").remove(&id_key(key));
+        let task = self.tasks.lock().remove(&id_key(key));
         if let Some(task) = task {
             task.abort();
         }
@@ -49,7 +50,7 @@ impl Served {
 
     pub(super) fn cancel_all(&self) {
         let tasks: Vec<AbortHandle> = {
-            let mut map = self.tasks.lock().expect("served lock");
+            let mut map = self.tasks.lock();
             map.drain().map(|(_, t)| t).collect()
         };
         for t in tasks {

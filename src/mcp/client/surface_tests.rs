@@ -1,7 +1,8 @@
 //! The client's side of server requests and of the features beyond tools, against a test
 //! peer playing the server.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -28,14 +29,14 @@ impl ClientHandler for Waiting {
         }
     }
     fn elicit(&self, _request: ElicitRequest) -> HandlerFuture<ElicitResult> {
-        let rx = self.answer.lock().unwrap().take().expect("one elicitation");
+        let rx = self.answer.lock().take().expect("one elicitation");
         Box::pin(async move { Ok(rx.await.unwrap_or_else(|_| ElicitResult::cancel())) })
     }
     fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
         Box::pin(async { Ok(vec![Root::of_path(std::path::Path::new("/p"), None)]) })
     }
     fn elicitation_complete(&self, id: &str) {
-        self.completed.lock().unwrap().push(id.to_string());
+        self.completed.lock().push(id.to_string());
     }
 }
 
@@ -130,7 +131,7 @@ async fn a_handler_waiting_for_the_user_never_blocks_the_connection() {
         recv(&mut peer).await,
         json!({"jsonrpc": "2.0", "id": "e1", "result": {"action": "accept", "content": {"n": "x"}}})
     );
-    assert_eq!(*handler.completed.lock().unwrap(), ["u"]);
+    assert_eq!(*handler.completed.lock(), ["u"]);
 }
 
 #[tokio::test]

@@ -9,9 +9,10 @@
 //! never block a server. An ask whose request ends first (the server cancelled it, or
 //! went away) leaves the queue at once.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -226,13 +227,13 @@ impl AskQueue {
 
     /// How long asks wait for an answer (tests shorten it).
     pub fn set_timeout(&self, timeout: Duration) {
-        *self.timeout.lock().expect("ask timeout lock") = timeout;
+        *self.timeout.lock() = timeout;
     }
 
     /// Queues an ask when a front end listens (else it is answered with its default).
     pub(super) fn ask(self: &Arc<Self>, server: &str, kind: AskKind) -> Waiting {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let timeout = *self.timeout.lock().expect("ask timeout lock");
+        let timeout = *self.timeout.lock();
         if self.published.receiver_count() == 0 {
             return Waiting {
                 queue: self.clone(),
@@ -253,10 +254,7 @@ impl AskQueue {
             url_domain,
             arrived: Instant::now(),
         };
-        self.pending
-            .lock()
-            .expect("asks lock")
-            .insert(id, (ask, tx));
+        self.pending.lock().insert(id, (ask, tx));
         self.publish();
         Waiting {
             queue: self.clone(),
@@ -269,7 +267,7 @@ impl AskQueue {
     /// Answers a pending ask.
     pub fn answer(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
         let taken = {
-            let mut pending = self.pending.lock().expect("asks lock");
+            let mut pending = self.pending.lock();
             let Some((ask, _)) = pending.get(&id) else {
                 return Err(AskError::Unknown(id));
             };
@@ -316,7 +314,7 @@ impl AskQueue {
         values: &BTreeMap<String, FieldValue>,
     ) -> Result<(), AskError> {
         let schema = {
-            let pending = self.pending.lock().expect("asks lock");
+            let pending = self.pending.lock();
             match pending.get(&id) {
                 None => return Err(AskError::Unknown(id)),
                 Some((ask, _)) => match &ask.kind {
@@ -353,11 +351,11 @@ impl AskQueue {
     }
 
     fn is_pending(&self, id: u64) -> bool {
-        self.pending.lock().expect("asks lock").contains_key(&id)
+        self.pending.lock().contains_key(&id)
     }
 
     fn withdraw(&self, id: u64) {
-        let removed = self.pending.lock().expect("asks lock").remove(&id);
+        let removed = self.pending.lock().remove(&id);
         if removed.is_some() {
             self.publish();
         }
@@ -365,7 +363,7 @@ impl AskQueue {
 
     fn publish(&self) {
         let list: Vec<Ask> = {
-            let pending = self.pending.lock().expect("asks lock");
+            let pending = self.pending.lock();
             pending.values().map(|(a, _)| a.clone()).collect()
         };
         self.published.send_replace(Arc::new(list));

@@ -7,9 +7,10 @@
 //! Invariants: the handler holds no reference back to the manager (no cycle through the
 //! client), and announces sampling only when it was turned on before the server started.
 
+use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::asks::{AskAnswer, AskKind, AskQueue};
 use super::sampling::SamplingFlow;
@@ -84,13 +85,7 @@ impl Manager {
     /// What runs approved sampling requests (`None`: they are answered with an error that
     /// says sampling has no model here).
     pub fn set_sampler(&self, sampler: Option<Arc<dyn Sampler>>) {
-        *self
-            .inner
-            .surface
-            .shared
-            .sampler
-            .lock()
-            .expect("sampler lock") = sampler;
+        *self.inner.surface.shared.sampler.lock() = sampler;
     }
 
     /// The servers of this project that may use the model without asking, with the
@@ -125,13 +120,7 @@ impl Manager {
             .map(|f| Root::of_path(f, f.file_name().map(|n| n.to_string_lossy().into_owned())))
             .collect();
         {
-            let mut extra = self
-                .inner
-                .surface
-                .shared
-                .extra_roots
-                .lock()
-                .expect("roots lock");
+            let mut extra = self.inner.surface.shared.extra_roots.lock();
             if *extra == roots {
                 return;
             }
@@ -165,12 +154,12 @@ impl Shared {
     }
 
     pub(super) fn sampler(&self) -> Option<Arc<dyn Sampler>> {
-        self.sampler.lock().expect("sampler lock").clone()
+        self.sampler.lock().clone()
     }
 
     fn roots(&self) -> Vec<Root> {
         let mut roots = vec![self.project_root.clone()];
-        roots.extend(self.extra_roots.lock().expect("roots lock").iter().cloned());
+        roots.extend(self.extra_roots.lock().iter().cloned());
         roots
     }
 }

@@ -8,8 +8,9 @@
 //! connecting again (a restart, a reload) speaks it at once, without the probe; a start
 //! that fails forgets it, so the next one probes again.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::Manager;
 use crate::config::{ProtocolEra, ServerConfig, TransportConfig};
@@ -58,7 +59,7 @@ impl Manager {
             let reopen: Reopen = Box::new(move || {
                 Box::pin(async move {
                     let (conn, _) = me.open_transport(&cfg, log, None)?;
-                    *current.lock().expect("current sender lock") = conn.sender.clone();
+                    *current.lock() = conn.sender.clone();
                     let mut slots = me.lock();
                     match slots.get_mut(&name) {
                         Some(slot) if slot.generation == gen => {
@@ -97,7 +98,7 @@ impl Manager {
         };
     }
 
-    fn verdicts(&self) -> std::sync::MutexGuard<'_, HashMap<String, Era>> {
-        self.inner.era_verdicts.0.lock().expect("era verdicts lock")
+    fn verdicts(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Era>> {
+        self.inner.era_verdicts.0.lock()
     }
 }

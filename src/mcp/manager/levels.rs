@@ -6,8 +6,9 @@
 //! Invariants: a level is remembered only once a server accepted it; re-applying never
 //! blocks the start of a server (it runs in its own task and a failure is only logged).
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -100,7 +101,7 @@ impl Manager {
         });
     }
 
-    fn levels(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, LogLevel>> {
-        self.inner.surface.levels.0.lock().expect("levels lock")
+    fn levels(&self) -> parking_lot::MutexGuard<'_, BTreeMap<String, LogLevel>> {
+        self.inner.surface.levels.0.lock()
     }
 }

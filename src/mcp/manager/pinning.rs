@@ -80,7 +80,7 @@ impl Manager {
                 ),
             );
         }
-        self.inner.listings.lock().expect("listings lock").insert(
+        self.inner.listings.lock().insert(
             name.to_string(),
             Listing {
                 generation: gen,
@@ -96,7 +96,7 @@ impl Manager {
     /// Puts a server's allowed tools in the registry and updates its status.
     fn apply_listing(&self, name: &str) {
         let (gen, client, allowed, timeout) = {
-            let listings = self.inner.listings.lock().expect("listings lock");
+            let listings = self.inner.listings.lock();
             let Some(l) = listings.get(name) else {
                 return;
             };
@@ -117,7 +117,7 @@ impl Manager {
 
     /// The tool definitions of the connected servers (or one), as listed, held ones too.
     pub fn tool_defs(&self, server: Option<&str>) -> Vec<(String, ToolDef)> {
-        let listings = self.inner.listings.lock().expect("listings lock");
+        let listings = self.inner.listings.lock();
         listings
             .iter()
             .filter(|(name, _)| server.is_none_or(|s| s == name.as_str()))
@@ -126,18 +126,13 @@ impl Manager {
     }
 
     pub(super) fn forget_listing(&self, name: &str) {
-        self.inner
-            .listings
-            .lock()
-            .expect("listings lock")
-            .remove(name);
+        self.inner.listings.lock().remove(name);
     }
 
     pub(super) fn held_count(&self, name: &str) -> usize {
         self.inner
             .listings
             .lock()
-            .expect("listings lock")
             .get(name)
             .map_or(0, |l| l.held.len())
     }
@@ -157,7 +152,7 @@ impl Manager {
             .filter(|(_, s)| matches!(s.state, ServerState::Connected { .. }))
             .map(|(n, s)| (n.clone(), s.generation))
             .collect();
-        let listings = self.inner.listings.lock().expect("listings lock");
+        let listings = self.inner.listings.lock();
         listings
             .iter()
             .filter(|(n, l)| {
@@ -198,7 +193,7 @@ impl Manager {
             return Ok(accepted);
         }
         let pins: Vec<(String, ToolPin)> = {
-            let listings = self.inner.listings.lock().expect("listings lock");
+            let listings = self.inner.listings.lock();
             listings
                 .get(server)
                 .map(|l| {
@@ -214,13 +209,7 @@ impl Manager {
             .pins
             .record(&self.inner.project, server, pins)
             .await?;
-        if let Some(l) = self
-            .inner
-            .listings
-            .lock()
-            .expect("listings lock")
-            .get_mut(server)
-        {
+        if let Some(l) = self.inner.listings.lock().get_mut(server) {
             l.held
                 .retain(|h| !accepted.iter().any(|a| a.tool == h.tool));
         }

@@ -7,9 +7,10 @@
 //! Invariants: a listing belongs to one start of a server (its generation); a stale one
 //! is never shown, and the task that follows a server's changes ends with its connection.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -164,7 +165,7 @@ impl Manager {
                     .collect(),
             };
             let (found, missing) = {
-                let listings = self.inner.surface.listings.lock().expect("features lock");
+                let listings = self.inner.surface.listings.lock();
                 let mut found = Vec::with_capacity(wanted.len());
                 let mut missing = 0;
                 for (name, gen) in &wanted {
@@ -196,7 +197,7 @@ impl Manager {
             .filter(|(_, s)| matches!(s.state, ServerState::Connected { .. }))
             .map(|(n, s)| (n.clone(), s.generation))
             .collect();
-        let listings = self.inner.surface.listings.lock().expect("features lock");
+        let listings = self.inner.surface.listings.lock();
         current.iter().any(|(name, gen)| {
             listings.get(name).is_some_and(|(g, f)| {
                 g == gen && (!f.resources.is_empty() || !f.templates.is_empty())
@@ -291,7 +292,7 @@ impl Manager {
             false => client.unsubscribe(uri, timeout).await,
         };
         done.map_err(|error| client_error(server, error))?;
-        let mut follows = self.inner.surface.follows.lock().expect("follows lock");
+        let mut follows = self.inner.surface.follows.lock();
         let uris = follows.entry(server.to_string()).or_default();
         match on {
             true => uris.insert(uri.to_string()),
@@ -309,7 +310,6 @@ impl Manager {
             .surface
             .follows
             .lock()
-            .expect("follows lock")
             .get(server)
             .map(|u| u.iter().cloned().collect())
             .unwrap_or_default();
@@ -419,7 +419,7 @@ impl Manager {
                 this.list_features(&name, gen, &client, timeout, which)
                     .await;
             }
-            let mut listings = this.inner.surface.listings.lock().expect("features lock");
+            let mut listings = this.inner.surface.listings.lock();
             if listings.get(&name).is_some_and(|(g, _)| *g == gen) {
                 listings.remove(&name);
             }
@@ -471,7 +471,7 @@ impl Manager {
             errors.push(text);
         };
         {
-            let mut listings = self.inner.surface.listings.lock().expect("features lock");
+            let mut listings = self.inner.surface.listings.lock();
             let mut next = match listings.get(name) {
                 Some((g, f)) if *g == gen => (**f).clone(),
                 _ => ServerFeatures::default(),

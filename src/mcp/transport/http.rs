@@ -27,8 +27,9 @@
 //!   message (they are marked sensitive, so even `Debug` hides them).
 //! - The receiver yields `Inbound::Closed` exactly once, after every message.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -320,20 +321,20 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
         match outbound {
             Outbound::Initialize { id } => shared.clone().initialize(bytes, id).await,
             Outbound::Initialized => {
-                *shared.initialized_note.lock().expect("note lock") = Some(bytes.clone());
+                *shared.initialized_note.lock() = Some(bytes.clone());
                 shared.clone().post_other(bytes).await;
                 if shared.legacy().is_none() && !shared.closed.load(Ordering::Acquire) {
                     shared.clone().start_get_stream();
                 }
             }
             Outbound::Request { id } => {
-                let mut inflight = shared.inflight.lock().expect("inflight lock");
+                let mut inflight = shared.inflight.lock();
                 let task = tokio::spawn(shared.clone().post_request(bytes, id.clone()));
                 inflight.insert(id, task.abort_handle());
             }
             Outbound::Cancel { request_id } => {
                 if let Some(rid) = request_id {
-                    let task = shared.inflight.lock().expect("inflight lock").remove(&rid);
+                    let task = shared.inflight.lock().remove(&rid);
                     if let Some(t) = task {
                         t.abort();
                     }
@@ -385,7 +386,7 @@ impl Shared {
     /// The first `initialize`: POSTed without session; its answer sets up the session, or
     /// (400/404/405) starts the legacy fallback.
     async fn initialize(self: Arc<Self>, bytes: Bytes, id: String) {
-        *self.init_request.lock().expect("init lock") = Some(bytes.clone());
+        *self.init_request.lock() = Some(bytes.clone());
         let resp = match self.send(|| self.post_builder(bytes.clone(), None)).await {
             Ok(r) => r,
             Err(e) => return self.close_with(describe_send_error(&self.url, &e)),
@@ -435,7 +436,7 @@ impl Shared {
     }
 
     fn take_session_id(&self, resp: &Response) {
-        let mut s = self.session.lock().expect("session lock");
+        let mut s = self.session.lock();
         s.id = None;
         if let Some(v) = resp.headers().get(SESSION_HEADER) {
             if !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
@@ -457,7 +458,7 @@ impl Shared {
         }) = serde_json::from_slice::<InitPeek>(msg)
         {
             if let Ok(h) = HeaderValue::from_str(&v) {
-                self.session.lock().expect("session lock").version = Some(h);
+                self.session.lock().version = Some(h);
             }
         }
     }
@@ -515,14 +516,12 @@ impl Shared {
         struct Unregister<'a>(&'a Shared, &'a str);
         impl Drop for Unregister<'_> {
             fn drop(&mut self) {
-                if let Ok(mut m) = self.0.inflight.lock() {
-                    m.remove(self.1);
-                }
+                self.0.inflight.lock().remove(self.1);
             }
         }
         let _unregister = Unregister(&self, &id);
         let modern = {
-            let tools = self.tool_headers.lock().expect("tool headers lock");
+            let tools = self.tool_headers.lock();
             mcp_headers::request_headers(&bytes, &tools)
         };
         if modern.is_some() {
@@ -597,7 +596,7 @@ impl Shared {
             let end = self
                 .read_answer(resp, Some(&id), |this, msg, is_response| {
                     if is_response && lists_tools {
-                        let mut tools = this.tool_headers.lock().expect("tool headers lock");
+                        let mut tools = this.tool_headers.lock();
                         mcp_headers::note_tools(&msg, &mut tools);
                     }
                     this.deliver(msg, Some(&id))
@@ -653,12 +652,7 @@ impl Shared {
                 return;
             }
             tokio::time::sleep(retry).await;
-            if !self
-                .inflight
-                .lock()
-                .expect("inflight lock")
-                .contains_key(id)
-            {
+            if !self.inflight.lock().contains_key(id) {
                 return; // answered elsewhere or cancelled
             }
             let snap = self.snapshot();
@@ -725,7 +719,6 @@ impl Shared {
         let init = self
             .init_request
             .lock()
-            .expect("init lock")
             .clone()
             .ok_or("the session expired before it was initialized")?;
         let init_id = match peek_outbound(&init) {
@@ -760,7 +753,7 @@ impl Shared {
         if !end.got_response {
             return Err(fail("no answer to initialize".into()));
         }
-        let note = self.initialized_note.lock().expect("note lock").clone();
+        let note = self.initialized_note.lock().clone();
         if let Some(note) = note {
             let snap = self.snapshot();
             let resp = self
@@ -777,7 +770,7 @@ impl Shared {
                 return Err(fail(reason));
             }
         }
-        self.session.lock().expect("session lock").epoch += 1;
+        self.session.lock().epoch += 1;
         self.deliver(
             br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
             None,
@@ -790,7 +783,7 @@ impl Shared {
     fn start_get_stream(self: Arc<Self>) {
         let this = self.clone();
         let task = tokio::spawn(async move { this.run_get_stream().await });
-        let mut bg = self.background.lock().expect("background lock");
+        let mut bg = self.background.lock();
         bg.retain(|t| !t.is_finished());
         bg.push(task.abort_handle());
     }

@@ -7,10 +7,11 @@
 //! connections and falls back to a [`LegacySession`] that `sse` knows how to open and post
 //! to.
 
+use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -65,10 +66,10 @@ impl TransportKind {
         TransportKind(Arc::new(Mutex::new(kind)))
     }
     pub fn get(&self) -> &'static str {
-        *self.0.lock().expect("kind lock")
+        *self.0.lock()
     }
     pub(crate) fn set(&self, kind: &'static str) {
-        *self.0.lock().expect("kind lock") = kind;
+        *self.0.lock() = kind;
     }
 }
 
@@ -162,16 +163,16 @@ pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
 
 impl Shared {
     pub(crate) fn legacy(&self) -> Option<Arc<LegacySession>> {
-        self.legacy.lock().expect("legacy lock").clone()
+        self.legacy.lock().clone()
     }
 
     pub(crate) fn set_legacy(&self, l: LegacySession) {
-        *self.legacy.lock().expect("legacy lock") = Some(Arc::new(l));
+        *self.legacy.lock() = Some(Arc::new(l));
         self.kind.set("sse");
     }
 
     pub(crate) fn add_background(&self, h: AbortHandle) {
-        self.background.lock().expect("background lock").push(h);
+        self.background.lock().push(h);
     }
 
     pub(crate) fn is_closing(&self) -> bool {
@@ -185,7 +186,7 @@ impl Shared {
             return;
         }
         if let Some(id) = response_id(&bytes) {
-            let task = self.inflight.lock().expect("inflight lock").remove(&id);
+            let task = self.inflight.lock().remove(&id);
             if let Some(t) = task {
                 if owner != Some(id.as_str()) {
                     t.abort();
@@ -210,10 +211,10 @@ impl Shared {
     }
 
     pub(crate) fn abort_all(&self) {
-        for (_, t) in self.inflight.lock().expect("inflight lock").drain() {
+        for (_, t) in self.inflight.lock().drain() {
             t.abort();
         }
-        for t in self.background.lock().expect("background lock").drain(..) {
+        for t in self.background.lock().drain(..) {
             t.abort();
         }
     }
@@ -234,7 +235,7 @@ impl Shared {
     }
 
     pub(crate) fn snapshot(&self) -> SessionSnapshot {
-        let s = self.session.lock().expect("session lock");
+        let s = self.session.lock();
         SessionSnapshot {
             id: s.id.clone(),
             version: s.version.clone(),

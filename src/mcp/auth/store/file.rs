@@ -3,9 +3,9 @@
 //! processes never lose each other's updates. A file found readable by others is made
 //! private again and a warning recorded.
 
+use parking_lot::Mutex;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use super::Kept;
 
@@ -31,7 +31,7 @@ impl FileBackend {
     }
 
     pub fn warning(&self) -> Option<String> {
-        self.warning.lock().expect("warning lock").clone()
+        self.warning.lock().clone()
     }
 
     /// What the file holds (nothing when it does not exist yet).
@@ -98,7 +98,7 @@ impl FileBackend {
             if fixed { "; it is now private (mode 600)" } else { " and could not be made private" }
         );
         tracing::warn!("{text}");
-        *self.warning.lock().expect("warning lock") = Some(text);
+        *self.warning.lock() = Some(text);
     }
 
     #[cfg(not(unix))]

@@ -30,11 +30,12 @@ mod writer;
 pub use process::{CLOSE_DEADLINE, SHUTDOWN_GRACE};
 pub use reader::{too_long, EXIT_OUTPUT_GRACE};
 
+use parking_lot::Mutex;
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;

@@ -14,9 +14,10 @@
 //! server that does not read will not answer either; the call fails with a message that
 //! says so instead of timing out later with harness9's memory grown.
 
+use parking_lot::{Mutex, MutexGuard};
 use std::os::fd::RawFd;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -75,7 +76,7 @@ pub(super) struct OutState {
 
 impl Outbox {
     fn lock(&self) -> MutexGuard<'_, OutState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 }
 
