@@ -4,6 +4,8 @@
 //! transports, the client of one server and the manager of all servers; [`tools`] is the
 //! registry every front end and the engine use.
 
+#![warn(clippy::string_slice)]
+
 pub mod about;
 pub mod config;
 pub mod doctor;

@@ -1,5 +1,7 @@
 //! The `harness9` terminal binary: a thin command-line front end over the core library.
 
+#![warn(clippy::string_slice)]
+
 mod cli;
 #[cfg(feature = "tui")]
 mod tui;

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod contain;
 pub mod elicit_form;
 pub mod era;
 pub mod features;

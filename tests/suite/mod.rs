@@ -19,6 +19,7 @@ mod http_real;
 mod keychain_real;
 mod manager;
 mod memory;
+mod panics;
 mod pins;
 mod prompts;
 mod provider_settings;
@@ -83,6 +84,16 @@ pub async fn spawn_client(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Result<(Client, Arc<ServerLog>), harness9::mcp::ClientError> {
+    spawn_client_handled(command, args, env, None).await
+}
+
+/// [`spawn_client`] with a handler for the server's requests.
+pub async fn spawn_client_handled(
+    command: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    handler: Option<Arc<dyn harness9::mcp::handler::ClientHandler>>,
+) -> Result<(Client, Arc<ServerLog>), harness9::mcp::ClientError> {
     let log = Arc::new(ServerLog::default());
     let spec = StdioSpec {
         command: command.into(),
@@ -98,7 +109,7 @@ pub async fn spawn_client(
     let conn = stdio::spawn(&spec, log.clone()).expect("spawn");
     let client = tokio::time::timeout(
         Duration::from_secs(20),
-        Client::connect(conn, "test", log.clone()),
+        Client::connect_with(conn, "test", log.clone(), handler),
     )
     .await
     .expect("handshake within 20 s")?;

@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 use tokio::task::AbortHandle;
 
 use super::Inner;
+use crate::mcp::contain;
 use crate::mcp::jsonrpc::{self, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
+use crate::mcp::LogSource;
 use crate::mcp::requests::{CreateMessageRequest, ElicitRequest};
 
 /// Server requests being answered, by their id as JSON text.
@@ -101,7 +103,33 @@ impl Inner {
     /// What the handler answers one request: a legacy server→client request, or one
     /// input request of a modern `input_required` result (the same handlers, the same
     /// consent UI). Requests for what the handler does not handle get `-32601`.
+    /// A panic in the handler (building its answer or while waiting for it) answers
+    /// this request `-32603`; the server log and tracing say what it was, and the next
+    /// request is handled as usual.
     pub(super) fn handle_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, RpcError>> {
+        let (server, log, asked) = (self.name.clone(), self.log.clone(), method.to_string());
+        contain::contained(|| self.dispatch_request(method, params))
+            .map(move |outcome| {
+                outcome.unwrap_or_else(|why| {
+                    let text = format!(
+                        "answering the server's {asked} request failed inside harness9 ({why}); the server was sent an error"
+                    );
+                    tracing::error!(server = %server, "{text}");
+                    log.push(LogSource::Host, "error", &text);
+                    Err(error(
+                        jsonrpc::INTERNAL_ERROR,
+                        format!("harness9 failed while answering {asked}"),
+                    ))
+                })
+            })
+            .boxed()
+    }
+
+    fn dispatch_request(
         &self,
         method: &str,
         params: Value,
