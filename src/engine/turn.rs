@@ -26,6 +26,7 @@ use super::spill::READ_OUTPUT_TOOL;
 use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
 use super::{Inner, TurnControl};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
+use crate::mcp::contain::contained_future;
 use crate::mcp::{CallToolResult, ClientError, Content};
 use crate::tools::{CallContext, ToolError, ToolSource};
 
@@ -518,7 +519,16 @@ async fn run_call(
     slots: &Mutex<Vec<Slot>>,
 ) {
     let started = Instant::now();
-    let done = execute(inner, snapshot, call, tx, control).await;
+    // A panic of ours while running one call is that call's error; the turn goes on.
+    let done = match contained_future(execute(inner, snapshot, call, tx, control)).await {
+        Ok(done) => done,
+        Err(why) => {
+            tracing::error!(tool = %call.name, "running a tool call failed inside harness9: {why}");
+            let error = format!("harness9 failed while running this call ({why})");
+            let text = format!("{error}; the call may or may not have taken effect.");
+            Done::failed(CallStatus::Error, error, text)
+        }
+    };
     let mut text = done.text;
     let mut spilled = None;
     // A page of a saved output is one page long already.

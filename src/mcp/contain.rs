@@ -91,12 +91,18 @@ where
     T: Send + 'static,
 {
     match contained_sync(start) {
-        Ok(work) => AssertUnwindSafe(Marked(Box::pin(work)))
-            .catch_unwind()
-            .map(|r| r.map_err(note))
-            .boxed(),
+        Ok(work) => contained_future(work).boxed(),
         Err(why) => futures::future::ready(Err(why)).boxed(),
     }
+}
+
+/// Awaits `work` (which may borrow); a panic while it runs comes back as `Err` with what
+/// it said.
+pub async fn contained_future<F: Future>(work: F) -> Result<F::Output, String> {
+    AssertUnwindSafe(Marked(Box::pin(work)))
+        .catch_unwind()
+        .await
+        .map_err(note)
 }
 
 /// Runs `work`; a panic in it comes back as `Err` with what it said.

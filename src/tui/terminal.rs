@@ -91,6 +91,11 @@ pub fn panicked() -> bool {
 pub fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // Contained to one request or tool call, which reports it: the UI goes on.
+        if harness9::mcp::contain::panic_is_contained() {
+            tracing::error!("contained: {info}");
+            return;
+        }
         PANICKED.store(true, Ordering::SeqCst);
         leave();
         previous(info);

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 
+use crate::mcp::contain;
 use crate::mcp::elicit_form::{ElicitForm, FieldErrors, FieldValue};
 use crate::mcp::requests::{
     missing_required, CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest,
@@ -94,6 +95,9 @@ pub enum Unanswered {
     NoFrontEnd,
     /// A front end listens but nobody answered in time.
     TimedOut(Duration),
+    /// Taking the front end's answer failed inside harness9 (a panic, contained): the
+    /// request ends with an error instead of waiting on.
+    Failed,
 }
 
 impl Unanswered {
@@ -105,6 +109,7 @@ impl Unanswered {
                 "the user did not answer within {}",
                 crate::mcp::client::fmt_duration(t)
             ),
+            Unanswered::Failed => "harness9 failed while taking the answer".into(),
         }
     }
 }
@@ -126,6 +131,10 @@ pub enum AskError {
     /// the ask stays pending.
     #[error("the answer does not fit the form: {}", fields_text(.fields))]
     Invalid { id: u64, fields: FieldErrors },
+    /// Taking the answer failed inside harness9 (a panic, contained): the request was
+    /// ended with an error to the server, and the next one works.
+    #[error("harness9 failed while taking the answer to request {id} ({why}); the request was ended")]
+    Failed { id: u64, why: String },
 }
 
 fn fields_text(fields: &FieldErrors) -> String {
@@ -202,7 +211,9 @@ impl Waiting {
         let rx = self.rx.take().ok_or(Unanswered::NoFrontEnd)?;
         match tokio::time::timeout(self.timeout, rx).await {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) | Err(_) => Err(Unanswered::TimedOut(self.timeout)),
+            // Only a failed answer drops the sender while we wait (see `AskQueue::fail`).
+            Ok(Err(_)) => Err(Unanswered::Failed),
+            Err(_) => Err(Unanswered::TimedOut(self.timeout)),
         }
     }
 }
@@ -266,6 +277,16 @@ impl AskQueue {
 
     /// Answers a pending ask.
     pub fn answer(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
+        self.answer_checked(id, answer, check_form)
+    }
+
+    /// [`AskQueue::answer`] with the form check given; a panic in it fails the ask.
+    fn answer_checked(
+        &self,
+        id: u64,
+        answer: AskAnswer,
+        check: fn(u64, &Ask, &AskAnswer) -> Result<(), AskError>,
+    ) -> Result<(), AskError> {
         let taken = {
             let mut pending = self.pending.lock();
             let Some((ask, _)) = pending.get(&id) else {
@@ -294,7 +315,13 @@ impl AskQueue {
             if let Err((kind, expected)) = fits {
                 return Err(AskError::WrongAnswer { id, kind, expected });
             }
-            check_form(id, ask, &answer)?;
+            match contain::contained_sync(|| check(id, ask, &answer)) {
+                Ok(checked) => checked?,
+                Err(why) => {
+                    drop(pending);
+                    return Err(self.fail(id, why));
+                }
+            }
             pending.remove(&id)
         };
         self.publish();
@@ -334,20 +361,34 @@ impl AskQueue {
                 },
             }
         };
-        let Some(form) = ElicitForm::of(&schema) else {
-            return Err(AskError::WrongAnswer {
-                id,
-                kind: "a form that can only be answered as JSON",
-                expected: "a JSON object of fields",
-            });
-        };
-        let content = form
-            .content(values)
-            .map_err(|fields| AskError::Invalid { id, fields })?;
-        self.answer(
-            id,
-            AskAnswer::Elicit(ElicitResult::accept_form(&schema, content)),
-        )
+        let built = contain::contained_sync(|| {
+            let Some(form) = ElicitForm::of(&schema) else {
+                return Err(AskError::WrongAnswer {
+                    id,
+                    kind: "a form that can only be answered as JSON",
+                    expected: "a JSON object of fields",
+                });
+            };
+            let content = form
+                .content(values)
+                .map_err(|fields| AskError::Invalid { id, fields })?;
+            Ok(ElicitResult::accept_form(&schema, content))
+        });
+        match built {
+            Ok(result) => self.answer(id, AskAnswer::Elicit(result?)),
+            Err(why) => Err(self.fail(id, why)),
+        }
+    }
+
+    /// Taking the answer to `id` panicked (contained): the ask leaves the queue, and
+    /// dropping its sender ends the request at once with an error to the server.
+    fn fail(&self, id: u64, why: String) -> AskError {
+        let removed = self.pending.lock().remove(&id);
+        if let Some((ask, _sender)) = removed {
+            tracing::error!(server = %ask.server, "taking the answer to request {id} failed inside harness9: {why}");
+            self.publish();
+        }
+        AskError::Failed { id, why }
     }
 
     fn is_pending(&self, id: u64) -> bool {
@@ -444,5 +485,29 @@ mod tests {
             Err(Unanswered::TimedOut(Duration::from_millis(10)))
         );
         assert!(queue.pending().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_panic_while_taking_an_answer_ends_that_ask_and_the_next_one_works() {
+        let queue = Arc::new(AskQueue::default());
+        let _rx = queue.subscribe();
+        let waiting = queue.ask("s", form());
+        let id = queue.pending()[0].id;
+        let accept = AskAnswer::Elicit(ElicitResult::accept_url());
+        let panics = |_: u64, _: &Ask, _: &AskAnswer| -> Result<(), AskError> {
+            panic!("a form check that panics on purpose")
+        };
+        let err = queue.answer_checked(id, accept.clone(), panics).unwrap_err();
+        assert!(
+            matches!(&err, AskError::Failed { why, .. } if why.contains("on purpose")),
+            "{err}"
+        );
+        // The request ends at once (an error to the server), not after the timeout.
+        assert_eq!(waiting.answer().await, Err(Unanswered::Failed));
+        assert!(queue.pending().is_empty());
+        let next = queue.ask("s", form());
+        let id = queue.pending()[0].id;
+        queue.answer(id, accept.clone()).unwrap();
+        assert_eq!(next.answer().await, Ok(accept));
     }
 }

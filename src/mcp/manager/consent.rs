@@ -12,11 +12,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::asks::{AskAnswer, AskKind, AskQueue};
+use super::asks::{AskAnswer, AskKind, AskQueue, Unanswered};
 use super::sampling::SamplingFlow;
 use super::Manager;
 use crate::mcp::client::Client;
 use crate::mcp::handler::{ClientHandler, HandlerFuture, Handles};
+use crate::mcp::jsonrpc::{RpcError, INTERNAL_ERROR};
 use crate::mcp::log::{LogSource, ServerLog};
 use crate::mcp::requests::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult, Root,
@@ -232,7 +233,16 @@ impl ClientHandler for ServerHandler {
                 Ok(AskAnswer::Refuse(_) | AskAnswer::Sample(_) | AskAnswer::Approve(_)) => {
                     (ElicitResult::decline(), "declined by the user".into())
                 }
-                Err(why) => (
+                Err(Unanswered::Failed) => {
+                    let why = Unanswered::Failed.reason();
+                    notes.note(&format!("the server {what}; {why}, so it was sent an error"));
+                    return Err(RpcError {
+                        code: INTERNAL_ERROR,
+                        message: format!("{why}; try again"),
+                        data: None,
+                    });
+                }
+                Err(why @ (Unanswered::NoFrontEnd | Unanswered::TimedOut(_))) => (
                     ElicitResult::decline(),
                     format!("declined: {}", why.reason()),
                 ),

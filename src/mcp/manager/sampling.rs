@@ -59,7 +59,9 @@ fn unanswered(why: Unanswered) -> String {
         Unanswered::NoFrontEnd => {
             "no one can approve it here (sampling needs the terminal UI or the desktop app); the request was refused".into()
         }
-        Unanswered::TimedOut(_) => format!("the sampling request was refused: {}", why.reason()),
+        Unanswered::TimedOut(_) | Unanswered::Failed => {
+            format!("the sampling request was refused: {}", why.reason())
+        }
     }
 }
 
