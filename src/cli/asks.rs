@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind};
+use harness9::mcp::contain::contained_sync;
+use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::requests::{missing_required, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::Harness;
 use serde_json::{Map, Value};
@@ -35,8 +36,23 @@ pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>)
         loop {
             let pending: Vec<Ask> = asks.borrow_and_update().as_ref().clone();
             for ask in pending {
-                let answer = decide(&ask, answers.as_ref());
-                let _ = answerer.answer(ask.id, answer);
+                // A panic in deciding or in taking the answer is contained: the request
+                // is ended, and `mcp call` fails (see `contained_panics`).
+                let taken = contained_sync(|| answerer.answer(ask.id, decide(&ask, answers.as_ref())));
+                let refused = match taken {
+                    Ok(Ok(())) | Ok(Err(AskError::Unknown(_))) => continue,
+                    Ok(Err(e @ AskError::Failed { .. })) => {
+                        eprintln!("harness9: {e}");
+                        continue;
+                    }
+                    Ok(Err(e @ (AskError::Invalid { .. } | AskError::WrongAnswer { .. }))) => {
+                        format!("{e}")
+                    }
+                    Err(why) => format!("answering it failed inside harness9 ({why})"),
+                };
+                // Never left pending: the server would wait until the ask times out.
+                eprintln!("harness9: server \"{}\" asked for something that was not answered: {refused}; declined", ask.server);
+                let _ = answerer.answer(ask.id, AskAnswer::Refuse(refused));
             }
             if asks.changed().await.is_err() {
                 return;

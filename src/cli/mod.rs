@@ -418,10 +418,14 @@ pub async fn call(
         timeout: None,
         progress: Some(tx),
     };
+    let contained_before = harness9::mcp::contain::contained_panics();
     let answerer = asks::answer_unattended(&harness, answers);
     let outcome = harness.call_tool(&server, &tool, arguments, ctx).await;
     answerer.abort();
     let _ = printer.await;
+    // Whatever the server made of it, a request of its that failed inside harness9 means
+    // the call did not go as asked.
+    let failed_inside = harness9::mcp::contain::contained_panics() > contained_before;
     let code = match outcome {
         Ok(result) => {
             if args.json {
@@ -432,6 +436,9 @@ pub async fn call(
                 println!("{}", result.to_text());
             }
             if result.is_error {
+                EXIT_FAILED
+            } else if failed_inside {
+                eprintln!("harness9: answering a request of server \"{server}\" failed inside harness9 during this call (see above); the call counts as failed");
                 EXIT_FAILED
             } else {
                 0
