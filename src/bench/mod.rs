@@ -542,11 +542,7 @@ async fn checked_echo(client: &Client, args: Value, expected: &str) -> Result<()
 }
 
 fn preview(text: &str) -> String {
-    let mut end = text.len().min(80);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    crate::truncate::prefix(text, 80).to_string()
 }
 
 /// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails.

@@ -38,7 +38,8 @@ pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>)
             for ask in pending {
                 // A panic in deciding or in taking the answer is contained: the request
                 // is ended, and `mcp call` fails (see `contained_panics`).
-                let taken = contained_sync(|| answerer.answer(ask.id, decide(&ask, answers.as_ref())));
+                let taken =
+                    contained_sync(|| answerer.answer(ask.id, decide(&ask, answers.as_ref())));
                 let refused = match taken {
                     Ok(Ok(())) | Ok(Err(AskError::Unknown(_))) => continue,
                     Ok(Err(e @ AskError::Failed { .. })) => {

@@ -46,6 +46,10 @@ fn closing_brace(after: &str) -> Option<usize> {
     None
 }
 
+#[allow(
+    clippy::string_slice,
+    reason = "offsets are where `find` and `closing_brace` met ASCII `${` and `}`"
+)]
 fn expand_at(
     input: &str,
     whole: &str,

@@ -8,7 +8,9 @@ pub const MASK: &str = "••••••";
 /// A value that only refers to a variable (`${VAR}`), so showing it reveals nothing.
 pub fn is_reference(value: &str) -> bool {
     let v = value.trim();
-    v.starts_with("${") && v.ends_with('}') && v[2..v.len() - 1].chars().all(is_name_char)
+    v.strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|name| name.chars().all(is_name_char))
 }
 
 fn is_name_char(c: char) -> bool {

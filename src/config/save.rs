@@ -68,10 +68,9 @@ pub(crate) fn char_column(text: &str, line: usize, column: usize) -> usize {
 
 /// serde_json appends " at line L column C"; we print the position ourselves.
 fn strip_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
+    msg.rsplit_once(" at line ")
+        .map_or(msg, |(kept, _)| kept)
+        .to_string()
 }
 
 /// Writes `text` to `path` if it is a valid `.mcp.json`; never leaves a half-written file.

@@ -165,7 +165,8 @@ pub fn project_folder_name(project: &Path) -> String {
         .collect();
     // Long paths stay within a file name's limit; the hash keeps them apart.
     if escaped.len() > 100 {
-        escaped = escaped[escaped.len() - 100..].to_string();
+        let skip = escaped.chars().count() - 100;
+        escaped = escaped.chars().skip(skip).collect();
     }
     let digest = sha2::Sha256::digest(text.as_bytes());
     let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();

@@ -61,7 +61,8 @@ impl Spill {
         let id = output_id(call_id);
         std::fs::create_dir_all(&self.dir)?;
         crate::config::write_atomically(&self.dir.join(format!("{id}.txt")), text.as_bytes())?;
-        let mut shown = text[..end].to_string();
+        let mut shown = text;
+        shown.truncate(end); // `end` is a character's offset (`char_indices`)
         shown.push_str(&format!(
             "\n\n[harness9: this output has {total} characters; only the first {} are shown. The whole output is saved as \"{id}\": call {READ_OUTPUT_TOOL} with {{\"id\": \"{id}\", \"offset\": {}}} to read the next page.]",
             self.limit, self.limit

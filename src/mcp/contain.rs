@@ -118,10 +118,8 @@ mod tests {
     #[tokio::test]
     async fn a_panic_becomes_an_error_and_the_next_call_works() {
         let before = contained_panics();
-        let r: Result<u8, String> = contained(|| -> futures::future::Ready<u8> {
-            panic!("building failed")
-        })
-        .await;
+        let r: Result<u8, String> =
+            contained(|| -> futures::future::Ready<u8> { panic!("building failed") }).await;
         assert_eq!(r, Err("building failed".into()));
         let r: Result<u8, String> = contained(|| async {
             tokio::task::yield_now().await;

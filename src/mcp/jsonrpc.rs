@@ -100,14 +100,7 @@ const QUOTE_LIMIT: usize = 200;
 
 /// Decodes a JSON-RPC error object, or says what is wrong with it.
 fn parse_error(raw: &RawValue) -> Result<RpcError, String> {
-    let quoted = || {
-        let text = raw.get();
-        let mut end = text.len().min(QUOTE_LIMIT);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        &text[..end]
-    };
+    let quoted = || crate::truncate::prefix(raw.get(), QUOTE_LIMIT);
     let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
     let Value::Object(obj) = value else {
         return Err(format!("the error is not an object: {}", quoted()));
@@ -402,6 +395,7 @@ fn write_escape(out: &mut Vec<u8>, b: u8) {
 }
 
 #[cfg(test)]
+#[allow(clippy::string_slice, reason = "test texts and ranges of our own")]
 mod tests {
     use super::*;
     use serde_json::json;

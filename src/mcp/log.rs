@@ -75,11 +75,8 @@ impl Default for ServerLog {
 impl ServerLog {
     pub fn push(&self, source: LogSource, level: &str, text: &str) {
         let text = if text.len() > LOG_MAX_LINE {
-            let mut cut = LOG_MAX_LINE;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            format!("{}… [line cut at {LOG_MAX_LINE} bytes]", &text[..cut])
+            let kept = crate::truncate::prefix(text, LOG_MAX_LINE);
+            format!("{kept}… [line cut at {LOG_MAX_LINE} bytes]")
         } else {
             text.to_string()
         };

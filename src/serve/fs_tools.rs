@@ -386,7 +386,7 @@ impl Search<'_> {
             let text = String::from_utf8_lossy(text);
             let mut chars = text.char_indices();
             let shown = match chars.nth(MAX_MATCH_LINE_CHARS) {
-                Some((cut, _)) => format!("{}…", &text[..cut]),
+                Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
                 None => text.into_owned(),
             };
             let _ = writeln!(self.out, "{rel}:{line_no}: {shown}");

@@ -115,7 +115,7 @@ fn common_prefix(words: &[String]) -> String {
             .map_or(0, |((i, a), _)| i + a.len_utf8())
             .min(end);
     }
-    first[..end].to_string()
+    first.get(..end).unwrap_or_default().to_string()
 }
 
 /// Replaces the word being typed (from `start`) with `word`.

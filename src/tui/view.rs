@@ -259,7 +259,7 @@ pub fn input_tail(input: &str, width: u16) -> (String, u16) {
         kept += w;
         start = i;
     }
-    let shown = format!("…{}", &input[start..]);
+    let shown = format!("…{}", input.get(start..).unwrap_or_default());
     let cursor = shown.width() as u16;
     (shown, cursor)
 }

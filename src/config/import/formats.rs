@@ -238,6 +238,10 @@ fn normalize(v: Value, project: &Path, inputs: &mut Vec<String>) -> Value {
     }
 }
 
+#[allow(
+    clippy::string_slice,
+    reason = "offsets are where `find` met ASCII `${` and `}`"
+)]
 fn normalize_str(s: &str, project: &Path, inputs: &mut Vec<String>) -> String {
     let mut out = String::new();
     let mut rest = s;

@@ -110,10 +110,7 @@ impl Inner {
     }
 
     pub(super) fn note_invalid(&self, text: &str, e: &serde_json::Error) {
-        let mut end = text.len().min(200);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.note_garbage(&format!("not valid JSON-RPC ({e}): {}", &text[..end]));
+        let quoted = crate::truncate::prefix(text, 200);
+        self.note_garbage(&format!("not valid JSON-RPC ({e}): {quoted}"));
     }
 }

@@ -27,6 +27,10 @@ pub(super) struct ReplyBody {
     pub(super) checked: bool,
 }
 
+#[allow(
+    clippy::string_slice,
+    reason = "ranges come from `subrange` and `check`, which give character boundaries"
+)]
 impl ReplyBody {
     pub(super) fn whole(text: String) -> ReplyBody {
         let range = 0..text.len();

@@ -18,8 +18,8 @@ use tokio::task::AbortHandle;
 use super::Inner;
 use crate::mcp::contain;
 use crate::mcp::jsonrpc::{self, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
-use crate::mcp::LogSource;
 use crate::mcp::requests::{CreateMessageRequest, ElicitRequest};
+use crate::mcp::LogSource;
 
 /// Server requests being answered, by their id as JSON text.
 #[derive(Default)]

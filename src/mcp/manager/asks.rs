@@ -133,7 +133,9 @@ pub enum AskError {
     Invalid { id: u64, fields: FieldErrors },
     /// Taking the answer failed inside harness9 (a panic, contained): the request was
     /// ended with an error to the server, and the next one works.
-    #[error("harness9 failed while taking the answer to request {id} ({why}); the request was ended")]
+    #[error(
+        "harness9 failed while taking the answer to request {id} ({why}); the request was ended"
+    )]
     Failed { id: u64, why: String },
 }
 
@@ -497,7 +499,9 @@ mod tests {
         let panics = |_: u64, _: &Ask, _: &AskAnswer| -> Result<(), AskError> {
             panic!("a form check that panics on purpose")
         };
-        let err = queue.answer_checked(id, accept.clone(), panics).unwrap_err();
+        let err = queue
+            .answer_checked(id, accept.clone(), panics)
+            .unwrap_err();
         assert!(
             matches!(&err, AskError::Failed { why, .. } if why.contains("on purpose")),
             "{err}"

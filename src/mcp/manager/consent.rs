@@ -235,7 +235,9 @@ impl ClientHandler for ServerHandler {
                 }
                 Err(Unanswered::Failed) => {
                     let why = Unanswered::Failed.reason();
-                    notes.note(&format!("the server {what}; {why}, so it was sent an error"));
+                    notes.note(&format!(
+                        "the server {what}; {why}, so it was sent an error"
+                    ));
                     return Err(RpcError {
                         code: INTERNAL_ERROR,
                         message: format!("{why}; try again"),

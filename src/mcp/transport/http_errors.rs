@@ -103,11 +103,7 @@ pub(crate) async fn body_detail(mut resp: Response) -> String {
     }
     let text = String::from_utf8_lossy(&body);
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut end = one_line.len().min(200);
-    while !one_line.is_char_boundary(end) {
-        end -= 1;
-    }
-    one_line[..end].to_string()
+    crate::truncate::prefix(&one_line, 200).to_string()
 }
 
 /// The message for one status; `challenge` is the `WWW-Authenticate` scheme.

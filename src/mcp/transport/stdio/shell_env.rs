@@ -87,9 +87,8 @@ fn ask_shell(shell: &str) -> Option<OsString> {
         tracing::warn!("the login shell {shell} did not print PATH within {LOGIN_SHELL_TIMEOUT:?}");
         return None;
     };
-    let start = text.find(MARK)? + MARK.len();
-    let end = start + text[start..].find(MARK)?;
-    let path = &text[start..end];
+    let (_, after) = text.split_once(MARK)?;
+    let (path, _) = after.split_once(MARK)?;
     (!path.is_empty()).then(|| OsString::from(path))
 }
 
