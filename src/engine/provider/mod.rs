@@ -222,13 +222,16 @@ impl RetryPolicy {
     }
 }
 
-/// Reads `retry-after-ms` or `retry-after` (seconds); HTTP dates are not honoured.
+/// Reads `retry-after-ms` or `retry-after` (seconds); HTTP dates are not honoured, nor
+/// is a value that is not a number (`NaN` parses as an `f64` and would panic in
+/// `Duration::from_secs_f64`).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
-    if let Some(ms) = get("retry-after-ms") {
-        return Some(Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 3600.0)));
+    let secs = |s: f64| Duration::try_from_secs_f64(s.clamp(0.0, 3600.0)).ok();
+    match get("retry-after-ms") {
+        Some(ms) => secs(ms / 1000.0),
+        None => secs(get("retry-after")?),
     }
-    get("retry-after").map(|s| Duration::from_secs_f64(s.clamp(0.0, 3600.0)))
 }
 
 /// Shortens a provider's error body to its message.
@@ -649,6 +652,27 @@ mod tests {
             Duration::from_secs(2)
         );
         assert_eq!(p.delay(1, Some(Duration::from_secs(999))), MAX_RETRY_DELAY);
+    }
+
+    #[test]
+    fn retry_after_that_is_not_a_number_is_ignored() {
+        let headers = |name: &'static str, value: &'static str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(name, reqwest::header::HeaderValue::from_static(value));
+            h
+        };
+        for (name, value) in [("retry-after", "NaN"), ("retry-after-ms", "nan")] {
+            assert_eq!(retry_after(&headers(name, value)), None, "{name}: {value}");
+        }
+        assert_eq!(
+            retry_after(&headers("retry-after", "inf")),
+            Some(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            retry_after(&headers("retry-after-ms", "1500")),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(retry_after(&headers("retry-after", "-3")), Some(Duration::ZERO));
     }
 
     #[test]

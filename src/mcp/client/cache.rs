@@ -95,7 +95,9 @@ impl ListCache {
             return;
         };
         let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0);
-        let Some(ttl) = ttl.map(|t| Duration::from_secs_f64(t / 1000.0).min(MAX_TTL)) else {
+        // A finite ttl can still be too long for a `Duration` (`from_secs_f64` panics).
+        let longest = |t: f64| Duration::try_from_secs_f64(t / 1000.0).unwrap_or(MAX_TTL);
+        let Some(ttl) = ttl.map(|t| longest(t).min(MAX_TTL)) else {
             return;
         };
         let credentials = match hints.cache_scope.as_deref() {
@@ -158,6 +160,15 @@ mod tests {
         fn get(&self, method: &str, params: &Params, c: u64) -> Option<ReplyBody> {
             self.0.get(&key(method, params), c)
         }
+    }
+
+    #[test]
+    fn a_ttl_too_long_for_a_duration_is_the_longest_kept() {
+        let inner = ListCache::default();
+        let cache = Keyed(&inner);
+        let none = Params::None;
+        cache.put("tools/list", &none, &body(r#"{"tools":[],"ttlMs":1e300}"#), 1);
+        assert!(cache.get("tools/list", &none, 1).is_some());
     }
 
     #[test]
