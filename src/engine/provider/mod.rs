@@ -672,7 +672,10 @@ mod tests {
             retry_after(&headers("retry-after-ms", "1500")),
             Some(Duration::from_millis(1500))
         );
-        assert_eq!(retry_after(&headers("retry-after", "-3")), Some(Duration::ZERO));
+        assert_eq!(
+            retry_after(&headers("retry-after", "-3")),
+            Some(Duration::ZERO)
+        );
     }
 
     #[test]

@@ -167,7 +167,12 @@ mod tests {
         let inner = ListCache::default();
         let cache = Keyed(&inner);
         let none = Params::None;
-        cache.put("tools/list", &none, &body(r#"{"tools":[],"ttlMs":1e300}"#), 1);
+        cache.put(
+            "tools/list",
+            &none,
+            &body(r#"{"tools":[],"ttlMs":1e300}"#),
+            1,
+        );
         assert!(cache.get("tools/list", &none, 1).is_some());
     }
 

@@ -2,7 +2,8 @@
 //! `sampling/createMessage` and `roots/list` go to the connection's handler when it
 //! handles them, each on a task of its own (the reader never waits for the user), and a
 //! `notifications/cancelled` or the end of the connection aborts that task without an
-//! answer. Everything else gets `-32601`.
+//! answer. Everything else gets `-32601`. A panic in the handler answers its request
+//! `-32603` (see [`crate::mcp::contain`]); the connection goes on.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
