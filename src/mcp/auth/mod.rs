@@ -87,10 +87,24 @@ pub struct SignedIn {
     pub kept_in: String,
 }
 
-/// Why signing in did not work; the text says what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct AuthError(pub String);
+/// Why signing in did not work; the text says what to do. It shows with every URL in it
+/// masked ([`crate::config::mask::mask_urls_in`]): the texts name endpoints and server
+/// URLs, whose query or userinfo may hold a secret.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::config::mask::mask_urls_in(.0))]
+pub struct AuthError(String);
+
+impl AuthError {
+    pub fn new(text: impl Into<String>) -> AuthError {
+        AuthError(text.into())
+    }
+}
+
+impl std::fmt::Debug for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AuthError({:?})", self.to_string())
+    }
+}
 
 /// What an authorizer holds between requests.
 #[derive(Default)]
