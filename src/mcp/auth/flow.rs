@@ -147,7 +147,7 @@ pub async fn authorize(
     )?;
     // The issuer this answer must come from, fixed before the user leaves (RFC 9207).
     let expected_issuer = meta.issuer.clone();
-    let answer = open_and_wait(opener, url.as_str(), listener).await?;
+    let answer = open_and_wait(opener, url.as_str(), listener, &pkce.state).await?;
     if let Some(e) = &answer.error {
         let d = answer
             .error_description
@@ -260,8 +260,9 @@ async fn open_and_wait(
     opener: Arc<dyn Opener>,
     url: &str,
     listener: CallbackListener,
+    state: &str,
 ) -> Result<CallbackParams, AuthError> {
-    let wait = listener.wait(CALLBACK_TIMEOUT);
+    let wait = listener.wait(CALLBACK_TIMEOUT, state);
     tokio::pin!(wait);
     let open = opener.open(url);
     tokio::pin!(open);

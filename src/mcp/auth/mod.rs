@@ -33,6 +33,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
 pub use browser::SystemOpener;
+use refresh::RefreshError;
 pub use refresh::{refresh_margin, REFRESH_MARGIN_SECS, REFRESH_SETTLE_TIMEOUT};
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
@@ -251,10 +252,21 @@ impl Authorizer {
                 };
                 match refreshed {
                     Ok(()) => return Ok(()),
-                    Err(e) => tracing::info!(
+                    Err(RefreshError::Spent(e)) => tracing::info!(
                         "refreshing the access token of {} failed: {e}",
                         self.server_url
                     ),
+                    Err(RefreshError::SignInAgain(why)) => {
+                        // The kept tokens stay (only a refused grant forgets them).
+                        let signed_in = self.sign_in_inline(&ch, &[], why).await;
+                        drop(serial);
+                        return signed_in;
+                    }
+                    Err(RefreshError::Failed(e)) => {
+                        return Err(AuthError(format!(
+                            "the access token expired and refreshing it failed ({e}); the sign-in is kept, the next request tries again"
+                        )))
+                    }
                 }
             }
         }

@@ -8,6 +8,7 @@ fn tokens(access: &str) -> StoredTokens {
         issued_at: Some(1_899_996_400),
         scopes: vec!["read".into()],
         issuer: "https://auth.example".into(),
+        token_endpoint: None,
     }
 }
 
