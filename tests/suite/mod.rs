@@ -2,6 +2,7 @@
 
 mod approvals;
 mod auth_flow;
+mod auth_issuer;
 mod auth_real;
 mod auth_transport;
 mod cli;
