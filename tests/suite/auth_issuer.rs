@@ -27,11 +27,8 @@ async fn a_refresh_token_never_goes_to_another_authorization_server() {
         .expect("signed in");
     // The tokens came from another authorization server than the one the server's
     // metadata names now.
-    let mut kept = serde_json::to_value(ctx.store.tokens(&url).expect("kept")).unwrap();
-    kept["issuer"] = json!("https://old-as.example");
-    kept["tokenEndpoint"] = json!("https://old-as.example/token");
-    let kept = serde_json::from_value(kept).unwrap();
-    ctx.store.save_tokens(&url, &kept).unwrap();
+    from_another_issuer(&ctx, &url);
+    let kept = ctx.store.tokens(&url);
 
     let a = Authorizer::new(&url, None, ctx.clone());
     let c = connect(&url, a.clone()).await.expect("connects");
@@ -46,8 +43,65 @@ async fn a_refresh_token_never_goes_to_another_authorization_server() {
     );
     // Nothing went to the new server's token endpoint; the old sign-in is still kept.
     assert_eq!(grants(&fx).await, vec!["authorization_code"]);
-    assert_eq!(ctx.store.tokens(&url), Some(kept));
+    assert_eq!(ctx.store.tokens(&url), kept);
     c.close().await;
+}
+
+/// Marks the kept sign-in of `url` as issued by another authorization server than the
+/// one the server's metadata names.
+fn from_another_issuer(ctx: &harness9::mcp::auth::AuthContext, url: &str) {
+    let mut kept = serde_json::to_value(ctx.store.tokens(url).expect("kept")).unwrap();
+    kept["issuer"] = json!("https://old-as.example");
+    kept["tokenEndpoint"] = json!("https://old-as.example/token");
+    let kept = serde_json::from_value(kept).unwrap();
+    ctx.store.save_tokens(url, &kept).unwrap();
+}
+
+/// The requests the fixture's authorization server got that carried `secret`.
+async fn carrying(fx: &Fixture, secret: &str) -> usize {
+    fx.journal()
+        .await
+        .iter()
+        .filter(|e| e["path"].as_str().is_some_and(|p| p.starts_with("/as/")))
+        .filter(|e| e.to_string().contains(secret))
+        .count()
+}
+
+#[tokio::test]
+async fn a_configured_client_secret_never_goes_to_another_authorization_server() {
+    let fx = Fixture::start().await;
+    let url = fx.url("/oauth/json");
+    let ctx = ctx();
+    let oauth = OAuthConfig {
+        client_id: Some("cid".into()),
+        client_secret: Some("CLIENT-SECRET".into()),
+        ..Default::default()
+    };
+    auth::sign_in(&url, Some(&oauth), &ctx, Arc::new(Headless))
+        .await
+        .expect("signed in");
+    from_another_issuer(&ctx, &url);
+    let before = carrying(&fx, "cid").await;
+
+    // Inline sign-in allowed: the connection would sign in again by itself.
+    let a = Authorizer::new(&url, Some(oauth.clone()), ctx.clone());
+    a.set_opener(Some(Arc::new(Headless)));
+    let c = connect(&url, a.clone()).await.expect("connects");
+    post(&fx, "/as/expire-access").await;
+    let err = echo(&c).await.unwrap_err();
+    assert!(err.contains("does not send that secret"), "{err}");
+    c.close().await;
+    // An explicit sign-in is refused the same way until the user signs out.
+    let err = auth::sign_in(&url, Some(&oauth), &ctx, Arc::new(Headless))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sign out (`harness9 mcp logout`)"), "{err}");
+    assert_eq!(
+        carrying(&fx, "cid").await,
+        before,
+        "the client went to the new server"
+    );
 }
 
 #[tokio::test]

@@ -300,6 +300,7 @@ impl Authorizer {
         let kept = self.state.lock().kept.clone();
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
+        register::check_configured_secret(kept.as_ref(), &disc.meta, self.oauth.as_ref())?;
         let tokens = flow::run(
             &http,
             &self.ctx,
@@ -424,8 +425,16 @@ pub async fn sign_in(
     }
     let ch = ch.unwrap_or_default();
     let disc = flow::discover(&http, server_url, Some(&ch)).await?;
-    let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let (store, key) = (ctx.store.clone(), resource_key(server_url));
+    let kept = {
+        let (store, key) = (store.clone(), key.clone());
+        tokio::task::spawn_blocking(move || store.tokens(&key))
+            .await
+            .ok()
+            .flatten()
+    };
+    register::check_configured_secret(kept.as_ref(), &disc.meta, oauth)?;
+    let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let signed = signed_in_from(&tokens, &ctx.store);
     tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))
         .await
