@@ -81,6 +81,21 @@ pub fn canonical_resource(url: &str) -> Result<String, AuthError> {
     Ok(s)
 }
 
+/// The RFC 8707 `resource` to send for a server that states none: its canonical URI
+/// without userinfo and query (RFC 8707 §2: no query; both may hold the secrets of a URL
+/// that carries its credentials, which are not the authorization server's to see).
+pub fn resource_indicator(url: &str) -> Result<String, AuthError> {
+    let mut u = parse(&canonical_resource(url)?)?;
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    let mut s = u.to_string();
+    if s.ends_with('/') {
+        s.pop();
+    }
+    Ok(s)
+}
+
 /// Whether a PRM `resource` covers the server URL: same origin, and its path is the
 /// server's path or a parent of it (segment-wise).
 pub fn resource_matches(resource: &str, server_url: &str) -> bool {
@@ -387,6 +402,11 @@ mod tests {
             canonical_resource("https://h/mcp/").unwrap(),
             "https://h/mcp"
         );
+        assert_eq!(
+            resource_indicator("https://u:p@H/mcp?sig=S#f").unwrap(),
+            "https://h/mcp"
+        );
+        assert_eq!(resource_indicator("http://h:8/").unwrap(), "http://h:8");
     }
 
     #[test]

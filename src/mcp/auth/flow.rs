@@ -21,7 +21,8 @@ pub const OFFLINE_ACCESS: &str = "offline_access";
 #[derive(Debug, Clone)]
 pub struct Discovered {
     /// The RFC 8707 `resource` to send: the PRM's `resource` (checked to cover the server
-    /// URL), else the canonical server URL.
+    /// URL), else the server URL as a resource indicator
+    /// ([`discovery::resource_indicator`]: no userinfo, no query).
     pub resource: String,
     /// The PRM's `scopes_supported`.
     pub prm_scopes: Option<Vec<String>>,
@@ -35,7 +36,7 @@ pub async fn discover(
     server_url: &str,
     challenge: Option<&BearerChallenge>,
 ) -> Result<Discovered, AuthError> {
-    let canonical = discovery::canonical_resource(server_url)?;
+    let canonical = discovery::resource_indicator(server_url)?;
     let from_header = challenge.and_then(|c| c.resource_metadata.as_deref());
     let Some(prm) = discovery::resource_metadata(http, server_url, from_header).await? else {
         let meta = discovery::legacy_server_metadata(http, server_url).await?;
