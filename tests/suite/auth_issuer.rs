@@ -169,13 +169,14 @@ async fn an_answer_with_another_state_does_not_end_the_sign_in() {
     assert!(signed.is_ok(), "{signed:?}");
 }
 
-/// An opener that only counts: the sign-in must stop before it.
+/// An opener that only counts (and keeps the last URL): the sign-in must stop before it.
 #[derive(Default)]
-struct Counting(AtomicUsize);
+struct Counting(AtomicUsize, std::sync::Mutex<String>);
 
 impl Opener for Counting {
-    fn open(&self, _url: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
         self.0.fetch_add(1, Ordering::SeqCst);
+        *self.1.lock().unwrap() = url.to_string();
         Box::pin(async { Err("no browser here".to_string()) })
     }
 }
@@ -191,7 +192,8 @@ fn legacy_server(metadata: impl Fn(&str) -> Value + Send + 'static) -> String {
             let mut buf = [0u8; 8192];
             let n = s.read(&mut buf).unwrap_or(0);
             let head = String::from_utf8_lossy(&buf[..n]).into_owned();
-            let path = head.split(' ').nth(1).unwrap_or("");
+            let target = head.split(' ').nth(1).unwrap_or("");
+            let path = target.split('?').next().unwrap_or("");
             let (status, extra, body) = if path == "/.well-known/oauth-authorization-server" {
                 ("200 OK", "", metadata(&base).to_string())
             } else if path == "/mcp" {
@@ -256,5 +258,26 @@ async fn hostile_legacy_metadata_is_refused_before_the_browser_opens() {
             0,
             "{url}: the browser opened"
         );
+    }
+}
+
+#[tokio::test]
+async fn the_authorization_server_never_sees_the_secrets_of_the_server_url() {
+    let url = legacy_server(|o| legacy_metadata(o, o));
+    let url = url.replace("http://", "http://USECRET0:PWSECRET1@") + "?sig=QSECRET2";
+    let oauth = OAuthConfig {
+        client_id: Some("cid".into()),
+        ..Default::default()
+    };
+    let opener = Arc::new(Counting::default());
+    let err = auth::sign_in(&url, Some(&oauth), &ctx(), opener.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    let opened = opener.1.lock().unwrap().clone();
+    assert!(opened.contains("resource="), "{opened}");
+    for secret in ["USECRET0", "PWSECRET1", "QSECRET2"] {
+        assert!(!opened.contains(secret), "{opened}");
+        assert!(!err.contains(secret), "{err}");
     }
 }
