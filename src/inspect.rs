@@ -607,7 +607,7 @@ mod tests {
                 MASK,
                 "--port",
                 "8080",
-                &format!("https://user:{MASK}@example.test/x?access_token={MASK}&q=1"),
+                &format!("https://{MASK}@example.test/x?access_token={MASK}&q={MASK}"),
             ]
         );
         let cfg = McpConfig::parse(

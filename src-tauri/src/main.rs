@@ -63,7 +63,7 @@ fn main() {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(|| harness9::config::mask::MaskingWriter::new(std::io::stderr()))
         .init();
     // The reaper (which ends every server's process group if the app dies) is a fork of
     // this process: started before the window and its runtime exist, it holds a copy of

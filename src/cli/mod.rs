@@ -31,7 +31,7 @@ pub fn init_tracing() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| harness9::config::mask::MaskingWriter::new(std::io::stderr()))
         .try_init();
 }
 

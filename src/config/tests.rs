@@ -253,7 +253,7 @@ fn target_masks_secrets_and_keeps_references_as_written() {
     );
     assert_eq!(
         entry(&cfg, "h").unwrap().display_target(),
-        "https://u:••••••@h.example/mcp?token=••••••&q=1"
+        "https://••••••@h.example/mcp?token=••••••&q=••••••"
     );
 }
 

@@ -17,7 +17,7 @@ use super::http::Fixture;
 
 /// Follows the authorization endpoint's redirect to the loopback listener, like a browser
 /// whose user approves at once.
-struct Headless;
+pub(super) struct Headless;
 
 impl Opener for Headless {
     fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
@@ -40,14 +40,14 @@ impl Opener for Headless {
     }
 }
 
-fn ctx() -> AuthContext {
+pub(super) fn ctx() -> AuthContext {
     AuthContext {
         store: Arc::new(CredentialStore::memory()),
         settings: AuthSettings::default(),
     }
 }
 
-async fn connect(url: &str, auth: Arc<Authorizer>) -> Result<Client, String> {
+pub(super) async fn connect(url: &str, auth: Arc<Authorizer>) -> Result<Client, String> {
     let log = Arc::new(ServerLog::default());
     let spec = HttpSpec {
         url: url.into(),
@@ -62,7 +62,7 @@ async fn connect(url: &str, auth: Arc<Authorizer>) -> Result<Client, String> {
         .map_err(|e| e.to_string())
 }
 
-async fn echo(c: &Client) -> Result<String, String> {
+pub(super) async fn echo(c: &Client) -> Result<String, String> {
     let opts = RequestOptions {
         timeout: Some(Duration::from_secs(20)),
         ..Default::default()
@@ -74,7 +74,7 @@ async fn echo(c: &Client) -> Result<String, String> {
 }
 
 /// The grant types of every token request the fixture saw.
-async fn grants(fx: &Fixture) -> Vec<String> {
+pub(super) async fn grants(fx: &Fixture) -> Vec<String> {
     fx.journal()
         .await
         .iter()
@@ -88,7 +88,7 @@ async fn grants(fx: &Fixture) -> Vec<String> {
         .collect()
 }
 
-async fn post(fx: &Fixture, path: &str) {
+pub(super) async fn post(fx: &Fixture, path: &str) {
     reqwest::Client::new()
         .post(fx.url(path))
         .send()

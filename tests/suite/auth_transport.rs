@@ -23,6 +23,7 @@ fn ctx_with(url: &str, token: Option<&str>) -> AuthContext {
             issued_at: None,
             scopes: vec![],
             issuer: "http://127.0.0.1/issuer".into(),
+            token_endpoint: None,
         };
         store.save_tokens(url, &tokens).unwrap();
     }

@@ -2,6 +2,7 @@
 
 mod approvals;
 mod auth_flow;
+mod auth_issuer;
 mod auth_real;
 mod auth_transport;
 mod cli;
@@ -37,6 +38,7 @@ mod tui_asks;
 mod tui_exit;
 mod tui_settings;
 mod tui_surface;
+mod url_secrets;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

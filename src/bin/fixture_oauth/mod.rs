@@ -10,6 +10,7 @@
 //! | `/as/register`, `/as/authorize`, `/as/token` | DCR, auto-approving authorization (302 to the redirect URI with `code`, `state`, `iss`), token endpoint (PKCE checked; `authorization_code` and `refresh_token` grants) |
 //! | `POST /as/expire-access` | every access token issued so far stops working (the server-side expiry) |
 //! | `POST /as/expire-all` | access and refresh tokens stop working |
+//! | `POST /as/fail-token?status=N` | from now on the token endpoint answers HTTP N without looking at the request (0: normal again) |
 //! | `POST /as/slow-token?ms=N` | from now on the token endpoint answers N ms after it has issued the tokens (a refresh token is already rotated while its answer is on the way) |
 //!
 //! Access tokens live `--token-ttl SECS` (default 3600) as far as `expires_in` says.
@@ -37,6 +38,8 @@ pub struct OAuthState {
     refresh: Mutex<HashSet<String>>,
     /// `/as/slow-token`: how long the token endpoint holds its answer, in ms.
     token_delay_ms: AtomicU64,
+    /// `/as/fail-token`: the status the token endpoint answers with (0: it works).
+    token_failure: AtomicU64,
 }
 
 /// An answer to send.
@@ -180,7 +183,23 @@ impl OAuthState {
                     body: Vec::new(),
                 })
             }
-            ("POST", "/as/token") => Some(self.token(body)),
+            ("POST", "/as/token") => match self.token_failure.load(Ordering::Relaxed) {
+                0 => Some(self.token(body)),
+                status => Some(Reply {
+                    code: status as u16,
+                    content_type: Some("text/plain"),
+                    headers: Vec::new(),
+                    body: b"the token service is down".to_vec(),
+                }),
+            },
+            ("POST", "/as/fail-token") => {
+                let status = url::form_urlencoded::parse(query.as_bytes())
+                    .find(|(k, _)| k == "status")
+                    .and_then(|(_, v)| v.parse().ok())
+                    .unwrap_or(0);
+                self.token_failure.store(status, Ordering::Relaxed);
+                Some(json_reply(200, json!({})))
+            }
             ("POST", "/as/expire-access") => {
                 self.access.lock().unwrap().clear();
                 Some(json_reply(200, json!({})))

@@ -3,8 +3,10 @@
 //! authorization response, answers it with a page telling the user to return to the app,
 //! and hands over the query.
 //!
-//! Invariants: only `/callback` ends the wait (other paths, such as `/favicon.ico`, get a
-//! 404); a request is read up to [`MAX_CALLBACK_REQUEST_BYTES`] and for at most
+//! Invariants: only `/callback` with the `state` of this sign-in ends the wait (other
+//! paths, such as `/favicon.ico`, get a 404; a redirect with another or no `state`, even
+//! one that says `error=`, gets a 400 and is otherwise ignored: anyone who can make the
+//! browser load a loopback URL could send one); a request is read up to [`MAX_CALLBACK_REQUEST_BYTES`] and for at most
 //! [`CALLBACK_READ_TIMEOUT`]; the wait ends after [`CALLBACK_TIMEOUT`]; dropping the
 //! listener or the wait frees the port.
 
@@ -86,9 +88,9 @@ impl CallbackListener {
         format!("http://127.0.0.1:{}{CALLBACK_PATH}", self.port)
     }
 
-    /// Waits for the browser's redirect, at most `timeout`.
-    pub async fn wait(self, timeout: Duration) -> Result<CallbackParams, AuthError> {
-        match tokio::time::timeout(timeout, self.accept_loop()).await {
+    /// Waits for the browser's redirect carrying `state`, at most `timeout`.
+    pub async fn wait(self, timeout: Duration, state: &str) -> Result<CallbackParams, AuthError> {
+        match tokio::time::timeout(timeout, self.accept_loop(state)).await {
             Ok(r) => r,
             Err(_) => Err(AuthError(format!(
                 "sign-in was not finished within {}; try again",
@@ -97,14 +99,14 @@ impl CallbackListener {
         }
     }
 
-    async fn accept_loop(self) -> Result<CallbackParams, AuthError> {
+    async fn accept_loop(self, state: &str) -> Result<CallbackParams, AuthError> {
         loop {
             let (stream, _) = self
                 .listener
                 .accept()
                 .await
                 .map_err(|e| AuthError(format!("the sign-in redirect listener failed: {e}")))?;
-            if let Some(p) = serve(stream).await {
+            if let Some(p) = serve(stream, state).await {
                 return Ok(p);
             }
         }
@@ -121,8 +123,8 @@ fn minutes(d: Duration) -> String {
     }
 }
 
-/// Answers one connection; the parameters when it was the redirect.
-async fn serve(mut stream: TcpStream) -> Option<CallbackParams> {
+/// Answers one connection; the parameters when it was the redirect of this sign-in.
+async fn serve(mut stream: TcpStream, state: &str) -> Option<CallbackParams> {
     let head = tokio::time::timeout(CALLBACK_READ_TIMEOUT, read_head(&mut stream))
         .await
         .ok()??;
@@ -135,6 +137,20 @@ async fn serve(mut stream: TcpStream) -> Option<CallbackParams> {
         return None;
     }
     let p = CallbackParams::from_query(query);
+    // The state first: nothing else of an answer that is not this sign-in's is read.
+    if !p
+        .state
+        .as_deref()
+        .is_some_and(|s| super::pkce::same_secret(s, state))
+    {
+        let _ = respond(
+            &mut stream,
+            "400 Bad Request",
+            "<p>This page does not belong to the sign-in harness9 is waiting for; it was ignored.</p>",
+        )
+        .await;
+        return None;
+    }
     let page = match &p.error {
         Some(e) => format!(
             "<p><b>Sign-in failed</b>: {}{}</p><p>You can close this tab and go back to harness9.</p>",
@@ -219,7 +235,7 @@ mod tests {
             l.redirect_uri(),
             format!("http://127.0.0.1:{port}/callback")
         );
-        let wait = tokio::spawn(l.wait(Duration::from_secs(10)));
+        let wait = tokio::spawn(l.wait(Duration::from_secs(10), "s"));
         assert!(get(port, "/favicon.ico").await.starts_with("HTTP/1.1 404"));
         let page = get(port, "/callback?code=c%201&state=s&iss=https%3A%2F%2Fas").await;
         assert!(page.starts_with("HTTP/1.1 200"), "{page}");
@@ -241,10 +257,15 @@ mod tests {
     async fn error_page_and_timeout() {
         let l = CallbackListener::bind(0).await.unwrap();
         let port = l.port();
-        let wait = tokio::spawn(l.wait(Duration::from_secs(10)));
+        let wait = tokio::spawn(l.wait(Duration::from_secs(10), "s1"));
+        // An error from someone else (no state, or another one) is ignored.
+        for other in ["", "&state=s2", "&state=s"] {
+            let page = get(port, &format!("/callback?error=access_denied{other}")).await;
+            assert!(page.starts_with("HTTP/1.1 400"), "{page}");
+        }
         let page = get(
             port,
-            "/callback?error=access_denied&error_description=%3Cno%3E",
+            "/callback?error=access_denied&error_description=%3Cno%3E&state=s1",
         )
         .await;
         assert!(
@@ -257,7 +278,7 @@ mod tests {
         );
 
         let l = CallbackListener::bind(0).await.unwrap();
-        let e = l.wait(Duration::from_millis(50)).await.unwrap_err();
+        let e = l.wait(Duration::from_millis(50), "s").await.unwrap_err();
         assert_eq!(e.0, "sign-in was not finished within 0 s; try again");
         assert_eq!(minutes(CALLBACK_TIMEOUT), "5 minutes");
     }

@@ -4,8 +4,11 @@
 //!
 //! Invariants: every document is read through [`get_json`], which never keeps more than
 //! [`MAX_METADATA_BYTES`], gives up after [`DISCOVERY_TIMEOUT`], and never follows a
-//! redirect to another origin. A PRM whose `resource` does not cover the server URL, and
-//! AS metadata whose `issuer` is not the issuer asked for, are refused.
+//! redirect to another origin. A PRM whose `resource` does not cover the server URL, AS
+//! metadata whose `issuer` is not the issuer its well-known URL was built from (the one
+//! asked for, or the MCP server's origin in the 2025-03-26 way), and an authorization
+//! server whose endpoints are not `https:` (a loopback address excepted:
+//! [`check_endpoints`]) are refused.
 
 use std::time::Duration;
 
@@ -73,6 +76,21 @@ pub fn canonical_resource(url: &str) -> Result<String, AuthError> {
     u.set_fragment(None);
     let mut s = u.to_string();
     if u.query().is_none() && s.ends_with('/') {
+        s.pop();
+    }
+    Ok(s)
+}
+
+/// The RFC 8707 `resource` to send for a server that states none: its canonical URI
+/// without userinfo and query (RFC 8707 §2: no query; both may hold the secrets of a URL
+/// that carries its credentials, which are not the authorization server's to see).
+pub fn resource_indicator(url: &str) -> Result<String, AuthError> {
+    let mut u = parse(&canonical_resource(url)?)?;
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    let mut s = u.to_string();
+    if s.ends_with('/') {
         s.pop();
     }
     Ok(s)
@@ -241,12 +259,10 @@ pub async fn server_metadata(
             continue;
         };
         if m.issuer != issuer {
-            return Err(AuthError(format!(
-                "the authorization server metadata at {url} names the issuer \"{}\", not \"{issuer}\"; not signing in (the server may be misconfigured or impersonated)",
-                m.issuer
-            )));
+            return Err(wrong_issuer(&url, &m.issuer, issuer));
         }
         m.from_document = true;
+        check_endpoints(&m)?;
         return Ok(Some(m));
     }
     Ok(None)
@@ -263,16 +279,67 @@ pub async fn legacy_server_metadata(
     if let Some(mut m) =
         get_json::<ServerMetadata>(http, &url, "authorization server metadata").await?
     {
+        // The well-known URL was built from the origin: that is the issuer it must name
+        // (RFC 8414 §3.3). `https://h` and `https://h/` build the same URL.
+        if m.issuer != origin && m.issuer != format!("{origin}/") {
+            return Err(wrong_issuer(&url, &m.issuer, &origin));
+        }
         m.from_document = true;
+        check_endpoints(&m)?;
         return Ok(m);
     }
-    Ok(ServerMetadata {
+    let m = ServerMetadata {
         issuer: origin.clone(),
         authorization_endpoint: format!("{origin}/authorize"),
         token_endpoint: format!("{origin}/token"),
         registration_endpoint: Some(format!("{origin}/register")),
         ..ServerMetadata::default()
-    })
+    };
+    check_endpoints(&m)?;
+    Ok(m)
+}
+
+fn wrong_issuer(url: &Url, named: &str, expected: &str) -> AuthError {
+    AuthError(format!(
+        "the authorization server metadata at {url} names the issuer \"{named}\", not \"{expected}\"; not signing in (the server may be misconfigured or impersonated)"
+    ))
+}
+
+/// Whether `url` may be an authorization server's endpoint: `https:`, or `http:` to a
+/// loopback address (a server on this machine, where nothing travels over a network).
+pub fn secure_endpoint(url: &str) -> bool {
+    let Ok(u) = Url::parse(url) else {
+        return false;
+    };
+    match u.scheme() {
+        "https" => true,
+        "http" => match u.host() {
+            Some(url::Host::Ipv4(a)) => a.is_loopback(),
+            Some(url::Host::Ipv6(a)) => a.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+/// Refuses an authorization server whose issuer or endpoints are not [`secure_endpoint`]s:
+/// codes, tokens and secrets would travel in the clear (or to a non-HTTP scheme).
+pub fn check_endpoints(m: &ServerMetadata) -> Result<(), AuthError> {
+    let named = [
+        ("issuer", Some(&m.issuer)),
+        ("authorization_endpoint", Some(&m.authorization_endpoint)),
+        ("token_endpoint", Some(&m.token_endpoint)),
+        ("registration_endpoint", m.registration_endpoint.as_ref()),
+    ];
+    for (what, url) in named {
+        if let Some(u) = url.filter(|u| !secure_endpoint(u)) {
+            return Err(AuthError(format!(
+                "the authorization server's {what} \"{u}\" is not an https: URL; harness9 signs in only over HTTPS (http: only to this machine)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -335,6 +402,23 @@ mod tests {
             canonical_resource("https://h/mcp/").unwrap(),
             "https://h/mcp"
         );
+        assert_eq!(
+            resource_indicator("https://u:p@H/mcp?sig=S#f").unwrap(),
+            "https://h/mcp"
+        );
+        assert_eq!(resource_indicator("http://h:8/").unwrap(), "http://h:8");
+    }
+
+    #[test]
+    fn endpoints_are_https_or_loopback() {
+        assert!(secure_endpoint("https://as.example/token"));
+        assert!(secure_endpoint("http://127.0.0.1:9/token"));
+        assert!(secure_endpoint("http://[::1]:9/token"));
+        assert!(secure_endpoint("http://localhost/token"));
+        assert!(!secure_endpoint("http://as.example/token"));
+        assert!(!secure_endpoint("http://127.0.0.1.evil.example/token"));
+        assert!(!secure_endpoint("javascript:alert(1)"));
+        assert!(!secure_endpoint("ftp://as.example/token"));
     }
 
     #[test]

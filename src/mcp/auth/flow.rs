@@ -21,7 +21,8 @@ pub const OFFLINE_ACCESS: &str = "offline_access";
 #[derive(Debug, Clone)]
 pub struct Discovered {
     /// The RFC 8707 `resource` to send: the PRM's `resource` (checked to cover the server
-    /// URL), else the canonical server URL.
+    /// URL), else the server URL as a resource indicator
+    /// ([`discovery::resource_indicator`]: no userinfo, no query).
     pub resource: String,
     /// The PRM's `scopes_supported`.
     pub prm_scopes: Option<Vec<String>>,
@@ -35,7 +36,7 @@ pub async fn discover(
     server_url: &str,
     challenge: Option<&BearerChallenge>,
 ) -> Result<Discovered, AuthError> {
-    let canonical = discovery::canonical_resource(server_url)?;
+    let canonical = discovery::resource_indicator(server_url)?;
     let from_header = challenge.and_then(|c| c.resource_metadata.as_deref());
     let Some(prm) = discovery::resource_metadata(http, server_url, from_header).await? else {
         let meta = discovery::legacy_server_metadata(http, server_url).await?;
@@ -147,7 +148,7 @@ pub async fn authorize(
     )?;
     // The issuer this answer must come from, fixed before the user leaves (RFC 9207).
     let expected_issuer = meta.issuer.clone();
-    let answer = open_and_wait(opener, url.as_str(), listener).await?;
+    let answer = open_and_wait(opener, url.as_str(), listener, &pkce.state).await?;
     if let Some(e) = &answer.error {
         let d = answer
             .error_description
@@ -260,8 +261,9 @@ async fn open_and_wait(
     opener: Arc<dyn Opener>,
     url: &str,
     listener: CallbackListener,
+    state: &str,
 ) -> Result<CallbackParams, AuthError> {
-    let wait = listener.wait(CALLBACK_TIMEOUT);
+    let wait = listener.wait(CALLBACK_TIMEOUT, state);
     tokio::pin!(wait);
     let open = opener.open(url);
     tokio::pin!(open);

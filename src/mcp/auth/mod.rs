@@ -33,6 +33,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
 pub use browser::SystemOpener;
+use refresh::RefreshError;
 pub use refresh::{refresh_margin, REFRESH_MARGIN_SECS, REFRESH_SETTLE_TIMEOUT};
 pub use store::{CredentialStore, StoredClient, StoredTokens};
 
@@ -87,10 +88,24 @@ pub struct SignedIn {
     pub kept_in: String,
 }
 
-/// Why signing in did not work; the text says what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct AuthError(pub String);
+/// Why signing in did not work; the text says what to do. It shows with every URL in it
+/// masked ([`crate::config::mask::mask_urls_in`]): the texts name endpoints and server
+/// URLs, whose query or userinfo may hold a secret.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::config::mask::mask_urls_in(.0))]
+pub struct AuthError(String);
+
+impl AuthError {
+    pub fn new(text: impl Into<String>) -> AuthError {
+        AuthError(text.into())
+    }
+}
+
+impl std::fmt::Debug for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AuthError({:?})", self.to_string())
+    }
+}
 
 /// What an authorizer holds between requests.
 #[derive(Default)]
@@ -237,10 +252,21 @@ impl Authorizer {
                 };
                 match refreshed {
                     Ok(()) => return Ok(()),
-                    Err(e) => tracing::info!(
+                    Err(RefreshError::Spent(e)) => tracing::info!(
                         "refreshing the access token of {} failed: {e}",
                         self.server_url
                     ),
+                    Err(RefreshError::SignInAgain(why)) => {
+                        // The kept tokens stay (only a refused grant forgets them).
+                        let signed_in = self.sign_in_inline(&ch, &[], why).await;
+                        drop(serial);
+                        return signed_in;
+                    }
+                    Err(RefreshError::Failed(e)) => {
+                        return Err(AuthError(format!(
+                            "the access token expired and refreshing it failed ({e}); the sign-in is kept, the next request tries again"
+                        )))
+                    }
                 }
             }
         }
@@ -274,6 +300,7 @@ impl Authorizer {
         let kept = self.state.lock().kept.clone();
         let http = self.http()?;
         let disc = flow::discover(&http, &self.server_url, Some(ch)).await?;
+        register::check_configured_secret(kept.as_ref(), &disc.meta, self.oauth.as_ref())?;
         let tokens = flow::run(
             &http,
             &self.ctx,
@@ -398,8 +425,16 @@ pub async fn sign_in(
     }
     let ch = ch.unwrap_or_default();
     let disc = flow::discover(&http, server_url, Some(&ch)).await?;
-    let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let (store, key) = (ctx.store.clone(), resource_key(server_url));
+    let kept = {
+        let (store, key) = (store.clone(), key.clone());
+        tokio::task::spawn_blocking(move || store.tokens(&key))
+            .await
+            .ok()
+            .flatten()
+    };
+    register::check_configured_secret(kept.as_ref(), &disc.meta, oauth)?;
+    let tokens = flow::run(&http, ctx, oauth, &disc, &ch, &[], opener).await?;
     let signed = signed_in_from(&tokens, &ctx.store);
     tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))
         .await

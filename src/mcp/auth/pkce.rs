@@ -38,10 +38,14 @@ impl Pkce {
 
     /// Whether the `state` of an authorization response is the one sent (constant time).
     pub fn state_matches(&self, got: Option<&str>) -> bool {
-        let Some(got) = got else { return false };
-        let (a, b) = (self.state.as_bytes(), got.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        got.is_some_and(|got| same_secret(&self.state, got))
     }
+}
+
+/// Whether two secrets are equal, in a time that does not depend on where they differ.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// `BASE64URL(SHA256(verifier))`.

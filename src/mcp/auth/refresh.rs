@@ -8,6 +8,11 @@
 //! closes; and closing a connection waits for it ([`Authorizer::settle`], at most
 //! [`REFRESH_SETTLE_TIMEOUT`]). Otherwise a process that quits right after a refresh leaves
 //! the spent refresh token in the store, and the next start finds itself signed out.
+//!
+//! A refresh token (and the client's secret) goes only to the token endpoint of the
+//! authorization server that issued it ([`token::issued_by`]): when the server's metadata
+//! now names another one, the user signs in again. Only a refusal of the grant
+//! (`invalid_grant`) forgets the tokens; a network error or a failing server keeps them.
 
 use std::time::Duration;
 
@@ -34,16 +39,41 @@ pub fn refresh_margin(t: &StoredTokens) -> u64 {
 /// How long closing a connection waits for a refresh in flight to be answered and kept.
 pub const REFRESH_SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why a refresh did not give new tokens, and so what to do with the old ones.
+#[derive(Debug)]
+pub(super) enum RefreshError {
+    /// The authorization server refused the grant (`invalid_grant`): the tokens are
+    /// forgotten; sign in again.
+    Spent(AuthError),
+    /// Signing in again is what helps (signed out elsewhere, the server now names another
+    /// authorization server, no client registration): the kept tokens stay until then.
+    SignInAgain(String),
+    /// Not now (a network error, a failing server): the tokens stay, a later request
+    /// tries again.
+    Failed(AuthError),
+}
+
+impl std::fmt::Display for RefreshError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefreshError::Spent(e) | RefreshError::Failed(e) => write!(f, "{e}"),
+            RefreshError::SignInAgain(why) => f.write_str(why),
+        }
+    }
+}
+
 impl Authorizer {
     /// Refreshes the held token in a task of its own that holds `serial` until the new
     /// tokens are kept; the lock comes back with the outcome (`None` when the task failed).
     pub(super) async fn refresh_kept(
         &self,
         serial: OwnedMutexGuard<()>,
-    ) -> (Result<(), AuthError>, Option<OwnedMutexGuard<()>>) {
+    ) -> (Result<(), RefreshError>, Option<OwnedMutexGuard<()>>) {
         let Some(me) = self.me.upgrade() else {
             return (
-                Err(AuthError("the connection is closed".into())),
+                Err(RefreshError::Failed(AuthError(
+                    "the connection is closed".into(),
+                ))),
                 Some(serial),
             );
         };
@@ -54,9 +84,9 @@ impl Authorizer {
         match task.await {
             Ok((outcome, serial)) => (outcome, Some(serial)),
             Err(e) => (
-                Err(AuthError(format!(
+                Err(RefreshError::Failed(AuthError(format!(
                     "refreshing the access token failed: {e}"
-                ))),
+                )))),
                 None,
             ),
         }
@@ -78,9 +108,10 @@ impl Authorizer {
         }
     }
 
-    /// Refreshes the held token; on a refusal forgets the tokens. Takes what the store
-    /// holds first when that changed meanwhile (a refresh, sign-in or sign-out elsewhere).
-    async fn refresh(&self) -> Result<(), AuthError> {
+    /// Refreshes the held token; on a refusal of the grant forgets the tokens. Takes what
+    /// the store holds first when that changed meanwhile (a refresh, sign-in or sign-out
+    /// elsewhere).
+    async fn refresh(&self) -> Result<(), RefreshError> {
         let since = self.ctx.store.sign_outs(&self.resource_key);
         let stored = self.stored().await;
         let (held, disc) = {
@@ -90,33 +121,47 @@ impl Authorizer {
                 st.kept = stored.clone();
                 return match stored {
                     Some(_) => Ok(()),
-                    None => Err(AuthError("signed out".into())),
+                    None => Err(RefreshError::SignInAgain("signed out".into())),
                 };
             }
             (st.tokens.clone(), st.discovered.clone())
         };
         let Some(held) = held else {
-            return Err(AuthError("not signed in".into()));
+            return Err(RefreshError::SignInAgain("not signed in".into()));
         };
-        let http = self.http()?;
+        let http = self.http().map_err(RefreshError::Failed)?;
         let disc = match disc {
-            Some(d) if d.meta.issuer == held.issuer => d,
-            _ => flow::discover(&http, &self.server_url, None).await?,
+            Some(d) if token::issued_by(&held, &d.meta) => d,
+            _ => flow::discover(&http, &self.server_url, None)
+                .await
+                .map_err(RefreshError::Failed)?,
         };
+        if !token::issued_by(&held, &disc.meta) {
+            // Never hand the refresh token (or the client's secret) to another server.
+            return Err(RefreshError::SignInAgain(format!(
+                "the server now names the authorization server {}, not {} that signed you in",
+                disc.meta.issuer, held.issuer
+            )));
+        }
         let Some(client) = register::known_client(&self.ctx, &disc.meta, self.oauth.as_ref())
         else {
-            return Err(AuthError(
-                "no client registration is kept for the authorization server; sign in again".into(),
+            return Err(RefreshError::SignInAgain(
+                "no client registration is kept for the authorization server".into(),
             ));
         };
         match token::refresh(&http, &disc.meta, &client, &held, &disc.resource).await {
-            Ok(t) => self.keep(t, Some(disc), stored, since).await,
-            Err(e) => {
-                if e.code.is_some() && self.forget_refused(held).await {
+            Ok(t) => self
+                .keep(t, Some(disc), stored, since)
+                .await
+                .map_err(|_| RefreshError::SignInAgain("signed out".into())),
+            Err(e) if e.code.as_deref() == Some("invalid_grant") => {
+                if self.forget_refused(held).await {
                     return Ok(()); // newer tokens were kept meanwhile: use those
                 }
-                Err(e.into())
+                Err(RefreshError::Spent(e.into()))
             }
+            Err(e) if e.code.is_some() => Err(RefreshError::SignInAgain(e.message)),
+            Err(e) => Err(RefreshError::Failed(e.into())),
         }
     }
 
@@ -215,6 +260,7 @@ mod tests {
             issued_at,
             scopes: Vec::new(),
             issuer: "https://auth.example".into(),
+            token_endpoint: None,
         }
     }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::discovery::{self, ServerMetadata};
-use super::{AuthContext, AuthError, OAuthConfig, StoredClient};
+use super::{AuthContext, AuthError, OAuthConfig, StoredClient, StoredTokens};
 
 /// `client_name` sent in Dynamic Client Registration.
 pub const CLIENT_NAME: &str = "harness9";
@@ -62,6 +62,25 @@ pub async fn client_for(
     let (issuer, saved) = (meta.issuer.clone(), client.clone());
     let _ = tokio::task::spawn_blocking(move || store.save_client(&issuer, &saved)).await;
     Ok(client)
+}
+
+/// A client secret from `.mcp.json` belongs to one authorization server: while a sign-in
+/// from another one is kept for this server (`kept`), it is not sent to `meta`'s issuer
+/// (the server may have been taken over and point somewhere else now); the user signs out
+/// first when the new server is right.
+pub fn check_configured_secret(
+    kept: Option<&StoredTokens>,
+    meta: &ServerMetadata,
+    oauth: Option<&OAuthConfig>,
+) -> Result<(), AuthError> {
+    let has_secret = oauth.is_some_and(|o| o.client_id.is_some() && o.client_secret.is_some());
+    match kept {
+        Some(t) if has_secret && t.issuer != meta.issuer => Err(AuthError(format!(
+            "the server now names the authorization server {}, not {} where you signed in with the client secret from .mcp.json; harness9 does not send that secret to another server. If the new one is right, sign out (`harness9 mcp logout`) and sign in again",
+            meta.issuer, t.issuer
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The client a refresh uses with `meta`'s issuer: the configured one, the kept

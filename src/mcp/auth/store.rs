@@ -55,12 +55,18 @@ pub struct StoredTokens {
     pub scopes: Vec<String>,
     /// The authorization server that issued them.
     pub issuer: String,
+    /// The token endpoint of that server: the only place the refresh token (and the
+    /// client's secret) is ever sent. Unknown for tokens kept by older versions (then the
+    /// issuer alone decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for StoredTokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoredTokens")
             .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
             .field("scopes", &self.scopes)
             .field("expires_at", &self.expires_at)
             .field("refreshable", &self.refresh_token.is_some())
@@ -266,13 +272,10 @@ impl CredentialStore {
         since: u64,
     ) -> Result<bool, String> {
         let sign_outs = self.sign_outs.lock();
-        if sign_outs.get(resource).copied().unwrap_or(0) != since
-            || self.tokens(resource).as_ref() != expected
-        {
+        if sign_outs.get(resource).copied().unwrap_or(0) != since {
             return Ok(false);
         }
-        self.save_tokens(resource, tokens)?;
-        Ok(true)
+        self.swap_tokens(resource, expected, Some(tokens))
     }
 
     /// Forgets the tokens of `resource` only when they are still `expected` (the server
@@ -283,10 +286,43 @@ impl CredentialStore {
         expected: &StoredTokens,
     ) -> Result<bool, String> {
         let _sign_outs = self.sign_outs.lock();
-        if self.tokens(resource).as_ref() != Some(expected) {
-            return Ok(false);
+        self.swap_tokens(resource, Some(expected), None)
+    }
+
+    /// Replaces the tokens of `resource` with `new` (None: forgets them) when the store
+    /// holds `expected`, as one step: in the file, under its lock, so another process
+    /// cannot write between the comparison and the write. `Ok(true)` when replaced. The
+    /// keychain has no lock to take: there it is a read, then a write.
+    fn swap_tokens(
+        &self,
+        resource: &str,
+        expected: Option<&StoredTokens>,
+        new: Option<&StoredTokens>,
+    ) -> Result<bool, String> {
+        let swap = |kept: &mut Kept| {
+            if kept.tokens.get(resource) != expected {
+                return false;
+            }
+            match new {
+                Some(t) => kept.tokens.insert(resource.to_string(), t.clone()),
+                None => kept.tokens.remove(resource),
+            };
+            true
+        };
+        match &self.backend {
+            Backend::Memory(m) => Ok(swap(&mut m.lock())),
+            Backend::File(f) => f.update(swap),
+            Backend::Keychain(_) => {
+                if self.tokens(resource).as_ref() != expected {
+                    return Ok(false);
+                }
+                let value = new
+                    .map(serde_json::to_value)
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                self.put(Key::Tokens(resource), value).map(|_| true)
+            }
         }
-        self.put(Key::Tokens(resource), None)
     }
 
     pub fn client(&self, issuer: &str) -> Option<StoredClient> {

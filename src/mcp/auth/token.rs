@@ -127,6 +127,15 @@ pub async fn refresh(
             message: "no refresh token is kept".into(),
         });
     };
+    if !issued_by(old, meta) {
+        return Err(TokenError {
+            code: None,
+            message: format!(
+                "the tokens were issued by {}, not by {}; sign in again",
+                old.issuer, meta.issuer
+            ),
+        });
+    }
     let params = vec![
         ("grant_type", "refresh_token".to_string()),
         ("refresh_token", rt.clone()),
@@ -135,6 +144,16 @@ pub async fn refresh(
     let r = send(http, meta, client, params).await?;
     // A server may keep the refresh token it issued before (RFC 6749 §6).
     Ok(into_stored(r, meta, &old.scopes, Some(rt)))
+}
+
+/// Whether `tokens` were issued by the authorization server `meta` describes: the same
+/// issuer, and the same token endpoint when it was kept with them.
+pub fn issued_by(tokens: &StoredTokens, meta: &ServerMetadata) -> bool {
+    tokens.issuer == meta.issuer
+        && tokens
+            .token_endpoint
+            .as_ref()
+            .is_none_or(|e| *e == meta.token_endpoint)
 }
 
 fn into_stored(
@@ -155,6 +174,7 @@ fn into_stored(
         issued_at: Some(issued_at),
         scopes,
         issuer: meta.issuer.clone(),
+        token_endpoint: Some(meta.token_endpoint.clone()),
     }
 }
 
@@ -185,8 +205,12 @@ async fn send(
         ))
     })?;
     if !status.is_success() {
-        let code = serde_json::from_slice::<OAuthErrorBody>(&body)
-            .ok()
+        // Only a refusal (4xx) says something about the grant; a failing server (5xx)
+        // says nothing about it, whatever code its body names.
+        let code = status
+            .is_client_error()
+            .then(|| serde_json::from_slice::<OAuthErrorBody>(&body).ok())
+            .flatten()
             .map(|b| b.error);
         let hint = match code.as_deref() {
             Some("invalid_grant") => "; sign in again",

@@ -215,10 +215,10 @@ impl Manager {
                     name,
                     gen,
                     ServerState::NeedsAuth {
-                        reason: e.0.clone(),
+                        reason: e.to_string(),
                     },
                 );
-                Err(e.0)
+                Err(e.to_string())
             }
         }
     }
@@ -251,7 +251,9 @@ impl Manager {
         if was_running {
             self.stop(name).await;
         }
-        let forgot = auth::sign_out(url, &self.inner.auth).await.map_err(|e| e.0);
+        let forgot = auth::sign_out(url, &self.inner.auth)
+            .await
+            .map_err(|e| e.to_string());
         if was_running {
             self.start(name);
             self.publish();

@@ -52,6 +52,7 @@ use super::http_limits::{self, BodyError};
 use super::mcp_headers;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
+use crate::config::mask::MaskedUrl;
 use crate::mcp::log::{LogSource, ServerLog};
 
 /// `Accept` of every POST.
@@ -97,13 +98,15 @@ pub(crate) fn open(
     mode: Mode,
 ) -> Result<(Connection, TransportKind), String> {
     let url = Url::parse(&spec.url).map_err(|e| {
-        let shown = crate::config::mask::mask_url(&spec.url);
-        format!("the url \"{shown}\" is not valid: {e}")
+        format!(
+            "the url \"{}\" is not valid: {e}",
+            MaskedUrl::new(&spec.url)
+        )
     })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
             "the url \"{}\" must start with http:// or https://",
-            spec.url
+            MaskedUrl::new(&spec.url)
         ));
     }
     let headers = config_headers(&spec.headers)?;

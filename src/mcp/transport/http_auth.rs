@@ -74,7 +74,7 @@ impl Shared {
             {
                 Ok(()) => continue,
                 Err(e) => {
-                    resp.extensions_mut().insert(AuthRefusal(e.0));
+                    resp.extensions_mut().insert(AuthRefusal(e.to_string()));
                     return Ok(resp);
                 }
             }

@@ -17,6 +17,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::{Response, Url};
+
+use crate::config::mask::mask_urls_in;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
@@ -202,11 +204,13 @@ impl Shared {
     }
 
     /// Ends the connection with `reason` (once).
+    /// Ends the connection with `reason` (its URLs masked: it reaches the status, the
+    /// logs and the front ends).
     pub(crate) fn close_with(&self, reason: String) {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        let _ = self.inbound.send(Inbound::Closed(reason));
+        let _ = self.inbound.send(Inbound::Closed(mask_urls_in(&reason)));
         self.abort_all();
     }
 
@@ -221,6 +225,7 @@ impl Shared {
 
     /// Fails one request with a synthesized JSON-RPC error response.
     pub(crate) fn fail_request(&self, id: &str, message: &str) {
+        let message = &mask_urls_in(message);
         self.log.push(LogSource::Host, "warning", message);
         let body = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
@@ -230,6 +235,7 @@ impl Shared {
     }
 
     pub(crate) fn warn(&self, message: &str) {
+        let message = &mask_urls_in(message);
         tracing::warn!("{message}");
         self.log.push(LogSource::Host, "warning", message);
     }

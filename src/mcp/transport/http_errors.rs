@@ -10,7 +10,8 @@ use super::http_limits;
 /// Bytes of an error body read for the detail of a status message.
 const DETAIL_BODY_BYTES: usize = 4096;
 
-/// The whole error chain as one line (reqwest's top-level message hides the cause).
+/// The whole error chain as one line (reqwest's top-level message hides the cause), with
+/// every URL in it masked (reqwest names the request's URL, whose query may hold a token).
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = vec![e.to_string()];
     let mut src = e.source();
@@ -21,7 +22,7 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
         src = s.source();
     }
-    parts.join(": ")
+    crate::config::mask::mask_urls_in(&parts.join(": "))
 }
 
 fn host_port(url: &Url) -> String {
@@ -37,9 +38,7 @@ pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
     if let Some(refused) = http_limits::cross_origin(e) {
         return refused.to_string();
     }
-    // reqwest names the url in its message; its query may hold a token.
-    let chain = error_chain(e).replace(url.as_str(), &crate::config::mask::mask_url(url.as_str()));
-    classify_failure(url, &chain, e.is_timeout(), e.is_connect())
+    classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
 }
 
 /// The classification behind [`describe_send_error`], on the error chain's text.

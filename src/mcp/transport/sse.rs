@@ -18,6 +18,8 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Response, Url};
 
+use crate::config::mask::MaskedUrl;
+
 use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
 use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits;
@@ -49,7 +51,8 @@ impl LegacySession {
                 .unwrap_or("none")
                 .to_string();
             return Err(format!(
-                "GET {url} did not open an event stream (Content-Type: {ct})"
+                "GET {} did not open an event stream (Content-Type: {ct})",
+                MaskedUrl::from(&url)
             ));
         }
         let mut parser = SseParser::new(shared.max_message_bytes);

@@ -8,6 +8,7 @@ fn tokens(access: &str) -> StoredTokens {
         issued_at: Some(1_899_996_400),
         scopes: vec!["read".into()],
         issuer: "https://auth.example".into(),
+        token_endpoint: None,
     }
 }
 
@@ -185,4 +186,52 @@ fn checked_saves_do_not_undo_a_sign_out_or_newer_tokens() {
     let after = store.sign_outs(r);
     assert_eq!(store.save_tokens_if(r, &tokens("c"), None, after), Ok(true));
     assert_eq!(store.tokens(r), Some(tokens("c")));
+}
+
+/// Another process holds the file's lock and writes newer tokens while a checked save
+/// waits for it: the save must compare with what the file holds once it has the lock (so
+/// it refuses), not with what it read before.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_checked_save_compares_under_the_file_lock() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(CREDENTIALS_FILE);
+    let r = "https://mcp.example/mcp";
+    let store = std::sync::Arc::new(CredentialStore::file(path.clone()));
+    store.save_tokens(r, &tokens("a1")).unwrap();
+
+    // The other process: takes the lock the store uses.
+    let lock = std::fs::File::open(path.with_extension("lock")).unwrap();
+    let inode = lock.metadata().unwrap().ino();
+    // SAFETY: flock on a descriptor we own; released when it is closed.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+
+    let saving = store.clone();
+    let save =
+        std::thread::spawn(move || saving.save_tokens_if(r, &tokens("b1"), Some(&tokens("a1")), 0));
+    // Wait until the save is blocked on the lock (a waiter shows in /proc/locks as `->`).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let waiting = || {
+        std::fs::read_to_string("/proc/locks")
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("->") && l.contains(&format!(":{inode} ")))
+    };
+    while !waiting() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the save never waited for the lock"
+        );
+        std::thread::yield_now();
+    }
+    // Meanwhile the other process keeps newer tokens, then lets go.
+    let mut kept: Kept = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    kept.tokens.insert(r.to_string(), tokens("c1"));
+    std::fs::write(&path, serde_json::to_vec(&kept).unwrap()).unwrap();
+    drop(lock);
+
+    assert_eq!(save.join().unwrap(), Ok(false));
+    assert_eq!(store.tokens(r), Some(tokens("c1")));
 }
