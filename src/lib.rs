@@ -14,6 +14,7 @@ pub mod serve;
 pub use mcp::transport::stdio::shell_env;
 pub mod tools;
 pub mod trust;
+pub mod userdata;
 pub use harness::{Chat, ChatState, EventSink, Harness, HarnessOptions};
 pub mod bench;
 pub mod engine;

@@ -3,27 +3,31 @@
 //!
 //! A pin records, per project folder and server, each tool's name, description and input
 //! schema together with a SHA-256 digest of their canonical JSON (object keys sorted, so key
-//! order never matters). The definition itself is kept so a change can be shown as a diff.
-//! Pins are a record of what was seen, not a grant: they are recorded on the first listing
-//! of a server that has none, whatever approved it.
+//! order never matters), and its title and annotations ([`ToolHints`]: a tool that turns
+//! from destructive to "read-only" is a change like any other). The definition itself is
+//! kept so a change can be shown as a diff. Pins are a record of what was seen, not a
+//! grant: they are recorded on the first listing of a server that has none, whatever
+//! approved it. A pin written before titles and annotations were pinned takes the tool's
+//! current ones once, the first time the tool is seen again ([`upgrades`]).
 //!
-//! The file (`pins.json`, beside `approvals.json`) is read once into memory on a blocking
-//! thread (however many servers ask at once) and written atomically on a blocking thread;
-//! no async runtime thread touches disk. Writes that pile up while one is under way are
-//! folded into the next, and each writes straight from the cache without copying it. A
-//! pinned schema is kept as its canonical JSON text, not as a parsed value: a project with
-//! 10,000 tools holds a few megabytes of pins, not tens.
+//! The file (`pins.json`, beside `approvals.json`) is kept by [`crate::userdata`]: read
+//! on a blocking thread (one reader however many servers ask at once) whenever another
+//! process changed it, and changed under the shared lock on a blocking thread; no async
+//! runtime thread touches disk. Changes that pile up while a write is under way are folded
+//! into the next. A pinned schema is kept as its canonical JSON text, not as a parsed
+//! value: a project with 10,000 tools holds a few megabytes of pins, not tens.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::userdata::{project_key, JsonFile};
 
 /// File name of the pin store, next to the approvals file.
 pub const PINS_FILE: &str = "pins.json";
@@ -39,6 +43,63 @@ pub struct ToolPin {
     /// The canonical JSON text of the input schema (parsed only to show a change).
     #[serde(default = "null_schema")]
     pub input_schema: Box<RawValue>,
+    /// Title and annotations; `None` in pins written before they were pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<ToolHints>,
+}
+
+/// A tool's title and annotations as the server sent them (no defaults filled in: a hint
+/// that appears, disappears or flips is a change).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHints {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `annotations.title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations_title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolHints {
+    /// The hints of a tool: its `title` and its `annotations` object. Each hint is read on
+    /// its own, as [`crate::mcp::ToolDef::read_only_hint`] reads it, so one malformed
+    /// field cannot hide a flip of another.
+    pub fn of(title: Option<&str>, annotations: Option<&Value>) -> ToolHints {
+        let field = |k: &str| annotations.and_then(|a| a.get(k));
+        let hint = |k: &str| field(k).and_then(Value::as_bool);
+        ToolHints {
+            title: title.map(str::to_string),
+            annotations_title: field("title").and_then(Value::as_str).map(str::to_string),
+            read_only_hint: hint("readOnlyHint"),
+            destructive_hint: hint("destructiveHint"),
+            idempotent_hint: hint("idempotentHint"),
+            open_world_hint: hint("openWorldHint"),
+        }
+    }
+
+    fn lines(&self) -> String {
+        let mut out = Vec::new();
+        let text = |v: &Option<String>| match v {
+            Some(t) => serde_json::to_string(t).unwrap_or_default(),
+            None => "(none)".into(),
+        };
+        let flag = |v: Option<bool>| v.map_or("(none)".to_string(), |b| b.to_string());
+        out.push(format!("title: {}", text(&self.title)));
+        out.push(format!("annotations.title: {}", text(&self.annotations_title)));
+        out.push(format!("readOnlyHint: {}", flag(self.read_only_hint)));
+        out.push(format!("destructiveHint: {}", flag(self.destructive_hint)));
+        out.push(format!("idempotentHint: {}", flag(self.idempotent_hint)));
+        out.push(format!("openWorldHint: {}", flag(self.open_world_hint)));
+        out.join("\n")
+    }
 }
 
 fn null_schema() -> Box<RawValue> {
@@ -61,7 +122,14 @@ impl ToolPin {
             digest: hex(&Sha256::digest(body.as_bytes())),
             description: description.to_string(),
             input_schema: RawValue::from_string(schema).expect("serialized JSON"),
+            hints: None,
         }
+    }
+
+    /// The same pin, covering these hints too.
+    pub fn with_hints(mut self, hints: ToolHints) -> ToolPin {
+        self.hints = Some(hints);
+        self
     }
 
     /// The pinned input schema as a value, keys sorted.
@@ -81,6 +149,7 @@ impl PartialEq for ToolPin {
         self.digest == other.digest
             && self.description == other.description
             && self.input_schema.get() == other.input_schema.get()
+            && self.hints == other.hints
     }
 }
 
@@ -90,13 +159,16 @@ impl PartialEq for ToolPin {
 pub enum ToolChange {
     /// Not in the pins: the server added it after it was first seen.
     New,
-    /// Description and/or input schema differ from the pin.
+    /// Description, input schema and/or title and annotations differ from the pin.
     #[serde(rename_all = "camelCase")]
     Changed {
         /// `(pinned, now)` when the description changed.
         description: Option<(String, String)>,
         /// `(pinned, now)` canonical JSON when the input schema changed.
         input_schema: Option<(Value, Value)>,
+        /// `(pinned, now)` when the title or an annotation changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<(ToolHints, ToolHints)>,
     },
 }
 
@@ -108,12 +180,22 @@ impl ToolChange {
             ToolChange::Changed {
                 description,
                 input_schema,
-            } => match (description.is_some(), input_schema.is_some()) {
-                (true, true) => "its description and input schema changed".into(),
-                (true, false) => "its description changed".into(),
-                (false, true) => "its input schema changed".into(),
-                (false, false) => "its definition changed".into(),
-            },
+                annotations,
+            } => {
+                let parts: Vec<&str> = [
+                    description.as_ref().map(|_| "description"),
+                    input_schema.as_ref().map(|_| "input schema"),
+                    annotations.as_ref().map(|_| "annotations"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                match parts.as_slice() {
+                    [] => "its definition changed".into(),
+                    [one] => format!("its {one} changed"),
+                    [init @ .., last] => format!("its {} and {last} changed", init.join(", ")),
+                }
+            }
         }
     }
 
@@ -125,6 +207,7 @@ impl ToolChange {
             ToolChange::Changed {
                 description,
                 input_schema,
+                annotations,
             } => {
                 if let Some((old, new)) = description {
                     out.push("description:".to_string());
@@ -134,6 +217,10 @@ impl ToolChange {
                     out.push("input schema:".to_string());
                     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
                     line_diff(&pretty(old), &pretty(new), &mut out);
+                }
+                if let Some((old, new)) = annotations {
+                    out.push("title and annotations:".to_string());
+                    line_diff(&old.lines(), &new.lines(), &mut out);
                 }
             }
         }
@@ -223,13 +310,24 @@ pub fn compare(
     for (name, now) in listing {
         let change = match pins.get(name) {
             None => ToolChange::New,
-            Some(pin) if pin.digest == now.digest => continue,
             Some(pin) => {
+                // A pin without hints predates them: [`upgrades`] fills them in.
+                let annotations = match (&pin.hints, &now.hints) {
+                    (Some(was), Some(is)) if was != is => Some((was.clone(), is.clone())),
+                    (Some(was), None) if *was != ToolHints::default() => {
+                        Some((was.clone(), ToolHints::default()))
+                    }
+                    _ => None,
+                };
+                if pin.digest == now.digest && annotations.is_none() {
+                    continue;
+                }
                 let (was, is) = (pin.schema(), now.schema());
                 ToolChange::Changed {
                     description: (pin.description != now.description)
                         .then(|| (pin.description.clone(), now.description.clone())),
                     input_schema: (was != is).then_some((was, is)),
+                    annotations,
                 }
             }
         };
@@ -242,42 +340,58 @@ pub fn compare(
     held
 }
 
+/// The listed tools whose pin predates pinned hints and is otherwise unchanged: their pin
+/// takes the hints they have now (once; no mass hold-back after an upgrade).
+pub fn upgrades(
+    pins: Option<&BTreeMap<String, ToolPin>>,
+    listing: &[(String, ToolPin)],
+) -> Vec<(String, ToolPin)> {
+    let Some(pins) = pins else {
+        return Vec::new();
+    };
+    listing
+        .iter()
+        .filter(|(name, now)| {
+            now.hints.is_some()
+                && pins
+                    .get(name)
+                    .is_some_and(|pin| pin.hints.is_none() && pin.digest == now.digest)
+        })
+        .cloned()
+        .collect()
+}
+
 /// project folder → server name → tool name → pin
 type PinMap = BTreeMap<String, BTreeMap<String, BTreeMap<String, ToolPin>>>;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct PinFile {
     #[serde(default)]
     projects: PinMap,
 }
 
-/// The file as written: straight from the cache.
-#[derive(Serialize)]
-struct PinFileRef<'a> {
-    projects: &'a PinMap,
-}
+/// Pins waiting to be written: (project key, server, tools).
+type Pending = Vec<(String, String, Vec<(String, ToolPin)>)>;
 
-/// The pins of every project, cached in memory. Cheap to clone; clones share the cache.
+/// The pins of every project. Cheap to clone; clones share the cache.
 #[derive(Debug, Clone)]
 pub struct PinStore {
-    path: PathBuf,
-    cache: Arc<Mutex<Option<PinMap>>>,
+    file: JsonFile<PinFile>,
     /// One reader of the file, however many servers ask at once.
-    loading: Arc<tokio::sync::Mutex<()>>,
+    reading: Arc<Mutex<()>>,
     /// Serialises writers; only ever taken on a blocking thread.
     write: Arc<Mutex<()>>,
-    /// The cache changed since it was last written.
-    dirty: Arc<AtomicBool>,
+    /// Changes not written yet; the next writer writes all of them.
+    pending: Arc<Mutex<Pending>>,
 }
 
 impl PinStore {
     pub fn at(path: PathBuf) -> Self {
         PinStore {
-            path,
-            cache: Arc::default(),
-            loading: Arc::default(),
+            file: JsonFile::at(path),
+            reading: Arc::default(),
             write: Arc::default(),
-            dirty: Arc::default(),
+            pending: Arc::default(),
         }
     }
 
@@ -287,46 +401,36 @@ impl PinStore {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    async fn loaded(&self) {
-        if self.cache.lock().is_some() {
-            return;
-        }
-        let _one = self.loading.lock().await;
-        if self.cache.lock().is_some() {
-            return;
-        }
-        let path = self.path.clone();
-        let file: PinFile = tokio::task::spawn_blocking(move || {
-            std::fs::read(&path)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default()
-        })
-        .await
-        .unwrap_or_default();
-        let mut cache = self.cache.lock();
-        if cache.is_none() {
-            *cache = Some(file.projects);
-        }
+    /// The pins of one server as stored now, `None` when it was never seen. Blocking.
+    pub fn server_pins_now(
+        &self,
+        project: &Path,
+        server: &str,
+    ) -> Option<BTreeMap<String, ToolPin>> {
+        let file = {
+            let _one = self.reading.lock();
+            self.file.current()
+        };
+        file.projects
+            .get(&project_key(project))
+            .and_then(|p| p.get(server))
+            .cloned()
     }
 
-    /// The pins of one server, `None` when it was never seen.
+    /// The pins of one server, `None` when it was never seen (read off the runtime).
     pub async fn server_pins(
         &self,
         project: &Path,
         server: &str,
     ) -> Option<BTreeMap<String, ToolPin>> {
-        self.loaded().await;
-        let key = project_key(project);
-        self.cache
-            .lock()
-            .as_ref()
-            .and_then(|m| m.get(&key))
-            .and_then(|p| p.get(server))
-            .cloned()
+        let (store, project, server) = (self.clone(), project.to_path_buf(), server.to_string());
+        tokio::task::spawn_blocking(move || store.server_pins_now(&project, &server))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Pins these tools (adding to or replacing the server's pins) and writes the store.
@@ -337,56 +441,50 @@ impl PinStore {
         server: &str,
         tools: Vec<(String, ToolPin)>,
     ) -> std::io::Result<()> {
-        self.loaded().await;
-        let key = project_key(project);
-        {
-            let mut cache = self.cache.lock();
-            let pins = cache
-                .get_or_insert_with(BTreeMap::new)
-                .entry(key)
-                .or_default()
-                .entry(server.to_string())
-                .or_default();
-            pins.extend(tools);
-        }
-        self.dirty.store(true, Ordering::Release);
         let store = self.clone();
-        tokio::task::spawn_blocking(move || store.write_now())
+        let (project, server) = (project.to_path_buf(), server.to_string());
+        tokio::task::spawn_blocking(move || store.record_now(&project, &server, tools))
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
-    /// Writes the latest cached state, unless a writer before it already did.
+    /// [`PinStore::record`] on the calling thread. Blocking.
+    pub fn record_now(
+        &self,
+        project: &Path,
+        server: &str,
+        tools: Vec<(String, ToolPin)>,
+    ) -> std::io::Result<()> {
+        self.pending
+            .lock()
+            .push((project_key(project), server.to_string(), tools));
+        self.write_now()
+    }
+
+    /// Writes every pending change in one locked update, unless a writer before it did.
     fn write_now(&self) -> std::io::Result<()> {
         let _guard = self.write.lock();
-        if !self.dirty.swap(false, Ordering::AcqRel) {
+        let changes = std::mem::take(&mut *self.pending.lock());
+        if changes.is_empty() {
             return Ok(());
         }
-        let bytes = {
-            let cache = self.cache.lock();
-            let empty = PinMap::new();
-            let file = PinFileRef {
-                projects: cache.as_ref().unwrap_or(&empty),
-            };
-            serde_json::to_vec_pretty(&file).expect("pins serialize")
-        };
-        let written = self
-            .path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| crate::config::write_atomically(&self.path, &bytes));
-        if written.is_err() {
-            self.dirty.store(true, Ordering::Release);
+        let written = self.file.update(|file| {
+            for (key, server, tools) in &changes {
+                file.projects
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(server.clone())
+                    .or_default()
+                    .extend(tools.iter().cloned());
+            }
+        });
+        if let Err(e) = written {
+            // Kept for the next writer.
+            self.pending.lock().splice(0..0, changes);
+            return Err(e.into());
         }
-        written
+        Ok(())
     }
-}
-
-fn project_key(project: &Path) -> String {
-    std::fs::canonicalize(project)
-        .unwrap_or_else(|_| project.to_path_buf())
-        .display()
-        .to_string()
 }
 
 #[cfg(test)]
@@ -464,6 +562,7 @@ mod tests {
                     change: ToolChange::Changed {
                         description: Some(("adds".into(), "adds; also reads ~/.ssh".into())),
                         input_schema: None,
+                        annotations: None,
                     },
                 },
                 HeldTool {
