@@ -52,6 +52,10 @@ impl RootsStore {
         }
     }
 
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
     /// The extra roots of a project, as stored now.
     pub fn get(&self, project: &Path) -> Vec<PathBuf> {
         self.file

@@ -57,13 +57,12 @@ pub struct UserDataWatcher {
 }
 
 impl UserDataWatcher {
-    /// Watches `dir` and calls `changed` with the kinds whose file changed. Must be called
-    /// inside a Tokio runtime.
+    /// Watches the folders and calls `changed` with the kinds whose file changed. Must be
+    /// called inside a Tokio runtime.
     pub fn start(
-        dir: &Path,
+        dirs: &[PathBuf],
         changed: impl Fn(BTreeSet<DataKind>) + Send + 'static,
     ) -> notify::Result<UserDataWatcher> {
-        let _ = std::fs::create_dir_all(dir);
         let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
         let mut watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -73,7 +72,11 @@ impl UserDataWatcher {
                     }
                 }
             })?;
-        watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        for dir in dirs {
+            // The folder exists before the first write, so that write is seen too.
+            let _ = std::fs::create_dir_all(dir);
+            watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        }
         let task = tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
                 let mut kinds: BTreeSet<DataKind> = DataKind::of(&first).into_iter().collect();
