@@ -68,13 +68,13 @@ impl RootsStore {
 
     /// Changes a project's roots as stored now (under the lock, so another process's
     /// change is kept); returns the edit's answer and the roots after it.
-    fn change<T>(
+    fn change<T: Send + 'static>(
         &self,
         project: &Path,
-        edit: impl FnOnce(&mut Vec<PathBuf>) -> Result<T, RootsError>,
+        edit: impl FnOnce(&mut Vec<PathBuf>) -> Result<T, RootsError> + Send + 'static,
     ) -> Result<Vec<PathBuf>, RootsError> {
         let key = project_key(project);
-        let out = self.file.update(|file| {
+        let out = self.file.update(move |file| {
             let roots = file.projects.entry(key.clone()).or_default();
             let out = edit(roots).map(|_| roots.clone());
             if roots.is_empty() {
@@ -90,8 +90,9 @@ impl RootsStore {
 
     #[cfg(test)]
     fn put(&self, project: &Path, roots: &[PathBuf]) -> Result<(), RootsError> {
-        self.change(project, |r| {
-            *r = roots.to_vec();
+        let roots = roots.to_vec();
+        self.change(project, move |r| {
+            *r = roots;
             Ok(())
         })
         .map(|_| ())
@@ -140,7 +141,7 @@ impl Harness {
         if project_key(&path) == project_key(&self.project) {
             return Err(RootsError::IsProject { path: shown });
         }
-        let roots = self.roots_store.change(&self.project, |roots| {
+        let roots = self.roots_store.change(&self.project, move |roots| {
             if roots.contains(&path) {
                 return Err(RootsError::AlreadyThere { path: shown });
             }
@@ -154,9 +155,10 @@ impl Harness {
     /// Removes a folder from the extra roots. Returns the extra roots now.
     pub fn remove_extra_root(&self, folder: &Path) -> Result<Vec<PathBuf>, RootsError> {
         let resolved = resolve(&self.project, folder);
-        let roots = self.roots_store.change(&self.project, |roots| {
+        let folder = folder.to_path_buf();
+        let roots = self.roots_store.change(&self.project, move |roots| {
             let before = roots.len();
-            roots.retain(|r| r != folder && *r != resolved);
+            roots.retain(|r| *r != folder && *r != resolved);
             if roots.len() == before {
                 return Err(RootsError::NotThere {
                     path: folder.display().to_string(),

@@ -71,8 +71,8 @@ impl ApprovalStore {
 
     /// Records approvals of (server name, fingerprint) pairs for this project. Blocking.
     pub fn approve(&self, project: &Path, servers: &[(String, String)]) -> std::io::Result<()> {
-        let key = project_key(project);
-        self.file.update(|file| {
+        let (key, servers) = (project_key(project), servers.to_vec());
+        self.file.update(move |file| {
             let entry = file.projects.entry(key).or_default();
             for (name, fingerprint) in servers {
                 entry.insert(name.clone(), fingerprint.clone());

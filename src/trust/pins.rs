@@ -370,19 +370,12 @@ struct PinFile {
     projects: PinMap,
 }
 
-/// Pins waiting to be written: (project key, server, tools).
-type Pending = Vec<(String, String, Vec<(String, ToolPin)>)>;
-
 /// The pins of every project. Cheap to clone; clones share the cache.
 #[derive(Debug, Clone)]
 pub struct PinStore {
     file: JsonFile<PinFile>,
     /// One reader of the file, however many servers ask at once.
     reading: Arc<Mutex<()>>,
-    /// Serialises writers; only ever taken on a blocking thread.
-    write: Arc<Mutex<()>>,
-    /// Changes not written yet; the next writer writes all of them.
-    pending: Arc<Mutex<Pending>>,
 }
 
 impl PinStore {
@@ -390,8 +383,6 @@ impl PinStore {
         PinStore {
             file: JsonFile::at(path),
             reading: Arc::default(),
-            write: Arc::default(),
-            pending: Arc::default(),
         }
     }
 
@@ -448,41 +439,23 @@ impl PinStore {
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
-    /// [`PinStore::record`] on the calling thread. Blocking.
+    /// [`PinStore::record`] on the calling thread (servers that list at the same time
+    /// share one write). Blocking.
     pub fn record_now(
         &self,
         project: &Path,
         server: &str,
         tools: Vec<(String, ToolPin)>,
     ) -> std::io::Result<()> {
-        self.pending
-            .lock()
-            .push((project_key(project), server.to_string(), tools));
-        self.write_now()
-    }
-
-    /// Writes every pending change in one locked update, unless a writer before it did.
-    fn write_now(&self) -> std::io::Result<()> {
-        let _guard = self.write.lock();
-        let changes = std::mem::take(&mut *self.pending.lock());
-        if changes.is_empty() {
-            return Ok(());
-        }
-        let written = self.file.update(|file| {
-            for (key, server, tools) in &changes {
-                file.projects
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(server.clone())
-                    .or_default()
-                    .extend(tools.iter().cloned());
-            }
-        });
-        if let Err(e) = written {
-            // Kept for the next writer.
-            self.pending.lock().splice(0..0, changes);
-            return Err(e.into());
-        }
+        let (key, server) = (project_key(project), server.to_string());
+        self.file.update(move |file| {
+            file.projects
+                .entry(key)
+                .or_default()
+                .entry(server)
+                .or_default()
+                .extend(tools);
+        })?;
         Ok(())
     }
 }

@@ -67,23 +67,25 @@ impl SamplingGrants {
 
     /// Lets the server sample without asking while its entry stays as it is. Blocking.
     pub fn grant(&self, project: &Path, server: &str, fingerprint: &str) -> std::io::Result<()> {
-        self.change(project, |servers| {
-            servers.insert(server.to_string(), fingerprint.to_string());
+        let (server, fingerprint) = (server.to_string(), fingerprint.to_string());
+        self.change(project, move |servers| {
+            servers.insert(server, fingerprint);
         })
     }
 
     /// Withdraws a grant; `Ok(true)` when there was one. Blocking.
     pub fn revoke(&self, project: &Path, server: &str) -> std::io::Result<bool> {
-        self.change(project, |servers| servers.remove(server).is_some())
+        let server = server.to_string();
+        self.change(project, move |servers| servers.remove(&server).is_some())
     }
 
-    fn change<T>(
+    fn change<T: Send + 'static>(
         &self,
         project: &Path,
-        edit: impl FnOnce(&mut BTreeMap<String, String>) -> T,
+        edit: impl FnOnce(&mut BTreeMap<String, String>) -> T + Send + 'static,
     ) -> std::io::Result<T> {
         let key = project_key(project);
-        Ok(self.file.update(|file| {
+        Ok(self.file.update(move |file| {
             let servers = file.projects.entry(key.clone()).or_default();
             let out = edit(servers);
             if servers.is_empty() {

@@ -63,10 +63,22 @@ struct Cached<T> {
     value: Arc<T>,
 }
 
-/// One user-data file. Cheap to clone; clones share the cache.
+/// One change waiting for a writer.
+type Job<T> = Box<dyn FnOnce(&mut T) + Send>;
+
+/// How a queued change ended: `None` while waiting; the error as kind and text (one write
+/// error is reported to every change of its batch).
+type Outcome = Arc<Mutex<Option<Result<(), (std::io::ErrorKind, String, bool)>>>>;
+
+/// One user-data file. Cheap to clone; clones share the cache and the queue of changes.
 pub struct JsonFile<T> {
     path: PathBuf,
     cache: Arc<Mutex<Option<Cached<T>>>>,
+    /// Changes of this process not written yet: the next writer writes them all in one
+    /// locked update (group commit), so concurrent changes cost one write, not one each.
+    queue: Arc<Mutex<Vec<(Job<T>, Outcome)>>>,
+    /// One writer of this process at a time.
+    writer: Arc<Mutex<()>>,
 }
 
 impl<T> Clone for JsonFile<T> {
@@ -74,6 +86,8 @@ impl<T> Clone for JsonFile<T> {
         JsonFile {
             path: self.path.clone(),
             cache: self.cache.clone(),
+            queue: self.queue.clone(),
+            writer: self.writer.clone(),
         }
     }
 }
@@ -89,6 +103,8 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
         JsonFile {
             path,
             cache: Arc::default(),
+            queue: Arc::default(),
+            writer: Arc::default(),
         }
     }
 
@@ -129,8 +145,64 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
     }
 
     /// Applies a change to the file as it is on disk, under the lock shared by every
-    /// user-data writer, and writes it back. Blocking.
-    pub fn update<R>(&self, edit: impl FnOnce(&mut T) -> R) -> Result<R, UserDataError> {
+    /// user-data writer, and writes it back. Changes made at the same time by other
+    /// threads of this process go into the same write. Blocking.
+    pub fn update<R: Send + 'static>(
+        &self,
+        edit: impl FnOnce(&mut T) -> R + Send + 'static,
+    ) -> Result<R, UserDataError> {
+        let answer: Arc<Mutex<Option<R>>> = Arc::default();
+        let outcome: Outcome = Arc::default();
+        let slot = answer.clone();
+        let job: Job<T> = Box::new(move |value: &mut T| {
+            *slot.lock() = Some(edit(value));
+        });
+        self.queue.lock().push((job, outcome.clone()));
+        {
+            let _writer = self.writer.lock();
+            // A writer before this one may have written this change already.
+            if outcome.lock().is_none() {
+                let batch = std::mem::take(&mut *self.queue.lock());
+                let (jobs, outcomes): (Vec<Job<T>>, Vec<Outcome>) = batch.into_iter().unzip();
+                self.write_batch(&outcomes, |value| jobs.into_iter().for_each(|job| job(value)));
+            }
+        }
+        let done = outcome.lock().take();
+        match done {
+            Some(Ok(())) => answer.lock().take().ok_or_else(|| UserDataError::Write {
+                path: self.path.display().to_string(),
+                source: std::io::Error::other("the change was not applied"),
+            }),
+            Some(Err((kind, text, lock))) => {
+                let source = std::io::Error::new(kind, text);
+                let path = self.path.display().to_string();
+                Err(if lock {
+                    UserDataError::Lock { path, source }
+                } else {
+                    UserDataError::Write { path, source }
+                })
+            }
+            None => Err(UserDataError::Write {
+                path: self.path.display().to_string(),
+                source: std::io::Error::other("the change was not written"),
+            }),
+        }
+    }
+
+    /// Applies a batch of changes under the lock and writes the file once; tells each
+    /// change's outcome.
+    fn write_batch(&self, outcomes: &[Outcome], apply: impl FnOnce(&mut T)) {
+        let result = self.write_locked(apply);
+        let told = result.as_ref().map(|_| ()).map_err(|e| match e {
+            UserDataError::Lock { source, .. } => (source.kind(), e.to_string(), true),
+            UserDataError::Write { source, .. } => (source.kind(), e.to_string(), false),
+        });
+        for o in outcomes {
+            *o.lock() = Some(told.clone());
+        }
+    }
+
+    fn write_locked(&self, apply: impl FnOnce(&mut T)) -> Result<(), UserDataError> {
         let dir = folder_of(&self.path);
         std::fs::create_dir_all(dir).map_err(|source| UserDataError::Write {
             path: dir.display().to_string(),
@@ -138,7 +210,7 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
         })?;
         let _lock = Lock::take(&dir.join(LOCK_FILE))?;
         let (_, mut value) = self.read();
-        let out = edit(&mut value);
+        apply(&mut value);
         let bytes = serde_json::to_vec_pretty(&value).unwrap_or_default();
         replace(&self.path, &bytes).map_err(|source| UserDataError::Write {
             path: self.path.display().to_string(),
@@ -149,7 +221,7 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
             stamp,
             value: Arc::new(value),
         });
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -206,9 +278,17 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "data".into());
+    let mut attempts = 0;
     let (tmp, mut file) = loop {
+        // A name nobody can guess ahead (a random part), and unique within the process.
+        let mut random = [0u8; 8];
+        let _ = getrandom::fill(&mut random);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let tmp = dir.join(format!(
+            ".{name}.{}.{n}.{:016x}.tmp",
+            std::process::id(),
+            u64::from_le_bytes(random)
+        ));
         let mut o = std::fs::OpenOptions::new();
         // create_new is O_CREAT|O_EXCL: it fails on anything at that name, a dangling
         // symlink too, instead of writing through it.
@@ -220,7 +300,9 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         }
         match o.open(&tmp) {
             Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n % 1000 != 999 => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 16 => {
+                attempts += 1;
+            }
             Err(e) => return Err(e),
         }
     };
@@ -267,15 +349,34 @@ mod tests {
         let path = dir.path().join("x.json");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
-        for n in 0..64 {
-            let tmp = dir
-                .path()
-                .join(format!(".x.json.{}.{n}.tmp", std::process::id()));
-            std::os::unix::fs::symlink(&victim, tmp).unwrap();
-        }
+        // The name earlier versions wrote through.
+        let old = dir.path().join(format!(".x.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, old).unwrap();
         let f = JsonFile::<Map>::at(path.clone());
-        f.update(|m| m.insert("k".into(), 1)).unwrap();
+        for i in 0..3 {
+            f.update(move |m| m.insert(format!("k{i}"), i)).unwrap();
+        }
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
         assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        assert_eq!(f.current().len(), 3);
+    }
+
+    #[test]
+    fn changes_from_many_threads_share_writes_and_none_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = JsonFile::<Map>::at(dir.path().join("x.json"));
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let f = f.clone();
+                s.spawn(move || {
+                    for i in 0..25 {
+                        f.update(move |m| m.insert(format!("{t}-{i}"), i)).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(f.current().len(), 200);
+        let other = JsonFile::<Map>::at(dir.path().join("x.json"));
+        assert_eq!(other.current().len(), 200);
     }
 }

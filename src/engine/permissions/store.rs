@@ -152,14 +152,11 @@ impl PermissionStore {
             return rules;
         }
         let key = project_key(project);
-        let tied = self.file.update(|file| {
-            let r = file.projects.entry(key.clone()).or_default();
-            if let Some(p) = r.names.remove(&spec.name) {
-                r.tools
-                    .entry(server.clone())
-                    .or_default()
-                    .entry(tool.clone())
-                    .or_insert(p);
+        let (name, server, tool) = (spec.name.clone(), server.clone(), tool.clone());
+        let tied = self.file.update(move |file| {
+            let r = file.projects.entry(key).or_default();
+            if let Some(p) = r.names.remove(&name) {
+                r.tools.entry(server).or_default().entry(tool).or_insert(p);
             }
             r.clone()
         });
@@ -179,7 +176,8 @@ impl PermissionStore {
         tool: &str,
         permission: Option<ToolPermission>,
     ) -> Result<(), UserDataError> {
-        self.edit(project, |rules| {
+        let tool = tool.to_string();
+        self.edit(project, move |rules| {
             let mut found = false;
             for (s, tools) in rules.tools.iter_mut() {
                 for (t, p) in tools.iter_mut() {
@@ -196,9 +194,9 @@ impl PermissionStore {
                     tools.retain(|t, _| shown_name(s, t) != tool);
                 }
                 rules.tools.retain(|_, t| !t.is_empty());
-                rules.names.remove(tool);
+                rules.names.remove(&tool);
             } else if let (false, Some(p)) = (found, permission) {
-                rules.names.insert(tool.to_string(), p);
+                rules.names.insert(tool, p);
             }
         })
     }
@@ -211,11 +209,12 @@ impl PermissionStore {
         tool: &str,
         permission: Option<ToolPermission>,
     ) -> Result<(), UserDataError> {
-        self.edit(project, |rules| {
-            let tools = rules.tools.entry(server.to_string()).or_default();
+        let (server, tool) = (server.to_string(), tool.to_string());
+        self.edit(project, move |rules| {
+            let tools = rules.tools.entry(server).or_default();
             match permission {
-                Some(p) => tools.insert(tool.to_string(), p),
-                None => tools.remove(tool),
+                Some(p) => tools.insert(tool, p),
+                None => tools.remove(&tool),
             };
             rules.tools.retain(|_, t| !t.is_empty());
         })
@@ -224,10 +223,10 @@ impl PermissionStore {
     fn edit(
         &self,
         project: &Path,
-        change: impl FnOnce(&mut ProjectRules),
+        change: impl FnOnce(&mut ProjectRules) + Send + 'static,
     ) -> Result<(), UserDataError> {
         let key = project_key(project);
-        self.file.update(|file| {
+        self.file.update(move |file| {
             let rules = file.projects.entry(key.clone()).or_default();
             change(rules);
             if rules.is_empty() {
