@@ -19,7 +19,6 @@
 //! user's explicit settings (deny and allow patterns, remembered answers) come first and
 //! still win. Hints are the server's claims, so they only ever add a question.
 
-
 use serde::{Deserialize, Serialize};
 
 use crate::tools::{ToolSource, ToolSpec};

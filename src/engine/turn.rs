@@ -790,10 +790,7 @@ fn remember_allow(inner: &Inner, tx: &Emitter, spec: &crate::tools::ToolSpec) {
         emit(
             tx,
             Event::Notice {
-                message: format!(
-                    "could not remember the permission for {}: {e}",
-                    spec.name
-                ),
+                message: format!("could not remember the permission for {}: {e}", spec.name),
             },
         );
     }

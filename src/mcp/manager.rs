@@ -276,6 +276,8 @@ struct Inner {
     surface: surface::Surface,
     /// The era each remote server (by URL) was found to speak ([`era`]).
     era_verdicts: era::Verdicts,
+    /// Counts changes of the stored user data seen by a watcher ([`stored`]).
+    user_data: watch::Sender<u64>,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -332,6 +334,7 @@ impl Manager {
                 stored_approvals: Mutex::default(),
                 auth: opts.auth,
                 era_verdicts: era::Verdicts::default(),
+                user_data: watch::channel(0).0,
             }),
         }
     }

@@ -93,7 +93,10 @@ impl ToolHints {
         };
         let flag = |v: Option<bool>| v.map_or("(none)".to_string(), |b| b.to_string());
         out.push(format!("title: {}", text(&self.title)));
-        out.push(format!("annotations.title: {}", text(&self.annotations_title)));
+        out.push(format!(
+            "annotations.title: {}",
+            text(&self.annotations_title)
+        ));
         out.push(format!("readOnlyHint: {}", flag(self.read_only_hint)));
         out.push(format!("destructiveHint: {}", flag(self.destructive_hint)));
         out.push(format!("idempotentHint: {}", flag(self.idempotent_hint)));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -74,11 +74,24 @@ type Outcome = Arc<Mutex<Option<Result<(), (std::io::ErrorKind, String, bool)>>>
 pub struct JsonFile<T> {
     path: PathBuf,
     cache: Arc<Mutex<Option<Cached<T>>>>,
-    /// Changes of this process not written yet: the next writer writes them all in one
-    /// locked update (group commit), so concurrent changes cost one write, not one each.
-    queue: Arc<Mutex<Vec<(Job<T>, Outcome)>>>,
-    /// One writer of this process at a time.
-    writer: Arc<Mutex<()>>,
+    /// Changes of this process not written yet, and whether a writer is at work: the
+    /// next writer writes all waiting changes in one locked update (group commit), so
+    /// concurrent changes cost one write, not one each.
+    writing: Arc<(Mutex<Queue<T>>, Condvar)>,
+}
+
+struct Queue<T> {
+    jobs: Vec<(Job<T>, Outcome)>,
+    busy: bool,
+}
+
+impl<T> Default for Queue<T> {
+    fn default() -> Self {
+        Queue {
+            jobs: Vec::new(),
+            busy: false,
+        }
+    }
 }
 
 impl<T> Clone for JsonFile<T> {
@@ -86,15 +99,16 @@ impl<T> Clone for JsonFile<T> {
         JsonFile {
             path: self.path.clone(),
             cache: self.cache.clone(),
-            queue: self.queue.clone(),
-            writer: self.writer.clone(),
+            writing: self.writing.clone(),
         }
     }
 }
 
 impl<T> std::fmt::Debug for JsonFile<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JsonFile").field("path", &self.path).finish()
+        f.debug_struct("JsonFile")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -103,8 +117,7 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
         JsonFile {
             path,
             cache: Arc::default(),
-            queue: Arc::default(),
-            writer: Arc::default(),
+            writing: Arc::default(),
         }
     }
 
@@ -157,16 +170,31 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
         let job: Job<T> = Box::new(move |value: &mut T| {
             *slot.lock() = Some(edit(value));
         });
-        self.queue.lock().push((job, outcome.clone()));
-        {
-            let _writer = self.writer.lock();
-            // A writer before this one may have written this change already.
-            if outcome.lock().is_none() {
-                let batch = std::mem::take(&mut *self.queue.lock());
-                let (jobs, outcomes): (Vec<Job<T>>, Vec<Outcome>) = batch.into_iter().unzip();
-                self.write_batch(&outcomes, |value| jobs.into_iter().for_each(|job| job(value)));
+        let (queue, wake) = &*self.writing;
+        let mut q = queue.lock();
+        q.jobs.push((job, outcome.clone()));
+        // Until a writer (this thread or another) has written this change.
+        while outcome.lock().is_none() {
+            if q.busy {
+                wake.wait(&mut q);
+                continue;
             }
+            q.busy = true;
+            let (jobs, outcomes): (Vec<Job<T>>, Vec<Outcome>) =
+                std::mem::take(&mut q.jobs).into_iter().unzip();
+            drop(q);
+            {
+                let _done = BatchDone {
+                    writing: &self.writing,
+                    outcomes: &outcomes,
+                };
+                self.write_batch(&outcomes, |value| {
+                    jobs.into_iter().for_each(|job| job(value))
+                });
+            }
+            q = queue.lock();
         }
+        drop(q);
         let done = outcome.lock().take();
         match done {
             Some(Ok(())) => answer.lock().take().ok_or_else(|| UserDataError::Write {
@@ -225,6 +253,30 @@ impl<T: Default + Serialize + DeserializeOwned> JsonFile<T> {
     }
 }
 
+/// Ends a batch even when a change panicked: its changes are told they failed, and the
+/// next writer may go.
+struct BatchDone<'a, T> {
+    writing: &'a (Mutex<Queue<T>>, Condvar),
+    outcomes: &'a [Outcome],
+}
+
+impl<T> Drop for BatchDone<'_, T> {
+    fn drop(&mut self) {
+        for o in self.outcomes {
+            o.lock().get_or_insert_with(|| {
+                Err((
+                    std::io::ErrorKind::Other,
+                    "the change failed while it was applied".into(),
+                    false,
+                ))
+            });
+        }
+        let (queue, wake) = self.writing;
+        queue.lock().busy = false;
+        wake.notify_all();
+    }
+}
+
 fn folder_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -247,7 +299,8 @@ impl Lock {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+            o.mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
         }
         let file = o.open(path).map_err(failed)?;
         #[cfg(unix)]
@@ -296,7 +349,8 @@ fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+            o.mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
         }
         match o.open(&tmp) {
             Ok(f) => break (tmp, f),
@@ -350,7 +404,9 @@ mod tests {
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
         // The name earlier versions wrote through.
-        let old = dir.path().join(format!(".x.json.{}.tmp", std::process::id()));
+        let old = dir
+            .path()
+            .join(format!(".x.json.{}.tmp", std::process::id()));
         std::os::unix::fs::symlink(&victim, old).unwrap();
         let f = JsonFile::<Map>::at(path.clone());
         for i in 0..3 {

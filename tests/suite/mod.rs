@@ -36,6 +36,7 @@ mod tui_asks;
 mod tui_exit;
 mod tui_settings;
 mod tui_surface;
+mod userdata;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

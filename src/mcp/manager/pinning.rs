@@ -111,7 +111,11 @@ impl Manager {
         let names: Vec<String> = self.inner.listings.lock().keys().cloned().collect();
         let mut changed = false;
         for name in names {
-            let pins = self.inner.pins.server_pins(&self.inner.project, &name).await;
+            let pins = self
+                .inner
+                .pins
+                .server_pins(&self.inner.project, &name)
+                .await;
             let updated = {
                 let mut listings = self.inner.listings.lock();
                 let Some(l) = listings.get_mut(&name) else {

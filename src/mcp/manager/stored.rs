@@ -1,7 +1,8 @@
 //! How the manager takes a change another process made to the stored user data (see
 //! [`crate::userdata`]): held tools are compared with the pins again, servers waiting for
-//! an approval given elsewhere start, and the status is published so every front end
-//! draws what is stored now.
+//! an approval given elsewhere start, the status is published, and a revision that front
+//! ends can follow ([`Manager::subscribe_user_data`]) moves on, so each one draws what is
+//! stored now (grants and permission rules are not part of the status).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -33,6 +34,13 @@ impl Manager {
             }
         }
         self.publish();
+        self.inner.user_data.send_modify(|r| *r += 1);
+    }
+
+    /// Counts the changes of the stored user data seen since start; `changed()` wakes on
+    /// each (a front end reads the grants, rules or roots it shows again).
+    pub fn subscribe_user_data(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.user_data.subscribe()
     }
 
     /// Starts the servers waiting for an approval that is now stored.
