@@ -171,7 +171,7 @@ pub enum ToolChange {
         input_schema: Option<(Value, Value)>,
         /// `(pinned, now)` when the title or an annotation changed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<(ToolHints, ToolHints)>,
+        annotations: Option<Box<(ToolHints, ToolHints)>>,
     },
 }
 
@@ -221,7 +221,8 @@ impl ToolChange {
                     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
                     line_diff(&pretty(old), &pretty(new), &mut out);
                 }
-                if let Some((old, new)) = annotations {
+                if let Some(pair) = annotations {
+                    let (old, new) = &**pair;
                     out.push("title and annotations:".to_string());
                     line_diff(&old.lines(), &new.lines(), &mut out);
                 }
@@ -316,9 +317,9 @@ pub fn compare(
             Some(pin) => {
                 // A pin without hints predates them: [`upgrades`] fills them in.
                 let annotations = match (&pin.hints, &now.hints) {
-                    (Some(was), Some(is)) if was != is => Some((was.clone(), is.clone())),
+                    (Some(was), Some(is)) if was != is => Some(Box::new((was.clone(), is.clone()))),
                     (Some(was), None) if *was != ToolHints::default() => {
-                        Some((was.clone(), ToolHints::default()))
+                        Some(Box::new((was.clone(), ToolHints::default())))
                     }
                     _ => None,
                 };
