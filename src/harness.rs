@@ -9,6 +9,7 @@ mod roots;
 mod settings;
 mod surface;
 mod tool_view;
+mod userdata;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
@@ -305,9 +306,11 @@ impl Harness {
         config
     }
 
-    /// Watches `.mcp.json` and reloads on every change (see [`crate::watch`]).
+    /// Watches `.mcp.json` and reloads on every change (see [`crate::watch`]), and the
+    /// stored user data ([`Harness::watch_user_data`]) as long as the watcher lives.
     pub fn watch_config(&self) -> Result<ConfigWatcher, WatchError> {
         ConfigWatcher::start_files(self.manager.clone(), self.files.clone())
+            .map(|w| w.with_user_data(self.watch_user_data()))
     }
 
     /// Every tool (or one server's), as the model and the UI see it.

@@ -20,6 +20,7 @@ pub use mcp::transport::stdio::shell_env;
 pub mod tools;
 pub mod truncate;
 pub mod trust;
+pub mod userdata;
 pub use harness::{Chat, ChatState, EventSink, Harness, HarnessOptions};
 pub mod bench;
 pub mod engine;

@@ -49,6 +49,8 @@ pub struct ConfigWatcher {
     _watcher: notify::RecommendedWatcher,
     task: AbortHandle,
     changes: watch::Receiver<ConfigChange>,
+    /// The watch of the stored user data, kept as long as this one.
+    user_data: Option<crate::userdata::UserDataWatcher>,
 }
 
 impl ConfigWatcher {
@@ -116,7 +118,14 @@ impl ConfigWatcher {
             _watcher: watcher,
             task,
             changes,
+            user_data: None,
         })
+    }
+
+    /// Keeps a watch of the stored user data alive as long as this one.
+    pub fn with_user_data(mut self, w: Option<crate::userdata::UserDataWatcher>) -> Self {
+        self.user_data = w;
+        self
     }
 
     /// The latest change; `changed()` wakes on every reload caused by the file.

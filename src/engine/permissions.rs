@@ -1,10 +1,11 @@
 //! Tool permissions: each call is allowed, denied or needs the user's answer.
 //!
 //! Precedence, first match wins: deny patterns, the project's remembered rules (stored per
-//! project in the data directory, `tool-permissions.json`, written atomically; an "always"
-//! answer adds one, and the settings of each front end list, change and revoke them; a rule
-//! names a tool or a pattern, and the exact name wins over a pattern, a longer pattern over
-//! a shorter one), allow
+//! project in the data directory, see [`store`]; an "always" answer adds one, and the
+//! settings of each front end list, change and revoke them; a rule names an MCP tool by
+//! (server, raw tool name), a built-in tool, or a pattern, and the tool's own rule wins
+//! over a pattern, a longer pattern over a shorter one; the rules are read again, one
+//! `stat` when unchanged, before every call), allow
 //! patterns, read-only auto-allow (opt-in; `readOnlyHint` is the server's claim), the
 //! destructive rule, and the default mode (ask in an interactive front end, deny in
 //! `exec`). Patterns are globs over the model-facing name: `*` any run of characters, `?`
@@ -18,15 +19,12 @@
 //! user's explicit settings (deny and allow patterns, remembered answers) come first and
 //! still win. Hints are the server's claims, so they only ever add a question.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
 use serde::{Deserialize, Serialize};
 
-use crate::tools::ToolSpec;
+use crate::tools::{ToolSource, ToolSpec};
 
-/// File in the data directory holding remembered tool permissions.
-pub const PERMISSIONS_FILE: &str = "tool-permissions.json";
+mod store;
+pub use store::{shown_name, PermissionStore, ProjectRules, PERMISSIONS_FILE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -107,111 +105,51 @@ pub struct PermissionRule {
     pub permission: ToolPermission,
 }
 
-/// Remembered per-project rules.
-#[derive(Debug, Clone)]
-pub struct PermissionStore {
-    path: PathBuf,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct StoreFile {
-    /// project folder → tool name → permission
-    #[serde(default)]
-    projects: BTreeMap<String, BTreeMap<String, ToolPermission>>,
-}
-
-impl PermissionStore {
-    pub fn in_dir(data_dir: &Path) -> PermissionStore {
-        PermissionStore {
-            path: data_dir.join(PERMISSIONS_FILE),
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn read(&self) -> StoreFile {
-        std::fs::read(&self.path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    /// The remembered rules of a project.
-    pub fn rules(&self, project: &Path) -> BTreeMap<String, ToolPermission> {
-        self.read()
-            .projects
-            .remove(&project_key(project))
-            .unwrap_or_default()
-    }
-
-    /// The remembered rules of a project as a list, by tool name or pattern.
-    pub fn list(&self, project: &Path) -> Vec<PermissionRule> {
-        self.rules(project)
-            .into_iter()
-            .map(|(tool, permission)| PermissionRule { tool, permission })
-            .collect()
-    }
-
-    /// Records (or with `None`, forgets) the rule for one tool of a project.
-    pub fn set(
-        &self,
-        project: &Path,
-        tool: &str,
-        permission: Option<ToolPermission>,
-    ) -> std::io::Result<()> {
-        let mut file = self.read();
-        let rules = file.projects.entry(project_key(project)).or_default();
-        match permission {
-            Some(p) => rules.insert(tool.to_string(), p),
-            None => rules.remove(tool),
-        };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let bytes = serde_json::to_vec_pretty(&file).expect("store serializes");
-        crate::config::write_atomically(&self.path, &bytes)
-    }
-}
-
-pub(crate) fn project_key(project: &Path) -> String {
-    std::fs::canonicalize(project)
-        .unwrap_or_else(|_| project.to_path_buf())
-        .display()
-        .to_string()
-}
-
 /// The rules in force for one engine.
 #[derive(Debug, Clone)]
 pub struct Permissions {
     opts: PermissionOptions,
-    remembered: BTreeMap<String, ToolPermission>,
+    remembered: ProjectRules,
+    /// "Always" answers of this run, by (server, tool) or name: they hold even when the
+    /// store could not be written.
+    this_run: ProjectRules,
 }
 
 impl Permissions {
-    pub fn new(opts: PermissionOptions, remembered: BTreeMap<String, ToolPermission>) -> Self {
-        Permissions { opts, remembered }
+    pub fn new(opts: PermissionOptions, remembered: ProjectRules) -> Self {
+        Permissions {
+            opts,
+            remembered,
+            this_run: ProjectRules::default(),
+        }
     }
 
     /// Takes the remembered rules as the store has them now.
-    pub fn set_remembered(&mut self, remembered: BTreeMap<String, ToolPermission>) {
+    pub fn set_remembered(&mut self, remembered: ProjectRules) {
         self.remembered = remembered;
     }
 
-    pub fn remember(&mut self, tool: &str, p: ToolPermission) {
-        self.remembered.insert(tool.to_string(), p);
+    /// Remembers an answer for one tool for the rest of this run.
+    pub fn remember(&mut self, spec: &ToolSpec, p: ToolPermission) {
+        match &spec.source {
+            ToolSource::Mcp { server, tool } => {
+                self.this_run
+                    .tools
+                    .entry(server.clone())
+                    .or_default()
+                    .insert(tool.clone(), p);
+            }
+            ToolSource::Builtin => {
+                self.this_run.names.insert(spec.name.clone(), p);
+            }
+        }
     }
 
-    /// The remembered rule for a tool: its own, else the longest pattern that matches.
-    fn remembered_for(&self, name: &str) -> Option<&ToolPermission> {
-        self.remembered.get(name).or_else(|| {
-            self.remembered
-                .iter()
-                .filter(|(p, _)| p.contains(['*', '?']) && glob_match(p, name))
-                .max_by_key(|(p, _)| p.len())
-                .map(|(_, v)| v)
-        })
+    /// The remembered rule for a tool: the stored one, else one given in this run.
+    fn remembered_for(&self, spec: &ToolSpec) -> Option<ToolPermission> {
+        self.remembered
+            .rule_for(spec)
+            .or_else(|| self.this_run.rule_for(spec))
     }
 
     pub fn check(&self, spec: &ToolSpec) -> Verdict {
@@ -221,7 +159,7 @@ impl Permissions {
                 "harness9 denied this call: tool {name} is blocked by the user's rule \"{p}\"."
             ));
         }
-        match self.remembered_for(name) {
+        match self.remembered_for(spec) {
             Some(ToolPermission::Allow) => return Verdict::Allow,
             Some(ToolPermission::Deny) => {
                 return Verdict::Deny(format!(
@@ -276,7 +214,14 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::ToolSource;
+    use std::collections::BTreeMap;
+
+    fn by_name(names: BTreeMap<String, ToolPermission>) -> ProjectRules {
+        ProjectRules {
+            tools: BTreeMap::new(),
+            names,
+        }
+    }
 
     fn spec(name: &str, read_only: bool) -> ToolSpec {
         ToolSpec {
@@ -321,7 +266,7 @@ mod tests {
                 remembered,
             )
         };
-        let p = open(ToolPermission::Allow, Vec::new(), BTreeMap::new());
+        let p = open(ToolPermission::Allow, Vec::new(), ProjectRules::default());
         // The spec's defaults: no hints at all means destructive.
         assert_eq!(p.check(&mcp("plain", json!(null))), Verdict::Ask);
         assert_eq!(
@@ -350,20 +295,26 @@ mod tests {
         let p = open(
             ToolPermission::Allow,
             vec!["mcp__s__rm".into()],
-            BTreeMap::new(),
+            ProjectRules::default(),
         );
         assert_eq!(
             p.check(&mcp("rm", json!({"destructiveHint": true}))),
             Verdict::Allow
         );
-        let remembered = BTreeMap::from([("mcp__s__rm".to_string(), ToolPermission::Allow)]);
+        let remembered = ProjectRules {
+            tools: BTreeMap::from([(
+                "s".to_string(),
+                BTreeMap::from([("rm".to_string(), ToolPermission::Allow)]),
+            )]),
+            names: BTreeMap::new(),
+        };
         let p = open(ToolPermission::Allow, Vec::new(), remembered);
         assert_eq!(
             p.check(&mcp("rm", json!({"destructiveHint": true}))),
             Verdict::Allow
         );
         // Where nobody can answer, the default denial stands.
-        let p = open(ToolPermission::Deny, Vec::new(), BTreeMap::new());
+        let p = open(ToolPermission::Deny, Vec::new(), ProjectRules::default());
         assert!(matches!(
             p.check(&mcp("rm", json!({"destructiveHint": true}))),
             Verdict::Deny(_)
@@ -377,7 +328,7 @@ mod tests {
             ("mcp__fs__read_*".to_string(), ToolPermission::Allow),
             ("mcp__fs__read_secret".to_string(), ToolPermission::Ask),
         ]);
-        let p = Permissions::new(PermissionOptions::default(), remembered);
+        let p = Permissions::new(PermissionOptions::default(), by_name(remembered));
         assert!(matches!(
             p.check(&spec("mcp__fs__write", false)),
             Verdict::Deny(_)
@@ -446,7 +397,7 @@ mod tests {
                 deny: vec!["*secret*".into()],
                 auto_allow_read_only: true,
             },
-            remembered,
+            by_name(remembered),
         );
         assert!(matches!(
             p.check(&spec("mcp__a__secret", false)),

@@ -71,7 +71,7 @@ pub struct ConversationStore {
 
 impl ConversationStore {
     pub fn new(data_dir: &Path, project: &Path) -> ConversationStore {
-        let key = super::permissions::project_key(project);
+        let key = crate::userdata::project_key(project);
         let digest = Sha256::digest(key.as_bytes());
         let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         ConversationStore {

@@ -636,7 +636,15 @@ async fn execute(
         };
         return Done::failed(CallStatus::Error, e, hint);
     };
-    let verdict = inner.permissions.lock().check(tool.spec());
+    // The stored rules as they are now: a rule another process changed holds at once.
+    let stored = inner
+        .permission_store
+        .rules_for(&inner.project, tool.spec());
+    let verdict = {
+        let mut permissions = inner.permissions.lock();
+        permissions.set_remembered(stored);
+        permissions.check(tool.spec())
+    };
     match verdict {
         Verdict::Allow => {}
         Verdict::Deny(text) => {
@@ -663,7 +671,7 @@ async fn execute(
             };
             match decision {
                 Decision::AllowOnce => {}
-                Decision::AllowAlways => remember_allow(inner, tx, &call.name),
+                Decision::AllowAlways => remember_allow(inner, tx, tool.spec()),
                 Decision::Deny => {
                     return Done::failed(
                         CallStatus::Denied,
@@ -770,22 +778,29 @@ fn load_tools(inner: &Inner, tx: &Emitter, names: &[String]) {
     }
 }
 
-fn remember_allow(inner: &Inner, tx: &Emitter, name: &str) {
+fn remember_allow(inner: &Inner, tx: &Emitter, spec: &crate::tools::ToolSpec) {
     inner
         .permissions
         .lock()
-        .remember(name, ToolPermission::Allow);
-    if let Err(e) = inner
-        .permission_store
-        .set(&inner.project, name, Some(ToolPermission::Allow))
-    {
+        .remember(spec, ToolPermission::Allow);
+    let saved = match &spec.source {
+        crate::tools::ToolSource::Mcp { server, tool } => inner.permission_store.set_tool(
+            &inner.project,
+            server,
+            tool,
+            Some(ToolPermission::Allow),
+        ),
+        crate::tools::ToolSource::Builtin => {
+            inner
+                .permission_store
+                .set(&inner.project, &spec.name, Some(ToolPermission::Allow))
+        }
+    };
+    if let Err(e) = saved {
         emit(
             tx,
             Event::Notice {
-                message: format!(
-                    "could not remember the permission for {name} in {}: {e}",
-                    inner.permission_store.path().display()
-                ),
+                message: format!("could not remember the permission for {}: {e}", spec.name),
             },
         );
     }

@@ -1,6 +1,7 @@
 //! Extra roots: folders besides the project that servers may work in (`roots/list`). The
 //! user manages them per project; they are kept in the data directory (`extra-roots.json`,
-//! written atomically, never in `.mcp.json`), applied when the project opens, and every
+//! kept by [`crate::userdata`], never in
+//! `.mcp.json`), applied when the project opens, and every
 //! change tells the connected servers `notifications/roots/list_changed`.
 
 use std::collections::BTreeMap;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Harness;
-use crate::engine::permissions::project_key;
+use crate::userdata::{project_key, JsonFile};
 
 /// File in the data directory holding each project's extra roots.
 pub const EXTRA_ROOTS_FILE: &str = "extra-roots.json";
@@ -41,49 +42,60 @@ struct StoreFile {
 /// The extra roots of every project, in one file.
 #[derive(Debug, Clone)]
 pub struct RootsStore {
-    path: PathBuf,
+    file: JsonFile<StoreFile>,
 }
 
 impl RootsStore {
     pub fn in_dir(data_dir: &Path) -> RootsStore {
         RootsStore {
-            path: data_dir.join(EXTRA_ROOTS_FILE),
+            file: JsonFile::at(data_dir.join(EXTRA_ROOTS_FILE)),
         }
     }
 
-    fn read(&self) -> StoreFile {
-        std::fs::read(&self.path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+    pub fn path(&self) -> &Path {
+        self.file.path()
     }
 
-    /// The extra roots of a project.
+    /// The extra roots of a project, as stored now.
     pub fn get(&self, project: &Path) -> Vec<PathBuf> {
-        self.read()
+        self.file
+            .current()
             .projects
-            .remove(&project_key(project))
+            .get(&project_key(project))
+            .cloned()
             .unwrap_or_default()
     }
 
-    fn put(&self, project: &Path, roots: &[PathBuf]) -> Result<(), RootsError> {
-        let mut file = self.read();
-        if roots.is_empty() {
-            file.projects.remove(&project_key(project));
-        } else {
-            file.projects.insert(project_key(project), roots.to_vec());
-        }
-        let save = || -> std::io::Result<()> {
-            if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
+    /// Changes a project's roots as stored now (under the lock, so another process's
+    /// change is kept); returns the edit's answer and the roots after it.
+    fn change<T: Send + 'static>(
+        &self,
+        project: &Path,
+        edit: impl FnOnce(&mut Vec<PathBuf>) -> Result<T, RootsError> + Send + 'static,
+    ) -> Result<Vec<PathBuf>, RootsError> {
+        let key = project_key(project);
+        let out = self.file.update(move |file| {
+            let roots = file.projects.entry(key.clone()).or_default();
+            let out = edit(roots).map(|_| roots.clone());
+            if roots.is_empty() {
+                file.projects.remove(&key);
             }
-            let bytes = serde_json::to_vec_pretty(&file).expect("roots serialize");
-            crate::config::write_atomically(&self.path, &bytes)
-        };
-        save().map_err(|e| RootsError::Save {
-            file: self.path.display().to_string(),
+            out
+        });
+        out.map_err(|e| RootsError::Save {
+            file: self.file.path().display().to_string(),
             error: e.to_string(),
+        })?
+    }
+
+    #[cfg(test)]
+    fn put(&self, project: &Path, roots: &[PathBuf]) -> Result<(), RootsError> {
+        let roots = roots.to_vec();
+        self.change(project, move |r| {
+            *r = roots;
+            Ok(())
         })
+        .map(|_| ())
     }
 }
 
@@ -129,28 +141,31 @@ impl Harness {
         if project_key(&path) == project_key(&self.project) {
             return Err(RootsError::IsProject { path: shown });
         }
-        let mut roots = self.extra_roots();
-        if roots.contains(&path) {
-            return Err(RootsError::AlreadyThere { path: shown });
-        }
-        roots.push(path);
-        self.roots_store.put(&self.project, &roots)?;
+        let roots = self.roots_store.change(&self.project, move |roots| {
+            if roots.contains(&path) {
+                return Err(RootsError::AlreadyThere { path: shown });
+            }
+            roots.push(path);
+            Ok(())
+        })?;
         self.manager.set_extra_roots(&roots);
         Ok(roots)
     }
 
     /// Removes a folder from the extra roots. Returns the extra roots now.
     pub fn remove_extra_root(&self, folder: &Path) -> Result<Vec<PathBuf>, RootsError> {
-        let mut roots = self.extra_roots();
-        let before = roots.len();
         let resolved = resolve(&self.project, folder);
-        roots.retain(|r| r != folder && *r != resolved);
-        if roots.len() == before {
-            return Err(RootsError::NotThere {
-                path: folder.display().to_string(),
-            });
-        }
-        self.roots_store.put(&self.project, &roots)?;
+        let folder = folder.to_path_buf();
+        let roots = self.roots_store.change(&self.project, move |roots| {
+            let before = roots.len();
+            roots.retain(|r| *r != folder && *r != resolved);
+            if roots.len() == before {
+                return Err(RootsError::NotThere {
+                    path: folder.display().to_string(),
+                });
+            }
+            Ok(())
+        })?;
         self.manager.set_extra_roots(&roots);
         Ok(roots)
     }

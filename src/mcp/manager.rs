@@ -36,6 +36,7 @@ mod era;
 mod levels;
 mod pinning;
 mod sampling;
+mod stored;
 mod surface;
 pub use ask_view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL};
 pub use asks::{
@@ -275,6 +276,8 @@ struct Inner {
     surface: surface::Surface,
     /// The era each remote server (by URL) was found to speak ([`era`]).
     era_verdicts: era::Verdicts,
+    /// Counts changes of the stored user data seen by a watcher ([`stored`]).
+    user_data: watch::Sender<u64>,
 }
 
 /// Cheap to clone; all clones drive the same servers.
@@ -331,6 +334,7 @@ impl Manager {
                 stored_approvals: Mutex::default(),
                 auth: opts.auth,
                 era_verdicts: era::Verdicts::default(),
+                user_data: watch::channel(0).0,
             }),
         }
     }
@@ -591,13 +595,14 @@ impl Manager {
         *self.inner.stored_approvals.lock() = found;
     }
 
+    /// Whether the store approves this entry now: the store's generation is checked first
+    /// (one `stat`), so an approval given or changed by another process counts at once.
     fn stored_approval_matches(&self, cfg: &ServerConfig) -> bool {
         let fingerprint = cfg.fingerprint(&self.inner.project);
-        self.inner
-            .stored_approvals
-            .lock()
-            .get(&cfg.name)
-            .is_some_and(|f| *f == fingerprint)
+        let now = self.inner.approvals.approved(&self.inner.project);
+        let mut stored = self.inner.stored_approvals.lock();
+        *stored = now;
+        stored.get(&cfg.name).is_some_and(|f| *f == fingerprint)
     }
 
     /// Stops one server and starts it again.

@@ -3,27 +3,34 @@
 //!
 //! A pin records, per project folder and server, each tool's name, description and input
 //! schema together with a SHA-256 digest of their canonical JSON (object keys sorted, so key
-//! order never matters). The definition itself is kept so a change can be shown as a diff.
-//! Pins are a record of what was seen, not a grant: they are recorded on the first listing
-//! of a server that has none, whatever approved it.
+//! order never matters), and its title and annotations ([`ToolHints`]: a tool that turns
+//! from destructive to "read-only" is a change like any other). The definition itself is
+//! kept so a change can be shown as a diff. Pins are a record of what was seen, not a
+//! grant: they are recorded on the first listing of a server that has none, whatever
+//! approved it. A pin written before titles and annotations were pinned takes the tool's
+//! current ones once, the first time the tool is seen again ([`upgrades`]).
 //!
-//! The file (`pins.json`, beside `approvals.json`) is read once into memory on a blocking
-//! thread (however many servers ask at once) and written atomically on a blocking thread;
-//! no async runtime thread touches disk. Writes that pile up while one is under way are
-//! folded into the next, and each writes straight from the cache without copying it. A
-//! pinned schema is kept as its canonical JSON text, not as a parsed value: a project with
-//! 10,000 tools holds a few megabytes of pins, not tens.
+//! The file (`pins.json`, beside `approvals.json`) is kept by [`crate::userdata`]: read
+//! on a blocking thread (one reader however many servers ask at once) whenever another
+//! process changed it, and changed under the shared lock on a blocking thread; no async
+//! runtime thread touches disk. Changes that pile up while a write is under way are folded
+//! into the next. A pinned schema is kept as its canonical JSON text, not as a parsed
+//! value: a project with 10,000 tools holds a few megabytes of pins, not tens.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::userdata::{project_key, JsonFile};
+
+mod hints;
+pub use hints::ToolHints;
 
 /// File name of the pin store, next to the approvals file.
 pub const PINS_FILE: &str = "pins.json";
@@ -39,6 +46,9 @@ pub struct ToolPin {
     /// The canonical JSON text of the input schema (parsed only to show a change).
     #[serde(default = "null_schema")]
     pub input_schema: Box<RawValue>,
+    /// Title and annotations; `None` in pins written before they were pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<ToolHints>,
 }
 
 fn null_schema() -> Box<RawValue> {
@@ -61,7 +71,14 @@ impl ToolPin {
             digest: hex(&Sha256::digest(body.as_bytes())),
             description: description.to_string(),
             input_schema: RawValue::from_string(schema).expect("serialized JSON"),
+            hints: None,
         }
+    }
+
+    /// The same pin, covering these hints too.
+    pub fn with_hints(mut self, hints: ToolHints) -> ToolPin {
+        self.hints = Some(hints);
+        self
     }
 
     /// The pinned input schema as a value, keys sorted.
@@ -81,6 +98,7 @@ impl PartialEq for ToolPin {
         self.digest == other.digest
             && self.description == other.description
             && self.input_schema.get() == other.input_schema.get()
+            && self.hints == other.hints
     }
 }
 
@@ -90,13 +108,16 @@ impl PartialEq for ToolPin {
 pub enum ToolChange {
     /// Not in the pins: the server added it after it was first seen.
     New,
-    /// Description and/or input schema differ from the pin.
+    /// Description, input schema and/or title and annotations differ from the pin.
     #[serde(rename_all = "camelCase")]
     Changed {
         /// `(pinned, now)` when the description changed.
         description: Option<(String, String)>,
         /// `(pinned, now)` canonical JSON when the input schema changed.
         input_schema: Option<(Value, Value)>,
+        /// `(pinned, now)` when the title or an annotation changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Box<(ToolHints, ToolHints)>>,
     },
 }
 
@@ -108,12 +129,22 @@ impl ToolChange {
             ToolChange::Changed {
                 description,
                 input_schema,
-            } => match (description.is_some(), input_schema.is_some()) {
-                (true, true) => "its description and input schema changed".into(),
-                (true, false) => "its description changed".into(),
-                (false, true) => "its input schema changed".into(),
-                (false, false) => "its definition changed".into(),
-            },
+                annotations,
+            } => {
+                let parts: Vec<&str> = [
+                    description.as_ref().map(|_| "description"),
+                    input_schema.as_ref().map(|_| "input schema"),
+                    annotations.as_ref().map(|_| "annotations"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                match parts.as_slice() {
+                    [] => "its definition changed".into(),
+                    [one] => format!("its {one} changed"),
+                    [init @ .., last] => format!("its {} and {last} changed", init.join(", ")),
+                }
+            }
         }
     }
 
@@ -125,6 +156,7 @@ impl ToolChange {
             ToolChange::Changed {
                 description,
                 input_schema,
+                annotations,
             } => {
                 if let Some((old, new)) = description {
                     out.push("description:".to_string());
@@ -134,6 +166,11 @@ impl ToolChange {
                     out.push("input schema:".to_string());
                     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
                     line_diff(&pretty(old), &pretty(new), &mut out);
+                }
+                if let Some(pair) = annotations {
+                    let (old, new) = &**pair;
+                    out.push("title and annotations:".to_string());
+                    line_diff(&old.lines(), &new.lines(), &mut out);
                 }
             }
         }
@@ -223,13 +260,24 @@ pub fn compare(
     for (name, now) in listing {
         let change = match pins.get(name) {
             None => ToolChange::New,
-            Some(pin) if pin.digest == now.digest => continue,
             Some(pin) => {
+                // A pin without hints predates them: [`upgrades`] fills them in.
+                let annotations = match (&pin.hints, &now.hints) {
+                    (Some(was), Some(is)) if was != is => Some(Box::new((was.clone(), is.clone()))),
+                    (Some(was), None) if *was != ToolHints::default() => {
+                        Some(Box::new((was.clone(), ToolHints::default())))
+                    }
+                    _ => None,
+                };
+                if pin.digest == now.digest && annotations.is_none() {
+                    continue;
+                }
                 let (was, is) = (pin.schema(), now.schema());
                 ToolChange::Changed {
                     description: (pin.description != now.description)
                         .then(|| (pin.description.clone(), now.description.clone())),
                     input_schema: (was != is).then_some((was, is)),
+                    annotations,
                 }
             }
         };
@@ -242,42 +290,49 @@ pub fn compare(
     held
 }
 
+/// The listed tools whose pin predates pinned hints and is otherwise unchanged: their pin
+/// takes the hints they have now (once; no mass hold-back after an upgrade).
+pub fn upgrades(
+    pins: Option<&BTreeMap<String, ToolPin>>,
+    listing: &[(String, ToolPin)],
+) -> Vec<(String, ToolPin)> {
+    let Some(pins) = pins else {
+        return Vec::new();
+    };
+    listing
+        .iter()
+        .filter(|(name, now)| {
+            now.hints.is_some()
+                && pins
+                    .get(name)
+                    .is_some_and(|pin| pin.hints.is_none() && pin.digest == now.digest)
+        })
+        .cloned()
+        .collect()
+}
+
 /// project folder → server name → tool name → pin
 type PinMap = BTreeMap<String, BTreeMap<String, BTreeMap<String, ToolPin>>>;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct PinFile {
     #[serde(default)]
     projects: PinMap,
 }
 
-/// The file as written: straight from the cache.
-#[derive(Serialize)]
-struct PinFileRef<'a> {
-    projects: &'a PinMap,
-}
-
-/// The pins of every project, cached in memory. Cheap to clone; clones share the cache.
+/// The pins of every project. Cheap to clone; clones share the cache.
 #[derive(Debug, Clone)]
 pub struct PinStore {
-    path: PathBuf,
-    cache: Arc<Mutex<Option<PinMap>>>,
+    file: JsonFile<PinFile>,
     /// One reader of the file, however many servers ask at once.
-    loading: Arc<tokio::sync::Mutex<()>>,
-    /// Serialises writers; only ever taken on a blocking thread.
-    write: Arc<Mutex<()>>,
-    /// The cache changed since it was last written.
-    dirty: Arc<AtomicBool>,
+    reading: Arc<Mutex<()>>,
 }
 
 impl PinStore {
     pub fn at(path: PathBuf) -> Self {
         PinStore {
-            path,
-            cache: Arc::default(),
-            loading: Arc::default(),
-            write: Arc::default(),
-            dirty: Arc::default(),
+            file: JsonFile::at(path),
+            reading: Arc::default(),
         }
     }
 
@@ -287,46 +342,36 @@ impl PinStore {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    async fn loaded(&self) {
-        if self.cache.lock().is_some() {
-            return;
-        }
-        let _one = self.loading.lock().await;
-        if self.cache.lock().is_some() {
-            return;
-        }
-        let path = self.path.clone();
-        let file: PinFile = tokio::task::spawn_blocking(move || {
-            std::fs::read(&path)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default()
-        })
-        .await
-        .unwrap_or_default();
-        let mut cache = self.cache.lock();
-        if cache.is_none() {
-            *cache = Some(file.projects);
-        }
+    /// The pins of one server as stored now, `None` when it was never seen. Blocking.
+    pub fn server_pins_now(
+        &self,
+        project: &Path,
+        server: &str,
+    ) -> Option<BTreeMap<String, ToolPin>> {
+        let file = {
+            let _one = self.reading.lock();
+            self.file.current()
+        };
+        file.projects
+            .get(&project_key(project))
+            .and_then(|p| p.get(server))
+            .cloned()
     }
 
-    /// The pins of one server, `None` when it was never seen.
+    /// The pins of one server, `None` when it was never seen (read off the runtime).
     pub async fn server_pins(
         &self,
         project: &Path,
         server: &str,
     ) -> Option<BTreeMap<String, ToolPin>> {
-        self.loaded().await;
-        let key = project_key(project);
-        self.cache
-            .lock()
-            .as_ref()
-            .and_then(|m| m.get(&key))
-            .and_then(|p| p.get(server))
-            .cloned()
+        let (store, project, server) = (self.clone(), project.to_path_buf(), server.to_string());
+        tokio::task::spawn_blocking(move || store.server_pins_now(&project, &server))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Pins these tools (adding to or replacing the server's pins) and writes the store.
@@ -337,56 +382,32 @@ impl PinStore {
         server: &str,
         tools: Vec<(String, ToolPin)>,
     ) -> std::io::Result<()> {
-        self.loaded().await;
-        let key = project_key(project);
-        {
-            let mut cache = self.cache.lock();
-            let pins = cache
-                .get_or_insert_with(BTreeMap::new)
-                .entry(key)
-                .or_default()
-                .entry(server.to_string())
-                .or_default();
-            pins.extend(tools);
-        }
-        self.dirty.store(true, Ordering::Release);
         let store = self.clone();
-        tokio::task::spawn_blocking(move || store.write_now())
+        let (project, server) = (project.to_path_buf(), server.to_string());
+        tokio::task::spawn_blocking(move || store.record_now(&project, &server, tools))
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
-    /// Writes the latest cached state, unless a writer before it already did.
-    fn write_now(&self) -> std::io::Result<()> {
-        let _guard = self.write.lock();
-        if !self.dirty.swap(false, Ordering::AcqRel) {
-            return Ok(());
-        }
-        let bytes = {
-            let cache = self.cache.lock();
-            let empty = PinMap::new();
-            let file = PinFileRef {
-                projects: cache.as_ref().unwrap_or(&empty),
-            };
-            serde_json::to_vec_pretty(&file).expect("pins serialize")
-        };
-        let written = self
-            .path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| crate::config::write_atomically(&self.path, &bytes));
-        if written.is_err() {
-            self.dirty.store(true, Ordering::Release);
-        }
-        written
+    /// [`PinStore::record`] on the calling thread (servers that list at the same time
+    /// share one write). Blocking.
+    pub fn record_now(
+        &self,
+        project: &Path,
+        server: &str,
+        tools: Vec<(String, ToolPin)>,
+    ) -> std::io::Result<()> {
+        let (key, server) = (project_key(project), server.to_string());
+        self.file.update(move |file| {
+            file.projects
+                .entry(key)
+                .or_default()
+                .entry(server)
+                .or_default()
+                .extend(tools);
+        })?;
+        Ok(())
     }
-}
-
-fn project_key(project: &Path) -> String {
-    std::fs::canonicalize(project)
-        .unwrap_or_else(|_| project.to_path_buf())
-        .display()
-        .to_string()
 }
 
 #[cfg(test)]
@@ -464,6 +485,7 @@ mod tests {
                     change: ToolChange::Changed {
                         description: Some(("adds".into(), "adds; also reads ~/.ssh".into())),
                         input_schema: None,
+                        annotations: None,
                     },
                 },
                 HeldTool {

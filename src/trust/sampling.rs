@@ -2,17 +2,18 @@
 //! server" in the sampling dialog). A grant is bound, like an approval, to the project
 //! folder, the server name and [`crate::config::ServerConfig::fingerprint`]: a changed
 //! server entry asks again. The file holds names and hashes only, lives beside the
-//! approvals in the user's data directory, is written atomically, and a grant can be
+//! approvals in the user's data directory, is kept by [`crate::userdata`] (a revoke
+//! in another process is honoured by the next request at once), and a grant can be
 //! revoked ([`SamplingGrants::revoke`]).
 //!
 //! Reading and writing are blocking: call them off the async runtime.
 
-use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use crate::userdata::{project_key, JsonFile};
 
 /// File name of the sampling grants, beside `approvals.json`.
 pub const SAMPLING_FILE: &str = "sampling.json";
@@ -27,15 +28,13 @@ struct GrantFile {
 /// The "always" grants of every project, as a file plus an in-memory copy.
 #[derive(Debug, Clone)]
 pub struct SamplingGrants {
-    path: PathBuf,
-    cache: Arc<Mutex<Option<GrantFile>>>,
+    file: JsonFile<GrantFile>,
 }
 
 impl SamplingGrants {
     pub fn at(path: PathBuf) -> Self {
         SamplingGrants {
-            path,
-            cache: Arc::default(),
+            file: JsonFile::at(path),
         }
     }
 
@@ -45,23 +44,18 @@ impl SamplingGrants {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    fn read_file(&self) -> GrantFile {
-        std::fs::read(&self.path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    /// The granted servers of one project and the fingerprint each grant was given for.
-    /// Blocking the first time (reads the file); from the cache afterwards.
+    /// The granted servers of one project and the fingerprint each grant was given for,
+    /// as stored now. Blocking.
     pub fn granted(&self, project: &Path) -> BTreeMap<String, String> {
-        let key = super::approvals::project_key(project);
-        let mut cache = self.cache.lock();
-        let file = cache.get_or_insert_with(|| self.read_file());
-        file.projects.get(&key).cloned().unwrap_or_default()
+        self.file
+            .current()
+            .projects
+            .get(&project_key(project))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Whether this server, with this fingerprint, may sample without asking. Blocking.
@@ -73,37 +67,32 @@ impl SamplingGrants {
 
     /// Lets the server sample without asking while its entry stays as it is. Blocking.
     pub fn grant(&self, project: &Path, server: &str, fingerprint: &str) -> std::io::Result<()> {
-        self.change(project, |servers| {
-            servers.insert(server.to_string(), fingerprint.to_string());
+        let (server, fingerprint) = (server.to_string(), fingerprint.to_string());
+        self.change(project, move |servers| {
+            servers.insert(server, fingerprint);
         })
-        .map(|_| ())
     }
 
     /// Withdraws a grant; `Ok(true)` when there was one. Blocking.
     pub fn revoke(&self, project: &Path, server: &str) -> std::io::Result<bool> {
-        self.change(project, |servers| servers.remove(server).is_some())
+        let server = server.to_string();
+        self.change(project, move |servers| servers.remove(&server).is_some())
     }
 
-    fn change<T>(
+    fn change<T: Send + 'static>(
         &self,
         project: &Path,
-        edit: impl FnOnce(&mut BTreeMap<String, String>) -> T,
+        edit: impl FnOnce(&mut BTreeMap<String, String>) -> T + Send + 'static,
     ) -> std::io::Result<T> {
-        // Re-read: grants made by another harness9 process are kept.
-        let mut file = self.read_file();
-        let key = super::approvals::project_key(project);
-        let servers = file.projects.entry(key.clone()).or_default();
-        let out = edit(servers);
-        if servers.is_empty() {
-            file.projects.remove(&key);
-        }
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let bytes = serde_json::to_vec_pretty(&file).expect("grants serialize");
-        crate::config::write_atomically(&self.path, &bytes)?;
-        *self.cache.lock() = Some(file);
-        Ok(out)
+        let key = project_key(project);
+        Ok(self.file.update(move |file| {
+            let servers = file.projects.entry(key.clone()).or_default();
+            let out = edit(servers);
+            if servers.is_empty() {
+                file.projects.remove(&key);
+            }
+            out
+        })?)
     }
 }
 

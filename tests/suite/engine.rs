@@ -1181,7 +1181,7 @@ async fn the_engine_drives_server_everything() {
 // `harness9 exec`
 
 /// Runs `harness9 exec` with the provider variables pointing at the stub.
-fn exec(project: &Project, stub: Option<&Stub>, args: &[&str]) -> std::process::Output {
+pub(super) fn exec(project: &Project, stub: Option<&Stub>, args: &[&str]) -> std::process::Output {
     exec_with_env(project, stub, &[], args)
 }
 

@@ -39,6 +39,7 @@ mod tui_exit;
 mod tui_settings;
 mod tui_surface;
 mod url_secrets;
+mod userdata;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -3,6 +3,9 @@
 //! since they were pinned are held back (the model and `mcp call` do not see them) until
 //! the user accepts them with [`Manager::accept_tools`]; unchanged tools keep working, a
 //! removed tool just disappears. The first listing of a server without pins pins it.
+//! The pins are read as stored now for every listing, and again whenever the store
+//! changes ([`Manager::recheck_pins`]), so a tool another process accepted (the CLI's
+//! `mcp tools --accept`) is released at once.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +14,7 @@ use super::{connected_state, Manager, ServerState};
 use crate::config::ServerConfig;
 use crate::mcp::log::LogSource;
 use crate::mcp::{Client, ToolDef};
-use crate::trust::pins::{compare, HeldTool, ToolPin};
+use crate::trust::pins::{compare, upgrades, HeldTool, ToolHints, ToolPin};
 
 /// The latest listing of one connected server.
 pub(super) struct Listing {
@@ -44,7 +47,11 @@ fn pin_of(def: &ToolDef) -> (String, ToolPin) {
             &def.name,
             def.description.as_deref().unwrap_or(""),
             &def.input_schema.value(),
-        ),
+        )
+        .with_hints(ToolHints::of(
+            def.title.as_deref(),
+            def.annotations.as_ref(),
+        )),
     )
 }
 
@@ -63,8 +70,12 @@ impl Manager {
         let listing: Vec<(String, ToolPin)> = defs.iter().map(pin_of).collect();
         let pins = self.inner.pins.server_pins(&project, name).await;
         let held = compare(name, pins.as_ref(), &listing);
-        if pins.is_none() {
-            if let Err(e) = self.inner.pins.record(&project, name, listing).await {
+        let to_record = match &pins {
+            None => listing,
+            Some(_) => upgrades(pins.as_ref(), &listing),
+        };
+        if !to_record.is_empty() {
+            if let Err(e) = self.inner.pins.record(&project, name, to_record).await {
                 self.warn(name, &format!("could not save the tool pins: {e}"));
             }
         }
@@ -91,6 +102,40 @@ impl Manager {
             },
         );
         self.apply_listing(name);
+    }
+
+    /// Compares every current listing with the pins as stored now (another process may
+    /// have accepted or pinned tools) and releases or holds tools accordingly. Returns
+    /// whether anything changed.
+    pub async fn recheck_pins(&self) -> bool {
+        let names: Vec<String> = self.inner.listings.lock().keys().cloned().collect();
+        let mut changed = false;
+        for name in names {
+            let pins = self
+                .inner
+                .pins
+                .server_pins(&self.inner.project, &name)
+                .await;
+            let updated = {
+                let mut listings = self.inner.listings.lock();
+                let Some(l) = listings.get_mut(&name) else {
+                    continue;
+                };
+                let listing: Vec<(String, ToolPin)> = l.defs.iter().map(pin_of).collect();
+                let held = compare(&name, pins.as_ref(), &listing);
+                let differs = held != l.held;
+                l.held = held;
+                differs
+            };
+            if updated {
+                self.apply_listing(&name);
+                changed = true;
+            }
+        }
+        if changed {
+            self.publish();
+        }
+        changed
     }
 
     /// Puts a server's allowed tools in the registry and updates its status.

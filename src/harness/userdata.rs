@@ -1,0 +1,41 @@
+//! A running front end follows the stored user data: a change another process made (the
+//! CLI accepting a tool, revoking a sampling grant, approving a server, editing the extra
+//! roots) reaches the manager and the status every front end draws within a second.
+
+use std::path::PathBuf;
+
+use super::Harness;
+use crate::userdata::{DataKind, UserDataWatcher};
+
+impl Harness {
+    /// Watches the user-data folders; `None` when they cannot be watched (each decision
+    /// still reads the store as it is now). Must be called inside a Tokio runtime.
+    pub fn watch_user_data(&self) -> Option<UserDataWatcher> {
+        let mut dirs: Vec<PathBuf> = vec![self.manager.user_data_dir()];
+        for file in [self.roots_store.path(), self.permission_store.path()] {
+            if let Some(d) = file.parent().map(PathBuf::from) {
+                if !dirs.contains(&d) {
+                    dirs.push(d);
+                }
+            }
+        }
+        let (manager, roots, project) = (
+            self.manager.clone(),
+            self.roots_store.clone(),
+            self.project.clone(),
+        );
+        UserDataWatcher::start(&dirs, move |kinds| {
+            let (manager, roots, project) = (manager.clone(), roots.clone(), project.clone());
+            tokio::spawn(async move {
+                if kinds.contains(&DataKind::Roots) {
+                    let now = tokio::task::spawn_blocking(move || roots.get(&project)).await;
+                    if let Ok(now) = now {
+                        manager.set_extra_roots(&now);
+                    }
+                }
+                manager.user_data_changed(&kinds).await;
+            });
+        })
+        .ok()
+    }
+}
