@@ -191,8 +191,11 @@ fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
         cwd: Some("./srv".into()),
         env_keys: vec!["NODE_OPTIONS".into()],
         header_keys: vec![],
+        oauth: None,
+        shown: Default::default(),
         fingerprint: fingerprint.into(),
     }
+    .with_shown()
 }
 
 #[test]
