@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::config::{mask, TransportConfig};
 use crate::mcp::ServerState;
-use crate::Harness;
 use crate::term_text;
+use crate::Harness;
 
 /// How long one `RUNTIME --version` may take.
 pub const RUNTIME_VERSION_TIMEOUT: Duration = Duration::from_secs(5);
