@@ -456,7 +456,10 @@ pub async fn call(
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            let msg = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+            let msg = p
+                .message
+                .map(|m| format!(" {}", Line(&m)))
+                .unwrap_or_default();
             errln!("progress {}{total}{msg}", p.progress);
         }
     });

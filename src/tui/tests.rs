@@ -164,7 +164,10 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
         "{s}"
     );
     assert!(s.contains("│  fx (stdio)"), "{s}");
-    assert!(s.contains("│    command: fx-server --token=${TOKEN}"), "{s}");
+    assert!(
+        s.contains("│    command: fx-server --token=${TOKEN}"),
+        "{s}"
+    );
     assert!(s.contains("│    cwd: ./srv"), "{s}");
     assert!(s.contains("│    env: NODE_OPTIONS"), "{s}");
     assert!(
