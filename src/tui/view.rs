@@ -372,7 +372,9 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
         PanelRow::Tool { server, tool } => {
             let spec = &app.tools[*server][*tool];
             let title = spec.display.title.clone();
-            let desc = spec.description.lines().next().unwrap_or("");
+            // Escaped before it is cut to the room left, so the cut counts what is shown.
+            let desc = safe::span_text(spec.description.lines().next().unwrap_or(""));
+            let desc = desc.as_ref();
             let title_len = title.as_ref().map_or(0, |t| t.chars().count() + 3);
             let used = 4 + spec.name.len() + title_len + 2;
             let room = width.saturating_sub(used);

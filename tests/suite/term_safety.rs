@@ -271,8 +271,8 @@ fn tui_shows_a_hostile_server_escaped() {
     t.send(b"/mcp");
     std::thread::sleep(Duration::from_millis(100));
     t.send(b"\r");
-    t.wait_for(&format!("t{SHOWN}"));
-    t.wait_for(&format!("does {SHOWN}"));
+    // The panel shows the description's first line, escaped, cut to the room left.
+    t.wait_for("does \\x1b]8;;http://evil\\x07link");
     t.send(b"\x03");
     let out = t.finish();
     // The UI draws with escape sequences of its own; none of the server's may appear.
