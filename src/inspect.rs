@@ -244,6 +244,11 @@ pub struct ServerEntry {
     pub args: Vec<String>,
     pub url: Option<String>,
     pub cwd: Option<String>,
+    /// Command and args (as above) as one shell-quoted line for display, with control,
+    /// bidirectional and invisible characters visibly escaped ([`crate::term_text`]).
+    pub shown_command: Option<String>,
+    /// The URL (as above) for display, escaped the same way.
+    pub shown_url: Option<String>,
     /// Values are masked unless they are `${VAR}` references.
     pub env: Vec<KeyValue>,
     pub headers: Vec<KeyValue>,
@@ -294,13 +299,19 @@ impl ServerEntry {
                 })
                 .collect()
         };
+        let command = r.string("command");
+        let args = mask_args(&r.strings("args"));
+        let url = r.string("url").map(|u| mask_url(&u));
+        let one = |s: &str| crate::term_text::line(s).into_owned();
         ServerEntry {
             name: name.into(),
             transport: transport.into(),
             scope: crate::config::Scope::Project,
-            command: r.string("command"),
-            args: mask_args(&r.strings("args")),
-            url: r.string("url").map(|u| mask_url(&u)),
+            shown_command: command.as_deref().map(|c| one(&command_line(c, &args))),
+            shown_url: url.as_deref().map(one),
+            command,
+            args,
+            url,
             cwd: r.string("cwd"),
             env: masked(r.pairs("env")),
             headers: masked(r.pairs("headers")),

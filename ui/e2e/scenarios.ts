@@ -115,6 +115,9 @@ export class ScenarioBackend extends MockBackend {
       args: how.args ?? [],
       url: how.url ?? null,
       cwd: null,
+      // What the core shows: these commands and URLs are plain text.
+      shownCommand: how.command === undefined ? null : [how.command, ...(how.args ?? [])].join(" "),
+      shownUrl: how.url ?? null,
       env: [],
       headers: [],
       disabled: state.status === "disabled",
