@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::config::{mask, TransportConfig};
 use crate::mcp::ServerState;
+use crate::term_text;
 use crate::Harness;
 
 /// How long one `RUNTIME --version` may take.
@@ -415,11 +416,11 @@ pub async fn diagnostics(harness: &Harness) -> String {
         let tail = &stderr[stderr.len().saturating_sub(DIAGNOSTICS_STDERR_LINES)..];
         text.push_str(&format!(
             "\n--- {}: stderr, last {} lines ---\n",
-            srv.name,
+            term_text::line(&srv.name),
             tail.len()
         ));
         for l in tail {
-            text.push_str(&mask_words(l));
+            text.push_str(&term_text::line(&mask_words(l)));
             text.push('\n');
         }
     }
@@ -439,10 +440,12 @@ fn or_none(v: &Option<String>) -> &str {
 
 impl DoctorReport {
     /// The report as text, the way `harness9 doctor` prints it and the desktop app copies it.
+    /// Every line is one line: what came from a project or a server (names, commands,
+    /// errors) is rendered with [`term_text::line`], so it cannot add or repaint lines.
     pub fn text(&self) -> String {
         let mut s = String::new();
         let mut line = |l: String| {
-            s.push_str(&l);
+            s.push_str(&term_text::line(&l));
             s.push('\n');
         };
         line(format!("harness9 {}", self.version));

@@ -4,9 +4,11 @@
 //!
 //! Nothing here starts or stops a server; [`crate::Harness`] pairs these views with the
 //! manager. Values that may be secrets (env and header values, tokens in args or URLs) are
-//! masked in [`ServerEntry`] and [`ApprovalRequest`] (see [`crate::config::mask`]); an
-//! approval request carries the entry's fingerprint so that what is approved is what was
-//! shown.
+//! masked in [`ServerEntry`] (see [`crate::config::mask`]). An [`ApprovalRequest`] shows
+//! what runs as written (only env and header values, the OAuth client secret and the URL's
+//! userinfo and query values are masked), rendered safe for display by
+//! [`crate::term_text`], and carries the entry's fingerprint so that what is approved is
+//! what was shown.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,9 @@ use crate::config::{ConfigError, McpConfig, McpDocument, ServerConfig};
 
 use crate::config::mask::is_reference;
 pub use crate::config::mask::{mask_args, mask_url, MASK};
+
+mod approval;
+pub use approval::{approval_prompt, command_line, ApprovalPick, ApprovalRequest, ApprovalShown};
 
 /// `.mcp.json` as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -218,122 +223,6 @@ pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
     Ok(doc.to_text())
 }
 
-/// One server to approve: its name and the fingerprint of the request the user saw (an
-/// entry changed since then is not approved).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ApprovalPick {
-    pub name: String,
-    pub fingerprint: String,
-}
-
-impl ApprovalPick {
-    pub fn new(name: impl Into<String>, fingerprint: impl Into<String>) -> Self {
-        ApprovalPick {
-            name: name.into(),
-            fingerprint: fingerprint.into(),
-        }
-    }
-}
-
-impl From<ApprovalRequest> for ApprovalPick {
-    fn from(r: ApprovalRequest) -> Self {
-        ApprovalPick {
-            name: r.name,
-            fingerprint: r.fingerprint,
-        }
-    }
-}
-
-/// A server that waits for the user's approval: everything that decides what runs, as
-/// written in `.mcp.json`, with values that may be secrets masked (`${VAR}` references are
-/// shown as written), and the fingerprint to approve it with.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalRequest {
-    pub name: String,
-    pub transport: String,
-    /// Command (stdio) as written, `${VAR}` references unexpanded.
-    pub command: Option<String>,
-    /// Args as written, secret-looking values masked.
-    pub args: Vec<String>,
-    /// URL (http, sse) as written, password and secret query values masked.
-    pub url: Option<String>,
-    /// The directory the server runs in (stdio): `cwd` as written, or the project folder.
-    pub cwd: Option<String>,
-    /// Names of the variables set for the server (values are not shown).
-    pub env_keys: Vec<String>,
-    /// Names of the headers sent to the server (values are not shown).
-    pub header_keys: Vec<String>,
-    /// [`ServerConfig::fingerprint`] of the entry shown; pass it back to approve, so that
-    /// an entry changed meanwhile is refused rather than approved unseen.
-    pub fingerprint: String,
-}
-
-impl ApprovalRequest {
-    pub fn of(cfg: &ServerConfig, project: &Path) -> ApprovalRequest {
-        let raw = RawEntry(&cfg.raw);
-        ApprovalRequest {
-            name: cfg.name.clone(),
-            transport: cfg.transport.kind().into(),
-            command: raw.string("command"),
-            args: mask_args(&raw.strings("args")),
-            url: raw.string("url").map(|u| mask_url(&u)),
-            cwd: raw
-                .string("cwd")
-                .or_else(|| cfg.resolved_cwd(project).map(|c| c.display().to_string())),
-            env_keys: raw.pairs("env").into_iter().map(|(k, _)| k).collect(),
-            header_keys: raw.pairs("headers").into_iter().map(|(k, _)| k).collect(),
-            fingerprint: cfg.fingerprint(project),
-        }
-    }
-
-    /// The request as lines of text for a terminal prompt (one line per field that is set).
-    pub fn lines(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        match (&self.command, &self.url) {
-            (Some(command), _) => {
-                let mut line = format!("command: {command}");
-                for a in &self.args {
-                    line.push(' ');
-                    line.push_str(a);
-                }
-                out.push(line);
-            }
-            (None, Some(url)) => out.push(format!("url: {url}")),
-            (None, None) => {}
-        }
-        if let Some(cwd) = &self.cwd {
-            out.push(format!("cwd: {cwd}"));
-        }
-        if !self.env_keys.is_empty() {
-            out.push(format!("env: {}", self.env_keys.join(", ")));
-        }
-        if !self.header_keys.is_empty() {
-            out.push(format!("headers: {}", self.header_keys.join(", ")));
-        }
-        out
-    }
-}
-
-/// The text of the terminal approval prompt: every field that decides what runs, values
-/// that may be secrets masked.
-pub fn approval_prompt(waiting: &[ApprovalRequest]) -> String {
-    let mut out = format!(
-        "This project's .mcp.json wants to start {} server(s) that you have not approved:\n",
-        waiting.len()
-    );
-    for r in waiting {
-        out.push_str(&format!("  {} ({})\n", r.name, r.transport));
-        for line in r.lines() {
-            out.push_str(&format!("      {line}\n"));
-        }
-    }
-    out.push_str("Start them? [y]es for this run / [a]lways for this project / [N]o: ");
-    out
-}
-
 /// A name and a value that may have been masked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -355,6 +244,11 @@ pub struct ServerEntry {
     pub args: Vec<String>,
     pub url: Option<String>,
     pub cwd: Option<String>,
+    /// Command and args (as above) as one shell-quoted line for display, with control,
+    /// bidirectional and invisible characters visibly escaped ([`crate::term_text`]).
+    pub shown_command: Option<String>,
+    /// The URL (as above) for display, escaped the same way.
+    pub shown_url: Option<String>,
     /// Values are masked unless they are `${VAR}` references.
     pub env: Vec<KeyValue>,
     pub headers: Vec<KeyValue>,
@@ -405,13 +299,19 @@ impl ServerEntry {
                 })
                 .collect()
         };
+        let command = r.string("command");
+        let args = mask_args(&r.strings("args"));
+        let url = r.string("url").map(|u| mask_url(&u));
+        let one = |s: &str| crate::term_text::line(s).into_owned();
         ServerEntry {
             name: name.into(),
             transport: transport.into(),
             scope: crate::config::Scope::Project,
-            command: r.string("command"),
-            args: mask_args(&r.strings("args")),
-            url: r.string("url").map(|u| mask_url(&u)),
+            shown_command: command.as_deref().map(|c| one(&command_line(c, &args))),
+            shown_url: url.as_deref().map(one),
+            command,
+            args,
+            url,
             cwd: r.string("cwd"),
             env: masked(r.pairs("env")),
             headers: masked(r.pairs("headers")),
@@ -427,10 +327,10 @@ impl ServerEntry {
 }
 
 /// Reads fields of an entry as written, tolerating wrong types.
-struct RawEntry<'a>(&'a Value);
+pub(crate) struct RawEntry<'a>(pub(crate) &'a Value);
 
 impl RawEntry<'_> {
-    fn string(&self, key: &str) -> Option<String> {
+    pub(crate) fn string(&self, key: &str) -> Option<String> {
         match self.0.get(key)? {
             Value::String(s) => Some(s.clone()),
             Value::Null => None,
@@ -438,11 +338,11 @@ impl RawEntry<'_> {
         }
     }
 
-    fn strings(&self, key: &str) -> Vec<String> {
+    pub(crate) fn strings(&self, key: &str) -> Vec<String> {
         crate::config::strings_as_written(self.0, key)
     }
 
-    fn pairs(&self, key: &str) -> Vec<(String, String)> {
+    pub(crate) fn pairs(&self, key: &str) -> Vec<(String, String)> {
         match self.0.get(key) {
             Some(Value::Object(map)) => map
                 .iter()
@@ -633,64 +533,5 @@ mod tests {
                 }
             ]
         );
-        let project = Path::new("/p");
-        let req = ApprovalRequest::of(cfg.servers["s"].as_ref().unwrap(), project);
-        assert_eq!(req.command.as_deref(), Some("srv"));
-        assert_eq!(req.env_keys, vec!["TOKEN", "HOME_DIR"]);
-        assert_eq!(req.cwd.as_deref(), Some("/p"));
-    }
-
-    #[test]
-    fn approval_request_shows_what_runs_with_values_masked() {
-        let secret = "s3cr3t-4f9a";
-        let cfg = McpConfig::parse(
-            &json!({"mcpServers": {
-                "s": {"command": "srv", "args": ["--token=${TOKEN}", "--password", "hunter2-xyz"],
-                      "cwd": "./server", "env": {"NODE_OPTIONS": "--require ./x.js", "KEY": "${TOKEN}"}},
-                "h": {"type": "http", "url": "https://h.test/mcp?api_key=${TOKEN}",
-                      "headers": {"Authorization": "Bearer ${TOKEN}"}}
-            }})
-            .to_string(),
-            "t",
-            &|_| Some(secret.into()),
-        );
-        let project = Path::new("/p");
-        let s = ApprovalRequest::of(cfg.servers["s"].as_ref().unwrap(), project);
-        assert_eq!(
-            s.lines(),
-            vec![
-                format!("command: srv --token=${{TOKEN}} --password {MASK}"),
-                "cwd: ./server".to_string(),
-                "env: NODE_OPTIONS, KEY".to_string(),
-            ]
-        );
-        assert_eq!(
-            s.fingerprint,
-            cfg.servers["s"].as_ref().unwrap().fingerprint(project)
-        );
-        let h = ApprovalRequest::of(cfg.servers["h"].as_ref().unwrap(), project);
-        assert_eq!(
-            h.lines(),
-            vec![
-                "url: https://h.test/mcp?api_key=${TOKEN}".to_string(),
-                "headers: Authorization".to_string(),
-            ]
-        );
-        let prompt = approval_prompt(&[s.clone(), h.clone()]);
-        assert!(
-            prompt.contains("      headers: Authorization\n"),
-            "{prompt}"
-        );
-        assert!(
-            !prompt.contains(secret) && !prompt.contains("hunter2"),
-            "{prompt}"
-        );
-        for req in [s, h] {
-            let text = serde_json::to_string(&req).unwrap();
-            assert!(
-                !text.contains(secret) && !text.contains("hunter2"),
-                "{text}"
-            );
-        }
     }
 }

@@ -16,6 +16,7 @@ pub mod harness;
 pub mod mcp;
 pub mod memory;
 pub mod serve;
+pub mod term_text;
 pub use mcp::transport::stdio::shell_env;
 pub mod tools;
 pub mod truncate;

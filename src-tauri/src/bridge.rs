@@ -263,6 +263,7 @@ pub fn typescript_bindings() -> String {
         harness9::mcp::CallToolResult::decl(&cfg),
         harness9::harness::TimedResult::decl(&cfg),
         harness9::inspect::ApprovalRequest::decl(&cfg),
+        harness9::inspect::ApprovalShown::decl(&cfg),
         harness9::inspect::ApprovalPick::decl(&cfg),
         harness9::mcp::ApproveOutcome::decl(&cfg),
         harness9::inspect::KeyValue::decl(&cfg),

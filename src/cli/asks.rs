@@ -74,7 +74,7 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
                 },
         } => {
             let Some(answers) = answers else {
-                eprintln!("harness9: server \"{server}\" asked for input ({message:?}); declined because no one can answer here. Pass --elicitation FILE (a JSON object of answers) to accept.");
+                errln!("harness9: server \"{server}\" asked for input ({message:?}); declined because no one can answer here. Pass --elicitation FILE (a JSON object of answers) to accept.");
                 return AskAnswer::Elicit(ElicitResult::decline());
             };
             let fields = requested_schema
@@ -89,10 +89,10 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
             let content = result.content.clone().unwrap_or_default();
             let missing = missing_required(requested_schema, &content);
             if !missing.is_empty() {
-                eprintln!("harness9: server \"{server}\" asked for input ({message:?}); declined because the elicitation answers lack {}", missing.join(", "));
+                errln!("harness9: server \"{server}\" asked for input ({message:?}); declined because the elicitation answers lack {}", missing.join(", "));
                 return AskAnswer::Elicit(ElicitResult::decline());
             }
-            eprintln!("harness9: server \"{server}\" asked for input ({message:?}); answered from the elicitation file");
+            errln!("harness9: server \"{server}\" asked for input ({message:?}); answered from the elicitation file");
             AskAnswer::Elicit(ElicitResult {
                 action: ElicitAction::Accept,
                 content: Some(content),
@@ -101,11 +101,11 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
         AskKind::Elicitation {
             request: ElicitRequest::Url { message, url, .. },
         } => {
-            eprintln!("harness9: server \"{server}\" asked you to open {url} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.");
+            errln!("harness9: server \"{server}\" asked you to open {} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.", harness9::term_text::Line(url));
             AskAnswer::Elicit(ElicitResult::decline())
         }
         AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => {
-            eprintln!("harness9: server \"{server}\" asked to use your model (sampling); refused because no one can approve it here. Run it from the terminal UI (`harness9`) or the desktop app to approve it.");
+            errln!("harness9: server \"{server}\" asked to use your model (sampling); refused because no one can approve it here. Run it from the terminal UI (`harness9`) or the desktop app to approve it.");
             AskAnswer::Refuse(
                 "harness9 cannot approve sampling requests in this command; the request was refused"
                     .into(),
@@ -124,7 +124,7 @@ pub fn explain_required_elicitations(error: &harness9::harness::CallError) {
     };
     for e in harness9::mcp::requests::required_elicitations(error) {
         if let ElicitRequest::Url { message, url, .. } = e {
-            eprintln!("harness9: the server needs you to open {url} first ({message:?}); open it if you trust it, then run again");
+            errln!("harness9: the server needs you to open {} first ({message:?}); open it if you trust it, then run again", harness9::term_text::Line(&url));
         }
     }
 }

@@ -11,7 +11,7 @@ pub const DOCTOR_SERVER_WAIT: Duration = Duration::from_secs(20);
 
 pub async fn run(args: ProjectArgs) -> i32 {
     if !args.project.is_dir() {
-        eprintln!(
+        errln!(
             "harness9: project folder \"{}\" does not exist",
             args.project.display()
         );
@@ -24,12 +24,9 @@ pub async fn run(args: ProjectArgs) -> i32 {
     harness.manager().wait_settled(DOCTOR_SERVER_WAIT).await;
     let report = harness9::doctor::report(&harness).await;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report json")
-        );
+        crate::cli::out::json(&report);
     } else {
-        print!("{}", report.text());
+        out!("{}", report.text());
     }
     harness.shutdown().await;
     0

@@ -6,8 +6,6 @@
 //! Exit codes: 0 the turn completed, 1 it failed (provider error, round-trip bound, stop),
 //! 2 bad arguments, no provider configured, or an unreadable `.mcp.json`.
 
-use std::io::Write;
-
 use clap::Args;
 use harness9::engine::{
     provider, CallStatus, ConversationChoice, EngineOptions, Event, PermissionOptions,
@@ -58,7 +56,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let settings = match ProviderSettings::resolve(&overrides) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             return EXIT_USAGE;
         }
     };
@@ -70,7 +68,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             return EXIT_USAGE;
         }
     };
@@ -80,11 +78,14 @@ pub async fn exec(args: ExecArgs) -> i32 {
     };
     for s in harness.manager().snapshot().servers.iter() {
         if let harness9::mcp::ServerState::Failed { reason, .. } = &s.state {
-            eprintln!("harness9: server \"{}\" failed: {reason}", s.name);
+            errln!(
+                "harness9: server \"{}\" failed: {reason}",
+                harness9::term_text::Line(&s.name)
+            );
         } else if s.state == harness9::mcp::ServerState::AwaitingApproval {
-            eprintln!(
+            errln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
-                s.name
+                harness9::term_text::Line(&s.name)
             );
         }
     }
@@ -108,7 +109,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let engine = match harness.engine(opts) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             harness.shutdown().await;
             return EXIT_FAILED;
         }
@@ -116,7 +117,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let mut turn = match engine.send(args.prompt.clone()) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             harness.shutdown().await;
             return EXIT_FAILED;
         }
@@ -131,13 +132,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let json = args.project.json;
     let mut round_text = String::new();
     let mut code = EXIT_FAILED;
-    let stdout = std::io::stdout();
     while let Some(event) = turn.next_event().await {
         if json {
-            let mut out = stdout.lock();
-            let _ = serde_json::to_writer(&mut out, &event);
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
+            if let Ok(line) = serde_json::to_string(&event) {
+                crate::cli::out::out_json(&line);
+            }
         }
         match &event {
             Event::ModelRequest { .. } => round_text.clear(),
@@ -146,10 +145,10 @@ pub async fn exec(args: ExecArgs) -> i32 {
                 name, arguments, ..
             } if !json => {
                 if !round_text.trim().is_empty() {
-                    eprintln!("{}", round_text.trim_end());
+                    errln!("{}", round_text.trim_end());
                     round_text.clear();
                 }
-                eprintln!("→ {name} {arguments}");
+                errln!("→ {name} {arguments}");
             }
             Event::ToolCallEnd {
                 name,
@@ -168,39 +167,39 @@ pub async fn exec(args: ExecArgs) -> i32 {
                     .as_deref()
                     .map(|e| format!(": {e}"))
                     .unwrap_or_default();
-                eprintln!(
+                errln!(
                     "{mark} {name} {} ({duration_ms} ms){why}",
                     status_word(*status)
                 );
             }
             Event::Retry {
                 delay_ms, reason, ..
-            } if !json => eprintln!("harness9: {reason}; retrying in {delay_ms} ms"),
-            Event::Notice { message } if !json => eprintln!("harness9: note: {message}"),
+            } if !json => errln!("harness9: {reason}; retrying in {delay_ms} ms"),
+            Event::Notice { message } if !json => errln!("harness9: note: {message}"),
             Event::TurnEnd { outcome, .. } => {
                 code = match outcome {
                     TurnOutcome::Completed { answer } => {
                         if !json {
-                            println!("{}", answer.trim_end());
+                            outln!("{}", answer.trim_end());
                         }
                         0
                     }
                     TurnOutcome::CutOff { answer, notice } => {
                         if !json {
-                            println!("{}", answer.trim_end());
-                            eprintln!("harness9: {notice}");
+                            outln!("{}", answer.trim_end());
+                            errln!("harness9: {notice}");
                         }
                         EXIT_FAILED
                     }
                     TurnOutcome::Stopped => {
                         if !json {
-                            eprintln!("harness9: the turn was stopped");
+                            errln!("harness9: the turn was stopped");
                         }
                         EXIT_FAILED
                     }
                     TurnOutcome::Failed { error } => {
                         if !json {
-                            eprintln!("harness9: {error}");
+                            errln!("harness9: {error}");
                         }
                         EXIT_FAILED
                     }

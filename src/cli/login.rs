@@ -24,15 +24,15 @@ struct PrintingOpener;
 
 impl Opener for PrintingOpener {
     fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
-        eprintln!(
+        errln!(
             "Opening the sign-in page in your browser. If it does not open, visit:\n\n  {url}\n"
         );
         let opening = SystemOpener.open(url);
         Box::pin(async move {
             if let Err(e) = opening.await {
-                eprintln!("harness9: {e}");
+                errln!("harness9: {e}");
             }
-            eprintln!("Waiting for you to finish signing in…");
+            errln!("Waiting for you to finish signing in…");
             Ok(())
         })
     }
@@ -43,9 +43,7 @@ fn known_server(args: &ProjectArgs, server: &str) -> Result<(), i32> {
     let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        eprintln!(
-            "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
-        );
+        errln!("harness9: no server named \"{server}\" in any config scope (servers: {known:?})");
         return Err(EXIT_USAGE);
     }
     Ok(())
@@ -96,7 +94,7 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
         ..
     }) = status_of(&harness, &server)
     {
-        eprintln!("harness9: server \"{server}\" is awaiting approval; run with --yes, or approve it when asked on a terminal");
+        errln!("harness9: server \"{server}\" is awaiting approval; run with --yes, or approve it when asked on a terminal");
         harness.shutdown().await;
         return EXIT_FAILED;
     }
@@ -115,12 +113,12 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
                     "status": status.as_ref().map(|s| s.state.word()),
                     "connection": connection,
                 });
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+                crate::cli::out::json(&out);
             } else {
-                println!("Signed in to \"{server}\" with {}", signed_in.issuer);
-                println!("Scopes: {}", scopes_text(&signed_in));
-                println!("Tokens are kept in {location}");
-                println!("Server: {connection}");
+                outln!("Signed in to \"{server}\" with {}", signed_in.issuer);
+                outln!("Scopes: {}", scopes_text(&signed_in));
+                outln!("Tokens are kept in {location}");
+                outln!("Server: {connection}");
             }
             if connected {
                 0
@@ -129,7 +127,7 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
             }
         }
         Err(e) => {
-            eprintln!("harness9: signing in to \"{server}\" failed: {e}");
+            errln!("harness9: signing in to \"{server}\" failed: {e}");
             if e.contains("local (stdio) server") {
                 EXIT_USAGE
             } else {
@@ -138,7 +136,7 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
         }
     };
     if let Some(w) = harness.manager().auth_context().store.warning() {
-        eprintln!("harness9: warning: {w}");
+        errln!("harness9: warning: {w}");
     }
     harness.shutdown().await;
     code
@@ -165,16 +163,16 @@ pub async fn logout(args: ProjectArgs, server: String) -> i32 {
                     "credentials": location,
                     "status": status.as_ref().map(|s| s.state.word()),
                 });
-                println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+                crate::cli::out::json(&out);
             } else if forgot {
-                println!("Signed out of \"{server}\"; its tokens were removed from {location}");
+                outln!("Signed out of \"{server}\"; its tokens were removed from {location}");
             } else {
-                println!("No sign-in was kept for \"{server}\"");
+                outln!("No sign-in was kept for \"{server}\"");
             }
             0
         }
         Err(e) => {
-            eprintln!("harness9: signing out of \"{server}\" failed: {e}");
+            errln!("harness9: signing out of \"{server}\" failed: {e}");
             if e.contains("local (stdio) server") {
                 EXIT_USAGE
             } else {

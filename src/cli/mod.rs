@@ -2,10 +2,35 @@
 //! for approval when needed, and prints a table or JSON. Exit codes: 0 success, 1 the
 //! tool or server failed, 2 bad arguments or an unreadable `.mcp.json`.
 
+/// `println!` through [`out::out_line`]: for every line of human output.
+macro_rules! outln {
+    () => {
+        $crate::cli::out::out_line("")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::out::out_line(&format!($($arg)*))
+    };
+}
+
+/// `print!` through [`out::out_text`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::out::out_text(&format!($($arg)*))
+    };
+}
+
+/// `eprintln!` through [`out::err_line`]: for every message on stderr.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::out::err_line(&format!($($arg)*))
+    };
+}
+
 pub mod asks;
 pub mod doctor;
 pub mod exec;
 pub mod login;
+pub mod out;
 pub mod pins;
 pub mod sampling;
 pub mod servers;
@@ -16,6 +41,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 use harness9::mcp::{ApprovalPolicy, ServerState, ServerStatus};
+use harness9::term_text::{self, Line};
 use harness9::tools::{CallContext, ToolSource};
 use harness9::{Harness, HarnessOptions};
 use serde_json::{json, Value};
@@ -63,7 +89,7 @@ fn harness_for(args: &ProjectArgs) -> Harness {
 /// cannot be read (the error is already printed).
 async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i32> {
     if !args.project.is_dir() {
-        eprintln!(
+        errln!(
             "harness9: project folder \"{}\" does not exist",
             args.project.display()
         );
@@ -75,7 +101,7 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
     harness.set_sampling(true);
     let config = harness.start(only).await;
     if let Some(err) = &config.error {
-        eprintln!("harness9: {err}");
+        errln!("harness9: {err}");
         return Err(EXIT_USAGE);
     }
     ask_approval(&harness).await;
@@ -113,10 +139,10 @@ async fn ask_approval(harness: &Harness) {
     match result {
         Ok(outcome) => {
             for name in outcome.stale {
-                eprintln!("harness9: server \"{name}\" changed in .mcp.json while you were asked; it was not started. Run again to review the new entry.");
+                errln!("harness9: server \"{}\" changed in .mcp.json while you were asked; it was not started. Run again to review the new entry.", Line(&name));
             }
         }
-        Err(e) => eprintln!("harness9: could not record the approval: {e}"),
+        Err(e) => errln!("harness9: could not record the approval: {e}"),
     }
 }
 
@@ -226,19 +252,25 @@ pub async fn list(args: ProjectArgs) -> i32 {
             .iter()
             .map(|s| with_tokens(status_json(s), cost.server(&s.name).tokens))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+        crate::cli::out::json(&rows);
     } else if snapshot.servers.is_empty() {
         let files = harness9::config::ScopeFiles::of(&args.project);
-        println!(
+        outln!(
             "No MCP servers configured in {}, {} or {}; add one with `harness9 mcp add`",
             files.project.display(),
             files.user.display(),
             files.local.display()
         );
     } else {
-        println!(
+        outln!(
             "{:<20} {:<9} {:<7} {:<20} {:>5} {:>6}  {:<19}  ERROR",
-            "NAME", "TRANSPORT", "SCOPE", "STATUS", "TOOLS", "TOKENS", "PROTOCOL"
+            "NAME",
+            "TRANSPORT",
+            "SCOPE",
+            "STATUS",
+            "TOOLS",
+            "TOKENS",
+            "PROTOCOL"
         );
         for s in &snapshot.servers {
             let row = status_json(s);
@@ -248,26 +280,26 @@ pub async fn list(args: ProjectArgs) -> i32 {
                 (Some(v), Some(era)) => format!("{v} ({era})"),
                 _ => String::new(),
             };
-            println!(
+            outln!(
                 "{:<20} {:<9} {:<7} {} {:<18} {:>5} {:>6}  {:<19}  {}",
-                s.name,
-                s.transport,
+                Line(&s.name),
+                Line(&s.transport),
                 s.scope.word(),
                 status_mark(&s.state),
                 s.state.word(),
                 row["tools"],
                 tokens_cell(cost.server(&s.name).tokens),
-                protocol,
-                first
+                Line(&protocol),
+                Line(first)
             );
         }
-        println!(
+        outln!(
             "Tool definitions take about {} tokens of the model's context (TOKENS: bytes of each definition / 4).",
             cost.total_tokens()
         );
     }
     if let Some(w) = warning {
-        eprintln!("harness9: warning: {w}");
+        errln!("harness9: warning: {w}");
     }
     harness.shutdown().await;
     0
@@ -284,31 +316,33 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
         if !snapshot.servers.iter().any(|s| &s.name == name) {
             let cfg = harness.load_config();
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!(
-                "harness9: no server named \"{name}\" in any config scope (servers: {known:?})"
-            );
+            errln!("harness9: no server named \"{name}\" in any config scope (servers: {known:?})");
             harness.shutdown().await;
             return EXIT_USAGE;
         }
     }
     for s in &snapshot.servers {
         if let ServerState::Failed { reason, .. } = &s.state {
-            eprintln!("harness9: server \"{}\" failed: {reason}", s.name);
+            errln!(
+                "harness9: server \"{}\" failed: {reason}",
+                harness9::term_text::Line(&s.name)
+            );
         } else if let ServerState::NeedsAuth { reason } = &s.state {
-            eprintln!(
+            errln!(
                 "harness9: server \"{}\" needs sign-in ({reason}); run `harness9 mcp login {}`",
-                s.name, s.name
+                harness9::term_text::Line(&s.name),
+                s.name
             );
         } else if s.state == ServerState::AwaitingApproval {
-            eprintln!(
+            errln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
-                s.name
+                harness9::term_text::Line(&s.name)
             );
         }
     }
     let held = harness.held_tools(server.as_deref()).len();
     if held > 0 {
-        eprintln!(
+        errln!(
             "harness9: {held} tool(s) changed since they were pinned and are held back; review them with `harness9 mcp tools --changed`"
         );
     }
@@ -345,7 +379,7 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
                 row
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+        crate::cli::out::json(&out);
     } else {
         let marks: Vec<String> = rows
             .iter()
@@ -353,16 +387,32 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
                 def_of(server, tool).map_or(String::new(), |d| d.hints().marks().join(","))
             })
             .collect();
-        let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
-        let raw_width = rows.iter().map(|r| r.2.len()).max().unwrap_or(4).max(4);
+        let cells: Vec<(String, String, &str)> = rows
+            .iter()
+            .map(|(name, _, tool, spec)| {
+                let first = spec.description.lines().next().unwrap_or("");
+                (
+                    term_text::line(name).into_owned(),
+                    term_text::line(tool).into_owned(),
+                    first,
+                )
+            })
+            .collect();
+        let chars = |s: &String| s.chars().count();
+        let width = cells.iter().map(|c| chars(&c.0)).max().unwrap_or(4).max(4);
+        let raw_width = cells.iter().map(|c| chars(&c.1)).max().unwrap_or(4).max(4);
         let marks_width = marks.iter().map(String::len).max().unwrap_or(5).max(5);
-        println!(
+        outln!(
             "{:<width$}  {:<raw_width$}  {:<marks_width$}  DESCRIPTION",
-            "NAME", "TOOL", "HINTS"
+            "NAME",
+            "TOOL",
+            "HINTS"
         );
-        for ((name, _, tool, spec), marks) in rows.iter().zip(&marks) {
-            let first = spec.description.lines().next().unwrap_or("");
-            println!("{name:<width$}  {tool:<raw_width$}  {marks:<marks_width$}  {first}");
+        for ((name, tool, first), marks) in cells.iter().zip(&marks) {
+            outln!(
+                "{name:<width$}  {tool:<raw_width$}  {marks:<marks_width$}  {}",
+                Line(first)
+            );
         }
     }
     harness.shutdown().await;
@@ -379,7 +429,7 @@ pub async fn call(
     let answers = match elicitation.as_deref().map(asks::read_answers).transpose() {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             return EXIT_USAGE;
         }
     };
@@ -387,18 +437,14 @@ pub async fn call(
         None => json!({}),
         Some(Ok(v @ Value::Object(_))) => v,
         Some(Ok(_)) | Some(Err(_)) => {
-            eprintln!(
-                "harness9: ARGS_JSON must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'"
-            );
+            errln!("harness9: ARGS_JSON must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'");
             return EXIT_USAGE;
         }
     };
     let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        eprintln!(
-            "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
-        );
+        errln!("harness9: no server named \"{server}\" in any config scope (servers: {known:?})");
         return EXIT_USAGE;
     }
     let only = [server.clone()];
@@ -410,8 +456,11 @@ pub async fn call(
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            let msg = p.message.map(|m| format!(" {m}")).unwrap_or_default();
-            eprintln!("progress {}{total}{msg}", p.progress);
+            let msg = p
+                .message
+                .map(|m| format!(" {}", Line(&m)))
+                .unwrap_or_default();
+            errln!("progress {}{total}{msg}", p.progress);
         }
     });
     let ctx = CallContext {
@@ -429,11 +478,11 @@ pub async fn call(
     let code = match outcome {
         Ok(result) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&result).expect("json"));
+                crate::cli::out::json(&result);
             } else if result.is_error {
-                eprintln!("{}", result.to_text());
+                errln!("{}", result.to_text());
             } else {
-                println!("{}", result.to_text());
+                outln!("{}", result.to_text());
             }
             if result.is_error {
                 EXIT_FAILED
@@ -445,11 +494,11 @@ pub async fn call(
             }
         }
         Err(e @ harness9::harness::CallError::UnknownTool { .. }) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             EXIT_USAGE
         }
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             asks::explain_required_elicitations(&e);
             EXIT_FAILED
         }
@@ -468,7 +517,7 @@ pub async fn serve(args: ProjectArgs) -> i32 {
     {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             EXIT_FAILED
         }
     }

@@ -16,14 +16,14 @@ pub async fn changed(args: ProjectArgs, server: Option<String>) -> i32 {
     };
     let held = harness.held_tools(server.as_deref());
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&held).expect("json"));
+        crate::cli::out::json(&held);
     } else if held.is_empty() {
-        println!("No tool changed since it was pinned.");
+        outln!("No tool changed since it was pinned.");
     } else {
         for h in &held {
             print_held(h);
         }
-        println!(
+        outln!(
             "Accept with: harness9 mcp tools --accept SERVER [TOOL...] (all held tools of SERVER when no TOOL is named)"
         );
     }
@@ -32,17 +32,17 @@ pub async fn changed(args: ProjectArgs, server: Option<String>) -> i32 {
 }
 
 fn print_held(h: &HeldTool) {
-    println!("{}/{}: {}", h.server, h.tool, h.change.summary());
+    outln!("{}/{}: {}", h.server, h.tool, h.change.summary());
     for line in h.change.diff() {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!();
+    outln!();
 }
 
 /// Accepts held tools of one server (all of them when none is named).
 pub async fn accept(args: ProjectArgs, what: Vec<String>) -> i32 {
     let Some((server, tools)) = what.split_first() else {
-        eprintln!("harness9: --accept needs a server name, e.g. --accept SERVER [TOOL...]");
+        errln!("harness9: --accept needs a server name, e.g. --accept SERVER [TOOL...]");
         return EXIT_USAGE;
     };
     let only = [server.clone()];
@@ -52,17 +52,17 @@ pub async fn accept(args: ProjectArgs, what: Vec<String>) -> i32 {
     };
     let code = match harness.accept_tools(server, tools).await {
         Ok(accepted) if accepted.is_empty() => {
-            println!("Nothing to accept: no tool of \"{server}\" is held back.");
+            outln!("Nothing to accept: no tool of \"{server}\" is held back.");
             0
         }
         Ok(accepted) => {
             for h in &accepted {
-                println!("accepted {}/{} ({})", h.server, h.tool, h.change.summary());
+                outln!("accepted {}/{} ({})", h.server, h.tool, h.change.summary());
             }
             0
         }
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             EXIT_FAILED
         }
     };

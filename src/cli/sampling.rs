@@ -12,15 +12,15 @@ pub async fn run(args: ProjectArgs, revoke: Option<String>) -> i32 {
     if let Some(server) = revoke {
         return match harness.revoke_sampling(&server).await {
             Ok(true) => {
-                println!("{server} asks again before it uses the model");
+                outln!("{server} asks again before it uses the model");
                 0
             }
             Ok(false) => {
-                println!("{server} was not allowed to use the model without asking");
+                outln!("{server} was not allowed to use the model without asking");
                 0
             }
             Err(e) => {
-                eprintln!("harness9: cannot change the sampling grants: {e}");
+                errln!("harness9: cannot change the sampling grants: {e}");
                 EXIT_FAILED
             }
         };
@@ -43,11 +43,11 @@ pub async fn run(args: ProjectArgs, revoke: Option<String>) -> i32 {
             .iter()
             .map(|(name, current)| json!({"server": name, "current": current}))
             .collect();
-        println!("{}", serde_json::Value::Array(out));
+        outln!("{}", serde_json::Value::Array(out));
         return 0;
     }
     if rows.is_empty() {
-        println!("no server may use the model without asking");
+        outln!("no server may use the model without asking");
     }
     for (name, current) in rows {
         let note = if current {
@@ -55,7 +55,7 @@ pub async fn run(args: ProjectArgs, revoke: Option<String>) -> i32 {
         } else {
             " (its entry changed since: it asks again)"
         };
-        println!("{name}{note}");
+        outln!("{name}{note}");
     }
     0
 }

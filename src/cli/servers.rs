@@ -18,7 +18,7 @@ pub const DEFAULT_SCOPE: &str = "local";
 
 fn files(args: &ProjectArgs) -> Result<ScopeFiles, i32> {
     if !args.project.is_dir() {
-        eprintln!(
+        errln!(
             "harness9: project folder \"{}\" does not exist",
             args.project.display()
         );
@@ -29,13 +29,13 @@ fn files(args: &ProjectArgs) -> Result<ScopeFiles, i32> {
 
 fn scope_of(word: &str) -> Result<Scope, i32> {
     word.parse().map_err(|e| {
-        eprintln!("harness9: {e}");
+        errln!("harness9: {e}");
         EXIT_USAGE
     })
 }
 
 fn fail(e: ServerEditError) -> i32 {
-    eprintln!("harness9: {e}");
+    errln!("harness9: {e}");
     match e {
         ServerEditError::Save(_) | ServerEditError::Unreadable { .. } => EXIT_FAILED,
         ServerEditError::Exists { .. }
@@ -66,11 +66,11 @@ pub fn add_json(project: ProjectArgs, name: String, json: String, scope: String)
     let entry: serde_json::Value = match serde_json::from_str(&json) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => {
-            eprintln!("harness9: JSON must be an object like '{{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}}'");
+            errln!("harness9: JSON must be an object like '{{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}}'");
             return EXIT_USAGE;
         }
         Err(e) => {
-            eprintln!("harness9: invalid JSON: {e}");
+            errln!("harness9: invalid JSON: {e}");
             return EXIT_USAGE;
         }
     };
@@ -90,26 +90,26 @@ fn write_entry(project: &ProjectArgs, name: &str, scope: &str, entry: serde_json
         .unwrap_or("");
     match servers::add_server(&files, scope, name, entry) {
         Ok(path) => {
-            println!(
+            outln!(
                 "Added {kind} server \"{name}\" to the {scope} scope ({})",
                 path.display()
             );
             if let Ok(found) = servers::scopes_with(&files, name) {
                 if found.first() != Some(&scope) {
-                    println!(
+                    outln!(
                         "Note: the {} entry of \"{name}\" takes precedence over this one",
                         found[0]
                     );
                 } else if found.len() > 1 {
                     let lower: Vec<&str> = found[1..].iter().map(|s| s.word()).collect();
-                    println!(
+                    outln!(
                         "Note: it takes precedence over the {} entry of \"{name}\"",
                         lower.join(" and ")
                     );
                 }
             }
             if scope == Scope::Project {
-                println!("Project servers start after you approve them (run with --yes, or approve when asked).");
+                outln!("Project servers start after you approve them (run with --yes, or approve when asked).");
             }
             0
         }
@@ -124,11 +124,11 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
     };
     match servers::server_details(&files, &name) {
         Ok(d) if project.json => {
-            println!("{}", serde_json::to_string_pretty(&d).expect("json"));
+            crate::cli::out::json(&d);
             0
         }
         Ok(d) => {
-            print!("{}", d.to_text());
+            out!("{}", d.to_text());
             0
         }
         Err(e) => fail(e),
@@ -146,7 +146,7 @@ pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 
     };
     match servers::remove_server(&files, &name, scope) {
         Ok((scope, path)) => {
-            println!(
+            outln!(
                 "Removed \"{name}\" from the {scope} scope ({})",
                 path.display()
             );
@@ -177,18 +177,18 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     let (source, scope, policy) = match parsed {
         (Ok(a), Ok(b), Ok(c)) => (a, b, c),
         (Err(e), _, _) | (_, _, Err(e)) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             return EXIT_USAGE;
         }
         (_, Err(c), _) => return c,
     };
     let (found, errors) = import::find(source, &project.project, &Places::of_user());
     for e in &errors {
-        eprintln!("harness9: skipped {e}");
+        errln!("harness9: skipped {e}");
     }
     if found.is_empty() {
         if errors.is_empty() {
-            eprintln!(
+            errln!(
                 "harness9: no {} MCP servers found on this machine",
                 source.title()
             );
@@ -198,25 +198,25 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     let plan = match import::plan(&files, scope, &found, policy) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             return EXIT_FAILED;
         }
     };
     if project.json {
-        println!("{}", serde_json::to_string_pretty(&plan).expect("json"));
+        crate::cli::out::json(&plan);
     } else {
-        print!("{}", plan.to_text(args.dry_run));
+        out!("{}", plan.to_text(args.dry_run));
     }
     if args.dry_run {
         if !project.json {
-            println!("Dry run: nothing was written.");
+            outln!("Dry run: nothing was written.");
         }
         return 0;
     }
     match import::write(&plan) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("harness9: {e}");
+            errln!("harness9: {e}");
             EXIT_FAILED
         }
     }

@@ -3,7 +3,7 @@
 //! with an error, 2 bad arguments, an unknown server or prompt, or an unreadable
 //! `.mcp.json`.
 
-use std::io::Write;
+use harness9::term_text;
 use std::path::PathBuf;
 
 use clap::Subcommand;
@@ -79,7 +79,7 @@ async fn open_for(args: &ProjectArgs, server: Option<&String>) -> Result<Harness
         let cfg = harness9::config::McpConfig::load_scoped(&args.project);
         if cfg.error.is_none() && !cfg.servers.contains_key(server) {
             let known: Vec<&String> = cfg.servers.keys().collect();
-            eprintln!(
+            errln!(
                 "harness9: no server named \"{server}\" in any config scope (servers: {known:?})"
             );
             return Err(EXIT_USAGE);
@@ -94,11 +94,14 @@ fn report_unavailable(harness: &Harness) {
     for s in &harness.manager().snapshot().servers {
         match &s.state {
             ServerState::Failed { reason, .. } => {
-                eprintln!("harness9: server \"{}\" failed: {reason}", s.name)
+                errln!(
+                    "harness9: server \"{}\" failed: {reason}",
+                    harness9::term_text::Line(&s.name)
+                )
             }
-            ServerState::AwaitingApproval => eprintln!(
+            ServerState::AwaitingApproval => errln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
-                s.name
+                harness9::term_text::Line(&s.name)
             ),
             _ => {}
         }
@@ -120,12 +123,12 @@ async fn finish(harness: Harness, code: i32) -> i32 {
 }
 
 fn fail(e: FeatureError) -> i32 {
-    eprintln!("harness9: {e}");
+    errln!("harness9: {e}");
     exit_code(&e)
 }
 
 fn print_json(v: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(v).expect("json"));
+    crate::cli::out::json(v);
 }
 
 async fn resources(args: ProjectArgs, server: Option<String>) -> i32 {
@@ -146,7 +149,7 @@ async fn resources(args: ProjectArgs, server: Option<String>) -> i32 {
     if args.json {
         print_json(&json!({"resources": resources, "resourceTemplates": templates}));
     } else if resources.is_empty() && templates.is_empty() {
-        println!("No resources.");
+        outln!("No resources.");
     } else {
         let rows: Vec<[&str; 4]> = resources
             .iter()
@@ -179,7 +182,7 @@ async fn resources(args: ProjectArgs, server: Option<String>) -> i32 {
             .collect();
         if !rows.is_empty() {
             if !resources.is_empty() {
-                println!();
+                outln!();
             }
             table(["SERVER", "URI TEMPLATE", "NAME", "MIME"], &rows);
         }
@@ -207,7 +210,7 @@ async fn read(args: ProjectArgs, server: String, uri: String, output: Option<Pat
                 (None, Some(b)) => match decode_base64(b) {
                     Some(d) => bytes.extend(d),
                     None => {
-                        eprintln!("harness9: the server sent {} with invalid base64", c.uri);
+                        errln!("harness9: the server sent {} with invalid base64", c.uri);
                         return finish(harness, EXIT_FAILED).await;
                     }
                 },
@@ -216,7 +219,7 @@ async fn read(args: ProjectArgs, server: String, uri: String, output: Option<Pat
         }
         match std::fs::write(&path, &bytes) {
             Ok(()) => {
-                eprintln!(
+                errln!(
                     "harness9: wrote {} bytes to {}",
                     bytes.len(),
                     path.display()
@@ -224,14 +227,13 @@ async fn read(args: ProjectArgs, server: String, uri: String, output: Option<Pat
                 0
             }
             Err(e) => {
-                eprintln!("harness9: cannot write {}: {e}", path.display());
+                errln!("harness9: cannot write {}: {e}", path.display());
                 EXIT_FAILED
             }
         }
     } else {
-        let mut out = std::io::stdout().lock();
         for c in &result.contents {
-            let _ = writeln!(out, "{}", describe(c));
+            outln!("{}", describe(c));
         }
         0
     };
@@ -264,7 +266,7 @@ async fn prompts(args: ProjectArgs, server: Option<String>) -> i32 {
     if args.json {
         print_json(&prompts);
     } else if prompts.is_empty() {
-        println!("No prompts.");
+        outln!("No prompts.");
     } else {
         let arg_lists: Vec<String> = prompts
             .iter()
@@ -307,7 +309,7 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
             })
             .collect(),
         Some(Ok(_)) | Some(Err(_)) => {
-            eprintln!("harness9: ARGS_JSON must be a JSON object, e.g. '{{\"city\": \"Paris\"}}'");
+            errln!("harness9: ARGS_JSON must be a JSON object, e.g. '{{\"city\": \"Paris\"}}'");
             return EXIT_USAGE;
         }
     };
@@ -321,7 +323,7 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
     };
     let Some(found) = known.iter().find(|p| p.prompt.name == name) else {
         let names: Vec<&str> = known.iter().map(|p| p.prompt.name.as_str()).collect();
-        eprintln!(
+        errln!(
             "harness9: server \"{server}\" has no prompt \"{name}\" (it has: {})",
             if names.is_empty() {
                 "none".to_string()
@@ -339,7 +341,7 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
         .map(|a| a.name.as_str())
         .collect();
     if !missing.is_empty() {
-        eprintln!(
+        errln!(
             "harness9: prompt \"{name}\" needs the argument(s) {}; pass them as ARGS_JSON, e.g. '{{\"{}\": \"...\"}}'",
             missing.join(", "),
             missing[0]
@@ -353,36 +355,36 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
     if args.json {
         print_json(&result);
     } else {
-        println!("{}", result.to_text());
+        outln!("{}", result.to_text());
     }
     finish(harness, 0).await
 }
 
-/// Columns padded to their widest cell; the last one is not padded.
+/// Columns padded to their widest cell; the last one is not padded. Every cell is a
+/// one-line field from a server, rendered with [`term_text::line`].
 fn table<const N: usize>(header: [&str; N], rows: &[[&str; N]]) {
-    let mut widths = header.map(str::len);
-    for row in rows {
+    let rows: Vec<[std::borrow::Cow<'_, str>; N]> =
+        rows.iter().map(|row| row.map(term_text::line)).collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: &[&str; N]| {
+    let line = |cells: [&str; N]| {
         let mut s = String::new();
         for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == N {
-                s.push_str(cell);
-            } else {
-                s.push_str(cell);
+            s.push_str(cell);
+            if i + 1 < N {
                 let pad = widths[i] - cell.chars().count() + 2;
                 s.extend(std::iter::repeat_n(' ', pad));
             }
         }
         s.trim_end().to_string()
     };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", line(&header));
-    for row in rows {
-        let _ = writeln!(out, "{}", line(row));
+    outln!("{}", line(header));
+    for row in &rows {
+        outln!("{}", line(row.each_ref().map(|c| c.as_ref())));
     }
 }
 

@@ -1,11 +1,12 @@
 //! Drawing the ask modal (see [`super::ask`]).
 
+use super::safe;
 use harness9::mcp::manager::AskKind;
 use harness9::mcp::requests::CreateMessageRequest;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Wrap};
 use ratatui::Frame;
 
 use super::ask::{AskView, Body, Control, Field};
@@ -61,7 +62,7 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
         ));
     }
     match &view.ask.kind {
-        AskKind::Elicitation { request } => lines.push(Line::raw(request.message().to_string())),
+        AskKind::Elicitation { request } => lines.extend(safe::lines(request.message())),
         AskKind::Sampling { request } | AskKind::SamplingReview { request, .. } => {
             sampling_lines(&mut lines, request)
         }
@@ -122,7 +123,7 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
                     Style::new().bold(),
                 ));
                 for text in content_texts(&result.content) {
-                    lines.push(Line::raw(text));
+                    lines.extend(safe::lines(&text));
                 }
             }
             (
@@ -171,7 +172,7 @@ fn content_texts(content: &serde_json::Value) -> Vec<String> {
 }
 
 fn sampling_lines(lines: &mut Vec<Line<'static>>, request: &CreateMessageRequest) {
-    lines.push(Line::raw(format!(
+    lines.extend(safe::lines(&format!(
         "Up to {} tokens. System prompt: {}",
         request.max_tokens,
         request
@@ -182,7 +183,7 @@ fn sampling_lines(lines: &mut Vec<Line<'static>>, request: &CreateMessageRequest
     )));
     for m in &request.messages {
         for text in content_texts(&m.content) {
-            lines.push(Line::raw(format!("{}: {text}", m.role)));
+            lines.extend(safe::lines(&format!("{}: {text}", m.role)));
         }
     }
     if let Some(tools) = request.tools.as_ref().filter(|t| !t.is_empty()) {
@@ -208,9 +209,11 @@ pub fn render(f: &mut Frame, view: &AskView) {
         height,
     };
     f.render_widget(Clear, area);
-    let block = Block::default().borders(Borders::ALL).title(title);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(safe::line(Line::from(title)));
     f.render_widget(
-        Paragraph::new(lines)
+        safe::paragraph(lines)
             .block(block)
             .wrap(Wrap { trim: false }),
         area,

@@ -3,6 +3,7 @@
 //! under the input, Backspace on an empty input removes the last tag. The engine reads the
 //! attached resources when the message is sent; this module only picks.
 
+use super::safe;
 use harness9::engine::resources::ResourceRef;
 use harness9::harness::pick_resources;
 use harness9::mcp::manager::ServerResource;
@@ -10,7 +11,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
 use super::app::{Action, App};
@@ -143,5 +144,5 @@ pub fn render_picker(f: &mut Frame, p: &Picker, input: Rect) {
         .borders(Borders::ALL)
         .title(format!(" @{} · Enter attaches, Esc closes ", p.query));
     f.render_widget(Clear, area);
-    f.render_widget(Paragraph::new(lines).block(block), area);
+    f.render_widget(safe::paragraph(lines).block(block), area);
 }

@@ -10,6 +10,7 @@ mod ask_view;
 mod attach;
 mod auth;
 mod conversations;
+mod safe;
 mod scroll;
 mod settings;
 mod slash;

@@ -2,10 +2,11 @@
 //! names (title, description, arguments with the required ones marked `*`), what Tab
 //! found, and a note. Drawn only while the input starts with `/` and no modal is open.
 
+use super::safe;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
 use super::app::App;
@@ -101,5 +102,5 @@ pub fn render(f: &mut Frame, app: &App, area: Rect) {
         .borders(Borders::ALL)
         .title(" Tab completes ")
         .border_style(Style::new().fg(Color::DarkGray));
-    f.render_widget(Paragraph::new(lines).block(block), rect);
+    f.render_widget(safe::paragraph(lines).block(block), rect);
 }

@@ -164,7 +164,10 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
         "{s}"
     );
     assert!(s.contains("│  fx (stdio)"), "{s}");
-    assert!(s.contains("│    command: fx-server --token=••••••"), "{s}");
+    assert!(
+        s.contains("│    command: fx-server --token=${TOKEN}"),
+        "{s}"
+    );
     assert!(s.contains("│    cwd: ./srv"), "{s}");
     assert!(s.contains("│    env: NODE_OPTIONS"), "{s}");
     assert!(
@@ -186,13 +189,16 @@ fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
         name: name.into(),
         transport: "stdio".into(),
         command: Some(format!("{name}-server")),
-        args: vec!["--token=••••••".into()],
+        args: vec!["--token=${TOKEN}".into()],
         url: None,
         cwd: Some("./srv".into()),
         env_keys: vec!["NODE_OPTIONS".into()],
         header_keys: vec![],
+        oauth: None,
+        shown: Default::default(),
         fingerprint: fingerprint.into(),
     }
+    .with_shown()
 }
 
 #[test]

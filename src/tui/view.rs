@@ -1,6 +1,7 @@
 //! Pure render functions over [`App`]: the chat, the MCP bar, the input line and the modals.
 //! Usable at 80×24; everything wraps or truncates instead of overflowing.
 
+use super::safe;
 use harness9::engine::event::CallStatus;
 use harness9::inspect::ApprovalRequest;
 use harness9::mcp::manager::StartPhase;
@@ -8,7 +9,7 @@ use harness9::mcp::{ServerState, ServerStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -27,7 +28,7 @@ pub fn render(f: &mut Frame, app: &App) {
     .areas(f.area());
     render_chat(f, app, chat);
     if bar_height > 0 {
-        f.render_widget(Paragraph::new(mcp_bar(app)), bar);
+        f.render_widget(safe::paragraph(mcp_bar(app)), bar);
     }
     render_input(f, app, input);
     if app.modal == Modal::None && app.ask.is_none() {
@@ -146,7 +147,7 @@ fn render_chat(f: &mut Frame, app: &App, area: Rect) {
         }
     }
     let text = Text::from(lines);
-    let para = Paragraph::new(text).wrap(Wrap { trim: false });
+    let para = safe::paragraph(text).wrap(Wrap { trim: false });
     let total = para.line_count(area.width) as u16;
     let bottom = total.saturating_sub(area.height);
     let offset = bottom.saturating_sub(app.scroll);
@@ -225,7 +226,7 @@ fn render_input(f: &mut Frame, app: &App, area: Rect) {
     f.render_widget(block, area);
     let (shown, cursor) = input_tail(&app.input, inner.width.saturating_sub(PROMPT_WIDTH));
     f.render_widget(
-        Paragraph::new(Line::from(vec![Span::raw(PROMPT), Span::raw(shown)])),
+        safe::paragraph(Line::from(vec![Span::raw(PROMPT), Span::raw(shown)])),
         inner,
     );
     let focused = app.modal == Modal::None && app.ask.is_none() && app.picker.is_none();
@@ -295,7 +296,7 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
     let mut inner = block.inner(area);
     f.render_widget(block, area);
     if let Some(status) = app.panel_status() {
-        let status = Paragraph::new(status).wrap(Wrap { trim: false });
+        let status = safe::paragraph(status).wrap(Wrap { trim: false });
         let height = (status.line_count(inner.width) as u16).min(4);
         let [rest, last] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(height)]).areas(inner);
@@ -306,7 +307,7 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
     if details {
         if let Some(row) = rows.get(selected) {
             f.render_widget(
-                Paragraph::new(details_text(app, row)).wrap(Wrap { trim: false }),
+                safe::paragraph(details_text(app, row)).wrap(Wrap { trim: false }),
                 inner,
             );
         }
@@ -314,7 +315,7 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
     }
     if rows.is_empty() {
         f.render_widget(
-            Paragraph::new("No MCP servers in .mcp.json. Press e to edit it."),
+            safe::paragraph("No MCP servers in .mcp.json. Press e to edit it."),
             inner,
         );
         return;
@@ -336,7 +337,7 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
             }
         })
         .collect();
-    f.render_widget(Paragraph::new(lines), inner);
+    f.render_widget(safe::paragraph(lines), inner);
 }
 
 fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
@@ -371,7 +372,9 @@ fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {
         PanelRow::Tool { server, tool } => {
             let spec = &app.tools[*server][*tool];
             let title = spec.display.title.clone();
-            let desc = spec.description.lines().next().unwrap_or("");
+            // Escaped before it is cut to the room left, so the cut counts what is shown.
+            let desc = safe::span_text(spec.description.lines().next().unwrap_or(""));
+            let desc = desc.as_ref();
             let title_len = title.as_ref().map_or(0, |t| t.chars().count() + 3);
             let used = 4 + spec.name.len() + title_len + 2;
             let room = width.saturating_sub(used);
@@ -502,7 +505,7 @@ fn render_server_approval(f: &mut Frame, servers: &[ApprovalRequest]) {
     let mut lines = vec![Line::raw("This project's .mcp.json wants to start:")];
     for r in servers {
         lines.push(Line::from(vec![
-            Span::styled(format!("  {}", r.name), Style::new().bold()),
+            Span::styled(format!("  {}", r.shown.name), Style::new().bold()),
             Span::raw(format!(" ({})", r.transport)),
         ]));
         for l in r.lines() {
@@ -521,7 +524,7 @@ fn render_server_approval(f: &mut Frame, servers: &[ApprovalRequest]) {
         .borders(Borders::ALL)
         .title(" Approve MCP servers ");
     f.render_widget(
-        Paragraph::new(lines)
+        safe::paragraph(lines)
             .block(block)
             .wrap(Wrap { trim: false }),
         area,
@@ -554,14 +557,14 @@ fn render_tool_approval(f: &mut Frame, app: &App, name: &str, arguments: &Value,
     } else {
         serde_json::to_string_pretty(arguments).unwrap_or(compact)
     };
-    let args = Paragraph::new(Text::from(
+    let args = safe::paragraph(Text::from(
         args_text
             .lines()
             .map(|l| Line::raw(l.to_string()))
             .collect::<Vec<_>>(),
     ))
     .wrap(Wrap { trim: false });
-    let heading = Paragraph::new(heading).wrap(Wrap { trim: false });
+    let heading = safe::paragraph(heading).wrap(Wrap { trim: false });
     let args_total = args.line_count(inner_width) as u16;
     let hints_text = if TOOL_HINTS.width() <= usize::from(inner_width) {
         TOOL_HINTS
@@ -575,7 +578,7 @@ fn render_tool_approval(f: &mut Frame, app: &App, name: &str, arguments: &Value,
         screen.height
     };
     let avail = room.saturating_sub(2);
-    let hints = Paragraph::new(Line::styled(hints_text, Style::new().fg(Color::Yellow)))
+    let hints = safe::paragraph(Line::styled(hints_text, Style::new().fg(Color::Yellow)))
         .wrap(Wrap { trim: false });
     let hints_h = (hints.line_count(inner_width) as u16).min(avail);
     let heading_h = (heading.line_count(inner_width) as u16).min(avail - hints_h);

@@ -33,6 +33,7 @@ mod surface;
 mod surface_cli;
 mod surface_listing;
 mod surface_more;
+mod term_safety;
 mod tui;
 mod tui_asks;
 mod tui_exit;

@@ -115,6 +115,9 @@ export class ScenarioBackend extends MockBackend {
       args: how.args ?? [],
       url: how.url ?? null,
       cwd: null,
+      // What the core shows: these commands and URLs are plain text.
+      shownCommand: how.command === undefined ? null : [how.command, ...(how.args ?? [])].join(" "),
+      shownUrl: how.url ?? null,
       env: [],
       headers: [],
       disabled: state.status === "disabled",
@@ -122,8 +125,15 @@ export class ScenarioBackend extends MockBackend {
       toolTimeoutMs: 60000,
       error: null,
     };
-    if (state.status === "awaiting-approval")
-      this.approvalsPending.push({ name, transport: "stdio", command: how.command ?? null, args: how.args ?? [], url: how.url ?? null, cwd: null, envKeys: [], headerKeys: [], fingerprint: `fp-${name}` });
+    if (state.status === "awaiting-approval") {
+      const command = how.command ?? null;
+      const args = how.args ?? [];
+      const url = how.url ?? null;
+      // `shown` is what the core renders for display; these scenario names and commands are
+      // plain text, so it is the same text.
+      const shown = { name, command: command === null ? null : [command, ...args].join(" "), url, cwd: null, envKeys: [], headerKeys: [], oauth: null };
+      this.approvalsPending.push({ name, transport: "stdio", command, args, url, cwd: null, envKeys: [], headerKeys: [], oauth: null, shown, fingerprint: `fp-${name}` });
+    }
   }
 
   /** Sends the status and the tool list the servers' rows make, as the core does on a change. */

