@@ -62,8 +62,10 @@ pub fn render(text: &str, mode: Mode) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len() + 16);
-    out.push_str(&text[..first]);
-    for c in text[first..].chars() {
+    // `first` is where `find` stopped: a character boundary.
+    let (clean, rest) = text.split_at(first);
+    out.push_str(clean);
+    for c in rest.chars() {
         if escaped_in(c, mode) {
             push_escape(&mut out, c);
         } else {
@@ -103,8 +105,10 @@ pub fn json(serialized: &str) -> Cow<'_, str> {
         return Cow::Borrowed(serialized);
     };
     let mut out = String::with_capacity(serialized.len() + 16);
-    out.push_str(&serialized[..first]);
-    for c in serialized[first..].chars() {
+    // `first` is where `find` stopped: a character boundary.
+    let (clean, rest) = serialized.split_at(first);
+    out.push_str(clean);
+    for c in rest.chars() {
         if needs(c) {
             let mut units = [0u16; 2];
             for u in c.encode_utf16(&mut units) {

@@ -43,7 +43,7 @@ pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>)
                 let refused = match taken {
                     Ok(Ok(())) | Ok(Err(AskError::Unknown(_))) => continue,
                     Ok(Err(e @ AskError::Failed { .. })) => {
-                        eprintln!("harness9: {e}");
+                        errln!("harness9: {e}");
                         continue;
                     }
                     Ok(Err(e @ (AskError::Invalid { .. } | AskError::WrongAnswer { .. }))) => {
@@ -52,7 +52,7 @@ pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>)
                     Err(why) => format!("answering it failed inside harness9 ({why})"),
                 };
                 // Never left pending: the server would wait until the ask times out.
-                eprintln!("harness9: server \"{}\" asked for something that was not answered: {refused}; declined", ask.server);
+                errln!("harness9: server \"{}\" asked for something that was not answered: {refused}; declined", ask.server);
                 let _ = answerer.answer(ask.id, AskAnswer::Refuse(refused));
             }
             if asks.changed().await.is_err() {

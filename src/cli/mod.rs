@@ -487,7 +487,7 @@ pub async fn call(
             if result.is_error {
                 EXIT_FAILED
             } else if failed_inside {
-                eprintln!("harness9: answering a request of server \"{server}\" failed inside harness9 during this call (see above); the call counts as failed");
+                errln!("harness9: answering a request of server \"{server}\" failed inside harness9 during this call (see above); the call counts as failed");
                 EXIT_FAILED
             } else {
                 0
