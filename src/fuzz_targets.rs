@@ -16,8 +16,23 @@ use crate::mcp::transport::sse_parse::{SseEvent, SseParser};
 use crate::mcp::transport::stdio::framer::{Frame, LineReader};
 use crate::tools::naming::{assign_names, MAX_TOOL_NAME, MCP_PREFIX};
 
+mod asks;
+mod fast_paths;
+mod surface;
+
 /// The names of the targets, as used for `fuzz/corpus/<target>/`.
-pub const TARGETS: &[&str] = &["jsonrpc", "sse", "mcp_json", "expand", "naming", "stdio"];
+pub const TARGETS: &[&str] = &[
+    "jsonrpc",
+    "sse",
+    "mcp_json",
+    "expand",
+    "naming",
+    "stdio",
+    "elicit_form",
+    "sampling",
+    "surface_results",
+    "fast_paths",
+];
 
 /// Runs the target called `name` on `data`; `false` when there is no such target.
 pub fn run(name: &str, data: &[u8]) -> bool {
@@ -28,6 +43,10 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "expand" => expand_vars(data),
         "naming" => naming(data),
         "stdio" => stdio(data),
+        "elicit_form" => asks::elicit_form(data),
+        "sampling" => asks::sampling(data),
+        "surface_results" => surface::surface_results(data),
+        "fast_paths" => fast_paths::fast_paths(data),
         _ => return false,
     }
     true

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::{Params, ReplyBody};
+use crate::mcp::schema_text::escapes_ascii;
 
 /// The methods whose results may be cached, with the notification kind that forgets them.
 pub(super) const CACHEABLE: &[&str] = &[
@@ -60,6 +61,30 @@ struct Hints {
     cache_scope: Option<String>,
 }
 
+/// How long a result may be reused and whether it is public, or `None` when it may not
+/// be: most results carry no `"ttlMs"` and are settled by a look at the bytes; a result
+/// that has one, or an escape that may spell it, is parsed ([`parsed_reuse`]).
+pub(crate) fn reuse(text: &str) -> Option<(Duration, bool)> {
+    let bytes = text.as_bytes();
+    if TTL.find(bytes).is_none() && !escapes_ascii(bytes) {
+        return None;
+    }
+    parsed_reuse(text)
+}
+
+/// [`reuse`] by a full parse of the result's hints.
+pub(crate) fn parsed_reuse(text: &str) -> Option<(Duration, bool)> {
+    let hints = serde_json::from_str::<Hints>(text).ok()?;
+    let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0)?;
+    let ttl = Duration::from_secs_f64(capped_secs(ttl)).min(MAX_TTL);
+    Some((ttl, hints.cache_scope.as_deref() == Some("public")))
+}
+
+/// Milliseconds as seconds, at most [`MAX_TTL`]'s (a huge `ttlMs` cannot overflow).
+fn capped_secs(ms: f64) -> f64 {
+    (ms / 1000.0).min(MAX_TTL.as_secs_f64())
+}
+
 /// What a request is cached under: its method and params.
 pub(super) fn key(method: &str, params: &Params) -> String {
     let params = params.to_value().map(|v| v.to_string()).unwrap_or_default();
@@ -88,20 +113,10 @@ impl ListCache {
     /// Keeps a result its hints allow to reuse.
     pub(super) fn put(&self, key: String, body: &ReplyBody, credentials: u64) {
         let text = body.get();
-        if TTL.find(text.as_bytes()).is_none() {
-            return;
-        }
-        let Ok(hints) = serde_json::from_str::<Hints>(text) else {
+        let Some((ttl, public)) = reuse(text) else {
             return;
         };
-        let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0);
-        let Some(ttl) = ttl.map(|t| Duration::from_secs_f64(t / 1000.0).min(MAX_TTL)) else {
-            return;
-        };
-        let credentials = match hints.cache_scope.as_deref() {
-            Some("public") => None,
-            _ => Some(credentials),
-        };
+        let credentials = (!public).then_some(credentials);
         let mut entries = self.entries.lock();
         let old = entries.by_key.remove(&key).map_or(0, |e| e.result.len());
         entries.bytes -= old;
