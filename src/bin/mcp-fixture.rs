@@ -29,6 +29,8 @@
 //! threads. The main loop flushes only when no further complete request is
 //! buffered, so pipelined requests are answered in batches.
 
+#[path = "mcp-fixture/asks.rs"]
+mod asks;
 #[path = "mcp-fixture/features.rs"]
 mod features;
 
@@ -288,6 +290,8 @@ struct Args<'a> {
     name: Option<&'a RawValue>,
     #[serde(borrow)]
     topic: Option<&'a RawValue>,
+    #[serde(borrow)]
+    requests: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -477,6 +481,7 @@ fn builtin_tools() -> Vec<String> {
         ["add_tool", "Adds a tool named `name` to the tool list.", {"name": "string"}],
         ["log", "Sends a log notification.", {"level": "string", "message": "string"}],
         ["server_request", "Sends ping and sampling requests to the client.", {}],
+        ["ask", "Sends `requests` ([{method, params as JSON text}]) to the client, one by one.", {"requests": "array"}],
     ]);
     let rows = table.as_array().into_iter().flatten();
     rows.map(|row| tool(&row[0], &row[1], &row[2])).collect()
@@ -628,6 +633,7 @@ struct Server {
     tools: ToolList,
     pending: Vec<PendingCall>,
     server_requests: u64,
+    asks: asks::Asks,
     features: features::Features,
     /// The last well-formed `_meta` of a modern request ([`split_meta`]).
     meta_seen: Vec<u8>,
@@ -807,6 +813,15 @@ impl Server {
             "add_tool" => self.add_tool(out, id, &args),
             "log" => log(out, id, &args),
             "server_request" => self.server_request(out, id),
+            "ask" => match args.requests.map(|r| serde_json::from_str(r.get())) {
+                Some(Ok(requests)) => self.asks.start(out, id, requests),
+                _ => out.error(
+                    id,
+                    -32602,
+                    "argument `requests` must be [{method, params}]",
+                    None,
+                ),
+            },
             other if self.tools.generic.contains(other) => out.text(id, &format!("called {other}")),
             other => out.error(id, -32602, &format!("Unknown tool: {other}"), None),
         }
@@ -866,6 +881,9 @@ impl Server {
         let Some(key) = as_string(Some(id)) else {
             return;
         };
+        if self.asks.answered(out, &key, answer) {
+            return;
+        }
         for call in &mut self.pending {
             if call.ping_id == key {
                 call.ping = Some(describe_answer(answer, false));
@@ -1156,6 +1174,7 @@ fn main() {
         tools,
         pending: Vec::new(),
         server_requests: 0,
+        asks: asks::Asks::default(),
         features: features::Features::from_env(),
         meta_seen: Vec::new(),
     };

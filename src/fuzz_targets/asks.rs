@@ -35,7 +35,11 @@ pub fn elicit_form(data: &[u8]) {
     let Some(form) = ElicitForm::of(&schema) else {
         return;
     };
-    assert_eq!(ElicitForm::of(&schema).as_ref(), Some(&form), "not deterministic");
+    assert_eq!(
+        ElicitForm::of(&schema).as_ref(),
+        Some(&form),
+        "not deterministic"
+    );
     let names: Vec<&String> = form.fields.iter().map(|f| &f.name).collect();
     let props: Vec<&String> = schema
         .get("properties")
@@ -64,9 +68,16 @@ pub fn elicit_form(data: &[u8]) {
     };
     let filled = with_defaults(&schema, answers.clone());
     let checked = form.check(&filled);
-    assert_eq!(form.check(&filled), checked, "the check is not deterministic");
+    assert_eq!(
+        form.check(&filled),
+        checked,
+        "the check is not deterministic"
+    );
     if checked.is_ok() {
-        assert!(filled.keys().all(|k| names.contains(&k)), "an unknown field passed");
+        assert!(
+            filled.keys().all(|k| names.contains(&k)),
+            "an unknown field passed"
+        );
     }
     // The answers as typed into the controls.
     let typed: BTreeMap<String, FieldValue> =
@@ -93,7 +104,11 @@ pub fn elicit_form(data: &[u8]) {
 /// fields, and comes out the same twice.
 fn content_rechecks(form: &ElicitForm, values: &BTreeMap<String, FieldValue>) {
     let content = form.content(values);
-    assert_eq!(form.content(values), content, "content is not deterministic");
+    assert_eq!(
+        form.content(values),
+        content,
+        "content is not deterministic"
+    );
     if let Ok(content) = content {
         if let Err(e) = form.check(&content) {
             panic!("content that passed does not re-check: {content:?} {e:?}");
@@ -118,9 +133,12 @@ fn typed(v: &Value) -> FieldValue {
     match v {
         Value::Bool(b) => FieldValue::Flag(*b),
         Value::String(s) => FieldValue::Text(s.clone()),
-        Value::Array(items) => {
-            FieldValue::Picked(items.iter().map(|i| i.as_str().unwrap_or("").to_string()).collect())
-        }
+        Value::Array(items) => FieldValue::Picked(
+            items
+                .iter()
+                .map(|i| i.as_str().unwrap_or("").to_string())
+                .collect(),
+        ),
         Value::Number(n) => FieldValue::Text(n.to_string()),
         Value::Null | Value::Object(_) => FieldValue::Text(String::new()),
     }
