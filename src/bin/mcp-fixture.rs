@@ -7,6 +7,7 @@
 //! stdout, no `initialize` answer, cursor loops, stderr floods, ...): `--grandchild`
 //! leaves a `sleep` holding stdout; `--stderr-blank-flood N` writes N empty stderr lines
 //! and `--stdout-garbage N` N bytes without a newline on stdout before serving.
+//! `--ask` lists the `ask` tool, which sends the client a list of requests (`asks.rs`).
 //!
 //! `--tool-overrides FILE` reads a JSON array of tool definitions at start-up: one named
 //! like a built-in tool replaces its definition (it still behaves the same), others are
@@ -73,6 +74,8 @@ struct Config {
     init_error: bool,
     repeat_cursor: bool,
     messy_names: bool,
+    /// `--ask`: list the `ask` tool (see `asks`).
+    ask: bool,
     exit_at_once: Option<String>,
     stderr_flood: u64,
     stderr_blank_flood: u64,
@@ -106,6 +109,7 @@ impl Config {
                 "--init-error" => cfg.init_error = true,
                 "--repeat-cursor" => cfg.repeat_cursor = true,
                 "--messy-names" => cfg.messy_names = true,
+                "--ask" => cfg.ask = true,
                 "--exit-at-once" => cfg.exit_at_once = Some(flag_value(&mut args, &flag)),
                 "--stderr-flood" => cfg.stderr_flood = parse_number(&flag_value(&mut args, &flag)),
                 "--stderr-blank-flood" => {
@@ -481,7 +485,6 @@ fn builtin_tools() -> Vec<String> {
         ["add_tool", "Adds a tool named `name` to the tool list.", {"name": "string"}],
         ["log", "Sends a log notification.", {"level": "string", "message": "string"}],
         ["server_request", "Sends ping and sampling requests to the client.", {}],
-        ["ask", "Sends `requests` ([{method, params as JSON text}]) to the client, one by one.", {"requests": "array"}],
     ]);
     let rows = table.as_array().into_iter().flatten();
     rows.map(|row| tool(&row[0], &row[1], &row[2])).collect()
@@ -543,6 +546,12 @@ impl ToolList {
         };
         if let Some(path) = &cfg.tool_overrides {
             list.apply_overrides(path);
+        }
+        if cfg.ask {
+            let args = json!({"requests": "array"});
+            let about =
+                "Sends `requests` ([{method, params as JSON text}]) to the client, one by one.";
+            list.entries.push(tool(&json!("ask"), &json!(about), &args));
         }
         if cfg.messy_names {
             for name in messy_names() {
@@ -813,7 +822,7 @@ impl Server {
             "add_tool" => self.add_tool(out, id, &args),
             "log" => log(out, id, &args),
             "server_request" => self.server_request(out, id),
-            "ask" => match args.requests.map(|r| serde_json::from_str(r.get())) {
+            "ask" if self.cfg.ask => match args.requests.map(|r| serde_json::from_str(r.get())) {
                 Some(Ok(requests)) => self.asks.start(out, id, requests),
                 _ => out.error(
                     id,

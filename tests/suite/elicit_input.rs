@@ -48,7 +48,8 @@ fn form(message: &str, properties: Value) -> Value {
 
 #[test]
 fn multibyte_dates_get_a_validation_result_and_the_next_requests_are_answered() {
-    let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
+    let p =
+        Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin(), "args": ["--ask"]}}}));
     let answers = p.path().join("answers.json");
     std::fs::write(
         &answers,
