@@ -119,7 +119,15 @@ fn content_rechecks(form: &ElicitForm, values: &BTreeMap<String, FieldValue>) {
 /// What a control holding `v` stands for as JSON (`None` when left empty).
 fn as_json(kind: &FieldKind, v: &FieldValue) -> Option<Value> {
     match (kind, v) {
-        (FieldKind::Number { .. }, FieldValue::Text(t)) => serde_json::from_str(t).ok(),
+        // Parsed as the form parses a number (serde_json's float reading may differ in
+        // the last digit).
+        (FieldKind::Number { .. }, FieldValue::Text(t)) => match t.parse::<i64>() {
+            Ok(i) => Some(Value::from(i)),
+            Err(_) => match t.parse::<u64>() {
+                Ok(u) => Some(Value::from(u)),
+                Err(_) => t.parse::<f64>().ok().map(Value::from),
+            },
+        },
         (_, FieldValue::Text(t)) if t.is_empty() => None,
         (_, FieldValue::Text(t)) => Some(Value::String(t.clone())),
         (_, FieldValue::Flag(b)) => Some(Value::Bool(*b)),

@@ -57,7 +57,19 @@ pub fn fast_paths(data: &[u8]) {
         header_params(&value),
         "x-mcp-header parameters differ"
     );
-    let resolved = resolve_refs_text(&schema).value();
-    let full = resolve_refs(&value).unwrap_or_else(|| value.clone());
-    assert_eq!(resolved, full, "$ref resolution differs");
+    // Compared as text: both sides write the same value the same way, and a float need
+    // not survive a write and a read bit for bit.
+    let resolved = resolve_refs_text(&schema);
+    match resolve_refs(&value) {
+        Some(full) => assert_eq!(
+            resolved.as_str(),
+            SchemaText::new(&full).as_str(),
+            "$ref resolution differs"
+        ),
+        None => assert_eq!(
+            resolved.as_str(),
+            schema.as_str(),
+            "a schema without $ref changed"
+        ),
+    }
 }

@@ -74,6 +74,10 @@ pub(crate) fn reuse(text: &str) -> Option<(Duration, bool)> {
 
 /// [`reuse`] by a full parse of the result's hints.
 pub(crate) fn parsed_reuse(text: &str) -> Option<(Duration, bool)> {
+    // Hints are members of a result object (serde would also read them from an array).
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
     let hints = serde_json::from_str::<Hints>(text).ok()?;
     let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0)?;
     let ttl = Duration::from_secs_f64(capped_secs(ttl)).min(MAX_TTL);
