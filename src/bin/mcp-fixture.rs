@@ -7,6 +7,7 @@
 //! stdout, no `initialize` answer, cursor loops, stderr floods, ...): `--grandchild`
 //! leaves a `sleep` holding stdout; `--stderr-blank-flood N` writes N empty stderr lines
 //! and `--stdout-garbage N` N bytes without a newline on stdout before serving.
+//! `--ask` lists the `ask` tool, which sends the client a list of requests (`asks.rs`).
 //!
 //! `--tool-overrides FILE` reads a JSON array of tool definitions at start-up: one named
 //! like a built-in tool replaces its definition (it still behaves the same), others are
@@ -29,6 +30,8 @@
 //! threads. The main loop flushes only when no further complete request is
 //! buffered, so pipelined requests are answered in batches.
 
+#[path = "mcp-fixture/asks.rs"]
+mod asks;
 #[path = "mcp-fixture/features.rs"]
 mod features;
 
@@ -71,6 +74,8 @@ struct Config {
     init_error: bool,
     repeat_cursor: bool,
     messy_names: bool,
+    /// `--ask`: list the `ask` tool (see `asks`).
+    ask: bool,
     exit_at_once: Option<String>,
     stderr_flood: u64,
     stderr_blank_flood: u64,
@@ -104,6 +109,7 @@ impl Config {
                 "--init-error" => cfg.init_error = true,
                 "--repeat-cursor" => cfg.repeat_cursor = true,
                 "--messy-names" => cfg.messy_names = true,
+                "--ask" => cfg.ask = true,
                 "--exit-at-once" => cfg.exit_at_once = Some(flag_value(&mut args, &flag)),
                 "--stderr-flood" => cfg.stderr_flood = parse_number(&flag_value(&mut args, &flag)),
                 "--stderr-blank-flood" => {
@@ -288,6 +294,8 @@ struct Args<'a> {
     name: Option<&'a RawValue>,
     #[serde(borrow)]
     topic: Option<&'a RawValue>,
+    #[serde(borrow)]
+    requests: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -539,6 +547,12 @@ impl ToolList {
         if let Some(path) = &cfg.tool_overrides {
             list.apply_overrides(path);
         }
+        if cfg.ask {
+            let args = json!({"requests": "array"});
+            let about =
+                "Sends `requests` ([{method, params as JSON text}]) to the client, one by one.";
+            list.entries.push(tool(&json!("ask"), &json!(about), &args));
+        }
         if cfg.messy_names {
             for name in messy_names() {
                 list.push_generic(name, "A tool whose name needs cleaning.");
@@ -628,6 +642,7 @@ struct Server {
     tools: ToolList,
     pending: Vec<PendingCall>,
     server_requests: u64,
+    asks: asks::Asks,
     features: features::Features,
     /// The last well-formed `_meta` of a modern request ([`split_meta`]).
     meta_seen: Vec<u8>,
@@ -807,6 +822,15 @@ impl Server {
             "add_tool" => self.add_tool(out, id, &args),
             "log" => log(out, id, &args),
             "server_request" => self.server_request(out, id),
+            "ask" if self.cfg.ask => match args.requests.map(|r| serde_json::from_str(r.get())) {
+                Some(Ok(requests)) => self.asks.start(out, id, requests),
+                _ => out.error(
+                    id,
+                    -32602,
+                    "argument `requests` must be [{method, params}]",
+                    None,
+                ),
+            },
             other if self.tools.generic.contains(other) => out.text(id, &format!("called {other}")),
             other => out.error(id, -32602, &format!("Unknown tool: {other}"), None),
         }
@@ -866,6 +890,9 @@ impl Server {
         let Some(key) = as_string(Some(id)) else {
             return;
         };
+        if self.asks.answered(out, &key, answer) {
+            return;
+        }
         for call in &mut self.pending {
             if call.ping_id == key {
                 call.ping = Some(describe_answer(answer, false));
@@ -1156,6 +1183,7 @@ fn main() {
         tools,
         pending: Vec::new(),
         server_requests: 0,
+        asks: asks::Asks::default(),
         features: features::Features::from_env(),
         meta_seen: Vec::new(),
     };

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use harness9::mcp::contain::contained_sync;
+use harness9::mcp::elicit_form::ElicitForm;
 use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::requests::{missing_required, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::Harness;
@@ -90,6 +91,14 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
             let missing = missing_required(requested_schema, &content);
             if !missing.is_empty() {
                 errln!("harness9: server \"{server}\" asked for input ({message:?}); declined because the elicitation answers lack {}", missing.join(", "));
+                return AskAnswer::Elicit(ElicitResult::decline());
+            }
+            // Defaults come from the server: they are checked with the answers, and a
+            // form that does not fit is declined with the reasons (the core would refuse
+            // it, and the server would wait for an answer that never comes).
+            if let Some(Err(fields)) = ElicitForm::of(requested_schema).map(|f| f.check(&content)) {
+                let why: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}: {v}")).collect();
+                errln!("harness9: server \"{server}\" asked for input ({message:?}); declined because the answers do not fit the form ({})", why.join("; "));
                 return AskAnswer::Elicit(ElicitResult::decline());
             }
             errln!("harness9: server \"{server}\" asked for input ({message:?}); answered from the elicitation file");

@@ -46,9 +46,14 @@ use super::types::{
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 
+/// The byte-level fast paths and the full parses they must agree with (the fuzzer checks).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use cache::{parsed_reuse, reuse};
 pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use mrtr::{plainly_complete, ResultHeader};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
 
 /// Most pages `tools/list` may take before we call the server broken.

@@ -1,8 +1,8 @@
 //! An elicitation's requested schema as a form, once for every front end: one field per
 //! property (strings with the email/uri/date/date-time formats and length limits, numbers
 //! and integers with bounds, booleans, single-select enums with titles, multi-select
-//! arrays of enums), the first value of each control (the schema's defaults, SEP-1034),
-//! and the content built from what the user typed, with a message for every field that
+//! arrays of enums), the first value of each control (the schema's defaults, SEP-1034,
+//! when they fit their field), and the content built from what the user typed, with a message for every field that
 //! does not fit. The same checks apply to an answer given as JSON. A schema the form cannot
 //! show gives `None`: front ends then offer a JSON editor.
 
@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+mod formats;
+use formats::check_format;
 
 /// The string formats the form checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,8 +182,11 @@ fn kind(s: &Value) -> Option<FieldKind> {
     }
 }
 
-fn initial(kind: &FieldKind, default: Option<&Value>) -> FieldValue {
-    match (kind, default) {
+/// A control's first value: the schema's default when it fits the field (checked as an
+/// answer would be: it comes from the server), else empty (or off).
+fn initial(field: &FormField, default: Option<&Value>) -> FieldValue {
+    let default = default.filter(|d| check(field, d).is_ok());
+    match (&field.kind, default) {
         (FieldKind::Boolean, d) => FieldValue::Flag(d == Some(&Value::Bool(true))),
         (FieldKind::Multi { .. }, Some(Value::Array(d))) => FieldValue::Picked(
             d.iter()
@@ -216,17 +222,17 @@ impl ElicitForm {
             initial: BTreeMap::new(),
         };
         for (name, s) in props {
-            let kind = kind(s)?;
-            form.initial
-                .insert(name.clone(), initial(&kind, s.get("default")));
             let text = |k: &str| s.get(k).and_then(Value::as_str).map(str::to_string);
-            form.fields.push(FormField {
+            let field = FormField {
                 name: name.clone(),
                 label: text("title").unwrap_or_else(|| name.clone()),
                 description: text("description"),
                 required: required.contains(&name.as_str()),
-                kind,
-            });
+                kind: kind(s)?,
+            };
+            form.initial
+                .insert(name.clone(), initial(&field, s.get("default")));
+            form.fields.push(field);
         }
         Some(form)
     }
@@ -412,175 +418,5 @@ fn check(f: &FormField, v: &Value) -> Result<(), String> {
     }
 }
 
-fn check_format(format: Format, t: &str) -> Result<(), String> {
-    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-    let date = |d: &str| {
-        let p: Vec<&str> = d.split('-').collect();
-        let ok = p.len() == 3
-            && p[0].len() == 4
-            && p[1].len() == 2
-            && p[2].len() == 2
-            && p.iter().all(|x| digits(x));
-        ok && matches!(p[1].parse::<u8>(), Ok(1..=12)) && matches!(p[2].parse::<u8>(), Ok(1..=31))
-    };
-    match format {
-        Format::Email => match t.split_once('@') {
-            Some((a, b))
-                if !a.is_empty()
-                    && b.split('.').count() >= 2
-                    && b.split('.').all(|p| !p.is_empty())
-                    && !t.chars().any(char::is_whitespace)
-                    && !b.contains('@') =>
-            {
-                Ok(())
-            }
-            _ => Err("Enter an email address, like ada@example.com".into()),
-        },
-        Format::Uri => reqwest::Url::parse(t)
-            .map(|_| ())
-            .map_err(|_| "Enter a full URL, like https://example.com".into()),
-        Format::Date if date(t) => Ok(()),
-        Format::Date => Err("Enter a date as YYYY-MM-DD".into()),
-        Format::DateTime => match t.split_once('T') {
-            Some((d, time))
-                if date(d)
-                    && time.len() >= 5
-                    && digits(&time[..2])
-                    && time.as_bytes()[2] == b':'
-                    && digits(&time[3..5]) =>
-            {
-                Ok(())
-            }
-            _ => Err("Enter a date and time as YYYY-MM-DDTHH:MM:SSZ".into()),
-        },
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn schema() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "title": "Name", "default": "Ada"},
-                "email": {"type": "string", "format": "email"},
-                "age": {"type": "integer", "minimum": 0, "maximum": 150},
-                "role": {"type": "string", "oneOf": [{"const": "dev", "title": "Developer"}, {"const": "ops"}], "default": "dev"},
-                "langs": {"type": "array", "items": {"enum": ["en", "fr"]}, "maxItems": 1},
-                "ok": {"type": "boolean", "default": true}
-            },
-            "required": ["name", "email"]
-        })
-    }
-
-    fn values(pairs: &[(&str, FieldValue)]) -> BTreeMap<String, FieldValue> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn a_schema_becomes_fields_with_their_defaults() {
-        let form = ElicitForm::of(&schema()).unwrap();
-        let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["name", "email", "age", "role", "langs", "ok"]);
-        assert_eq!(form.fields[0].label, "Name");
-        assert!(form.fields[1].required && !form.fields[2].required);
-        assert_eq!(form.initial["name"], FieldValue::Text("Ada".into()));
-        assert_eq!(form.initial["role"], FieldValue::Text("dev".into()));
-        assert_eq!(form.initial["ok"], FieldValue::Flag(true));
-        assert_eq!(form.initial["langs"], FieldValue::Picked(vec![]));
-        let FieldKind::Enum { choices } = &form.fields[3].kind else {
-            panic!()
-        };
-        assert_eq!(choices[0].label, "Developer");
-        assert_eq!(choices[1].label, "ops");
-    }
-
-    #[test]
-    fn what_the_user_typed_becomes_content_or_messages() {
-        let form = ElicitForm::of(&schema()).unwrap();
-        let bad = form
-            .content(&values(&[
-                ("name", FieldValue::Text("Ada".into())),
-                ("age", FieldValue::Text("200".into())),
-                ("langs", FieldValue::Picked(vec!["en".into(), "fr".into()])),
-            ]))
-            .unwrap_err();
-        assert_eq!(bad["email"], "Required");
-        assert_eq!(bad["age"], "At most 150");
-        assert_eq!(bad["langs"], "Choose at most 1");
-        let ok = form
-            .content(&values(&[
-                ("name", FieldValue::Text("Ada".into())),
-                ("email", FieldValue::Text("ada@example.com".into())),
-                ("age", FieldValue::Text(" 36 ".into())),
-                ("role", FieldValue::Text("ops".into())),
-                ("ok", FieldValue::Flag(false)),
-            ]))
-            .unwrap();
-        assert_eq!(
-            Value::Object(ok),
-            json!({"name": "Ada", "email": "ada@example.com", "age": 36, "role": "ops", "ok": false})
-        );
-        let e = form
-            .content(&values(&[
-                ("name", FieldValue::Text("Ada".into())),
-                ("email", FieldValue::Text("ada@example".into())),
-                ("age", FieldValue::Text("3.5".into())),
-            ]))
-            .unwrap_err();
-        assert_eq!(e["email"], "Enter an email address, like ada@example.com");
-        assert_eq!(e["age"], "Enter a whole number");
-    }
-
-    #[test]
-    fn a_json_answer_is_checked_the_same_way() {
-        let form = ElicitForm::of(&schema()).unwrap();
-        assert!(form
-            .check(
-                json!({"name": "Ada", "email": "a@b.co", "ok": true})
-                    .as_object()
-                    .unwrap()
-            )
-            .is_ok());
-        let e = form
-            .check(
-                json!({"name": 3, "email": "a@b.co", "role": "boss", "langs": ["de"], "extra": 1})
-                    .as_object()
-                    .unwrap(),
-            )
-            .unwrap_err();
-        assert_eq!(e["name"], "Enter text");
-        assert_eq!(e["role"], "Choose one of the options");
-        assert_eq!(e["langs"], "Choose among the options");
-        assert_eq!(e["extra"], "Not a field of this form");
-    }
-
-    #[test]
-    fn formats_and_schemas_a_form_cannot_show() {
-        for (f, good, bad) in [
-            (Format::Date, "2026-12-03", "2026-13-03"),
-            (Format::DateTime, "2026-12-03T10:30:00Z", "2026-12-03 10:30"),
-            (Format::Uri, "https://example.com/x", "example.com"),
-            (Format::Email, "a.b@c.example", "a@b"),
-        ] {
-            assert!(check_format(f, good).is_ok(), "{good}");
-            assert!(check_format(f, bad).is_err(), "{bad}");
-        }
-        for s in [
-            json!({"type": "object", "properties": {"x": {"type": "object"}}}),
-            json!({"type": "object", "properties": {"x": {"type": "string", "format": "ipv4"}}}),
-            json!({"type": "object", "properties": {"x": {"enum": []}}}),
-            json!({"type": "object", "properties": {"x": {"enum": [1, 2]}}}),
-            json!({"type": "array"}),
-        ] {
-            assert!(ElicitForm::of(&s).is_none(), "{s}");
-        }
-        assert_eq!(ElicitForm::of(&json!({})).unwrap().fields, vec![]);
-    }
-}
+mod tests;

@@ -37,10 +37,11 @@ impl SchemaText {
         serde_json::from_str(self.as_str()).unwrap_or(Value::Null)
     }
 
-    /// Whether the text holds `needle` (a cheap first look before parsing, e.g. for
-    /// `"$ref"`).
+    /// Whether the text may hold `needle` (a cheap first look before parsing, e.g. for
+    /// `"$ref"`): it does, or an escape may spell it (`"\u0024ref"` is `"$ref"`).
     pub fn mentions(&self, needle: &str) -> bool {
-        memchr::memmem::find(self.as_str().as_bytes(), needle.as_bytes()).is_some()
+        let text = self.as_str().as_bytes();
+        memchr::memmem::find(text, needle.as_bytes()).is_some() || escapes_ascii(text)
     }
 }
 
@@ -91,6 +92,15 @@ impl<'de> Deserialize<'de> for SchemaText {
             )),
         })
     }
+}
+
+/// Whether JSON text has a `\u00XX` escape of an ASCII character: such a key or value
+/// reads differently once parsed than its bytes do, so a look at the bytes for a key
+/// (`"resultType"`, `"$ref"`) must give way to a parse. Servers escape non-ASCII text
+/// (`\u00e9`), rarely ASCII, so the parse stays rare.
+pub fn escapes_ascii(text: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, b"\\u00")
+        .any(|at| matches!(text.get(at + 4), Some(b'0'..=b'7')))
 }
 
 /// `text` without the whitespace between its tokens, or `None` when it has none. `text`

@@ -8,6 +8,7 @@ mod auth_transport;
 mod cli;
 mod containment;
 mod doctor;
+mod elicit_input;
 mod engine;
 mod era;
 mod era_http;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::{Params, ReplyBody};
+use crate::mcp::schema_text::escapes_ascii;
 
 /// The methods whose results may be cached, with the notification kind that forgets them.
 pub(super) const CACHEABLE: &[&str] = &[
@@ -60,6 +61,34 @@ struct Hints {
     cache_scope: Option<String>,
 }
 
+/// How long a result may be reused and whether it is public, or `None` when it may not
+/// be: most results carry no `"ttlMs"` and are settled by a look at the bytes; a result
+/// that has one, or an escape that may spell it, is parsed ([`parsed_reuse`]).
+pub(crate) fn reuse(text: &str) -> Option<(Duration, bool)> {
+    let bytes = text.as_bytes();
+    if TTL.find(bytes).is_none() && !escapes_ascii(bytes) {
+        return None;
+    }
+    parsed_reuse(text)
+}
+
+/// [`reuse`] by a full parse of the result's hints.
+pub(crate) fn parsed_reuse(text: &str) -> Option<(Duration, bool)> {
+    // Hints are members of a result object (serde would also read them from an array).
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let hints = serde_json::from_str::<Hints>(text).ok()?;
+    let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0)?;
+    let ttl = Duration::from_secs_f64(capped_secs(ttl)).min(MAX_TTL);
+    Some((ttl, hints.cache_scope.as_deref() == Some("public")))
+}
+
+/// Milliseconds as seconds, at most [`MAX_TTL`]'s (a huge `ttlMs` cannot overflow).
+fn capped_secs(ms: f64) -> f64 {
+    (ms / 1000.0).min(MAX_TTL.as_secs_f64())
+}
+
 /// What a request is cached under: its method and params.
 pub(super) fn key(method: &str, params: &Params) -> String {
     let params = params.to_value().map(|v| v.to_string()).unwrap_or_default();
@@ -88,22 +117,10 @@ impl ListCache {
     /// Keeps a result its hints allow to reuse.
     pub(super) fn put(&self, key: String, body: &ReplyBody, credentials: u64) {
         let text = body.get();
-        if TTL.find(text.as_bytes()).is_none() {
-            return;
-        }
-        let Ok(hints) = serde_json::from_str::<Hints>(text) else {
+        let Some((ttl, public)) = reuse(text) else {
             return;
         };
-        let ttl = hints.ttl_ms.filter(|t| t.is_finite() && *t > 0.0);
-        // A finite ttl can still be too long for a `Duration` (`from_secs_f64` panics).
-        let longest = |t: f64| Duration::try_from_secs_f64(t / 1000.0).unwrap_or(MAX_TTL);
-        let Some(ttl) = ttl.map(|t| longest(t).min(MAX_TTL)) else {
-            return;
-        };
-        let credentials = match hints.cache_scope.as_deref() {
-            Some("public") => None,
-            _ => Some(credentials),
-        };
+        let credentials = (!public).then_some(credentials);
         let mut entries = self.entries.lock();
         let old = entries.by_key.remove(&key).map_or(0, |e| e.result.len());
         entries.bytes -= old;
@@ -160,20 +177,6 @@ mod tests {
         fn get(&self, method: &str, params: &Params, c: u64) -> Option<ReplyBody> {
             self.0.get(&key(method, params), c)
         }
-    }
-
-    #[test]
-    fn a_ttl_too_long_for_a_duration_is_the_longest_kept() {
-        let inner = ListCache::default();
-        let cache = Keyed(&inner);
-        let none = Params::None;
-        cache.put(
-            "tools/list",
-            &none,
-            &body(r#"{"tools":[],"ttlMs":1e300}"#),
-            1,
-        );
-        assert!(cache.get("tools/list", &none, 1).is_some());
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::{ClientError, Inner, Params, ReplyBody, RequestOptions};
 use crate::mcp::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::log::LogSource;
+use crate::mcp::schema_text::escapes_ascii;
 use crate::mcp::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::mcp::transport::mcp_headers;
 use crate::mcp::types::ToolDef;
@@ -40,38 +41,33 @@ fn stream_broke(error: &RpcError) -> bool {
 static RESULT_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"resultType\""));
 
-/// Whether a result is complete by its text alone: its first or last member is
-/// `"resultType":"complete"` (as servers write it), or there is no `"resultType"` key
-/// anywhere in it, or exactly one, written so (if that one is nested deeper, the result
-/// itself has none, which also means complete). Anything else is parsed.
-fn plainly_complete(body: &[u8]) -> bool {
-    // The result's own first or last member says so: no search needed.
-    const FIRST: &[u8] = br#"{"resultType":"complete""#;
-    const LAST: &[u8] = br#","resultType":"complete"}"#;
-    let trimmed = body.trim_ascii();
-    if trimmed.ends_with(LAST)
-        || trimmed
-            .strip_prefix(FIRST)
-            .is_some_and(|rest| matches!(rest.first(), Some(b',' | b'}')))
-    {
-        return true;
+/// Whether a result is complete by its text alone: an object in which `"resultType"`
+/// appears nowhere, or exactly once and written `"resultType":"complete"` (if that one is
+/// nested deeper, the result itself has none, which also means complete). A result with
+/// an escaped ASCII character (`"result\u0054ype"` is the key too) or with the key twice
+/// (a duplicate the full parse refuses, or one nested beside the result's own) is parsed.
+pub(crate) fn plainly_complete(body: &[u8]) -> bool {
+    if body.trim_ascii_start().first() != Some(&b'{') || escapes_ascii(body) {
+        return false;
     }
-    match RESULT_TYPE.find(body) {
-        None => true,
-        Some(at) => {
-            let rest = &body[at + RESULT_TYPE.needle().len()..];
-            rest.starts_with(br#":"complete""#) && RESULT_TYPE.find(rest).is_none()
-        }
+    let mut found = RESULT_TYPE.find_iter(body);
+    match (found.next(), found.next()) {
+        (None, _) => true,
+        (Some(at), None) => body
+            .get(at + RESULT_TYPE.needle().len()..)
+            .is_some_and(|rest| rest.starts_with(br#":"complete""#)),
+        (Some(_), Some(_)) => false,
     }
 }
 
 /// The requests a server may answer with `input_required`.
 const MRTR_METHODS: &[&str] = &["tools/call", "prompts/get", "resources/read"];
 
+/// The full parse of a result's kind, where [`plainly_complete`] cannot tell.
 #[derive(Deserialize)]
-struct ResultHeader {
+pub(crate) struct ResultHeader {
     #[serde(rename = "resultType", default)]
-    result_type: Option<String>,
+    pub(crate) result_type: Option<String>,
 }
 
 impl Inner {
@@ -316,12 +312,23 @@ mod tests {
         ));
         assert!(!complete(r#"{"resultType":"bogus"}"#));
         assert!(complete(r#"{"resultType":"complete"}"#));
-        assert!(complete(
+        // Two of them: parsed (one may be a duplicate the full parse refuses).
+        assert!(!complete(
             r#"{"resultType":"complete","structuredContent":{"resultType":"x"}}"#
         ));
-        assert!(complete(
-            r#"{"structuredContent":{"resultType":"x"},"resultType":"complete"}"#
+        assert!(!complete(
+            r#"{"resultType":"input_required","inputRequests":{},"resultType":"complete"}"#
         ));
+        assert!(!complete(
+            r#"{"resultType":"complete","resultType":"input_required"}"#
+        ));
+        // An escaped key is the same key; an array or a string is no result object.
+        assert!(!complete(
+            r#"{"result\u0054ype":"input_required","inputRequests":{}}"#
+        ));
+        assert!(!complete(r#"["input_required"]"#));
+        assert!(!complete(r#""x""#));
+        assert!(complete(r#"{"text":"caf\u00e9"}"#));
         assert!(!complete(r#"{"resultType":"completes"}"#));
         assert!(!complete(
             r#"{"resultType":"input_required","s":{"resultType":"complete"}}"#
