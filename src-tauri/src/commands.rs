@@ -388,18 +388,20 @@ pub async fn complete_prompt_argument(
         .await?)
 }
 
-/// Opens a link from the chat in the user's browser (http and https only).
+/// Opens a link from the chat in the user's browser: only what
+/// [`harness9::links::check_link`] allows (https, or http to this machine), in its parsed
+/// form.
 #[tauri::command]
 pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(BridgeError::new(
-            ErrorCode::NotFound,
-            format!("only http and https links open: {url}"),
-        ));
-    }
+    let link = harness9::links::check_link(&url).map_err(|e| {
+        BridgeError::new(
+            ErrorCode::InvalidArguments,
+            format!("refused to open {url:?}: {e}"),
+        )
+    })?;
     app.opener()
-        .open_url(&url, None::<&str>)
-        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {url}: {e}")))
+        .open_url(link.as_str(), None::<&str>)
+        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {link}: {e}")))
 }
 
 // ---- what servers ask the user -------------------------------------------------------------

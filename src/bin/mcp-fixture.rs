@@ -87,6 +87,8 @@ struct Config {
     /// Speak only the modern era (2026-07-28): answer `server/discover`, refuse
     /// `initialize`.
     modern: bool,
+    /// Answer every tool call with `-32042` (URL elicitation required) naming this URL.
+    require_url: Option<String>,
 }
 
 impl Config {
@@ -118,6 +120,7 @@ impl Config {
                 "--tool-overrides" => cfg.tool_overrides = Some(flag_value(&mut args, &flag)),
                 "--on-discover" => cfg.on_discover = Some(flag_value(&mut args, &flag)),
                 "--modern" => cfg.modern = true,
+                "--require-url" => cfg.require_url = Some(flag_value(&mut args, &flag)),
                 other => usage_error(&format!("unknown argument `{other}`")),
             }
         }
@@ -791,6 +794,12 @@ impl Server {
             return out.error(id, -32602, "tools/call needs a string `name`", None);
         };
         let args = params.arguments.unwrap_or_default();
+        if let Some(url) = &self.cfg.require_url {
+            let data = json!({"elicitations": [{
+                "mode": "url", "message": "Open this page first", "url": url, "elicitationId": "e1"
+            }]});
+            return out.error(id, -32042, "URL elicitation required", Some(data));
+        }
         match name.as_str() {
             "echo" => echo(out, id, &args),
             "big" => big(out, id, &args),

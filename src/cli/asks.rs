@@ -84,7 +84,10 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
         AskKind::Elicitation {
             request: ElicitRequest::Url { message, url, .. },
         } => {
-            eprintln!("harness9: server \"{server}\" asked you to open {url} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.");
+            match harness9::links::check_link(url) {
+                Ok(link) => eprintln!("harness9: server \"{server}\" asked you to open {} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.", link.host_first()),
+                Err(refused) => eprintln!("harness9: server \"{server}\" asked you to open {url:?} ({message:?}); refused: {refused}"),
+            }
             AskAnswer::Elicit(ElicitResult::decline())
         }
         AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => {
@@ -107,7 +110,10 @@ pub fn explain_required_elicitations(error: &harness9::harness::CallError) {
     };
     for e in harness9::mcp::requests::required_elicitations(error) {
         if let ElicitRequest::Url { message, url, .. } = e {
-            eprintln!("harness9: the server needs you to open {url} first ({message:?}); open it if you trust it, then run again");
+            match harness9::links::check_link(&url) {
+                Ok(link) => eprintln!("harness9: the server needs you to open {} first ({message:?}); open it if you trust it, then run again", link.host_first()),
+                Err(refused) => eprintln!("harness9: the server needs you to open {url:?} first ({message:?}); refused: {refused}"),
+            }
         }
     }
 }
