@@ -69,7 +69,9 @@ pub fn check_link(text: &str) -> Result<SafeLink, LinkRefused> {
     // that needs forgiving is not one a server sends in good faith.
     let first = text.chars().next();
     if first.is_none_or(|c| !c.is_ascii_alphabetic()) {
-        return Err(LinkRefused::NotUrl("it does not start with a scheme".into()));
+        return Err(LinkRefused::NotUrl(
+            "it does not start with a scheme".into(),
+        ));
     }
     if text.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(LinkRefused::NotUrl(
@@ -115,8 +117,12 @@ mod tests {
 
     #[test]
     fn https_opens_as_reserialized_with_the_host_first() {
-        let link = check_link("https://Example.COM:8443/a b?x=1".replace(' ', "%20").as_str())
-            .expect("https opens");
+        let link = check_link(
+            "https://Example.COM:8443/a b?x=1"
+                .replace(' ', "%20")
+                .as_str(),
+        )
+        .expect("https opens");
         assert_eq!(link.as_str(), "https://example.com:8443/a%20b?x=1");
         assert_eq!(link.host(), "example.com:8443");
         assert_eq!(

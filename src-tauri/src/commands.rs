@@ -257,7 +257,8 @@ pub async fn import_sources(state: S<'_>) -> BridgeResult<Vec<FoundSource>> {
     Ok(state.harness().await?.import_sources())
 }
 
-/// Imports another tool's servers into a scope (`dry_run`: only the plan).
+/// Imports another tool's servers into a scope (`dry_run`: only the plan). `confirmed` is
+/// the digest of the plan the user saw and accepted; the core writes only that plan.
 #[tauri::command]
 pub async fn import_servers(
     state: S<'_>,
@@ -265,11 +266,12 @@ pub async fn import_servers(
     scope: Scope,
     on_conflict: OnConflict,
     dry_run: bool,
+    confirmed: Option<String>,
 ) -> BridgeResult<ImportPlan> {
     state
         .harness()
         .await?
-        .import_servers(from, scope, on_conflict, dry_run)
+        .import_servers(from, scope, on_conflict, dry_run, confirmed)
         .await
         .map_err(|e| BridgeError::new(ErrorCode::Io, e.to_string()))
 }

@@ -227,8 +227,11 @@ impl Harness {
             Resolved::Answer(answer) => self.answer_ask(id, answer),
             Resolved::Fill(values) => self.answer_form(id, &values),
             Resolved::OpenUrl(url) => {
-                let link = crate::links::check_link(&url)
-                    .map_err(|refused| ReplyError::Refused { url: url.clone(), refused })?;
+                let link =
+                    crate::links::check_link(&url).map_err(|refused| ReplyError::Refused {
+                        url: url.clone(),
+                        refused,
+                    })?;
                 if let Err(reason) = opener.open(link.as_str()).await {
                     return Err(ReplyError::Open { url, reason });
                 }

@@ -101,7 +101,9 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
                     format!("This link will not open: {refused}"),
                     Style::new().fg(Color::Red),
                 )),
-                (None, Ok(link)) => lines.push(Line::raw(format!("Open a page on {}?", link.host()))),
+                (None, Ok(link)) => {
+                    lines.push(Line::raw(format!("Open a page on {}?", link.host())))
+                }
             }
             lines.push(Line::raw(url.clone()));
             (
