@@ -17,6 +17,7 @@ mod hot_reload;
 mod http;
 mod http_real;
 mod keychain_real;
+mod leader_reap;
 mod links_imports;
 mod manager;
 mod memory;
