@@ -112,10 +112,11 @@ pub(super) fn watch_leader(
             Some(status) => status,
             None => {
                 // No pidfd: the exit is observed by reaping, so the group id is free now.
-                let mut flag = reaped.lock();
-                reaper::unregister(pgid);
-                *flag = true;
-                drop(flag);
+                {
+                    let mut flag = reaped.lock();
+                    reaper::unregister(pgid);
+                    *flag = true;
+                }
                 child.wait().await.unwrap_or_default()
             }
         };
@@ -143,7 +144,12 @@ async fn exit_unreaped(pid: i32) -> Option<ExitStatus> {
     }
     // SAFETY: the descriptor was just opened and is owned here alone.
     let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    let fd = tokio::io::unix::AsyncFd::with_interest(fd, tokio::io::Interest::READABLE).ok()?;
+    // SAFETY: the AsyncFd owns the descriptor, so it stays open (and is not reused)
+    // for as long as it is registered.
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .ok()?;
     loop {
         let mut ready = fd.readable().await.ok()?;
         if let Some(status) = peek_exit(pid) {
