@@ -521,13 +521,17 @@ impl Harness {
 
     /// Imports another tool's servers into `scope` (see [`crate::config::import`]) and
     /// applies them; with `dry_run` only plans. Files of the tool that cannot be read are
-    /// named in the plan's notes.
+    /// named in the plan's notes. `confirmed` is the [`ImportPlan::digest`] of the plan the
+    /// user saw and accepted: required when the plan adds servers from a file inside the
+    /// project, and what is written must be that plan. What it adds to the project scope
+    /// is recorded as approved as written.
     pub async fn import_servers(
         &self,
         source: ImportSource,
         scope: Scope,
         on_conflict: OnConflict,
         dry_run: bool,
+        confirmed: Option<String>,
     ) -> Result<ImportPlan, ImportError> {
         let (project, files) = (self.project.clone(), self.scope_files());
         let plan = off_runtime(move || {
@@ -536,9 +540,15 @@ impl Harness {
             plan.notes
                 .extend(errors.iter().map(|e| format!("skipped {e}")));
             if !dry_run {
+                import::review::check_confirmed(&plan, confirmed.as_deref())?;
                 import::write(&plan)?;
             }
-            Ok::<_, ImportError>(plan)
+            let approve = if scope.needs_approval() {
+                import::review::fingerprints(&plan, &project)
+            } else {
+                Vec::new()
+            };
+            Ok::<_, ImportError>((plan, approve))
         })
         .await
         .map_err(|e| {
@@ -547,8 +557,17 @@ impl Harness {
                 source: e,
             })
         })??;
+        let (mut plan, approve) = plan;
         if !dry_run && !plan.added.is_empty() {
             self.reload().await;
+            // What the user saw and accepted is approved as written (and starts).
+            if !approve.is_empty() {
+                if let Err(e) = self.manager.approve(&approve, true).await {
+                    plan.notes.push(format!(
+                        "the approval of the added servers could not be recorded ({e}); you will be asked when they start"
+                    ));
+                }
+            }
         }
         Ok(plan)
     }

@@ -13,6 +13,8 @@ pub mod about;
 pub mod config;
 pub mod doctor;
 pub mod harness;
+pub mod icons;
+pub mod links;
 pub mod mcp;
 pub mod memory;
 pub mod serve;

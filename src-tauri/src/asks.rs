@@ -25,6 +25,7 @@ impl From<ReplyError> for BridgeError {
             ReplyError::Ask(AskError::Unknown(_)) => ErrorCode::NotFound,
             ReplyError::Ask(_) => ErrorCode::InvalidArguments,
             ReplyError::Open { .. } => ErrorCode::Io,
+            ReplyError::Refused { .. } => ErrorCode::InvalidArguments,
         };
         BridgeError::new(code, e.to_string())
     }

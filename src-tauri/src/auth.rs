@@ -25,11 +25,16 @@ struct AppOpener {
 impl Opener for AppOpener {
     fn open(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
         let app = self.app.clone();
+        // The same link rule as every other opener; the parsed form is what opens.
+        let link = harness9::links::check_link(url);
         let url = url.to_string();
         Box::pin(async move {
-            app.opener().open_url(&url, None::<&str>).map_err(|e| {
-                format!("cannot open the browser: {e}; set BROWSER to the browser's command")
-            })
+            let link = link.map_err(|e| format!("refused to open {url:?}: {e}"))?;
+            app.opener()
+                .open_url(link.as_str(), None::<&str>)
+                .map_err(|e| {
+                    format!("cannot open the browser: {e}; set BROWSER to the browser's command")
+                })
         })
     }
 }

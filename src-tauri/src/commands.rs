@@ -31,20 +31,25 @@ pub async fn current_project(state: S<'_>) -> BridgeResult<Option<ProjectInfo>> 
     Ok(state.session().await.map(|s| s.project.clone()))
 }
 
+/// Opens a project folder the backend offered the window ([`crate::folders`]): picked in
+/// the folder dialog, a recent project, or one opened before.
 #[tauri::command]
 pub async fn open_project(app: AppHandle, state: S<'_>, path: String) -> BridgeResult<ProjectInfo> {
-    state.open(&app, path.into()).await
+    let folder = crate::folders::may_open(&path, &crate::recent::list())?;
+    state.open(&app, folder).await
 }
 
 /// Shows the native folder picker; `null` when the user cancels.
 #[tauri::command]
 pub async fn pick_folder(app: AppHandle) -> BridgeResult<Option<String>> {
-    Ok(
-        tokio::task::spawn_blocking(move || app.dialog().file().blocking_pick_folder())
-            .await
-            .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?
-            .map(|p| p.to_string()),
-    )
+    let picked = tokio::task::spawn_blocking(move || app.dialog().file().blocking_pick_folder())
+        .await
+        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?
+        .map(|p| p.to_string());
+    if let Some(p) = &picked {
+        crate::folders::offer(std::path::Path::new(p));
+    }
+    Ok(picked)
 }
 
 #[tauri::command]
@@ -150,7 +155,8 @@ pub async fn sign_out(state: S<'_>, server: String) -> BridgeResult<bool> {
 
 #[tauri::command]
 pub async fn list_tools(state: S<'_>) -> BridgeResult<Vec<ToolEntry>> {
-    Ok(state.harness().await?.tool_entries())
+    let entries = state.harness().await?.tool_entries();
+    Ok(crate::icons::tool_entries(entries).await)
 }
 
 /// One tool's schema and annotations, fetched when its view opens (`null`: the tool is gone).
@@ -257,7 +263,8 @@ pub async fn import_sources(state: S<'_>) -> BridgeResult<Vec<FoundSource>> {
     Ok(state.harness().await?.import_sources())
 }
 
-/// Imports another tool's servers into a scope (`dry_run`: only the plan).
+/// Imports another tool's servers into a scope (`dry_run`: only the plan). `confirmed` is
+/// the digest of the plan the user saw and accepted; the core writes only that plan.
 #[tauri::command]
 pub async fn import_servers(
     state: S<'_>,
@@ -265,11 +272,12 @@ pub async fn import_servers(
     scope: Scope,
     on_conflict: OnConflict,
     dry_run: bool,
+    confirmed: Option<String>,
 ) -> BridgeResult<ImportPlan> {
     state
         .harness()
         .await?
-        .import_servers(from, scope, on_conflict, dry_run)
+        .import_servers(from, scope, on_conflict, dry_run, confirmed)
         .await
         .map_err(|e| BridgeError::new(ErrorCode::Io, e.to_string()))
 }
@@ -388,18 +396,20 @@ pub async fn complete_prompt_argument(
         .await?)
 }
 
-/// Opens a link from the chat in the user's browser (http and https only).
+/// Opens a link from the chat in the user's browser: only what
+/// [`harness9::links::check_link`] allows (https, or http to this machine), in its parsed
+/// form.
 #[tauri::command]
 pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(BridgeError::new(
-            ErrorCode::NotFound,
-            format!("only http and https links open: {url}"),
-        ));
-    }
+    let link = harness9::links::check_link(&url).map_err(|e| {
+        BridgeError::new(
+            ErrorCode::InvalidArguments,
+            format!("refused to open {url:?}: {e}"),
+        )
+    })?;
     app.opener()
-        .open_url(&url, None::<&str>)
-        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {url}: {e}")))
+        .open_url(link.as_str(), None::<&str>)
+        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {link}: {e}")))
 }
 
 // ---- what servers ask the user -------------------------------------------------------------
@@ -426,7 +436,8 @@ pub async fn answer_ask(
 /// Title, icons and logging of a connected server; `null` when it is not connected.
 #[tauri::command]
 pub async fn server_details(state: S<'_>, server: String) -> BridgeResult<Option<ServerDetails>> {
-    Ok(state.harness().await?.server_details(&server).ok())
+    let details = state.harness().await?.server_details(&server).ok();
+    Ok(crate::icons::details(details).await)
 }
 
 #[tauri::command]

@@ -11,6 +11,8 @@ mod auth;
 mod bridge;
 mod commands;
 mod details;
+mod folders;
+mod icons;
 mod prompts;
 mod recent;
 mod resources;
@@ -294,14 +296,15 @@ mod surface_tests {
         for directive in ["object-src 'none'", "base-uri 'none'", "form-action 'none'"] {
             assert!(csp.contains(directive), "CSP lacks {directive}");
         }
-        // Server and tool icons load from https: and data: only (never http: or file:).
+        // Server and tool icons arrive as data: URLs the backend fetched and checked
+        // (icons.rs): no image loads from the network, not even https:.
         let img = csp
             .split(';')
             .map(str::trim)
             .find(|d| d.starts_with("img-src "))
             .expect("img-src");
         let sources: Vec<&str> = img.split_whitespace().skip(1).collect();
-        assert_eq!(sources, ["'self'", "data:", "blob:", "https:"]);
+        assert_eq!(sources, ["'self'", "data:", "blob:"]);
     }
 
     /// The quoted first argument of every call of `function` in `text` (`f("x"` or

@@ -158,6 +158,8 @@ impl AppState {
                 format!("{} is not a folder", folder.display()),
             ));
         }
+        // Opened once (from the command line, too): the window may open it again.
+        crate::folders::offer(&folder);
         let mut slot = self.session.write().await;
         if let Some(old) = slot.take() {
             let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, old.harness.shutdown()).await;

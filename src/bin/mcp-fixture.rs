@@ -14,6 +14,9 @@
 //! listed as generic tools. A missing file means no overrides, so a test can change a
 //! tool's definition between runs without changing the command line.
 //!
+//! `--require-url URL` (repeatable) answers every tool call with `-32042` (URL elicitation
+//! required) naming each URL, as a server that wants a page opened first does.
+//!
 //! `--modern` speaks only the modern era (2026-07-28): `server/discover` is answered and
 //! `initialize` refused with `-32022` (the other methods never needed the handshake).
 //!
@@ -92,6 +95,8 @@ struct Config {
     /// Speak only the modern era (2026-07-28): answer `server/discover`, refuse
     /// `initialize`.
     modern: bool,
+    /// Answer every tool call with `-32042` (URL elicitation required) naming these URLs.
+    require_urls: Vec<String>,
 }
 
 impl Config {
@@ -124,6 +129,7 @@ impl Config {
                 "--tool-overrides" => cfg.tool_overrides = Some(flag_value(&mut args, &flag)),
                 "--on-discover" => cfg.on_discover = Some(flag_value(&mut args, &flag)),
                 "--modern" => cfg.modern = true,
+                "--require-url" => cfg.require_urls.push(flag_value(&mut args, &flag)),
                 other => usage_error(&format!("unknown argument `{other}`")),
             }
         }
@@ -806,6 +812,13 @@ impl Server {
             return out.error(id, -32602, "tools/call needs a string `name`", None);
         };
         let args = params.arguments.unwrap_or_default();
+        if !self.cfg.require_urls.is_empty() {
+            let asks: Vec<Value> = (self.cfg.require_urls.iter().enumerate())
+                .map(|(n, url)| json!({"mode": "url", "message": "Open this page first", "url": url, "elicitationId": format!("e{n}")}))
+                .collect();
+            let data = json!({"elicitations": asks});
+            return out.error(id, -32042, "URL elicitation required", Some(data));
+        }
         match name.as_str() {
             "echo" => echo(out, id, &args),
             "big" => big(out, id, &args),

@@ -213,11 +213,36 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
         }
         return 0;
     }
-    match import::write(&plan) {
-        Ok(()) => 0,
-        Err(e) => {
-            errln!("harness9: {e}");
-            EXIT_FAILED
-        }
+    if plan.confirm && !project.yes && !confirmed_at_terminal() {
+        errln!("harness9: these servers come from a file inside the project, which arrived with it; nothing was written. Check what they run (above), then run again with --yes to add them");
+        return EXIT_FAILED;
     }
+    if let Err(e) = import::write(&plan) {
+        errln!("harness9: {e}");
+        return EXIT_FAILED;
+    }
+    // What was shown and accepted is approved as written: a later change asks again.
+    let store = harness9::trust::approvals::ApprovalStore::default_location();
+    if let Err(e) = import::review::record_approval(&plan, &project.project, scope, &store) {
+        errln!("harness9: the servers were added, but their approval could not be recorded ({e}); you will be asked when they start");
+    }
+    0
+}
+
+/// Asks on a terminal whether to add servers from a file inside the project; `false`
+/// without a terminal (the caller then refuses and names `--yes`).
+fn confirmed_at_terminal() -> bool {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return false;
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "These servers come from a file inside the project and will run on this machine. Add them? [y/N] "
+    );
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

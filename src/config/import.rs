@@ -3,6 +3,12 @@
 //! them and in its own format, turned into our entries, and planned against one scope's
 //! file: what is added, what is already there, what is skipped or renamed on a conflict.
 //! Writing the plan goes through [`McpDocument`] (unknown keys kept, atomic).
+//!
+//! The project's own `.mcp.json` is never a source (harness9 reads it, with approval). A
+//! file inside the project (`.vscode/mcp.json`, `.cursor/mcp.json`) arrived with the
+//! repository and is as untrusted as `.mcp.json`: its plan shows every command and URL
+//! and must be confirmed ([`ImportPlan::confirm`]), and what is written to the project
+//! scope is recorded as approved exactly as shown ([`review`]).
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod formats;
+pub mod review;
 
 use formats::{candidates, read};
 pub use formats::{input_variable, parse_jsonc, strip_jsonc};
@@ -141,6 +148,9 @@ pub struct FoundFile {
     pub servers: Vec<(String, Value)>,
     /// Things the user must do (set a variable standing for a VS Code input, ...).
     pub notes: Vec<String>,
+    /// The file is inside the project: it came with the repository, so what it adds must
+    /// be shown and confirmed like an approval.
+    pub in_project: bool,
 }
 
 /// A file that exists but cannot be read or parsed.
@@ -163,7 +173,13 @@ pub fn find(
     let project = absolute.as_path();
     let mut found = Vec::new();
     let mut errors = Vec::new();
+    let own = std::fs::canonicalize(project.join(super::MCP_JSON)).ok();
     for (path, reader) in candidates(source, project, at) {
+        // A link (or a second name) to the project's own `.mcp.json` is not a source either.
+        if own.is_some() && std::fs::canonicalize(&path).ok() == own {
+            continue;
+        }
+        let in_project = path.starts_with(project);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -185,6 +201,7 @@ pub fn find(
                             part,
                             servers,
                             notes,
+                            in_project,
                         });
                     }
                 }
@@ -214,6 +231,15 @@ pub struct ImportPlan {
     /// The file's text after the import.
     #[serde(skip)]
     pub text: String,
+    /// Some added server comes from a file inside the project: the user must see the plan
+    /// and confirm it before it is written.
+    pub confirm: bool,
+    /// A digest of what is added (names and entries) and where: a confirmation names it,
+    /// so what is written is exactly what was shown.
+    pub digest: String,
+    /// The added entries as written to the file, by their name there.
+    #[serde(skip)]
+    pub entries: Vec<(String, Value)>,
 }
 
 /// One server of an import.
@@ -229,6 +255,10 @@ pub struct ImportedServer {
     pub from: String,
     /// Why it was skipped or renamed (empty for a plain add).
     pub reason: String,
+    /// What it runs or connects to, as written: the command line, or the URL.
+    pub target: String,
+    /// Whether it comes from a file inside the project.
+    pub from_project: bool,
 }
 
 /// Why an import cannot be planned or written.
@@ -238,6 +268,13 @@ pub enum ImportError {
     Target { path: String, message: String },
     #[error(transparent)]
     Save(#[from] SaveError),
+    /// The plan adds servers from a file inside the project and was not confirmed.
+    #[error("these servers come from a file inside the project; nothing was written. Check what they run, then confirm")]
+    NotConfirmed,
+    /// The source changed since the plan was shown: what would be written is not what was
+    /// confirmed.
+    #[error("the servers to import changed since they were shown; nothing was written. Look at them again")]
+    Changed,
 }
 
 /// Plans the import of `found` into `scope`'s file.
@@ -276,21 +313,33 @@ pub fn plan(
         };
         let mut used = false;
         for (name, entry) in &file.servers {
+            let target = match check_entry(name, entry) {
+                Ok(cfg) => cfg.display_target(),
+                Err(e) => {
+                    plan.skipped.push(ImportedServer {
+                        name: name.clone(),
+                        original: name.clone(),
+                        from: from.clone(),
+                        reason: format!("cannot be used: {e}"),
+                        target: String::new(),
+                        from_project: file.in_project,
+                    });
+                    continue;
+                }
+            };
             let item = |n: &str, reason: String| ImportedServer {
                 name: n.to_string(),
                 original: name.clone(),
                 from: from.clone(),
                 reason,
+                target: target.clone(),
+                from_project: file.in_project,
             };
-            if let Err(e) = check_entry(name, entry) {
-                plan.skipped
-                    .push(item(name, format!("cannot be used: {e}")));
-                continue;
-            }
             match doc.server(name) {
                 None => {
                     doc.set_server(name, entry.clone());
                     plan.added.push(item(name, String::new()));
+                    plan.entries.push((name.clone(), entry.clone()));
                     used = true;
                 }
                 Some(existing) if existing == entry => {
@@ -308,6 +357,7 @@ pub fn plan(
                             .find(|n| doc.server(n).is_none())
                             .expect("a free name exists");
                         doc.set_server(&free, entry.clone());
+                        plan.entries.push((free.clone(), entry.clone()));
                         plan.added.push(item(
                             &free,
                             format!("renamed: a different \"{name}\" exists"),
@@ -322,6 +372,8 @@ pub fn plan(
         }
     }
     plan.text = doc.to_text();
+    plan.confirm = plan.added.iter().any(|s| s.from_project);
+    plan.digest = review::digest(&plan.path, &plan.entries);
     Ok(plan)
 }
 
@@ -356,6 +408,8 @@ impl ImportPlan {
                 out.push_str(&format!("  {}", s.reason));
             }
             out.push('\n');
+            // What it runs: the user decides on this, not on the name.
+            out.push_str(&format!("      {}\n", s.target));
         }
         if !self.skipped.is_empty() {
             out.push_str("Skipped:\n");

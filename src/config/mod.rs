@@ -321,7 +321,7 @@ fn entry_error(message: String, transport: Option<&'static str>, raw: &Value) ->
     }
 }
 
-fn parse_entry(
+pub(crate) fn parse_entry(
     name: &str,
     entry: &Value,
     env: &dyn Fn(&str) -> Option<String>,

@@ -227,7 +227,12 @@ impl Harness {
             Resolved::Answer(answer) => self.answer_ask(id, answer),
             Resolved::Fill(values) => self.answer_form(id, &values),
             Resolved::OpenUrl(url) => {
-                if let Err(reason) = opener.open(&url).await {
+                let link =
+                    crate::links::check_link(&url).map_err(|refused| ReplyError::Refused {
+                        url: url.clone(),
+                        refused,
+                    })?;
+                if let Err(reason) = opener.open(link.as_str()).await {
                     return Err(ReplyError::Open { url, reason });
                 }
                 self.answer_ask(id, AskAnswer::Elicit(ElicitResult::accept_url()))

@@ -66,17 +66,13 @@ impl ElicitRequest {
     }
 
     /// The full domain (and port) of a URL elicitation's URL, to show the user before
-    /// they agree to open it; `None` for a form or a URL that does not parse.
+    /// they agree to open it; `None` for a form or a URL harness9 does not open
+    /// ([`crate::links::check_link`]).
     pub fn url_domain(&self) -> Option<String> {
         let ElicitRequest::Url { url, .. } = self else {
             return None;
         };
-        let parsed = reqwest::Url::parse(url).ok()?;
-        let host = parsed.host_str()?;
-        Some(match parsed.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
-        })
+        crate::links::check_link(url).ok().map(|l| l.host())
     }
 
     pub fn mode(&self) -> &'static str {

@@ -92,14 +92,20 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
             )
         }
         Body::Url { url, domain } => {
-            lines.push(Line::from(vec![
-                Span::raw("Open a page on "),
-                Span::styled(
-                    domain.clone().unwrap_or_else(|| "(no domain)".into()),
-                    Style::new().fg(Color::Cyan).bold(),
-                ),
-                Span::raw("?"),
-            ]));
+            match (domain, harness9::links::check_link(url)) {
+                (Some(domain), Ok(_)) => lines.push(Line::from(vec![
+                    Span::raw("Open a page on "),
+                    Span::styled(domain.clone(), Style::new().fg(Color::Cyan).bold()),
+                    Span::raw("?"),
+                ])),
+                (_, Err(refused)) => lines.push(Line::styled(
+                    format!("This link will not open: {refused}"),
+                    Style::new().fg(Color::Red),
+                )),
+                (None, Ok(link)) => {
+                    lines.push(Line::raw(format!("Open a page on {}?", link.host())))
+                }
+            }
             lines.push(Line::raw(url.clone()));
             (
                 format!(" {server} asks you to visit a page "),

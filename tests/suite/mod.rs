@@ -19,6 +19,8 @@ mod hot_reload;
 mod http;
 mod http_real;
 mod keychain_real;
+mod leader_reap;
+mod links_imports;
 mod manager;
 mod memory;
 mod panics;

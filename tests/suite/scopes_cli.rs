@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 use super::fixture_bin;
 
 /// A scratch user: HOME, XDG config and data folders, and one project folder.
-struct Home {
+pub(super) struct Home {
     _dir: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
+    pub(super) home: PathBuf,
+    pub(super) project: PathBuf,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(super) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
@@ -31,20 +31,20 @@ impl Home {
         }
     }
 
-    fn config(&self) -> PathBuf {
+    pub(super) fn config(&self) -> PathBuf {
         self.home.join(".config")
     }
 
-    fn user_file(&self) -> PathBuf {
+    pub(super) fn user_file(&self) -> PathBuf {
         self.config().join("harness9/mcp.json")
     }
 
-    fn project_file(&self) -> PathBuf {
+    pub(super) fn project_file(&self) -> PathBuf {
         self.project.join(".mcp.json")
     }
 
     /// The one local scope file of the project (found by listing the data folder).
-    fn local_file(&self) -> PathBuf {
+    pub(super) fn local_file(&self) -> PathBuf {
         let projects = self.home.join(".local/share/harness9/projects");
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(&projects)
             .unwrap_or_else(|e| panic!("{}: {e}", projects.display()))
@@ -54,12 +54,12 @@ impl Home {
         dirs.pop().unwrap().join("mcp.json")
     }
 
-    fn write(&self, path: &Path, text: &str) {
+    pub(super) fn write(&self, path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(super) fn run(&self, args: &[&str]) -> Output {
         std::process::Command::new(super::harness9_bin())
             .args(args)
             .current_dir(&self.project)
@@ -76,7 +76,7 @@ impl Home {
     }
 
     /// Runs and expects success; returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(super) fn ok(&self, args: &[&str]) -> String {
         let o = self.run(args);
         assert_eq!(
             o.status.code(),
@@ -100,7 +100,7 @@ impl Home {
         String::from_utf8_lossy(&o.stderr).into_owned()
     }
 
-    fn json(&self, path: &Path) -> Value {
+    pub(super) fn json(&self, path: &Path) -> Value {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 }
@@ -424,7 +424,7 @@ fn import_from_each_tool() {
     assert_eq!(
         out,
         format!(
-            "Would add to {user_s}:\n  + filesystem  (from {d})\n  + github  (from {d})\nDry run: nothing was written.\n",
+            "Would add to {user_s}:\n  + filesystem  (from {d})\n      npx -y @modelcontextprotocol/server-filesystem /home/me/Desktop\n  + github  (from {d})\n      docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN ghcr.io/github/github-mcp-server\nDry run: nothing was written.\n",
             d = desktop.display()
         )
     );
@@ -452,7 +452,8 @@ fn import_from_each_tool() {
         json!({"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_desktopsecret"})
     );
 
-    // Claude Code: its user entries, this project's private ones, and the project file.
+    // Claude Code: its user entries and this project's private ones; never the project's
+    // own `.mcp.json`.
     h.write(
         &h.project_file(),
         r#"{"mcpServers": {"team": {"command": "team-srv"}}}"#,
@@ -460,11 +461,13 @@ fn import_from_each_tool() {
     h.ok(&["mcp", "import", "--from", "claude-code", "--scope", "user"]);
     assert_eq!(
         servers(&user),
-        vec!["filesystem", "github", "sentry", "private-db", "team"]
+        vec!["filesystem", "github", "sentry", "private-db"]
     );
 
     // Cursor: "filesystem" clashes with a different entry: skipped, then renamed.
-    let out = h.ok(&["mcp", "import", "--from", "cursor", "--scope", "user"]);
+    let out = h.ok(&[
+        "mcp", "import", "--from", "cursor", "--scope", "user", "--yes",
+    ]);
     assert!(
         out.contains(&format!(
             "Skipped:\n  - filesystem  (from {}): a different server of this name exists; import with --on-conflict rename to keep both\n",
@@ -489,6 +492,7 @@ fn import_from_each_tool() {
         "user",
         "--on-conflict",
         "rename",
+        "--yes",
     ]);
     assert!(out.contains("  + filesystem-2  (from "), "{out}");
     assert!(
@@ -503,7 +507,7 @@ fn import_from_each_tool() {
     );
 
     // VS Code (into the local scope): inputs become variables, with a note; JSONC settings.
-    let out = h.ok(&["mcp", "import", "--from", "vscode"]);
+    let out = h.ok(&["mcp", "import", "--from", "vscode", "--yes"]);
     assert!(
         out.ends_with("Note: VS Code input \"perplexity-key\" (Perplexity API Key) is now ${PERPLEXITY_KEY}: set PERPLEXITY_KEY in the environment harness9 runs in\n"),
         "{out}"

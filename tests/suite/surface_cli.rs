@@ -334,7 +334,7 @@ fn call_declines_elicitation_unless_answers_are_given() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).ends_with("harness9: the server needs you to open https://modelcontextprotocol.io first (\"Open this link to satisfy the prerequisite, then retry the request.\"); open it if you trust it, then run again\n"),
+        stderr(&o).ends_with("harness9: the server needs you to open modelcontextprotocol.io (https://modelcontextprotocol.io/) first (\"Open this link to satisfy the prerequisite, then retry the request.\"); open it if you trust it, then run again\n"),
         "{}",
         stderr(&o)
     );

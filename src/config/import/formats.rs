@@ -19,10 +19,9 @@ pub(super) fn candidates(
             at.config.join("Claude").join("claude_desktop_config.json"),
             Reader::McpServers,
         )],
-        ImportSource::ClaudeCode => vec![
-            (at.home.join(".claude.json"), Reader::ClaudeJson),
-            (project.join(crate::config::MCP_JSON), Reader::McpServers),
-        ],
+        // Not the project's `.mcp.json`: harness9 reads that file itself (with approval);
+        // a copy in another scope would shadow its entries and skip their approval.
+        ImportSource::ClaudeCode => vec![(at.home.join(".claude.json"), Reader::ClaudeJson)],
         ImportSource::Cursor => vec![
             (at.home.join(".cursor").join("mcp.json"), Reader::McpServers),
             (project.join(".cursor").join("mcp.json"), Reader::McpServers),

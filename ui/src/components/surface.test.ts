@@ -54,7 +54,8 @@ const RM: FullTool = {
   marks: ["destructive"],
   icons: [
     { src: "javascript:alert(1)", mimeType: null, theme: null },
-    { src: "https://example.com/rm.png", mimeType: "image/png", theme: null },
+    { src: "https://example.com/raw.png", mimeType: "image/png", theme: null },
+    { src: "data:image/png;base64,iVBORw0KGgo=", mimeType: "image/png", theme: null },
   ],
 };
 
@@ -112,7 +113,8 @@ describe("tool annotations", () => {
     expect($(r.target, "hint-openWorldHint").textContent).toBe("no");
     expect($(r.target, "destructive-note").textContent).toContain("asks you before each call");
     const imgs = [...r.target.querySelectorAll("img")].map((i) => i.getAttribute("src"));
-    expect(imgs).toEqual(["https://example.com/rm.png"]);
+    // Only what the backend handed over as data; never a URL the window would fetch.
+    expect(imgs).toEqual(["data:image/png;base64,iVBORw0KGgo="]);
   });
 });
 

@@ -327,7 +327,17 @@ skipped: Array<ImportedServer>,
 /**
  * Notes for the user (variables to set).
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * Some added server comes from a file inside the project: the user must see the plan
+ * and confirm it before it is written.
+ */
+confirm: boolean, 
+/**
+ * A digest of what is added (names and entries) and where: a confirmation names it,
+ * so what is written is exactly what was shown.
+ */
+digest: string, };
 
 export type ImportedServer = { 
 /**
@@ -345,7 +355,15 @@ from: string,
 /**
  * Why it was skipped or renamed (empty for a plain add).
  */
-reason: string, };
+reason: string, 
+/**
+ * What it runs or connects to, as written: the command line, or the URL.
+ */
+target: string, 
+/**
+ * Whether it comes from a file inside the project.
+ */
+fromProject: boolean, };
 
 export type ConfigText = { path: string, 
 /**

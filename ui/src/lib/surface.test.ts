@@ -3,8 +3,8 @@ import { hintRows, loadable, pickIcon, toolMarks } from "./surface";
 import type { ToolEntry } from "./bindings";
 
 describe("icons", () => {
-  it("load only https: and data:", () => {
-    expect(loadable("https://example.com/a.png")).toBe(true);
+  it("load only data: (the backend fetched and checked them)", () => {
+    expect(loadable("https://example.com/a.png")).toBe(false);
     expect(loadable("DATA:image/png;base64,AA")).toBe(true);
     expect(loadable("http://example.com/a.png")).toBe(false);
     expect(loadable("file:///etc/passwd")).toBe(false);
@@ -13,7 +13,8 @@ describe("icons", () => {
   });
   it("pick a theme-less icon first, never an unsafe one", () => {
     expect(pickIcon([{ src: "http://x/a.png", mimeType: null, theme: null }])).toBeNull();
-    const dark = { src: "https://x/d.png", mimeType: null, theme: "dark" };
+    expect(pickIcon([{ src: "https://x/a.png", mimeType: null, theme: null }])).toBeNull();
+    const dark = { src: "data:image/png;base64,BB", mimeType: null, theme: "dark" };
     const plain = { src: "data:image/png;base64,AA", mimeType: null, theme: null };
     expect(pickIcon([dark, plain])).toEqual(plain);
     expect(pickIcon([dark])).toEqual(dark);

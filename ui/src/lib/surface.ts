@@ -1,15 +1,19 @@
-// Pure helpers for what servers say about themselves and their tools: icons (only https:
-// and data: ever load), tool annotations as rows, and the logging levels.
+// Pure helpers for what servers say about themselves and their tools: icons (only data:
+// URLs the backend fetched and checked ever load), tool annotations as rows, and the
+// logging levels.
 
 import type { Icon, LogLevel, ToolEntry, ToolHints } from "./bindings";
 
 /** Every logging level, lowest first (the order of `logging/setLevel`). */
 export const LOG_LEVELS: LogLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
-/** Whether an icon may be loaded: `https:` and `data:` only (the core filters too). */
+/**
+ * Whether an icon may be shown: `data:` only. The backend fetches and checks every icon and
+ * hands it over as data; the window's CSP allows no network image either.
+ */
 export function loadable(src: string): boolean {
   const scheme = src.trim().split(":", 1)[0].toLowerCase();
-  return src.includes(":") && (scheme === "https" || scheme === "data");
+  return src.includes(":") && scheme === "data";
 }
 
 /** The icon to show (a theme-less one first), or null. */

@@ -105,17 +105,13 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
     }
     let mut child = cmd.spawn().map_err(|e| spawn_error(spec, own_path, e))?;
     let pid = child.id().unwrap_or(0) as i32;
-    reaper::register(pid);
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
 
-    // Reaper: publishes the exit status once.
+    // Publishes the exit status once; reaps the leader only when its group is done with.
     let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
-    tokio::spawn(async move {
-        let status = child.wait().await.ok();
-        let _ = exit_tx.send(status.or(Some(ExitStatus::default())));
-    });
+    let group = process::watch_leader(child, pid, exit_tx);
 
     // Stderr drain: never lets the pipe fill up.
     let (stderr_done_tx, stderr_done_rx) = watch::channel(false);
@@ -145,7 +141,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
         out,
         max_queued: spec.max_message_bytes.max(MIN_QUEUE_BYTES),
         exit: exit_rx.clone(),
-        pgid: pid,
+        group: group.clone(),
     });
     let receiver = Box::new(reader::StdioReceiver {
         lines: framer::LineReader::new(
@@ -155,7 +151,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
         log,
         exit: exit_rx,
         stderr_done: stderr_done_rx,
-        pgid: pid,
+        group,
         max_message_bytes: spec.max_message_bytes,
         closed: false,
         grown: false,

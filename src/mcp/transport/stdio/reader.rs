@@ -13,7 +13,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::watch;
 
 use super::framer::{Frame, LineReader};
-use super::process::{describe_exit, end_group};
+use super::process::{describe_exit, end_group, Group};
 use super::writer::{grow_pipe, HANDOFF_MIN};
 use crate::mcp::log::{LogSource, ServerLog};
 use crate::mcp::transport::{Inbound, TransportReceiver};
@@ -30,7 +30,7 @@ pub(super) struct StdioReceiver {
     pub(super) log: Arc<ServerLog>,
     pub(super) exit: watch::Receiver<Option<ExitStatus>>,
     pub(super) stderr_done: watch::Receiver<bool>,
-    pub(super) pgid: i32,
+    pub(super) group: Arc<Group>,
     pub(super) max_message_bytes: usize,
     pub(super) closed: bool,
     /// The pipe was enlarged for a large message.
@@ -129,7 +129,7 @@ impl StdioReceiver {
     /// Ends the connection: the whole process group goes, and the reason is returned.
     async fn end(&mut self, error: Option<String>) -> Inbound {
         self.closed = true;
-        tokio::spawn(end_group(self.pgid, self.exit.clone()));
+        tokio::spawn(end_group(self.group.clone(), self.exit.clone()));
         let mut reason = self.close_reason().await;
         if let Some(error) = error {
             reason = format!("{error}; {reason}");

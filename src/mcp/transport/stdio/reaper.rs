@@ -161,14 +161,31 @@ unsafe fn reaper_main(read_end: RawFd, write_end: RawFd) -> ! {
         tv_nsec: 50_000_000,
     };
     let mut waited = Duration::ZERO;
-    while waited < REAPER_GRACE && groups.iter().any(|g| *g > 0 && libc::killpg(*g, 0) == 0) {
+    // A group seen gone is forgotten at once: its id may be handed to another process's
+    // group from then on, so the SIGKILL below goes only to groups still there.
+    let exists = |g: i32| libc::killpg(g, 0) == 0;
+    while waited < REAPER_GRACE && forget_gone(&mut groups, exists) {
         libc::nanosleep(&step, std::ptr::null_mut());
         waited += Duration::from_millis(50);
     }
+    forget_gone(&mut groups, exists);
     for &g in groups.iter().filter(|g| **g > 0) {
         libc::killpg(g, libc::SIGKILL);
     }
     libc::_exit(0)
+}
+
+/// Clears the slots of groups that no longer exist; whether any group is left.
+fn forget_gone(groups: &mut [i32], exists: impl Fn(i32) -> bool) -> bool {
+    let mut left = false;
+    for g in groups.iter_mut().filter(|g| **g > 0) {
+        if exists(*g) {
+            left = true;
+        } else {
+            *g = 0;
+        }
+    }
+    left
 }
 
 fn track(groups: &mut [i32; REAPER_SLOTS], record: i32) {
@@ -208,5 +225,25 @@ unsafe fn close_others(keep: RawFd) {
                 fd += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_seen_gone_is_never_signalled_again() {
+        let mut groups = [0i32; 4];
+        groups[0] = 100;
+        groups[2] = 200;
+        // 100 is gone on the first look; 200 still runs.
+        assert!(forget_gone(&mut groups, |g| g == 200));
+        assert_eq!(groups, [0, 0, 200, 0]);
+        // Even if the id 100 is in use again later, the slot stays empty.
+        assert!(forget_gone(&mut groups, |_| true));
+        assert_eq!(groups, [0, 0, 200, 0]);
+        assert!(!forget_gone(&mut groups, |_| false));
+        assert_eq!(groups, [0; 4]);
     }
 }

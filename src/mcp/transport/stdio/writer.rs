@@ -180,7 +180,7 @@ pub(super) struct StdioSender {
     /// Bytes the queue may hold before a send fails (one message always fits).
     pub(super) max_queued: usize,
     pub(super) exit: watch::Receiver<Option<ExitStatus>>,
-    pub(super) pgid: i32,
+    pub(super) group: Arc<super::process::Group>,
 }
 
 impl TransportSender for StdioSender {
@@ -233,10 +233,10 @@ impl TransportSender for StdioSender {
         self.out.lock().closing = true;
         self.out.wake.notify_one();
         let mut exit = self.exit.clone();
-        let pgid = self.pgid;
+        let group = self.group.clone();
         async move {
             let _ = tokio::time::timeout(SHUTDOWN_GRACE, exit.wait_for(|s| s.is_some())).await;
-            end_group(pgid, exit).await;
+            end_group(group, exit).await;
         }
         .boxed()
     }

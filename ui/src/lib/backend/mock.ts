@@ -290,12 +290,12 @@ export class MockBackend implements Backend {
   /** What `importSources` finds. */
   foundSources: FoundSource[] = [];
   /** What `importServers` answers. */
-  importPlan: ImportPlan = { path: "", added: [], skipped: [], notes: [] };
+  importPlan: ImportPlan = { path: "", added: [], skipped: [], notes: [], confirm: false, digest: "" };
   async importSources() {
     return this.foundSources;
   }
-  async importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean) {
-    this.#record("importServers", from, scope, onConflict, dryRun);
+  async importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean, confirmed?: string | null) {
+    this.#record("importServers", from, scope, onConflict, dryRun, confirmed ?? null);
     return this.importPlan;
   }
   /** What `checkConfig` answers, whatever the text (the core's messages are its own). */

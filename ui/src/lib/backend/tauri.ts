@@ -127,7 +127,8 @@ export const tauriBackend: Backend = {
   saveConfig: (text, expectedHash, scope) => call<ConfigText>("save_config", { text, expectedHash, scope: scope ?? null }),
   openConfigInEditor: (scope) => call<void>("open_config_in_editor", { scope: scope ?? null }),
   importSources: () => call<FoundSource[]>("import_sources"),
-  importServers: (from, scope, onConflict, dryRun) => call<ImportPlan>("import_servers", { from, scope, onConflict, dryRun }),
+  importServers: (from, scope, onConflict, dryRun, confirmed) =>
+    call<ImportPlan>("import_servers", { from, scope, onConflict, dryRun, confirmed: confirmed ?? null }),
 
   chatState: () => call<ChatState>("chat_state"),
   chatNew: () => call<ChatState>("chat_new"),

@@ -135,7 +135,18 @@ export interface Backend {
   openConfigInEditor(scope?: Scope): Promise<void>;
   /** Other tools with MCP servers configured on this machine. */
   importSources(): Promise<FoundSource[]>;
-  importServers(from: ImportSource, scope: Scope, onConflict: OnConflict, dryRun: boolean): Promise<ImportPlan>;
+  /**
+   * Plans (`dryRun`) or runs an import. `confirmed` is the `digest` of the plan the user saw
+   * and accepted: the core writes only that plan, and requires it when the plan adds
+   * servers from a file inside the project.
+   */
+  importServers(
+    from: ImportSource,
+    scope: Scope,
+    onConflict: OnConflict,
+    dryRun: boolean,
+    confirmed?: string | null,
+  ): Promise<ImportPlan>;
 
   /** The provider and model (or why there is none) and the project's conversation. */
   chatState(): Promise<ChatState>;
