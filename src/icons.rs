@@ -96,7 +96,7 @@ pub fn check_data_url(src: &str) -> Result<String, IconRefused> {
     let rest = src
         .get(..5)
         .filter(|p| p.eq_ignore_ascii_case("data:"))
-        .map(|_| &src[5..])
+        .and_then(|_| src.get(5..))
         .ok_or(IconRefused::Scheme)?;
     let (header, payload) = rest
         .split_once(',')
@@ -220,7 +220,9 @@ impl IconCache {
         }
         let result = match self.check(src).await {
             Ok(data) => {
-                let mime = data["data:".len()..]
+                let mime = data
+                    .strip_prefix("data:")
+                    .unwrap_or_default()
                     .split(';')
                     .next()
                     .unwrap_or_default()
