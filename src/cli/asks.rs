@@ -112,7 +112,7 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
         } => {
             match harness9::links::check_link(url) {
                 Ok(link) => errln!("harness9: server \"{server}\" asked you to open {} ({message:?}); declined because no one can answer here. Open it yourself if you trust it, then run again.", harness9::term_text::Line(&link.host_first())),
-                Err(refused) => errln!("harness9: server \"{server}\" asked you to open {} ({message:?}); refused: {refused}", harness9::term_text::Line(url)),
+                Err(refused) => errln!("harness9: server \"{server}\" asked you to open \"{}\" ({message:?}); refused: {refused}", harness9::term_text::Line(url)),
             }
             AskAnswer::Elicit(ElicitResult::decline())
         }
@@ -138,7 +138,7 @@ pub fn explain_required_elicitations(error: &harness9::harness::CallError) {
         if let ElicitRequest::Url { message, url, .. } = e {
             match harness9::links::check_link(&url) {
                 Ok(link) => errln!("harness9: the server needs you to open {} first ({message:?}); open it if you trust it, then run again", harness9::term_text::Line(&link.host_first())),
-                Err(refused) => errln!("harness9: the server needs you to open {} first ({message:?}); refused: {refused}", harness9::term_text::Line(&url)),
+                Err(refused) => errln!("harness9: the server needs you to open \"{}\" first ({message:?}); refused: {refused}", harness9::term_text::Line(&url)),
             }
         }
     }

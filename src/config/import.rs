@@ -314,6 +314,9 @@ pub fn plan(
         let mut used = false;
         for (name, entry) in &file.servers {
             let target = match check_entry(name, entry) {
+                // A file that arrived with the project is reviewed before anything of it
+                // runs: show its command whole, as approval does.
+                Ok(cfg) if file.in_project => cfg.target_as_written(),
                 Ok(cfg) => cfg.display_target(),
                 Err(e) => {
                     plan.skipped.push(ImportedServer {
@@ -395,33 +398,38 @@ pub fn write(plan: &ImportPlan) -> Result<(), ImportError> {
 impl ImportPlan {
     /// What the import does, in lines for a terminal.
     pub fn to_text(&self, dry_run: bool) -> String {
+        // Names, paths and command lines come from files of other tools or of the project:
+        // each is one line, rendered safe for a terminal.
+        use crate::term_text::Line;
         let mut out = String::new();
         let verb = if dry_run { "Would add" } else { "Added" };
         if self.added.is_empty() {
-            out.push_str(&format!("Nothing to add to {}\n", self.path));
+            out.push_str(&format!("Nothing to add to {}\n", Line(&self.path)));
         } else {
-            out.push_str(&format!("{verb} to {}:\n", self.path));
+            out.push_str(&format!("{verb} to {}:\n", Line(&self.path)));
         }
         for s in &self.added {
-            out.push_str(&format!("  + {}  (from {})", s.name, s.from));
+            out.push_str(&format!("  + {}  (from {})", Line(&s.name), Line(&s.from)));
             if !s.reason.is_empty() {
-                out.push_str(&format!("  {}", s.reason));
+                out.push_str(&format!("  {}", Line(&s.reason)));
             }
             out.push('\n');
             // What it runs: the user decides on this, not on the name.
-            out.push_str(&format!("      {}\n", s.target));
+            out.push_str(&format!("      {}\n", Line(&s.target)));
         }
         if !self.skipped.is_empty() {
             out.push_str("Skipped:\n");
             for s in &self.skipped {
                 out.push_str(&format!(
                     "  - {}  (from {}): {}\n",
-                    s.name, s.from, s.reason
+                    Line(&s.name),
+                    Line(&s.from),
+                    Line(&s.reason)
                 ));
             }
         }
         for n in &self.notes {
-            out.push_str(&format!("Note: {n}\n"));
+            out.push_str(&format!("Note: {}\n", Line(n)));
         }
         out
     }

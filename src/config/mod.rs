@@ -197,6 +197,17 @@ impl ServerConfig {
     /// The command line or URL as written in the file, with values that may be secrets
     /// masked (see [`mask`]); `${VAR}` references stay as written. Safe to show anywhere.
     pub fn display_target(&self) -> String {
+        self.target(true)
+    }
+
+    /// The command line or URL exactly as written in the file, arguments unmasked (what a
+    /// review of something about to run must show); only the URL's userinfo and query
+    /// values are masked.
+    pub fn target_as_written(&self) -> String {
+        self.target(false)
+    }
+
+    fn target(&self, mask_args: bool) -> String {
         let text = |k: &str| match self.raw.get(k) {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Null) | None => String::new(),
@@ -206,7 +217,12 @@ impl ServerConfig {
             TransportConfig::Stdio { .. } => {
                 let args = strings_as_written(&self.raw, "args");
                 let mut s = text("command");
-                for a in mask::mask_args(&args) {
+                let args = if mask_args {
+                    mask::mask_args(&args)
+                } else {
+                    args
+                };
+                for a in args {
                     s.push(' ');
                     s.push_str(&shell_quote(&a));
                 }
