@@ -306,11 +306,18 @@ impl AppState {
 
 fn forward_status(app: ProjectEmitter, harness: &Harness) -> AbortHandle {
     let mut rx = harness.subscribe_status();
+    // A change of the stored user data (a grant revoked by the CLI) sends the status again:
+    // the views that show grants and rules fetch them anew on each status.
+    let mut user_data = harness.subscribe_user_data();
     tokio::spawn(async move {
         loop {
             let snapshot = rx.borrow_and_update().clone();
             app.emit(events::STATUS, snapshot);
-            if rx.changed().await.is_err() {
+            let changed = tokio::select! {
+                c = rx.changed() => c,
+                c = user_data.changed() => c,
+            };
+            if changed.is_err() {
                 return;
             }
         }

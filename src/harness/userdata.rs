@@ -8,6 +8,13 @@ use super::Harness;
 use crate::userdata::{DataKind, UserDataWatcher};
 
 impl Harness {
+    /// A counter that moves on each change of the stored user data (another process's
+    /// included, while [`Harness::watch_user_data`] runs): front ends redraw what they show
+    /// of it (sampling grants, permission rules, held tools).
+    pub fn subscribe_user_data(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.manager.subscribe_user_data()
+    }
+
     /// Watches the user-data folders; `None` when they cannot be watched (each decision
     /// still reads the store as it is now). Must be called inside a Tokio runtime.
     pub fn watch_user_data(&self) -> Option<UserDataWatcher> {

@@ -173,6 +173,8 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut status = harness.subscribe_status();
     let mut tools = harness.subscribe_tools();
+    // Grants and rules another process changed (`mcp sampling --revoke`) are redrawn.
+    let mut user_data = harness.subscribe_user_data();
     app.resources = harness.resources_now().await;
     // Holding this makes the terminal UI a front end: asks wait for the user.
     let mut asks = harness.subscribe_asks();
@@ -379,6 +381,11 @@ async fn event_loop(
             },
             changed = tools.changed() => {
                 if changed.is_err() { return 0 }
+                refresh(app, harness);
+            }
+            changed = user_data.changed() => {
+                if changed.is_err() { return 0 }
+                app.sampling_grants = harness.sampling_grants().await.into_keys().collect();
                 refresh(app, harness);
             }
             changed = asks.changed() => {
