@@ -136,7 +136,8 @@ pub struct ServerStatus {
     /// The config scope the entry comes from (`local`, `project` or `user`).
     pub scope: crate::config::Scope,
     /// Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
-    /// env and header values are never included.
+    /// env and header values are never included. Display text: control, bidi and invisible
+    /// characters are escaped ([`crate::term_text::line`]), so every front end shows them.
     pub target: String,
     pub state: ServerState,
     /// Automatic restarts after crashes in a row (see [`RestartPolicy`]); `None` when the
@@ -712,7 +713,7 @@ impl Manager {
                         Err(e) => e.scope,
                     },
                     target: match &slot.entry {
-                        Ok(c) => c.display_target(),
+                        Ok(c) => crate::term_text::line(&c.display_target()).into_owned(),
                         Err(_) => String::new(),
                     },
                     state: slot.state.clone(),
