@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Harness;
-use crate::userdata::{project_key, JsonFile};
+use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// File in the data directory holding each project's extra roots.
 pub const EXTRA_ROOTS_FILE: &str = "extra-roots.json";
@@ -58,12 +58,7 @@ impl RootsStore {
 
     /// The extra roots of a project, as stored now.
     pub fn get(&self, project: &Path) -> Vec<PathBuf> {
-        self.file
-            .current()
-            .projects
-            .get(&project_key(project))
-            .cloned()
-            .unwrap_or_default()
+        project_entry(&self.file.current().projects, project)
     }
 
     /// Changes a project's roots as stored now (under the lock, so another process's

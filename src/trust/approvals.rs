@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::config::ServerConfig;
-use crate::userdata::{project_key, JsonFile};
+use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// The per-user data directory of harness9 (approvals and other per-user state); it also
 /// holds the local config scope, so it lives with the config.
@@ -54,12 +54,7 @@ impl ApprovalStore {
     /// The approved fingerprints of one project's servers, by server name, as stored now.
     /// Blocking.
     pub fn approved(&self, project: &Path) -> BTreeMap<String, String> {
-        self.file
-            .current()
-            .projects
-            .get(&project_key(project))
-            .cloned()
-            .unwrap_or_default()
+        project_entry(&self.file.current().projects, project)
     }
 
     /// Whether this server, as configured now, is approved for this project. Blocking.

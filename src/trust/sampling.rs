@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::userdata::{project_key, JsonFile};
+use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// File name of the sampling grants, beside `approvals.json`.
 pub const SAMPLING_FILE: &str = "sampling.json";
@@ -50,12 +50,7 @@ impl SamplingGrants {
     /// The granted servers of one project and the fingerprint each grant was given for,
     /// as stored now. Blocking.
     pub fn granted(&self, project: &Path) -> BTreeMap<String, String> {
-        self.file
-            .current()
-            .projects
-            .get(&project_key(project))
-            .cloned()
-            .unwrap_or_default()
+        project_entry(&self.file.current().projects, project)
     }
 
     /// Whether this server, with this fingerprint, may sample without asking. Blocking.

@@ -58,3 +58,15 @@ pub fn project_key(project: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// A project's entry of a store kept per project (under [`project_key`]); the default
+/// when the project has none.
+pub fn project_entry<T: Clone + Default>(
+    projects: &std::collections::BTreeMap<String, T>,
+    project: &Path,
+) -> T {
+    projects
+        .get(&project_key(project))
+        .cloned()
+        .unwrap_or_default()
+}

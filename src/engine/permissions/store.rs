@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{PermissionRule, ToolPermission};
 use crate::tools::{ToolSource, ToolSpec};
-use crate::userdata::{project_key, JsonFile, UserDataError};
+use crate::userdata::{project_entry, project_key, JsonFile, UserDataError};
 
 /// File in the data directory holding remembered tool permissions.
 pub const PERMISSIONS_FILE: &str = "tool-permissions.json";
@@ -133,12 +133,7 @@ impl PermissionStore {
 
     /// The remembered rules of a project, as stored now. Blocking.
     pub fn rules(&self, project: &Path) -> ProjectRules {
-        self.file
-            .current()
-            .projects
-            .get(&project_key(project))
-            .cloned()
-            .unwrap_or_default()
+        project_entry(&self.file.current().projects, project)
     }
 
     /// The rules as stored now, for a call of `spec`: an exact name of an earlier file
