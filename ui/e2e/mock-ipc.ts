@@ -65,7 +65,7 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   saveConfig: ["save_config", (b, a) => b.saveConfig(a.text, a.expectedHash, a.scope ?? undefined)],
   openConfigInEditor: ["open_config_in_editor", (b, a) => b.openConfigInEditor(a.scope ?? undefined)],
   importSources: ["import_sources", (b) => b.importSources()],
-  importServers: ["import_servers", (b, a) => b.importServers(a.from, a.scope, a.onConflict, a.dryRun)],
+  importServers: ["import_servers", (b, a) => b.importServers(a.from, a.scope, a.onConflict, a.dryRun, a.confirmed)],
 
   chatState: ["chat_state", (b) => b.chatState()],
   chatNew: ["chat_new", (b) => b.chatNew()],
