@@ -279,9 +279,12 @@ pub async fn legacy_server_metadata(
     if let Some(mut m) =
         get_json::<ServerMetadata>(http, &url, "authorization server metadata").await?
     {
-        // The well-known URL was built from the origin: that is the issuer it must name
-        // (RFC 8414 §3.3). `https://h` and `https://h/` build the same URL.
-        if m.issuer != origin && m.issuer != format!("{origin}/") {
+        // The well-known URL was built from the origin: the issuer it names must be of
+        // that origin (RFC 8414 §3.3). A path under it is taken, as 2025-03-26 servers
+        // state one (`https://h/oauth`, served at the origin's well-known URL, is what
+        // the official conformance suite's back-compat scenario serves); another scheme,
+        // host or port is refused, so tokens never go to a server the URL did not name.
+        if !same_origin(&m.issuer, &origin) {
             return Err(wrong_issuer(&url, &m.issuer, &origin));
         }
         m.from_document = true;
@@ -297,6 +300,17 @@ pub async fn legacy_server_metadata(
     };
     check_endpoints(&m)?;
     Ok(m)
+}
+
+/// Whether `issuer` is a URL of exactly `origin` (scheme, host and port), with any path.
+fn same_origin(issuer: &str, origin: &str) -> bool {
+    Url::parse(issuer).is_ok_and(|u| {
+        u.origin().ascii_serialization() == origin
+            && u.query().is_none()
+            && u.fragment().is_none()
+            && u.username().is_empty()
+            && u.password().is_none()
+    })
 }
 
 fn wrong_issuer(url: &Url, named: &str, expected: &str) -> AuthError {
