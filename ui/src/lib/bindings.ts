@@ -35,7 +35,8 @@ transport: string,
 scope: Scope, 
 /**
  * Command line or URL as written, secrets masked ([`ServerConfig::display_target`]);
- * env and header values are never included.
+ * env and header values are never included. Display text: control, bidi and invisible
+ * characters are escaped ([`crate::term_text::line`]), so every front end shows them.
  */
 target: string, state: ServerState, 
 /**
