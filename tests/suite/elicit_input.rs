@@ -3,24 +3,18 @@
 //! through the real CLI and a real server, never a panic; and the process goes on
 //! answering the server's next requests.
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{fixture_bin, harness9_bin, Project};
+use super::{fixture_bin, Project};
 
 /// Runs the CLI on `p` like [`Project::cli`], but fails the test instead of waiting
 /// forever when the process hangs (a dead answerer leaves the server waiting).
 fn cli_within(p: &Project, args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(harness9_bin())
-        .args(args)
-        .arg("--project")
-        .arg(p.path())
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .env("HARNESS9_CONFIG_DIR", p.data.path().join("config"))
-        .env("HARNESS9_CREDENTIALS", "file")
-        .stdin(Stdio::null())
+    let mut child = p
+        .command(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

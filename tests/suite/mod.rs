@@ -225,19 +225,23 @@ impl Project {
         TestManager { manager, registry }
     }
 
-    /// Runs the CLI on this project with its own data dir.
-    pub fn cli(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(harness9_bin())
-            .args(args)
+    /// The CLI on this project with its own data dir, stdin closed, not started yet.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut c = std::process::Command::new(harness9_bin());
+        c.args(args)
             .arg("--project")
             .arg(self.path())
             .env("HARNESS9_DATA_DIR", self.data.path())
             // The user scope's mcp.json of whoever runs the tests stays out of them.
             .env("HARNESS9_CONFIG_DIR", self.data.path().join("config"))
             .env("HARNESS9_CREDENTIALS", "file")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap()
+            .stdin(std::process::Stdio::null());
+        c
+    }
+
+    /// Runs the CLI on this project with its own data dir.
+    pub fn cli(&self, args: &[&str]) -> std::process::Output {
+        self.command(args).output().unwrap()
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{harness9_bin, Project};
+use super::Project;
 
 /// The secrets the URLs carry: in the userinfo and in query values.
 const SECRETS: &[&str] = &["USECRET0", "PWSECRET1", "QSECRET2", "QSECRET3", "QSECRET4"];
@@ -124,16 +124,10 @@ fn secret_url(port: u16) -> String {
 
 /// Runs the binary on `p` with debug logging, killed after 60 s.
 fn run(p: &Project, args: &[&str]) -> (String, String) {
-    let mut child = std::process::Command::new(harness9_bin())
-        .args(args)
-        .arg("--project")
-        .arg(p.path())
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .env("HARNESS9_CONFIG_DIR", p.data.path().join("config"))
-        .env("HARNESS9_CREDENTIALS", "file")
+    let mut child = p
+        .command(args)
         .env("HARNESS9_LOG", "debug")
         .env("BROWSER", "true")
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
