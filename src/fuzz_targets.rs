@@ -19,6 +19,7 @@ mod asks;
 mod fast_paths;
 mod stdio;
 mod surface;
+mod untrusted;
 
 /// The names of the targets, as used for `fuzz/corpus/<target>/`.
 pub const TARGETS: &[&str] = &[
@@ -32,6 +33,7 @@ pub const TARGETS: &[&str] = &[
     "sampling",
     "surface_results",
     "fast_paths",
+    "untrusted_text",
 ];
 
 /// Runs the target called `name` on `data`; `false` when there is no such target.
@@ -47,6 +49,7 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "sampling" => asks::sampling(data),
         "surface_results" => surface::surface_results(data),
         "fast_paths" => fast_paths::fast_paths(data),
+        "untrusted_text" => untrusted::untrusted_text(data),
         _ => return false,
     }
     true
