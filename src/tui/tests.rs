@@ -12,7 +12,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use serde_json::json;
 
-use super::app::{Action, App, Modal};
+use super::app::App;
+use super::model::{Action, Modal};
 use super::view;
 
 pub(super) fn screen(app: &App) -> String {
@@ -340,7 +341,8 @@ fn chat_with_tool_calls() {
         app.on_key(key(KeyCode::Enter)),
         Some(Action::Send("read it".into()))
     );
-    app.chat.push(super::app::ChatLine::User("read it".into()));
+    app.chat
+        .push(super::model::ChatLine::User("read it".into()));
     app.on_event(Event::TurnStart {
         conversation_id: "c".into(),
         provider: "openai".into(),
@@ -416,7 +418,7 @@ fn chat_with_tool_calls() {
 fn an_answer_cut_off_at_the_token_limit_gets_a_notice() {
     let mut app = app_with_servers();
     app.chat
-        .push(super::app::ChatLine::User("write a lot".into()));
+        .push(super::model::ChatLine::User("write a lot".into()));
     app.on_event(Event::TurnStart {
         conversation_id: "c".into(),
         provider: "anthropic".into(),
@@ -480,7 +482,7 @@ fn tool_approval_card() {
         app.on_key(key(KeyCode::Char('n'))),
         Some(Action::AnswerTool {
             call_id: "7".into(),
-            decision: super::app::ToolDecision::Deny
+            decision: super::model::ToolDecision::Deny
         })
     );
 }

@@ -11,8 +11,9 @@ use harness9::mcp::requests::{
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{json, Value};
 
-use super::app::{Action, App};
+use super::app::App;
 use super::ask::SAMPLING_REFUSAL;
+use super::model::Action;
 use super::tests::{key, screen};
 
 fn form(id: u64, schema: Value) -> Ask {

@@ -9,7 +9,8 @@ use ratatui::Terminal;
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Modal};
+use super::app::App;
+use super::model::Modal;
 use super::tests::{feed, key};
 use super::view;
 
@@ -107,7 +108,7 @@ fn long_arguments_scroll_and_the_key_hints_stay_visible() {
     // Scrolling keys answer nothing; y still does.
     assert!(matches!(
         app.on_key(key(KeyCode::Char('y'))),
-        Some(super::app::Action::AnswerTool { .. })
+        Some(super::model::Action::AnswerTool { .. })
     ));
     assert_eq!(app.modal, Modal::None);
 }
