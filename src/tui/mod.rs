@@ -32,6 +32,8 @@ mod tests_layout;
 #[cfg(test)]
 mod tests_slash;
 #[cfg(test)]
+mod tests_snapshots;
+#[cfg(test)]
 mod tests_surface;
 
 use std::io::IsTerminal;

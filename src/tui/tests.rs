@@ -45,7 +45,7 @@ pub(super) fn server(name: &str, transport: &str, state: ServerState) -> ServerS
     }
 }
 
-fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
+pub(super) fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     ToolSpec {
         name: format!("mcp__{server}__{name}"),
         description: desc.into(),
@@ -61,7 +61,7 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     }
 }
 
-fn app_with_servers() -> App {
+pub(super) fn app_with_servers() -> App {
     let mut app = App::new("openai · gpt-test".into());
     let status = StatusSnapshot {
         revision: 1,
@@ -185,7 +185,7 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
     assert_eq!(app.modal, Modal::None);
 }
 
-fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
+pub(super) fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
     ApprovalRequest {
         name: name.into(),
         transport: "stdio".into(),
