@@ -1,25 +1,19 @@
 //! What the HTTP transports (Streamable HTTP and legacy HTTP+SSE) allow a server: how large
 //! one message may be (bodies read through [`read_body`], SSE events through the parser's
-//! own limit), and where a redirect may lead ([`redirect_policy`]).
+//! own limit). Where a redirect may lead is [`super::redirect`]'s.
 //!
 //! It also keeps the [`Backlog`] of server messages the client has not read yet: past
 //! [`INBOUND_QUEUE_BYTES`] the transport stops reading from the server until the client
 //! catches up, so a server that floods notifications fills TCP buffers, not our memory.
 //!
-//! Invariants: no body is buffered past the per-message limit (`maxMessageBytes`); a redirect
-//! to another origin is never followed, so the headers from `.mcp.json`, the session id and
-//! any token only ever go to the origin the user wrote down.
+//! Invariant: no body is buffered past the per-message limit (`maxMessageBytes`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use reqwest::redirect::{Attempt, Policy};
 use reqwest::Response;
 use tokio::sync::Notify;
 
 use crate::settings::MAX_MESSAGE_FIELD;
-
-/// Most redirects followed (within one origin) for one request.
-pub const MAX_REDIRECTS: usize = 10;
 
 /// Bytes of an acknowledgement body (202/200 to a notification) read before the rest is
 /// dropped with the connection.
@@ -71,59 +65,6 @@ impl Backlog {
             notified.await;
         }
     }
-}
-
-/// A redirect to another origin, refused.
-#[derive(Debug)]
-pub struct CrossOriginRedirect {
-    /// The origin redirected to (`scheme://host:port`).
-    pub origin: String,
-}
-
-impl std::fmt::Display for CrossOriginRedirect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the server redirected to {}; harness9 does not follow a redirect to another origin (it would carry this server's headers and session there): put that URL in .mcp.json if you trust it",
-            self.origin
-        )
-    }
-}
-
-impl std::error::Error for CrossOriginRedirect {}
-
-/// Follows redirects within the origin of the request (up to [`MAX_REDIRECTS`]); stops at
-/// one that leaves it. reqwest's default policy would follow it carrying every custom
-/// header; following without them would reach a server the user never named and fail
-/// there with a confusing error, so the user decides instead.
-pub fn redirect_policy() -> Policy {
-    Policy::custom(|attempt: Attempt<'_>| {
-        let from = attempt.previous().last().map(|u| u.origin());
-        if from.as_ref() != Some(&attempt.url().origin()) {
-            let origin = attempt.url().origin().ascii_serialization();
-            return attempt.error(CrossOriginRedirect { origin });
-        }
-        if attempt.previous().len() > MAX_REDIRECTS {
-            return attempt.error(format!(
-                "the server redirected more than {MAX_REDIRECTS} times"
-            ));
-        }
-        attempt.follow()
-    })
-}
-
-/// The refused cross-origin redirect behind `e`, if that is what stopped it.
-pub fn cross_origin<'a>(
-    e: &'a (dyn std::error::Error + 'static),
-) -> Option<&'a CrossOriginRedirect> {
-    let mut cur: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(c) = err.downcast_ref::<CrossOriginRedirect>() {
-            return Some(c);
-        }
-        cur = err.source();
-    }
-    None
 }
 
 /// `n` bytes for people: `128 MiB`, `64 KiB`, `1000 bytes`.
@@ -183,7 +124,7 @@ pub async fn read_body(resp: &mut Response, limit: usize) -> Result<Vec<u8>, Bod
             Err(e) => {
                 return Err(BodyError::Broken(format!(
                     "reading the answer failed: {}",
-                    super::http_errors::error_chain(&e)
+                    super::errors::error_chain(&e)
                 )))
             }
         }
@@ -234,11 +175,5 @@ mod tests {
         assert!(too_large(4096).starts_with(
             "the server sent a message larger than the limit of 4 KiB (maxMessageBytes)"
         ));
-        let e = CrossOriginRedirect {
-            origin: "http://127.0.0.1:9".into(),
-        };
-        assert!(e
-            .to_string()
-            .starts_with("the server redirected to http://127.0.0.1:9;"));
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use reqwest::{Response, StatusCode, Url};
 
-use super::http_limits;
+use super::redirect;
 
 /// Bytes of an error body read for the detail of a status message.
 const DETAIL_BODY_BYTES: usize = 4096;
@@ -35,7 +35,7 @@ fn host_port(url: &Url) -> String {
 
 /// A clear message for an HTTP exchange that did not get a status line.
 pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
-    if let Some(refused) = http_limits::cross_origin(e) {
+    if let Some(refused) = redirect::cross_origin(e) {
         return refused.to_string();
     }
     classify_failure(url, &error_chain(e), e.is_timeout(), e.is_connect())
