@@ -14,8 +14,8 @@ use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use serde_json::json;
 
-use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-use super::Project;
+use super::support::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+use super::support::Project;
 
 /// A harness whose settings file and keychain are the test's own.
 fn harness(project: &Project, config: &tempfile::TempDir) -> Harness {
@@ -225,7 +225,8 @@ async fn a_saved_change_applies_to_the_next_turn() {
 async fn permission_rules_apply_to_the_next_turn() {
     use harness9::engine::permissions::{PermissionRule, PermissionStore};
     use harness9::engine::{CallStatus, PermissionOptions, ToolPermission};
-    let project = Project::new(&json!({"mcpServers": {"fx": {"command": super::fixture_bin()}}}));
+    let project =
+        Project::new(&json!({"mcpServers": {"fx": {"command": super::support::fixture_bin()}}}));
     let config = tempfile::tempdir().unwrap();
     let h = harness(&project, &config)
         .with_permission_store(PermissionStore::in_dir(project.data.path()));

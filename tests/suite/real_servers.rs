@@ -5,7 +5,8 @@ use harness9::mcp::{Client, Content, RequestOptions, ServerLog};
 use serde_json::json;
 use std::sync::Arc;
 
-use super::{external, spawn_client};
+use super::support::client::spawn_client;
+use super::support::external;
 
 async fn everything() -> Option<(Client, Arc<ServerLog>)> {
     let bin = external("H9_EVERYTHING_BIN")?;
