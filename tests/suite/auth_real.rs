@@ -285,7 +285,7 @@ impl harness9::mcp::auth::Opener for RecordingOpener {
 async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
     use harness9::mcp::manager::StartPhase;
-    use harness9::mcp::{ApprovalPolicy, ServerState};
+    use harness9::mcp::ServerState;
     use harness9::{Harness, HarnessOptions};
     use std::sync::{Arc, Mutex};
 
@@ -303,16 +303,13 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     let h = Harness::open(
         project.path(),
         HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: project.approvals(),
             auth: Some(AuthContext {
                 store: Arc::new(CredentialStore::file(
                     scratch.path().join("credentials.json"),
                 )),
                 settings: AuthSettings::default(),
             }),
-            ..HarnessOptions::default()
+            ..project.harness_options()
         },
     );
     h.start(None).await;

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
 use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
-use harness9::tools::CallContext;
 use harness9::Harness;
 use serde_json::{json, Value};
 
+use super::support::client::spawn_call;
 use super::support::provider_stub::{Reply, Stub, Wire};
 use super::support::wait::{next_ask, wait_for_tool};
 use super::support::Project;
@@ -28,25 +28,6 @@ async fn open(p: &Project, stub: Option<&Stub>) -> Arc<Harness> {
     h.start(None).await;
     h.manager().wait_settled(Duration::from_secs(30)).await;
     Arc::new(h)
-}
-
-/// Calls a tool on a task of its own (the ask arrives while it runs).
-fn call(
-    h: &Arc<Harness>,
-    server: &str,
-    tool: &str,
-    args: Value,
-) -> tokio::task::JoinHandle<String> {
-    let (h, server, tool) = (h.clone(), server.to_string(), tool.to_string());
-    tokio::spawn(async move {
-        match h
-            .call_tool(&server, &tool, args, CallContext::default())
-            .await
-        {
-            Ok(r) => r.to_text(),
-            Err(e) => e.to_string(),
-        }
-    })
 }
 
 const TRIGGER: &str = "trigger-sampling-request";
@@ -71,7 +52,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     let mut asks = h.subscribe_asks();
 
     // Approved once: the provider gets the messages, the system prompt and the limit.
-    let caller = call(
+    let caller = spawn_call(
         &h,
         "ev",
         TRIGGER,
@@ -97,7 +78,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     );
 
     // Refused: the provider is never called; the server hears the refusal.
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "again"}));
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "again"}));
     let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(ask.id, AskAnswer::Refuse(String::new()))
         .unwrap();
@@ -109,7 +90,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     assert_eq!(stub.requests().len(), 1);
 
     // Always for this server: this one runs, and the next asks nobody.
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "one"}));
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "one"}));
     let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(
         ask.id,
@@ -122,7 +103,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     assert!(caller.await.unwrap().contains("always answer 1"));
     assert_eq!(h.sampling_grants().await.len(), 1);
     let watched = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
+    let out = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
         .await
         .unwrap();
     assert!(out.contains("always answer 2"), "{out}");
@@ -133,7 +114,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     );
     // Revoked: asks again; review the answer, then refuse it.
     assert!(h.revoke_sampling("ev").await.unwrap());
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "three"}));
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "three"}));
     let ask = next_ask(&mut asks, |_| true).await;
     assert!(matches!(ask.kind, AskKind::Sampling { .. }), "{ask:?}");
     h.answer_ask(
@@ -199,7 +180,7 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
     let h = open(&p, None).await;
     wait_for_tool(h.registry(), "ev", TRIGGER).await;
     let _asks = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "hi"}))
+    let out = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "hi"}))
         .await
         .unwrap();
     assert!(
@@ -245,7 +226,7 @@ async fn python_sampling_with_tools_preferences_and_review() {
     let mut asks = h.subscribe_asks();
 
     // Plain request, approved with review, then sent.
-    let caller = call(&h, "py", "ask_client", json!({"kind": "sample"}));
+    let caller = spawn_call(&h, "py", "ask_client", json!({"kind": "sample"}));
     let ask = next_ask(&mut asks, |_| true).await;
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")
@@ -275,7 +256,7 @@ async fn python_sampling_with_tools_preferences_and_review() {
 
     // With tools: the hint picks a configured model, everything is passed through, and
     // the model's tool call comes back as tool_use with stopReason toolUse.
-    let caller = call(&h, "py", "ask_client", json!({"kind": "sample_tools"}));
+    let caller = spawn_call(&h, "py", "ask_client", json!({"kind": "sample_tools"}));
     let ask = next_ask(&mut asks, |_| true).await;
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
 use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
-use harness9::tools::CallContext;
 use harness9::trust::sampling::SamplingGrants;
 use serde_json::{json, Value};
 
+use super::support::client::spawn_call;
 use super::support::process::output_within;
 use super::support::provider_stub::{Reply, Stub, Wire};
 use super::support::turns::exec;
@@ -120,15 +120,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     h.manager().wait_settled(Duration::from_secs(30)).await;
     let _watch = h.watch_config().unwrap();
     let h = Arc::new(h);
-    let call = |h: &Arc<harness9::Harness>| {
-        let h = h.clone();
-        tokio::spawn(async move {
-            h.call_tool("fx", "server_request", json!({}), CallContext::default())
-                .await
-                .map(|r| r.to_text())
-                .unwrap_or_else(|e| e.to_string())
-        })
-    };
+    let call = |h: &Arc<harness9::Harness>| spawn_call(h, "fx", "server_request", json!({}));
     // "Always for this server", then a request that asks nobody.
     let caller = call(&h);
     let ask = wait_for_ask(&h).await;

@@ -64,3 +64,20 @@ pub fn opts() -> RequestOptions {
         ..Default::default()
     }
 }
+
+/// Calls a tool through the façade on a task of its own (a server's request to the front
+/// end arrives while it runs); the task gives the text of the result or of the error.
+pub fn spawn_call(
+    h: &Arc<harness9::Harness>,
+    server: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> tokio::task::JoinHandle<String> {
+    let (h, server, tool) = (h.clone(), server.to_string(), tool.to_string());
+    tokio::spawn(async move {
+        match h.call_tool(&server, &tool, args, Default::default()).await {
+            Ok(r) => r.to_text(),
+            Err(e) => e.to_string(),
+        }
+    })
+}

@@ -86,16 +86,18 @@ impl Project {
     /// The façade on this project: every server allowed, no login-shell PATH, the
     /// project's own approval store.
     pub fn harness(&self) -> harness9::Harness {
-        harness9::Harness::open(
-            self.path(),
-            harness9::HarnessOptions {
-                policy: ApprovalPolicy::AllowAll,
-                login_shell_path: false,
-                approvals: self.approvals(),
-                scope_files: Some(self.scope_files()),
-                ..harness9::HarnessOptions::default()
-            },
-        )
+        harness9::Harness::open(self.path(), self.harness_options())
+    }
+
+    /// The options of [`Project::harness`], for a test that changes some.
+    pub fn harness_options(&self) -> harness9::HarnessOptions {
+        harness9::HarnessOptions {
+            policy: ApprovalPolicy::AllowAll,
+            login_shell_path: false,
+            approvals: self.approvals(),
+            scope_files: Some(self.scope_files()),
+            ..harness9::HarnessOptions::default()
+        }
     }
 
     /// [`Project::harness`] with its servers started and settled (up to 30 s).
