@@ -1,11 +1,11 @@
-//! What the integration tests share, each helper once: the binaries under test and the real
+//! What the integration tests share, each piece once: the binaries under test and the real
 //! servers ([`bins`]), scratch projects ([`project`]), clients of one server ([`client`],
 //! [`memory`], [`era`]), waits with a deadline ([`wait`]), processes ([`process`]), the
 //! scripted model provider ([`provider_stub`]) and agent turns ([`turns`]), the HTTP fixture
 //! ([`http`]) and servers on loopback ports ([`server`]), sign-in ([`auth`]), a scratch user
 //! ([`home`]) and terminals ([`terminal`]).
 //!
-//! Test files hold tests, and helpers only one file uses.
+//! Test files hold tests, and what only that file uses.
 
 pub mod auth;
 pub mod bins;

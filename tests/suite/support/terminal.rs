@@ -156,7 +156,7 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     }
 
-    /// Whether the session (its program) still runs.
+    /// Whether tmux still runs the program.
     pub fn alive(&self) -> bool {
         Command::new("tmux")
             .args(["-L", &self.socket, "has-session"])
@@ -165,7 +165,7 @@ impl Tmux {
             .unwrap_or(false)
     }
 
-    /// Waits until the program has ended (and the session with it).
+    /// Waits until the program has ended (and tmux with it).
     pub fn wait_exit(&self, limit: Duration) {
         poll_for("the program to exit", limit, || {
             if self.alive() {
