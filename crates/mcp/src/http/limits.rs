@@ -155,7 +155,11 @@ mod tests {
             let b = b.clone();
             async move { b.wait_for_room().await }
         });
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        // On this one-thread runtime the waiter runs while this task yields: polled, it
+        // waits.
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
         assert!(!waiter.is_finished());
         b.take(1);
         tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
