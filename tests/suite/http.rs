@@ -3,7 +3,7 @@
 //! on the stream, timeouts and cancellation, huge events), the legacy HTTP+SSE transport, the
 //! fallback, and the status messages of servers that cannot be used.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use harness9::mcp::transport::http::{self, HttpSpec, TransportKind};
@@ -16,7 +16,8 @@ use tokio::io::AsyncBufReadExt;
 use super::{state_of, Project};
 
 pub fn http_fixture_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-http-fixture")
+    static BIN: LazyLock<String> = LazyLock::new(|| super::fixtures_bin("mcp-http-fixture"));
+    &BIN
 }
 
 /// A running `mcp-http-fixture`, killed on drop.
