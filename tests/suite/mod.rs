@@ -27,6 +27,7 @@ mod panics;
 mod pins;
 mod prompts;
 mod provider_settings;
+mod provider_stream;
 mod provider_stub;
 mod real_servers;
 mod resources;
