@@ -29,12 +29,3 @@ pub mod bench;
 pub mod engine;
 pub mod inspect;
 pub mod watch;
-
-/// Fuzz target bodies, shared by the fuzzer (`fuzz/`) and the corpus replay test.
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-#[allow(
-    clippy::string_slice,
-    reason = "fuzz harness code, not run on real input"
-)]
-pub mod fuzz_targets;

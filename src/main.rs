@@ -236,7 +236,9 @@ enum BenchCommand {
         #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "http",
               value_parser = clap::value_parser!(u16).range(1..=100))]
         runs: u16,
-        /// The server command and its arguments.
+        /// The server command and its arguments. The repository's fixture server, made
+        /// for this: `cargo build --release -p harness9-fixtures`, then
+        /// `-- target/release/mcp-fixture`.
         #[arg(last = true, required_unless_present = "http")]
         command: Vec<String>,
     },

@@ -105,7 +105,7 @@ pub fn run(
         }
     };
     if command.is_empty() || command[0].is_empty() {
-        eprintln!("harness9 bench mcp: give the server command after `--`, e.g. `harness9 bench mcp -- mcp-fixture`");
+        eprintln!("harness9 bench mcp: give the server command after `--`, e.g. `harness9 bench mcp -- target/release/mcp-fixture` (built by `cargo build --release -p harness9-fixtures`)");
         return 2;
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()

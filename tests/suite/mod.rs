@@ -31,6 +31,7 @@ mod panics;
 mod pins;
 mod prompts;
 mod provider_settings;
+mod provider_stream;
 mod real_servers;
 mod resources;
 mod sampling;

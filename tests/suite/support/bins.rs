@@ -1,17 +1,41 @@
 //! The binaries under test and the real MCP servers the test command installs.
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
+/// The stdio fixture server (`mcp-fixture`).
 pub fn fixture_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-fixture")
+    static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-fixture"));
+    &BIN
+}
+
+/// A binary of the `harness9-fixtures` package. Cargo names only this package's binaries
+/// in `CARGO_BIN_EXE_*`, but builds that package's into the same directory (a plain
+/// `cargo test` builds them for the fixtures' own tests): it is found beside this test's
+/// executable, `target/<profile>/deps/all-…` → `target/<profile>/NAME`.
+pub fn fixtures_bin(name: &str) -> String {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test executable is in target/<profile>/deps");
+    let bin = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build the test fixtures with `cargo build -p harness9-fixtures` (a plain `cargo test` at the root builds them)",
+        bin.display()
+    );
+    bin.to_string_lossy().into_owned()
 }
 
 pub fn harness9_bin() -> &'static str {
     env!("CARGO_BIN_EXE_harness9")
 }
 
+/// The HTTP fixture server (`mcp-http-fixture`).
 pub fn http_fixture_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-http-fixture")
+    static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-http-fixture"));
+    &BIN
 }
 
 /// A path from a variable the test command sets. Under CI a missing one fails the test;

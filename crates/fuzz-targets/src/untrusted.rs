@@ -1,10 +1,10 @@
 //! Text a server or a project sends, on its way to the user: the terminal renderer, URL
 //! masking, the link rule and the icon check.
 
-use crate::config::mask::{mask_url, mask_urls_in};
-use crate::icons::check_data_url;
-use crate::links::check_link;
-use crate::term_text::{self, Mode};
+use harness9::icons::check_data_url;
+use harness9::term_text::{self, Mode};
+use harness9_mcp::links::check_link;
+use harness9_mcp::mask::{mask_url, mask_urls_in};
 
 /// Input: any bytes, read as UTF-8 (lossily).
 ///

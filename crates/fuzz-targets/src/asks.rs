@@ -8,10 +8,10 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use crate::engine::sampling::{chat_request, choose_model};
-use crate::mcp::elicit_form::{ElicitForm, FieldKind, FieldValue};
-use crate::mcp::manager::{Ask, AskKind};
-use crate::mcp::requests::{with_defaults, CreateMessageRequest, ElicitRequest};
+use harness9::engine::sampling::{chat_request, choose_model};
+use harness9::mcp::manager::{Ask, AskKind};
+use harness9_mcp::protocol::elicit_form::{ElicitForm, FieldKind, FieldValue};
+use harness9_mcp::protocol::requests::{with_defaults, CreateMessageRequest, ElicitRequest};
 
 /// Parses JSON text as the client does with a server's message: first kept raw (the
 /// transport's check), then as a value; a lone surrogate escape (`"\ud800"`) passes the

@@ -1,7 +1,7 @@
 //! Fuzz target body for the stdio line framer, with an in-memory reader that hands out
 //! the input in reads of a chosen size.
 
-use crate::mcp::transport::stdio::framer::{Frame, LineReader};
+use harness9_mcp::transport::stdio::framer::{Frame, LineReader};
 
 /// The stdio line framer: with a small limit, every line comes out as the frame a plain
 /// line-by-line model expects (a trimmed JSON message of at most the limit, a noise

@@ -1,19 +1,26 @@
 //! Fuzz target bodies: one plain function per parser that takes untrusted input.
 //!
-//! The coverage-guided fuzzer in `fuzz/` (built with the `fuzzing` feature) and the corpus
-//! replay test below call the same functions, so a corpus file checked by `cargo test` is
-//! checked exactly as the fuzzer checked it. Each body asserts the parser's invariants,
-//! not only that it returns: a failed assertion is a finding, like a panic.
+//! The coverage-guided fuzzer in `fuzz/` and the corpus replay test below call the same
+//! functions, so a corpus file checked by `cargo test` is checked exactly as the fuzzer
+//! checked it. Each body asserts the parser's invariants, not only that it returns: a
+//! failed assertion is a finding, like a panic. A workspace member that is never packaged;
+//! what it reaches in `harness9-mcp` and `harness9` is public there (`#[doc(hidden)]` where
+//! it is not part of their API).
+
+#![allow(
+    clippy::string_slice,
+    reason = "fuzz harness code, not run on real input: it slices where the parser under test gave the range"
+)]
 
 use std::collections::HashSet;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::config::{expand, McpConfig, TransportConfig};
-use crate::mcp::jsonrpc::{self, Inbound, Kind};
-use crate::mcp::transport::sse_parse::{SseEvent, SseParser};
-use crate::tools::naming::{assign_names, MAX_TOOL_NAME, MCP_PREFIX};
+use harness9::config::{expand, McpConfig, TransportConfig};
+use harness9::tools::naming::{assign_names, MAX_TOOL_NAME, MCP_PREFIX};
+use harness9_mcp::protocol::jsonrpc::{self, Inbound, Kind};
+use harness9_mcp::transport::sse_parse::{SseEvent, SseParser};
 
 mod asks;
 mod fast_paths;
@@ -223,7 +230,7 @@ pub fn mcp_json(data: &[u8]) {
     for (name, entry) in &cfg.servers {
         let Ok(server) = entry else { continue };
         assert_eq!(&server.name, name);
-        assert!(server.max_message_bytes >= crate::config::MIN_MAX_MESSAGE_BYTES);
+        assert!(server.max_message_bytes >= harness9::config::MIN_MAX_MESSAGE_BYTES);
         assert!(!server.startup_timeout.is_zero() && !server.tool_timeout.is_zero());
         assert_eq!(
             server.fingerprint(std::path::Path::new("/p")),
@@ -347,7 +354,7 @@ mod replay {
     /// Every file of `fuzz/corpus/<target>/` goes through its target, as in the fuzzer.
     #[test]
     fn fuzz_corpus_replays_clean() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
         let mut total = 0;
         for target in super::TARGETS {
             let dir = root.join(target);

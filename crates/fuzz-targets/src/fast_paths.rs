@@ -4,12 +4,12 @@
 
 use serde_json::Value;
 
-use crate::mcp::client::{parsed_reuse, plainly_complete, reuse, ResultHeader};
-use crate::mcp::era::{result_kind_of, ResultKind};
-use crate::mcp::jsonrpc;
-use crate::mcp::schema_text::SchemaText;
-use crate::mcp::transport::mcp_headers::{header_params, header_params_text};
-use crate::tools::schema_refs::{resolve_refs, resolve_refs_text};
+use harness9::tools::schema_refs::{resolve_refs, resolve_refs_text};
+use harness9_mcp::client::{parsed_reuse, plainly_complete, reuse, ResultHeader};
+use harness9_mcp::protocol::era::{result_kind_of, ResultKind};
+use harness9_mcp::protocol::jsonrpc;
+use harness9_mcp::protocol::schema_text::SchemaText;
+use harness9_mcp::transport::mcp_headers::{header_params, header_params_text};
 
 /// The input is one JSON text, as a server would send it: a modern result (is it plainly
 /// complete? may it be cached, for how long?), a tool's input schema (compacted; has it

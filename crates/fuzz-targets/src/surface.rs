@@ -4,9 +4,9 @@
 
 use serde_json::value::RawValue;
 
-use crate::engine::prompt::prompt_messages;
-use crate::harness::{PreviewPart, ReadPreview, MAX_INLINE_IMAGE_CHARS, MAX_PREVIEW_CHARS};
-use crate::mcp::features::{GetPromptResult, ReadResourceResult};
+use harness9::engine::prompt::prompt_messages;
+use harness9::harness::{PreviewPart, ReadPreview, MAX_INLINE_IMAGE_CHARS, MAX_PREVIEW_CHARS};
+use harness9_mcp::protocol::features::{GetPromptResult, ReadResourceResult};
 
 /// One result text read both ways. A preview has a part per content item; a text part
 /// holds at most [`MAX_PREVIEW_CHARS`] characters, the first ones of the text, and says
@@ -37,7 +37,7 @@ pub fn surface_results(data: &[u8]) {
     }
 }
 
-fn check_part(part: &PreviewPart, c: &crate::mcp::features::ResourceContents) {
+fn check_part(part: &PreviewPart, c: &harness9_mcp::protocol::features::ResourceContents) {
     match part {
         PreviewPart::Text {
             text,
