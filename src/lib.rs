@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod harness;
 pub mod icons;
 pub mod links;
+pub mod manager;
 pub mod mcp;
 pub mod memory;
 pub mod serve;

@@ -21,8 +21,8 @@ pub mod types;
 pub use client::{Client, ClientError, ClientEvent, RequestOptions};
 pub use log::{LogLine, LogSource, ServerLog};
 pub use types::{CallToolResult, Content, Progress, ToolDef};
-pub mod manager;
-pub use manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
-pub use manager::{
+pub use crate::manager;
+pub use crate::manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
+pub use crate::manager::{
     ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot, ToolSink,
 };

@@ -18,12 +18,12 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
-use super::client::{fmt_duration, Client, ClientEvent};
-use super::log::{LogSource, ServerLog};
-use super::transport::http::{self, HttpSpec, TransportKind};
-use super::transport::stdio::{self, StdioSpec};
-use super::transport::{Connection, TransportSender};
-use super::types::ToolDef;
+use crate::mcp::client::{fmt_duration, Client, ClientEvent};
+use crate::mcp::log::{LogSource, ServerLog};
+use crate::mcp::transport::http::{self, HttpSpec, TransportKind};
+use crate::mcp::transport::stdio::{self, StdioSpec};
+use crate::mcp::transport::{Connection, TransportSender};
+use crate::mcp::types::ToolDef;
 use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
