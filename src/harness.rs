@@ -29,14 +29,15 @@ use serde_json::Value;
 
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
+use crate::host::signin::SignIn;
 use crate::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
-use crate::mcp::AcceptError;
-use crate::mcp::{
-    ApprovalPolicy, ApproveOutcome, CallToolResult, LogLine, Manager, ManagerOptions,
-    RestartPolicy, ServerState, StatusSnapshot,
+use crate::manager::{
+    AcceptError, ApprovalPolicy, ApproveOutcome, Hooks, Manager, ManagerOptions, RestartPolicy,
+    ServerState, StatusSnapshot,
 };
+use crate::mcp::{CallToolResult, LogLine};
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
 use crate::trust::pins::HeldTool;
 use crate::trust::ApprovalStore;
@@ -137,6 +138,7 @@ pub struct Harness {
     project: PathBuf,
     files: ScopeFiles,
     manager: Manager,
+    signin: Arc<SignIn>,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -155,6 +157,10 @@ impl Harness {
         } else {
             None
         };
+        let signin = Arc::new(SignIn::new(
+            opts.auth
+                .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
+        ));
         let manager = Manager::new(
             project,
             registry.clone(),
@@ -162,9 +168,10 @@ impl Harness {
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children,
-                auth: opts
-                    .auth
-                    .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
+                hooks: Hooks {
+                    authorizers: Some(signin.clone()),
+                    ..Hooks::default()
+                },
             },
         );
         manager.set_restart_policy(opts.restart);
@@ -174,6 +181,7 @@ impl Harness {
             project: project.to_path_buf(),
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
+            signin,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -191,6 +199,11 @@ impl Harness {
 
     pub fn manager(&self) -> &Manager {
         &self.manager
+    }
+
+    /// The sign-in service (credential store, sign in and out of remote servers).
+    pub fn signin(&self) -> &SignIn {
+        &self.signin
     }
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {
@@ -405,31 +418,31 @@ impl Harness {
         self.manager.approve(&pairs, remember).await
     }
 
-    /// Stops one server and starts it again (also starts a stopped one).
     /// Signs in to a remote server: `opener` shows the authorization page (the system
     /// browser, `$BROWSER`, the desktop app's opener); the server's status shows
-    /// [`crate::mcp::manager::StartPhase::SigningIn`] meanwhile. On success the tokens are
+    /// [`crate::manager::StartPhase::SigningIn`] meanwhile. On success the tokens are
     /// kept and the server is (re)started with them.
     pub async fn sign_in(
         &self,
         server: &str,
         opener: std::sync::Arc<dyn crate::mcp::auth::Opener>,
     ) -> Result<crate::mcp::auth::SignedIn, String> {
-        self.manager.sign_in(server, opener).await
+        self.signin.sign_in(&self.manager, server, opener).await
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then needs sign-in
     /// again). `Ok(true)` when tokens were kept.
     pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
-        self.manager.sign_out(server).await
+        self.signin.sign_out(&self.manager, server).await
     }
 
     /// Where sign-in tokens are kept, in words for the user ("the system keychain (…)",
     /// "a file readable only by you: …").
     pub fn credentials_location(&self) -> String {
-        self.manager.credentials_location()
+        self.signin.credentials_location()
     }
 
+    /// Stops one server and starts it again (also starts a stopped one).
     pub async fn restart_server(&self, server: &str) {
         self.manager.restart(server).await;
     }

@@ -13,6 +13,7 @@ pub mod about;
 pub mod config;
 pub mod doctor;
 pub mod harness;
+pub mod host;
 pub mod icons;
 pub mod links;
 pub mod manager;

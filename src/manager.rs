@@ -18,13 +18,13 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
+use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::mcp::client::{fmt_duration, Client, ClientEvent};
 use crate::mcp::log::{LogSource, ServerLog};
 use crate::mcp::transport::http::{self, HttpSpec, TransportKind};
 use crate::mcp::transport::stdio::{self, StdioSpec};
 use crate::mcp::transport::{Connection, TransportSender};
 use crate::mcp::types::ToolDef;
-use crate::config::{EntryError, McpConfig, ServerConfig, TransportConfig};
 use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
@@ -33,6 +33,7 @@ mod asks;
 mod auth;
 mod consent;
 mod era;
+mod hooks;
 mod levels;
 mod pinning;
 mod sampling;
@@ -42,6 +43,8 @@ pub use ask_view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_
 pub use asks::{
     Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
 };
+pub use auth::PauseError;
+pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver};
 pub use levels::ServerDetails;
 pub use pinning::AcceptError;
 pub use sampling::NO_SAMPLER;
@@ -271,8 +274,8 @@ struct Inner {
     pins: PinStore,
     /// The latest listing of each connected server and which of its tools are held.
     listings: Mutex<BTreeMap<String, pinning::Listing>>,
-    /// Credential store and settings shared by the remote servers' authorizers.
-    auth: crate::mcp::auth::AuthContext,
+    /// The services a start consults ([`Hooks`]).
+    hooks: Hooks,
     /// Resources, prompts, roots and the consent queue ([`surface`]).
     surface: surface::Surface,
     /// The era each remote server (by URL) was found to speak ([`era`]).
@@ -309,8 +312,8 @@ pub struct ManagerOptions {
     pub policy: ApprovalPolicy,
     /// PATH for children whose entry sets none (see [`crate::shell_env`]).
     pub path_for_children: Option<OsString>,
-    /// Where sign-in tokens are kept ([`crate::mcp::auth::AuthContext::open_default`]).
-    pub auth: crate::mcp::auth::AuthContext,
+    /// The services a start consults (none: requests declined, no sign-in).
+    pub hooks: Hooks,
 }
 
 impl Manager {
@@ -333,7 +336,7 @@ impl Manager {
                 status: watch::channel(Arc::new(StatusSnapshot::default())).0,
                 restart_policy: Mutex::default(),
                 stored_approvals: Mutex::default(),
-                auth: opts.auth,
+                hooks: opts.hooks,
                 era_verdicts: era::Verdicts::default(),
                 user_data: watch::channel(0).0,
             }),
@@ -366,6 +369,16 @@ impl Manager {
     /// The live client of a connected server.
     pub fn client(&self, server: &str) -> Option<Arc<Client>> {
         self.lock().get(server).and_then(|s| s.client.clone())
+    }
+
+    /// One server's entry as the manager runs it (`None`: no such server).
+    pub fn entry(&self, server: &str) -> Option<Result<ServerConfig, EntryError>> {
+        self.lock().get(server).map(|s| s.entry.clone())
+    }
+
+    /// One server's state now (`None`: no such server).
+    pub fn state(&self, server: &str) -> Option<ServerState> {
+        self.lock().get(server).map(|s| s.state.clone())
     }
 
     /// Takes a configuration: starts new and changed servers, stops removed and changed
@@ -466,6 +479,13 @@ impl Manager {
         self.publish();
     }
 
+    /// Starts a stopped server again (if its entry is valid, enabled and approved;
+    /// otherwise its state says why not).
+    pub fn start_server(&self, name: &str) {
+        self.start(name);
+        self.publish();
+    }
+
     /// Starts (or restarts) one server if its entry is valid, enabled and approved;
     /// otherwise sets the state that says why not.
     fn start(&self, name: &str) {
@@ -513,16 +533,20 @@ impl Manager {
             slot.state = ServerState::Disabled;
             return None;
         }
-        // User and local servers were written by the user: no approval.
-        let approved = !cfg.scope.needs_approval()
-            || slot.approved_for_run
-            || self.inner.policy == ApprovalPolicy::AllowAll
-            || self.stored_approval_matches(&cfg);
-        if !approved {
+        if !self.may_run(slot.approved_for_run, &cfg) {
             slot.state = ServerState::AwaitingApproval;
             return None;
         }
         Some(cfg)
+    }
+
+    /// Whether an entry may run: user and local servers were written by the user and need
+    /// no approval; a project server needs one (for this run, by policy, or stored).
+    fn may_run(&self, approved_for_run: bool, cfg: &ServerConfig) -> bool {
+        !cfg.scope.needs_approval()
+            || approved_for_run
+            || self.inner.policy == ApprovalPolicy::AllowAll
+            || self.stored_approval_matches(cfg)
     }
 
     /// Servers waiting for the user's approval, with what they would run.

@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn approval_and_status_payloads_carry_no_secret() {
         use harness9::config::McpConfig;
-        use harness9::mcp::{ApprovalPolicy, Manager, ManagerOptions};
+        use harness9::manager::{ApprovalPolicy, Manager, ManagerOptions};
         use harness9::tools::ToolRegistry;
         use harness9::trust::ApprovalStore;
 
@@ -389,7 +389,7 @@ mod tests {
                 approvals: ApprovalStore::at(data.join("approvals.json")),
                 policy: ApprovalPolicy::Ask,
                 path_for_children: None,
-                auth: harness9::mcp::auth::AuthContext::memory(),
+                hooks: Default::default(),
             },
         );
         tokio::runtime::Builder::new_current_thread()

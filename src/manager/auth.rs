@@ -1,106 +1,42 @@
-//! The manager's side of signing in to remote servers: one [`Authorizer`] per start of an
-//! http/sse server (kept on its slot, handed to the transport), the `needs-auth` state
-//! when a start or a connection ends because the server wants the user to sign in, and
-//! [`Manager::sign_in`] / [`Manager::sign_out`].
-//!
-//! Starting a server never opens a browser: only [`Manager::sign_in`] is given an
-//! [`Opener`]. The sign-in itself may take minutes (the user is in the browser), so it runs
-//! outside the start-up timeout and never under a lock; a stop or reload meanwhile wins
-//! (the generation moved on, so the finished sign-in does not restart anything).
+//! The manager's side of signing in to remote servers: the [`Authorizer`] of each start of
+//! an http/sse server (from the [`Authorizers`](super::Authorizers) hook, kept on its slot
+//! and handed to the transport), the `needs-auth` state when a start or a connection ends
+//! because the server wants the user to sign in, and the pause a sign-in takes
+//! ([`Manager::pause`], then [`Manager::resume`] or [`Manager::needs_sign_in`]).
 
 use std::sync::Arc;
 
-use super::{take_running, ApprovalPolicy, Manager, ServerState, StartPhase};
-use crate::config::{ServerConfig, TransportConfig};
-use crate::mcp::auth::{self, AuthContext, Authorizer, CredentialStore, Opener, SignedIn};
+use super::{take_running, Manager, Run, ServerState, StartPhase};
+use crate::config::ServerConfig;
+use crate::mcp::auth::Authorizer;
 use crate::mcp::log::{LogSource, ServerLog};
 
-impl AuthContext {
-    /// The user's credential store ([`CredentialStore::open`] in the data directory) and
-    /// the app settings from the environment. May wait briefly for the keychain.
-    pub fn open_default() -> AuthContext {
-        AuthContext {
-            store: Arc::new(CredentialStore::open(&crate::trust::data_dir())),
-            settings: auth::AuthSettings::from_env(),
-        }
-    }
-
-    /// Credentials kept in memory only (tests).
-    pub fn memory() -> AuthContext {
-        AuthContext {
-            store: Arc::new(CredentialStore::memory()),
-            settings: auth::AuthSettings::default(),
-        }
-    }
-}
-
-impl std::fmt::Debug for AuthContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuthContext")
-            .field("store", &self.store.location())
-            .field("settings", &self.settings)
-            .finish()
-    }
-}
-
-/// Environment variable with the URL of harness9's Client ID Metadata Document
-/// ([`auth::AuthSettings::client_metadata_url`]).
-pub const CLIENT_METADATA_URL_ENV: &str = "HARNESS9_CLIENT_METADATA_URL";
-
-impl auth::AuthSettings {
-    /// The settings from the environment ([`CLIENT_METADATA_URL_ENV`]).
-    pub fn from_env() -> auth::AuthSettings {
-        auth::AuthSettings {
-            client_metadata_url: std::env::var(CLIENT_METADATA_URL_ENV)
-                .ok()
-                .filter(|u| !u.trim().is_empty()),
-        }
-    }
-}
-
-/// The URL of a remote entry; `None` for a local one.
-fn remote_url(cfg: &ServerConfig) -> Option<&str> {
-    match &cfg.transport {
-        TransportConfig::Http { url, .. } | TransportConfig::Sse { url, .. } => Some(url),
-        TransportConfig::Stdio { .. } => None,
-    }
-}
-
-/// Whether the entry sends its own `Authorization` header (then OAuth stays out of it).
-fn has_own_authorization(cfg: &ServerConfig) -> bool {
-    match &cfg.transport {
-        TransportConfig::Http { headers, .. } | TransportConfig::Sse { headers, .. } => headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("authorization")),
-        TransportConfig::Stdio { .. } => false,
-    }
+/// Why a server could not be paused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PauseError {
+    #[error("no server named \"{0}\" in any config scope")]
+    Unknown(String),
+    #[error("server \"{name}\" cannot be used: {reason}")]
+    Unusable { name: String, reason: String },
+    #[error("server \"{0}\" is not approved yet; approve it first (run a command on a terminal and answer the prompt, or pass --yes)")]
+    NotApproved(String),
 }
 
 impl Manager {
-    /// Where sign-in tokens are kept, in words for the user.
-    pub fn credentials_location(&self) -> String {
-        self.inner.auth.store.location()
-    }
-
-    /// The shared credential store and settings.
-    pub fn auth_context(&self) -> &AuthContext {
-        &self.inner.auth
-    }
-
     /// A fresh authorizer for this start of a remote server (kept on the slot so the
-    /// status can show who is signed in); `None` for local servers and for entries that
-    /// send their own `Authorization` header.
+    /// status can show who is signed in); `None` without one from the hook.
     pub(super) fn new_authorizer(
         &self,
         name: &str,
         cfg: &ServerConfig,
         gen: u64,
     ) -> Option<Arc<Authorizer>> {
-        let url = remote_url(cfg)?;
-        if has_own_authorization(cfg) {
-            return None;
-        }
-        let authorizer = Authorizer::new(url, cfg.oauth.clone(), self.inner.auth.clone());
+        let authorizer = self
+            .inner
+            .hooks
+            .authorizers
+            .as_ref()?
+            .authorizer(name, cfg)?;
         let mut slots = self.lock();
         match slots.get_mut(name) {
             Some(slot) if slot.generation == gen => slot.authorizer = Some(authorizer.clone()),
@@ -135,45 +71,34 @@ impl Manager {
         true
     }
 
-    /// Signs in to a remote server: shows it as signing in, runs the authorization flow
-    /// with `opener` showing the page (this may take minutes), keeps the tokens and
-    /// restarts the server with them. On failure the server shows `needs-auth` with the
-    /// error as its reason, and the error is returned.
-    pub async fn sign_in(&self, name: &str, opener: Arc<dyn Opener>) -> Result<SignedIn, String> {
+    /// Takes an approved server out of service while something beside the manager gets its
+    /// next start ready (a sign-in in the browser): its current run ends, its status shows
+    /// `Starting { phase }`, and nothing starts it until [`Manager::resume`]. Returns the
+    /// pause (a run that a stop or reload meanwhile makes stale) and the entry paused.
+    pub async fn pause(
+        &self,
+        name: &str,
+        phase: StartPhase,
+    ) -> Result<(Run, ServerConfig), PauseError> {
         let (cfg, gen, old) = {
             let mut slots = self.lock();
             let Some(slot) = slots.get_mut(name) else {
-                return Err(format!("no server named \"{name}\" in any config scope"));
+                return Err(PauseError::Unknown(name.to_string()));
             };
             let cfg = match &slot.entry {
                 Ok(cfg) => cfg.clone(),
-                Err(e) => return Err(format!("server \"{name}\" cannot be used: {}", e.message)),
+                Err(e) => {
+                    return Err(PauseError::Unusable {
+                        name: name.to_string(),
+                        reason: e.message.clone(),
+                    })
+                }
             };
-            if remote_url(&cfg).is_none() {
-                return Err(format!(
-                    "server \"{name}\" is a local (stdio) server; signing in is for remote (http or sse) servers. Give it credentials through \"env\" in .mcp.json"
-                ));
-            }
-            if cfg.disabled {
-                return Err(format!(
-                    "server \"{name}\" is disabled; enable it in .mcp.json first"
-                ));
-            }
-            if has_own_authorization(&cfg) {
-                return Err(format!(
-                    "server \"{name}\" sends its own Authorization header (\"headers\" in .mcp.json); remove it to sign in instead"
-                ));
-            }
-            let approved = slot.approved_for_run || self.inner.policy == ApprovalPolicy::AllowAll;
-            if !approved && !self.stored_approval_matches(&cfg) {
-                return Err(format!(
-                    "server \"{name}\" is not approved yet; approve it first (run a command on a terminal and answer the prompt, or pass --yes)"
-                ));
+            if !self.may_run(slot.approved_for_run, &cfg) {
+                return Err(PauseError::NotApproved(name.to_string()));
             }
             slot.generation += 1;
-            slot.state = ServerState::Starting {
-                phase: StartPhase::SigningIn,
-            };
+            slot.state = ServerState::Starting { phase };
             slot.restart = None;
             (cfg, slot.generation, take_running(slot))
         };
@@ -181,83 +106,25 @@ impl Manager {
         self.forget_listing(name);
         self.publish();
         old.end().await;
+        Ok((Run::new(self, name, gen), cfg))
+    }
 
-        let url = remote_url(&cfg).unwrap_or_default().to_string();
-        let log = self.log(name);
-        if let Some(log) = &log {
-            log.push(
-                LogSource::Host,
-                "info",
-                "signing in (waiting for the browser)",
-            );
-        }
-        let outcome = auth::sign_in(&url, cfg.oauth.as_ref(), &self.inner.auth, opener).await;
-        match outcome {
-            Ok(signed_in) => {
-                if let Some(log) = &log {
-                    log.push(
-                        LogSource::Host,
-                        "info",
-                        &format!("signed in with {}", signed_in.issuer),
-                    );
-                }
-                if self.is_current(name, gen) {
-                    self.start(name);
-                    self.publish();
-                }
-                Ok(signed_in)
-            }
-            Err(e) => {
-                if let Some(log) = &log {
-                    log.push(LogSource::Host, "error", &format!("sign-in failed: {e}"));
-                }
-                self.set_state(
-                    name,
-                    gen,
-                    ServerState::NeedsAuth {
-                        reason: e.to_string(),
-                    },
-                );
-                Err(e.to_string())
-            }
+    /// Ends a pause: starts the server again, unless a stop, restart or reload took it
+    /// meanwhile.
+    pub fn resume(&self, pause: &Run) {
+        if self.is_current(pause.server(), pause.generation()) {
+            self.start(pause.server());
+            self.publish();
         }
     }
 
-    /// Forgets the tokens kept for a remote server and restarts it (it then shows
-    /// `needs-auth`). `Ok(true)` when tokens were kept.
-    pub async fn sign_out(&self, name: &str) -> Result<bool, String> {
-        let cfg = {
-            let slots = self.lock();
-            let Some(slot) = slots.get(name) else {
-                return Err(format!("no server named \"{name}\" in any config scope"));
-            };
-            match &slot.entry {
-                Ok(cfg) => cfg.clone(),
-                Err(e) => return Err(format!("server \"{name}\" cannot be used: {}", e.message)),
-            }
-        };
-        let Some(url) = remote_url(&cfg) else {
-            return Err(format!(
-                "server \"{name}\" is a local (stdio) server; there is no sign-in to forget"
-            ));
-        };
-        let was_running = self.lock().get(name).is_some_and(|s| {
-            !matches!(
-                s.state,
-                ServerState::Stopped | ServerState::Disabled | ServerState::AwaitingApproval
-            )
-        });
-        // End the connection first: closing it may still refresh (and keep) a token.
-        if was_running {
-            self.stop(name).await;
-        }
-        let forgot = auth::sign_out(url, &self.inner.auth)
-            .await
-            .map_err(|e| e.to_string());
-        if was_running {
-            self.start(name);
-            self.publish();
-        }
-        forgot
+    /// Ends a pause with the server waiting for sign-in (`needs-auth` with `reason`),
+    /// unless a stop, restart or reload took it meanwhile.
+    pub fn needs_sign_in(&self, pause: &Run, reason: String) {
+        self.set_state(
+            pause.server(),
+            pause.generation(),
+            ServerState::NeedsAuth { reason },
+        );
     }
 }

@@ -18,11 +18,11 @@ pub mod schema_text;
 pub mod transport;
 pub mod types;
 
-pub use client::{Client, ClientError, ClientEvent, RequestOptions};
-pub use log::{LogLine, LogSource, ServerLog};
-pub use types::{CallToolResult, Content, Progress, ToolDef};
 pub use crate::manager;
 pub use crate::manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
 pub use crate::manager::{
     ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot, ToolSink,
 };
+pub use client::{Client, ClientError, ClientEvent, RequestOptions};
+pub use log::{LogLine, LogSource, ServerLog};
+pub use types::{CallToolResult, Content, Progress, ToolDef};

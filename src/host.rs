@@ -1,0 +1,9 @@
+//! The host services beside the manager, one folder each, each with its own state and one
+//! owner, composed by the façade ([`crate::Harness`]). The manager runs the servers and
+//! knows none of them; each service plugs into the manager's hooks
+//! ([`crate::manager::Hooks`], [`crate::manager::ToolSink`]) or works on the manager it is
+//! given.
+//!
+//! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
+
+pub mod signin;
