@@ -29,13 +29,14 @@ use serde_json::Value;
 
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
+use crate::host::pins::{AcceptError, Pins};
 use crate::host::signin::SignIn;
 use crate::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
 use crate::manager::{
-    AcceptError, ApprovalPolicy, ApproveOutcome, Hooks, Manager, ManagerOptions, RestartPolicy,
-    ServerState, StatusSnapshot,
+    ApprovalPolicy, ApproveOutcome, Hooks, Manager, ManagerOptions, RestartPolicy, ServerState,
+    StatusSnapshot,
 };
 use crate::mcp::{CallToolResult, LogLine};
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
@@ -139,6 +140,7 @@ pub struct Harness {
     files: ScopeFiles,
     manager: Manager,
     signin: Arc<SignIn>,
+    pins: Arc<Pins>,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -161,9 +163,10 @@ impl Harness {
             opts.auth
                 .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
         ));
+        let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
             project,
-            registry.clone(),
+            pins.clone(),
             ManagerOptions {
                 approvals: opts.approvals,
                 policy: opts.policy,
@@ -182,6 +185,7 @@ impl Harness {
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
             signin,
+            pins,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -199,6 +203,11 @@ impl Harness {
 
     pub fn manager(&self) -> &Manager {
         &self.manager
+    }
+
+    /// The tool pins (held tools, accepting them).
+    pub fn pins(&self) -> &Pins {
+        &self.pins
     }
 
     /// The sign-in service (credential store, sign in and out of remote servers).
@@ -360,7 +369,7 @@ impl Harness {
     /// Tools held back from the model because they are new or changed since they were
     /// pinned (of one server or all), with what changed.
     pub fn held_tools(&self, server: Option<&str>) -> Vec<HeldTool> {
-        self.manager.held_tools(server)
+        self.pins.held_tools(server)
     }
 
     /// Accepts held tools of one server (all of them when `tools` is empty): their new
@@ -370,7 +379,7 @@ impl Harness {
         server: &str,
         tools: &[String],
     ) -> Result<Vec<HeldTool>, AcceptError> {
-        self.manager.accept_tools(server, tools).await
+        self.pins.accept_tools(server, tools).await
     }
 
     /// Ticks whenever the set of tools changes.

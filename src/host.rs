@@ -4,6 +4,9 @@
 //! ([`crate::manager::Hooks`], [`crate::manager::ToolSink`]) or works on the manager it is
 //! given.
 //!
+//! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
+//!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
 
+pub mod pins;
 pub mod signin;

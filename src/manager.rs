@@ -25,7 +25,6 @@ use crate::mcp::transport::http::{self, HttpSpec, TransportKind};
 use crate::mcp::transport::stdio::{self, StdioSpec};
 use crate::mcp::transport::{Connection, TransportSender};
 use crate::mcp::types::ToolDef;
-use crate::trust::pins::PinStore;
 use crate::trust::ApprovalStore;
 
 mod ask_view;
@@ -35,7 +34,6 @@ mod consent;
 mod era;
 mod hooks;
 mod levels;
-mod pinning;
 mod sampling;
 mod stored;
 mod surface;
@@ -44,9 +42,8 @@ pub use asks::{
     Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
 };
 pub use auth::PauseError;
-pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver};
+pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver, ToolListing, ToolSink};
 pub use levels::ServerDetails;
-pub use pinning::AcceptError;
 pub use sampling::NO_SAMPLER;
 pub use surface::{
     FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
@@ -271,9 +268,6 @@ struct Inner {
     /// This project's approved fingerprints by server name, copied from the store off the
     /// runtime threads (on reload and approval) so that starting a server never reads a file.
     stored_approvals: Mutex<BTreeMap<String, String>>,
-    pins: PinStore,
-    /// The latest listing of each connected server and which of its tools are held.
-    listings: Mutex<BTreeMap<String, pinning::Listing>>,
     /// The services a start consults ([`Hooks`]).
     hooks: Hooks,
     /// Resources, prompts, roots and the consent queue ([`surface`]).
@@ -288,22 +282,6 @@ struct Inner {
 #[derive(Clone)]
 pub struct Manager {
     inner: Arc<Inner>,
-}
-
-/// Where the manager puts each server's usable tools (the tool registry implements it).
-/// The manager publishes; it never knows the registry, which depends on this module and
-/// not the reverse.
-pub trait ToolSink: Send + Sync + 'static {
-    /// Replaces the tools of one server.
-    fn set_server_tools(
-        &self,
-        server: &str,
-        client: Arc<Client>,
-        defs: Vec<ToolDef>,
-        timeout: Duration,
-    );
-    /// Removes the tools of one server (it stopped, failed or needs sign-in).
-    fn remove_server(&self, server: &str);
 }
 
 /// Options for [`Manager::new`].
@@ -322,8 +300,6 @@ impl Manager {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
                 tools,
-                pins: PinStore::beside(opts.approvals.path()),
-                listings: Mutex::default(),
                 surface: surface::Surface::new(
                     project,
                     crate::trust::sampling::SamplingGrants::beside(opts.approvals.path()),
@@ -743,7 +719,7 @@ impl Manager {
                     state: slot.state.clone(),
                     restart: slot.restart.clone(),
                     held_tools: match slot.state {
-                        ServerState::Connected { .. } => self.held_count(name),
+                        ServerState::Connected { .. } => self.inner.tools.held(name),
                         _ => 0,
                     },
                     signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
@@ -888,7 +864,7 @@ impl Manager {
             client.close().await;
             return Err("stopped".into());
         }
-        self.publish_tools(name, gen, &client, tools, cfg).await;
+        self.place_tools(name, gen, &client, tools, cfg).await;
         Ok(client)
     }
 
@@ -951,7 +927,7 @@ impl Manager {
                             if !self.is_current(name, gen) {
                                 return;
                             }
-                            self.publish_tools(name, gen, &client, tools, cfg).await;
+                            self.place_tools(name, gen, &client, tools, cfg).await;
                         }
                         Err(e) => {
                             if let Some(log) = self.log(name) {
@@ -982,6 +958,31 @@ impl Manager {
         }
     }
 
+    /// Hands a listing to the tool sink and shows the server connected with the tools the
+    /// sink made usable (unless the run ended meanwhile).
+    async fn place_tools(
+        &self,
+        name: &str,
+        gen: u64,
+        client: &Arc<Client>,
+        defs: Vec<ToolDef>,
+        cfg: &ServerConfig,
+    ) {
+        let Some(log) = self.log(name) else {
+            return;
+        };
+        let listing = ToolListing {
+            run: Run::new(self, name, gen),
+            client: client.clone(),
+            defs,
+            timeout: cfg.tool_timeout,
+            log,
+        };
+        if let Some(usable) = self.inner.tools.place(listing).await {
+            self.set_state(name, gen, connected_state(client, usable));
+        }
+    }
+
     fn is_current(&self, name: &str, gen: u64) -> bool {
         self.lock().get(name).is_some_and(|s| s.generation == gen)
     }
@@ -993,12 +994,10 @@ impl Manager {
         if let Some(log) = self.log(name) {
             if self.settle_needs_auth(name, gen, &log) {
                 self.inner.tools.remove_server(name);
-                self.forget_listing(name);
                 return;
             }
         }
         self.inner.tools.remove_server(name);
-        self.forget_listing(name);
         let tail = self.log(name).map(|l| l.stderr_tail()).unwrap_or_default();
         {
             let mut slots = self.lock();

@@ -11,8 +11,8 @@ use ts_rs::TS;
 
 use harness9::engine::EngineError;
 use harness9::harness::{CallError, ConfigSaveError};
+use harness9::host::pins::AcceptError;
 use harness9::inspect::EditError;
-use harness9::mcp::AcceptError;
 use harness9::mcp::LogLine;
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).

@@ -178,7 +178,7 @@ impl Harness {
 
     /// The tool definitions as their servers listed them (annotations, titles, icons).
     pub fn tool_defs(&self, server: Option<&str>) -> Vec<(String, ToolDef)> {
-        self.manager.tool_defs(server)
+        self.pins.tool_defs(server)
     }
 
     /// The asks waiting for the user; holding the receiver makes the caller a front end

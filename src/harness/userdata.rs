@@ -26,14 +26,23 @@ impl Harness {
                 }
             }
         }
-        let (manager, roots, project) = (
+        let (manager, pins, roots, project) = (
             self.manager.clone(),
+            self.pins.clone(),
             self.roots_store.clone(),
             self.project.clone(),
         );
         UserDataWatcher::start(&dirs, move |kinds| {
-            let (manager, roots, project) = (manager.clone(), roots.clone(), project.clone());
+            let (manager, pins, roots, project) = (
+                manager.clone(),
+                pins.clone(),
+                roots.clone(),
+                project.clone(),
+            );
             tokio::spawn(async move {
+                if kinds.contains(&DataKind::Pins) {
+                    pins.recheck().await;
+                }
                 if kinds.contains(&DataKind::Roots) {
                     let now = tokio::task::spawn_blocking(move || roots.get(&project)).await;
                     if let Ok(now) = now {

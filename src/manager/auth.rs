@@ -103,7 +103,6 @@ impl Manager {
             (cfg, slot.generation, take_running(slot))
         };
         self.inner.tools.remove_server(name);
-        self.forget_listing(name);
         self.publish();
         old.end().await;
         Ok((Run::new(self, name, gen), cfg))

@@ -10,13 +10,16 @@
 //! manager holds its lock, so it must not call the manager.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use super::{connected_state, Inner, Manager, ServerState};
 use crate::config::ServerConfig;
 use crate::mcp::auth::Authorizer;
 use crate::mcp::handler::ClientHandler;
 use crate::mcp::log::ServerLog;
-use crate::mcp::Client;
+use crate::mcp::{Client, ToolDef};
 
 /// The services a start consults, each optional.
 #[derive(Clone, Default)]
@@ -54,6 +57,33 @@ pub trait Authorizers: Send + Sync + 'static {
 pub trait ServerObserver: Send + Sync + 'static {
     /// `run` is this start; its connection ends when `client`'s does.
     fn connected(&self, run: &Run, client: &Arc<Client>, cfg: &ServerConfig, log: &Arc<ServerLog>);
+}
+
+/// Where the manager puts each server's tools (the tool registry, or a gate in front of
+/// it). The manager places; it never knows the registry, which depends on this module and
+/// not the reverse.
+pub trait ToolSink: Send + Sync + 'static {
+    /// Takes a server's listing (at connect, and again after each `list_changed`).
+    /// Resolves to how many of its tools are usable now (the connected state shows it), or
+    /// `None` when the run ended meanwhile and nothing was placed.
+    fn place(&self, listing: ToolListing) -> BoxFuture<'_, Option<usize>>;
+    /// Removes the tools of one server (it stopped, failed or needs sign-in).
+    fn remove_server(&self, server: &str);
+    /// How many of a connected server's listed tools are held back (shown in its status).
+    /// Called under the manager's lock: must not call the manager.
+    fn held(&self, _server: &str) -> usize {
+        0
+    }
+}
+
+/// One listing of a connected server's tools.
+pub struct ToolListing {
+    pub run: Run,
+    pub client: Arc<Client>,
+    pub defs: Vec<ToolDef>,
+    /// The entry's tool-call timeout.
+    pub timeout: Duration,
+    pub log: Arc<ServerLog>,
 }
 
 /// One start of one server, as the services see it. Holds the manager weakly: once the

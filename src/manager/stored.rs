@@ -25,12 +25,10 @@ impl Manager {
     pub async fn user_data_changed(&self, kinds: &BTreeSet<DataKind>) {
         for kind in kinds {
             match kind {
-                DataKind::Pins => {
-                    self.recheck_pins().await;
-                }
                 DataKind::Approvals => self.approvals_changed().await,
-                // Read again at each decision; the front ends are told below.
-                DataKind::Sampling | DataKind::Permissions | DataKind::Roots => {}
+                // Read again at each decision; the front ends are told below. Held tools
+                // are the pins service's (the façade has it compare them again first).
+                DataKind::Pins | DataKind::Sampling | DataKind::Permissions | DataKind::Roots => {}
             }
         }
         self.publish();

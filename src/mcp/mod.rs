@@ -19,10 +19,10 @@ pub mod transport;
 pub mod types;
 
 pub use crate::manager;
-pub use crate::manager::{AcceptError, ApproveOutcome, RestartPolicy, RestartStatus};
 pub use crate::manager::{
     ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot, ToolSink,
 };
+pub use crate::manager::{ApproveOutcome, RestartPolicy, RestartStatus};
 pub use client::{Client, ClientError, ClientEvent, RequestOptions};
 pub use log::{LogLine, LogSource, ServerLog};
 pub use types::{CallToolResult, Content, Progress, ToolDef};

@@ -156,7 +156,7 @@ impl TestManager {
         &self,
         server: &str,
         tools: &[String],
-    ) -> Result<Vec<harness9::trust::pins::HeldTool>, harness9::manager::AcceptError> {
+    ) -> Result<Vec<harness9::trust::pins::HeldTool>, harness9::host::pins::AcceptError> {
         self.harness.accept_tools(server, tools).await
     }
 }
