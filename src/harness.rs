@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
+use crate::host::catalog::Catalog;
 use crate::host::pins::{AcceptError, Pins};
 use crate::host::signin::SignIn;
 use crate::inspect::{
@@ -141,6 +142,7 @@ pub struct Harness {
     manager: Manager,
     signin: Arc<SignIn>,
     pins: Arc<Pins>,
+    catalog: Catalog,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -163,6 +165,7 @@ impl Harness {
             opts.auth
                 .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
         ));
+        let catalog = Catalog::default();
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
             project,
@@ -173,6 +176,7 @@ impl Harness {
                 path_for_children,
                 hooks: Hooks {
                     authorizers: Some(signin.clone()),
+                    observers: vec![Arc::new(catalog.clone())],
                     ..Hooks::default()
                 },
             },
@@ -186,6 +190,7 @@ impl Harness {
             manager,
             signin,
             pins,
+            catalog,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -203,6 +208,11 @@ impl Harness {
 
     pub fn manager(&self) -> &Manager {
         &self.manager
+    }
+
+    /// The catalog of the servers' resources, prompts, logging levels and details.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The tool pins (held tools, accepting them).

@@ -4,9 +4,12 @@
 //! ([`crate::manager::Hooks`], [`crate::manager::ToolSink`]) or works on the manager it is
 //! given.
 //!
+//! - [`catalog`]: what the servers offer beyond tools (resources, templates, prompts,
+//!   completion, logging levels, server details).
 //! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
 //!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
 
+pub mod catalog;
 pub mod pins;
 pub mod signin;

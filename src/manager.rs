@@ -33,21 +33,15 @@ mod auth;
 mod consent;
 mod era;
 mod hooks;
-mod levels;
 mod sampling;
 mod stored;
-mod surface;
 pub use ask_view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL};
 pub use asks::{
     Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
 };
 pub use auth::PauseError;
 pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver, ToolListing, ToolSink};
-pub use levels::ServerDetails;
 pub use sampling::NO_SAMPLER;
-pub use surface::{
-    FeatureError, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
-};
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -214,6 +208,23 @@ pub struct StatusSnapshot {
     pub config_error: Option<String>,
 }
 
+/// Why a server cannot take requests now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error("no server named \"{server}\" in any config scope{}", known_hint(.known))]
+    Unknown { server: String, known: Vec<String> },
+    #[error("server \"{server}\" is not connected: {reason}")]
+    NotConnected { server: String, reason: String },
+}
+
+fn known_hint(known: &[String]) -> String {
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!(" (servers: {})", known.join(", "))
+    }
+}
+
 /// What [`Manager::approve`] did with each server it was given.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -270,8 +281,8 @@ struct Inner {
     stored_approvals: Mutex<BTreeMap<String, String>>,
     /// The services a start consults ([`Hooks`]).
     hooks: Hooks,
-    /// Resources, prompts, roots and the consent queue ([`surface`]).
-    surface: surface::Surface,
+    /// Roots and the consent queue ([`consent`]).
+    consent: Arc<consent::Shared>,
     /// The era each remote server (by URL) was found to speak ([`era`]).
     era_verdicts: era::Verdicts,
     /// Counts changes of the stored user data seen by a watcher ([`stored`]).
@@ -300,10 +311,10 @@ impl Manager {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
                 tools,
-                surface: surface::Surface::new(
+                consent: Arc::new(consent::Shared::new(
                     project,
                     crate::trust::sampling::SamplingGrants::beside(opts.approvals.path()),
-                ),
+                )),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -345,6 +356,57 @@ impl Manager {
     /// The live client of a connected server.
     pub fn client(&self, server: &str) -> Option<Arc<Client>> {
         self.lock().get(server).and_then(|s| s.client.clone())
+    }
+
+    /// The client of a connected server, or why there is none.
+    pub fn connected(&self, server: &str) -> Result<Arc<Client>, Unavailable> {
+        let slots = self.lock();
+        let Some(slot) = slots.get(server) else {
+            return Err(Unavailable::Unknown {
+                server: server.into(),
+                known: slots.keys().cloned().collect(),
+            });
+        };
+        let reason = match &slot.state {
+            ServerState::Connected { .. } => match &slot.client {
+                Some(c) => return Ok(c.clone()),
+                None => "it is stopping".to_string(),
+            },
+            ServerState::Failed { reason, .. } => reason.clone(),
+            ServerState::AwaitingApproval => {
+                "it is awaiting your approval (run with --yes, or approve it when asked)".into()
+            }
+            ServerState::Disabled => "it is disabled in its config file".into(),
+            ServerState::NeedsAuth { reason } => format!(
+                "it needs you to sign in ({reason}): run `harness9 mcp login {server}` or use Sign in"
+            ),
+            ServerState::Stopped => "it is stopped".into(),
+            ServerState::Starting { phase } => format!("it is still {}", phase.label()),
+        };
+        Err(Unavailable::NotConnected {
+            server: server.into(),
+            reason,
+        })
+    }
+
+    /// The current run of one server, whatever its state (`None`: no such server).
+    pub fn run_of(&self, server: &str) -> Option<Run> {
+        let generation = self.lock().get(server)?.generation;
+        Some(Run::new(self, server, generation))
+    }
+
+    /// The runs of the connected servers.
+    pub fn connected_runs(&self) -> Vec<Run> {
+        let current: Vec<(String, u64)> = self
+            .lock()
+            .iter()
+            .filter(|(_, s)| matches!(s.state, ServerState::Connected { .. }))
+            .map(|(n, s)| (n.clone(), s.generation))
+            .collect();
+        current
+            .into_iter()
+            .map(|(n, g)| Run::new(self, &n, g))
+            .collect()
     }
 
     /// One server's entry as the manager runs it (`None`: no such server).
@@ -766,9 +828,10 @@ impl Manager {
                 return;
             }
         };
-        self.reapply_log_level(&name, &client);
-        self.follow_features(&name, gen, &client, cfg.startup_timeout);
-        self.resume_listening(&name, &client);
+        let run = Run::new(self, &name, gen);
+        for observer in &self.inner.hooks.observers {
+            observer.connected(&run, &client, &cfg, &log);
+        }
         self.watch_events(&name, &cfg, client, gen).await;
     }
 
@@ -940,7 +1003,7 @@ impl Manager {
                         }
                     }
                 }
-                // Resources, prompts and elicitations: the surface task follows these.
+                // Resources, prompts and elicitations: observers follow these.
                 Ok(
                     ClientEvent::ResourcesChanged
                     | ClientEvent::ResourceUpdated { .. }

@@ -11,11 +11,11 @@ use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolDetail, ToolEntry};
+use harness9::host::catalog::ServerDetails;
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
 };
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::manager::ServerDetails;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;

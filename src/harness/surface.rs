@@ -24,14 +24,15 @@ use tokio::sync::{broadcast, watch};
 
 use super::Harness;
 use crate::engine::sampling::{EngineSampler, SamplingSource};
+use crate::host::catalog::{
+    FeatureError, ServerDetails, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate,
+    SurfaceEvent,
+};
+use crate::manager::{Ask, AskAnswer, AskError, AskReply, AskView, ReplyError, Resolved};
 use crate::mcp::auth::Opener;
 use crate::mcp::elicit_form::FieldErrors;
 use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
-};
-use crate::mcp::manager::{
-    Ask, AskAnswer, AskError, AskReply, AskView, FeatureError, ReplyError, Resolved, ServerDetails,
-    ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
 };
 use crate::mcp::requests::{ElicitResult, Root};
 use crate::mcp::ToolDef;
@@ -49,7 +50,9 @@ impl Harness {
         &self,
         server: Option<&str>,
     ) -> Result<Vec<(String, Arc<ServerFeatures>)>, FeatureError> {
-        self.manager.features(server, FEATURES_WAIT).await
+        self.catalog
+            .features(&self.manager, server, FEATURES_WAIT)
+            .await
     }
 
     /// Every resource of the connected servers (or of one), all pages.
@@ -105,7 +108,7 @@ impl Harness {
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, FeatureError> {
-        self.manager.read_resource(server, uri).await
+        self.catalog.read_resource(&self.manager, server, uri).await
     }
 
     /// Whether the server lets clients subscribe to resource updates.
@@ -117,11 +120,15 @@ impl Harness {
 
     /// Updates of the resource arrive as [`SurfaceEvent::ResourceUpdated`].
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
-        self.manager.subscribe_resource(server, uri, true).await
+        self.catalog
+            .subscribe_resource(&self.manager, server, uri, true)
+            .await
     }
 
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
-        self.manager.subscribe_resource(server, uri, false).await
+        self.catalog
+            .subscribe_resource(&self.manager, server, uri, false)
+            .await
     }
 
     pub async fn get_prompt(
@@ -130,7 +137,9 @@ impl Harness {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<GetPromptResult, FeatureError> {
-        self.manager.get_prompt(server, name, arguments).await
+        self.catalog
+            .get_prompt(&self.manager, server, name, arguments)
+            .await
     }
 
     /// Suggestions for a prompt argument or a template variable, as typed so far.
@@ -143,8 +152,8 @@ impl Harness {
         context: &Map<String, Value>,
     ) -> Result<Completion, FeatureError> {
         let mut c = self
-            .manager
-            .complete(server, reference, argument, value, context)
+            .catalog
+            .complete(&self.manager, server, reference, argument, value, context)
             .await?;
         c.values.truncate(MAX_COMPLETION_VALUES);
         Ok(c)
@@ -153,17 +162,19 @@ impl Harness {
     /// Sets a server's logging level; it is remembered for the session and set again
     /// whenever the server restarts.
     pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
-        self.manager.set_log_level(server, level).await
+        self.catalog
+            .set_log_level(&self.manager, server, level)
+            .await
     }
 
     /// A connected server's title, loadable icons, and logging level (for details views).
     pub fn server_details(&self, server: &str) -> Result<ServerDetails, FeatureError> {
-        self.manager.server_details(server)
+        self.catalog.server_details(&self.manager, server)
     }
 
     /// Listing changes, resource updates, finished URL elicitations.
     pub fn subscribe_surface(&self) -> broadcast::Receiver<SurfaceEvent> {
-        self.manager.subscribe_surface()
+        self.catalog.subscribe()
     }
 
     /// The roots servers get: the project folder, then the extra roots.

@@ -45,7 +45,7 @@ impl Manager {
         fingerprint: Option<String>,
         log: Arc<ServerLog>,
     ) -> Arc<dyn ClientHandler> {
-        let shared = self.inner.surface.shared.clone();
+        let shared = self.inner.consent.clone();
         let sampling = shared.sampling.load(Ordering::Relaxed);
         let handles = Handles {
             elicitation_form: true,
@@ -70,15 +70,14 @@ impl Manager {
 
     /// The consent queue of every server's elicitation and sampling requests.
     pub fn asks(&self) -> &Arc<AskQueue> {
-        &self.inner.surface.shared.asks
+        &self.inner.consent.asks
     }
 
     /// Whether servers started from now on are told the client handles sampling (off
     /// by default: only turn it on when something answers sampling asks).
     pub fn set_sampling(&self, enabled: bool) {
         self.inner
-            .surface
-            .shared
+            .consent
             .sampling
             .store(enabled, Ordering::Relaxed);
     }
@@ -86,13 +85,13 @@ impl Manager {
     /// What runs approved sampling requests (`None`: they are answered with an error that
     /// says sampling has no model here).
     pub fn set_sampler(&self, sampler: Option<Arc<dyn Sampler>>) {
-        *self.inner.surface.shared.sampler.lock() = sampler;
+        *self.inner.consent.sampler.lock() = sampler;
     }
 
     /// The servers of this project that may use the model without asking, with the
     /// fingerprint of the entry each grant holds for. Reads the store off the runtime.
     pub async fn sampling_grants(&self) -> std::collections::BTreeMap<String, String> {
-        let shared = self.inner.surface.shared.clone();
+        let shared = self.inner.consent.clone();
         tokio::task::spawn_blocking(move || shared.grants.granted(&shared.project))
             .await
             .unwrap_or_default()
@@ -101,7 +100,7 @@ impl Manager {
     /// Withdraws a server's "always" grant: its next sampling request asks again.
     /// `Ok(true)` when there was one.
     pub async fn revoke_sampling(&self, server: &str) -> std::io::Result<bool> {
-        let shared = self.inner.surface.shared.clone();
+        let shared = self.inner.consent.clone();
         let server = server.to_string();
         tokio::task::spawn_blocking(move || shared.grants.revoke(&shared.project, &server))
             .await
@@ -110,7 +109,7 @@ impl Manager {
 
     /// The roots every server gets: the project folder first, then the extra ones.
     pub fn roots(&self) -> Vec<Root> {
-        self.inner.surface.shared.roots()
+        self.inner.consent.roots()
     }
 
     /// Replaces the extra roots (folders besides the project) and tells every connected
@@ -121,7 +120,7 @@ impl Manager {
             .map(|f| Root::of_path(f, f.file_name().map(|n| n.to_string_lossy().into_owned())))
             .collect();
         {
-            let mut extra = self.inner.surface.shared.extra_roots.lock();
+            let mut extra = self.inner.consent.extra_roots.lock();
             if *extra == roots {
                 return;
             }

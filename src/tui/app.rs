@@ -188,15 +188,15 @@ pub struct App {
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<super::ask::AskView>,
     /// The prompts of the connected servers: the slash commands of [`super::slash`].
-    pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
+    pub prompts: Vec<harness9::host::catalog::ServerPrompt>,
     /// The slash-command hint: what Tab found.
     pub slash: super::slash::SlashState,
     /// Title, icons and logging of each connected server, in `status.servers` order.
-    pub details: Vec<Option<harness9::mcp::manager::ServerDetails>>,
+    pub details: Vec<Option<harness9::host::catalog::ServerDetails>>,
     /// The recent log of the server whose details are open.
     pub log_tail: Vec<harness9::mcp::LogLine>,
     /// The connected servers' resources, for the `@` picker.
-    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    pub resources: Vec<harness9::host::catalog::ServerResource>,
     /// The open `@` picker.
     pub picker: Option<super::attach::Picker>,
     /// Resources attached to the next message.

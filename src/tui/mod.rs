@@ -339,7 +339,7 @@ async fn event_loop(
             }
             ev = surface.recv(), if surface_open => {
                 use tokio::sync::broadcast::error::RecvError;
-                use harness9::mcp::manager::SurfaceEvent;
+                use harness9::host::catalog::SurfaceEvent;
                 match ev {
                     Ok(SurfaceEvent::ListingChanged { .. }) | Err(RecvError::Lagged(_)) => {
                         // The `@` picker's resources and the slash commands' prompts.

@@ -7,7 +7,7 @@
 //! before anything is sent: an unknown prompt or argument, or a missing required one, is
 //! a note in the transcript and the input stays for fixing. Pure state, like [`super::app`].
 
-use harness9::mcp::manager::ServerPrompt;
+use harness9::host::catalog::ServerPrompt;
 use serde_json::{Map, Value};
 
 use super::app::{Action, App, ChatLine, COMMANDS};

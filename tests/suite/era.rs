@@ -660,7 +660,7 @@ async fn a_modern_servers_changes_reach_the_registry_and_follows_survive_a_resta
                 .await
                 .unwrap();
             let wait = tokio::time::timeout(Duration::from_millis(500), surface.recv());
-            if let Ok(Ok(harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri })) =
+            if let Ok(Ok(harness9::host::catalog::SurfaceEvent::ResourceUpdated { server, uri })) =
                 wait.await
             {
                 return (server, uri);

@@ -160,7 +160,7 @@ async fn everything_subscriptions_deliver_updates() {
     assert!(!r.is_error, "{}", text(&r));
     let updated = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
-            if let harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri } =
+            if let harness9::host::catalog::SurfaceEvent::ResourceUpdated { server, uri } =
                 events.recv().await.unwrap()
             {
                 return (server, uri);
@@ -418,7 +418,7 @@ async fn everything_resource_list_changes_are_followed() {
     );
     tokio::time::timeout(Duration::from_secs(20), async {
         while events.recv().await.unwrap()
-            != (harness9::mcp::manager::SurfaceEvent::ListingChanged {
+            != (harness9::host::catalog::SurfaceEvent::ListingChanged {
                 server: "ev".into(),
             })
         {}
