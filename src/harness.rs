@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
+use crate::host::asks::Asks;
 use crate::host::catalog::Catalog;
 use crate::host::pins::{AcceptError, Pins};
 use crate::host::signin::SignIn;
@@ -142,6 +143,7 @@ pub struct Harness {
     manager: Manager,
     signin: Arc<SignIn>,
     pins: Arc<Pins>,
+    asks: Arc<Asks>,
     catalog: Catalog,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
@@ -166,6 +168,7 @@ impl Harness {
                 .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
         ));
         let catalog = Catalog::default();
+        let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
             project,
@@ -175,21 +178,22 @@ impl Harness {
                 policy: opts.policy,
                 path_for_children,
                 hooks: Hooks {
+                    requests: Some(asks.clone()),
                     authorizers: Some(signin.clone()),
                     observers: vec![Arc::new(catalog.clone())],
-                    ..Hooks::default()
                 },
             },
         );
         manager.set_restart_policy(opts.restart);
         let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
-        manager.set_extra_roots(&roots_store.get(project));
+        asks.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
             signin,
             pins,
+            asks,
             catalog,
             registry,
             manual_calls: Arc::default(),
@@ -208,6 +212,11 @@ impl Harness {
 
     pub fn manager(&self) -> &Manager {
         &self.manager
+    }
+
+    /// What servers ask of the user and the model (the consent queue, sampling, roots).
+    pub fn asks(&self) -> &Arc<Asks> {
+        &self.asks
     }
 
     /// The catalog of the servers' resources, prompts, logging levels and details.

@@ -4,12 +4,15 @@
 //! ([`crate::manager::Hooks`], [`crate::manager::ToolSink`]) or works on the manager it is
 //! given.
 //!
+//! - [`asks`]: what servers ask of the user and the model (elicitation, sampling, roots):
+//!   the consent queue, the handler of each server's requests, the sampling flow.
 //! - [`catalog`]: what the servers offer beyond tools (resources, templates, prompts,
 //!   completion, logging levels, server details).
 //! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
 //!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
 
+pub mod asks;
 pub mod catalog;
 pub mod pins;
 pub mod signin;

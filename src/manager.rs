@@ -27,21 +27,12 @@ use crate::mcp::transport::{Connection, TransportSender};
 use crate::mcp::types::ToolDef;
 use crate::trust::ApprovalStore;
 
-mod ask_view;
-mod asks;
 mod auth;
-mod consent;
 mod era;
 mod hooks;
-mod sampling;
 mod stored;
-pub use ask_view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL};
-pub use asks::{
-    Ask, AskAnswer, AskError, AskKind, AskQueue, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
-};
 pub use auth::PauseError;
 pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver, ToolListing, ToolSink};
-pub use sampling::NO_SAMPLER;
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -281,8 +272,6 @@ struct Inner {
     stored_approvals: Mutex<BTreeMap<String, String>>,
     /// The services a start consults ([`Hooks`]).
     hooks: Hooks,
-    /// Roots and the consent queue ([`consent`]).
-    consent: Arc<consent::Shared>,
     /// The era each remote server (by URL) was found to speak ([`era`]).
     era_verdicts: era::Verdicts,
     /// Counts changes of the stored user data seen by a watcher ([`stored`]).
@@ -311,10 +300,6 @@ impl Manager {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
                 tools,
-                consent: Arc::new(consent::Shared::new(
-                    project,
-                    crate::trust::sampling::SamplingGrants::beside(opts.approvals.path()),
-                )),
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children: opts.path_for_children,
@@ -351,6 +336,14 @@ impl Manager {
     /// Recent output of one server.
     pub fn log(&self, server: &str) -> Option<Arc<ServerLog>> {
         self.lock().get(server).map(|s| s.log.clone())
+    }
+
+    /// The live clients (of servers connected or stopping), to tell them all something.
+    pub fn clients(&self) -> Vec<Arc<Client>> {
+        self.lock()
+            .values()
+            .filter_map(|s| s.client.clone())
+            .collect()
     }
 
     /// The live client of a connected server.
@@ -871,11 +864,12 @@ impl Manager {
             },
         );
         let steps = async {
-            let handler = self.client_handler(
-                name,
-                Some(cfg.fingerprint(&self.inner.project)),
-                log.clone(),
-            );
+            let handler = self
+                .inner
+                .hooks
+                .requests
+                .as_ref()
+                .map(|r| r.handler(name, cfg, log.clone()));
             let opts = self.connect_options(name, cfg, log.clone(), gen, handler, current.clone());
             let client = Client::connect_opts(conn, name, log, opts).await;
             self.note_era(cfg, client.as_ref().ok().map(Client::era));

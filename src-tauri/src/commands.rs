@@ -416,7 +416,7 @@ pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
 
 /// The asks of servers waiting for the user, oldest first.
 #[tauri::command]
-pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::mcp::manager::AskView>> {
+pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::host::asks::AskView>> {
     Ok(state.harness().await?.ask_views())
 }
 
@@ -426,7 +426,7 @@ pub async fn answer_ask(
     app: AppHandle,
     state: S<'_>,
     id: u64,
-    answer: harness9::mcp::manager::AskReply,
+    answer: harness9::host::asks::AskReply,
 ) -> BridgeResult<harness9::mcp::elicit_form::FieldErrors> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
 }

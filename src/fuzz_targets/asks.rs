@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::engine::sampling::{chat_request, choose_model};
+use crate::host::asks::{Ask, AskKind};
 use crate::mcp::elicit_form::{ElicitForm, FieldKind, FieldValue};
-use crate::mcp::manager::{Ask, AskKind};
 use crate::mcp::requests::{with_defaults, CreateMessageRequest, ElicitRequest};
 
 /// Parses JSON text as the client does with a server's message: first kept raw (the

@@ -26,15 +26,17 @@ impl Harness {
                 }
             }
         }
-        let (manager, pins, roots, project) = (
+        let (manager, asks, pins, roots, project) = (
             self.manager.clone(),
+            self.asks.clone(),
             self.pins.clone(),
             self.roots_store.clone(),
             self.project.clone(),
         );
         UserDataWatcher::start(&dirs, move |kinds| {
-            let (manager, pins, roots, project) = (
+            let (manager, asks, pins, roots, project) = (
                 manager.clone(),
+                asks.clone(),
                 pins.clone(),
                 roots.clone(),
                 project.clone(),
@@ -46,7 +48,7 @@ impl Harness {
                 if kinds.contains(&DataKind::Roots) {
                     let now = tokio::task::spawn_blocking(move || roots.get(&project)).await;
                     if let Ok(now) = now {
-                        manager.set_extra_roots(&now);
+                        super::surface::apply_extra_roots(&asks, &manager, &now);
                     }
                 }
                 manager.user_data_changed(&kinds).await;

@@ -267,7 +267,7 @@ async fn event_loop(
                         AuthDone::SignOut { server, result }
                     })),
                     Action::AnswerAsk { id, answer } => {
-                        let always = matches!(&answer, harness9::mcp::manager::AskAnswer::Approve(c) if c.always);
+                        let always = matches!(&answer, harness9::host::asks::AskAnswer::Approve(c) if c.always);
                         if let Err(e) = harness.answer_ask(id, answer) {
                             app.chat.push(ChatLine::System(e.to_string()));
                         }
@@ -284,7 +284,7 @@ async fn event_loop(
                     }
                     Action::OpenAsk { id, url } => {
                         use harness9::mcp::auth::Opener;
-                        use harness9::mcp::manager::AskAnswer;
+                        use harness9::host::asks::AskAnswer;
                         use harness9::mcp::requests::ElicitResult;
                         let answer = match harness9::mcp::auth::SystemOpener.open(&url).await {
                             Ok(()) => ElicitResult::accept_url(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
+use harness9::host::asks::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::tools::CallContext;
 use harness9::Harness;
 use serde_json::{json, Value};

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness9::host::asks::{AskAnswer, AskKind};
 use harness9::mcp::features::{CompletionRef, LogLevel};
-use harness9::mcp::manager::{AskAnswer, AskKind};
 use harness9::mcp::requests::{CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::tools::CallContext;
 use harness9::Harness;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
+use harness9::host::asks::{AskAnswer, AskKind, SamplingChoice};
 use harness9::tools::CallContext;
 use harness9::trust::sampling::SamplingGrants;
 use serde_json::{json, Value};
@@ -99,7 +99,7 @@ fn a_symlink_planted_at_the_temp_path_is_not_followed() {
     assert!(grants.is_granted(dir.path(), "fx", "fp"));
 }
 
-async fn wait_for_ask(h: &harness9::Harness) -> harness9::mcp::manager::Ask {
+async fn wait_for_ask(h: &harness9::Harness) -> harness9::host::asks::Ask {
     let mut asks = h.subscribe_asks();
     let ask = tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
         .await
