@@ -144,6 +144,10 @@ pub struct Harness {
     signin: Arc<SignIn>,
     pins: Arc<Pins>,
     asks: Arc<Asks>,
+    /// The folder of the user-data files the services read (approvals, pins, grants).
+    user_data_dir: PathBuf,
+    /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
+    user_data: tokio::sync::watch::Sender<u64>,
     catalog: Catalog,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
@@ -167,6 +171,12 @@ impl Harness {
             opts.auth
                 .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
         ));
+        let user_data_dir = opts
+            .approvals
+            .path()
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
         let catalog = Catalog::default();
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
@@ -194,6 +204,8 @@ impl Harness {
             signin,
             pins,
             asks,
+            user_data_dir,
+            user_data: tokio::sync::watch::channel(0).0,
             catalog,
             registry,
             manual_calls: Arc::default(),

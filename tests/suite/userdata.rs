@@ -155,7 +155,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     assert!(out.contains("granted answer"), "{out}");
 
     // The CLI, another process, revokes it; the running session follows at once.
-    let mut changes = h.manager().subscribe_user_data();
+    let mut changes = h.subscribe_user_data();
     let seen = *changes.borrow_and_update();
     let o = p.cli(&["mcp", "sampling", "--revoke", "fx"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
