@@ -242,13 +242,13 @@ pub fn typescript_bindings() -> String {
         BridgeError::decl(&cfg),
         harness9::harness::ProjectInfo::decl(&cfg),
         MenuAction::decl(&cfg),
-        harness9::mcp::StatusSnapshot::decl(&cfg),
-        harness9::mcp::ServerStatus::decl(&cfg),
+        harness9::manager::StatusSnapshot::decl(&cfg),
+        harness9::manager::ServerStatus::decl(&cfg),
         harness9::mcp::auth::SignedIn::decl(&cfg),
-        harness9::mcp::manager::StartPhase::decl(&cfg),
-        harness9::mcp::ServerState::decl(&cfg),
+        harness9::manager::StartPhase::decl(&cfg),
+        harness9::manager::ServerState::decl(&cfg),
         harness9::mcp::era::Era::decl(&cfg),
-        harness9::mcp::RestartStatus::decl(&cfg),
+        harness9::manager::RestartStatus::decl(&cfg),
         harness9::mcp::LogSource::decl(&cfg),
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
@@ -265,7 +265,7 @@ pub fn typescript_bindings() -> String {
         harness9::inspect::ApprovalRequest::decl(&cfg),
         harness9::inspect::ApprovalShown::decl(&cfg),
         harness9::inspect::ApprovalPick::decl(&cfg),
-        harness9::mcp::ApproveOutcome::decl(&cfg),
+        harness9::manager::ApproveOutcome::decl(&cfg),
         harness9::inspect::KeyValue::decl(&cfg),
         harness9::inspect::ServerEntry::decl(&cfg),
         harness9::config::Scope::decl(&cfg),
@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn status_crosses_with_a_nested_state() {
-        use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
+        use harness9::manager::{ServerState, ServerStatus, StatusSnapshot};
         let s = StatusSnapshot {
             revision: 4,
             servers: vec![ServerStatus {

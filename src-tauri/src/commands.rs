@@ -67,7 +67,7 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
 #[tauri::command]
 pub async fn get_status(
     state: S<'_>,
-) -> BridgeResult<std::sync::Arc<harness9::mcp::StatusSnapshot>> {
+) -> BridgeResult<std::sync::Arc<harness9::manager::StatusSnapshot>> {
     Ok(state.harness().await?.status())
 }
 
@@ -81,7 +81,7 @@ pub async fn approve(
     state: S<'_>,
     servers: Vec<ApprovalPick>,
     remember: bool,
-) -> BridgeResult<harness9::mcp::ApproveOutcome> {
+) -> BridgeResult<harness9::manager::ApproveOutcome> {
     Ok(state.harness().await?.approve(&servers, remember).await?)
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use harness9::manager::{ServerState, ServerStatus};
 use harness9::mcp::auth::{Opener, SignedIn, SystemOpener};
-use harness9::mcp::{ServerState, ServerStatus};
 use harness9::Harness;
 use serde_json::json;
 

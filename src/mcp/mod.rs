@@ -1,5 +1,5 @@
-//! The MCP client side: transports, the client of one server, and the manager of all the
-//! servers of a project.
+//! The MCP client side: transports and the client of one server (the manager of all the
+//! servers of a project is [`crate::manager`]).
 
 pub mod auth;
 pub mod client;
@@ -18,11 +18,6 @@ pub mod schema_text;
 pub mod transport;
 pub mod types;
 
-pub use crate::manager;
-pub use crate::manager::{
-    ApprovalPolicy, Manager, ManagerOptions, ServerState, ServerStatus, StatusSnapshot, ToolSink,
-};
-pub use crate::manager::{ApproveOutcome, RestartPolicy, RestartStatus};
 pub use client::{Client, ClientError, ClientEvent, RequestOptions};
 pub use log::{LogLine, LogSource, ServerLog};
 pub use types::{CallToolResult, Content, Progress, ToolDef};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use harness9::engine::event::{CallStatus, Event, TurnOutcome};
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::StatusSnapshot;
+use harness9::manager::StatusSnapshot;
 use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -43,7 +43,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use harness9::engine::{ConversationChoice, Decision, Event};
-use harness9::mcp::ApprovalPolicy;
+use harness9::manager::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use tokio::sync::mpsc;

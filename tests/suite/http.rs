@@ -6,10 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness9::manager::{ApprovalPolicy, ServerState};
 use harness9::mcp::transport::http::{self, HttpSpec, TransportKind};
-use harness9::mcp::{
-    ApprovalPolicy, Client, ClientError, ClientEvent, RequestOptions, ServerLog, ServerState,
-};
+use harness9::mcp::{Client, ClientError, ClientEvent, RequestOptions, ServerLog};
 use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 

@@ -50,8 +50,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::config::McpConfig;
+use harness9::manager::{ApprovalPolicy, Manager, ServerState};
 use harness9::mcp::transport::stdio::{self, StdioSpec};
-use harness9::mcp::{ApprovalPolicy, Client, Manager, ServerLog, ServerState};
+use harness9::mcp::{Client, ServerLog};
 use harness9::tools::ToolRegistry;
 use harness9::trust::ApprovalStore;
 use serde_json::Value;
@@ -270,7 +271,7 @@ pub fn state_of(manager: &Manager, name: &str) -> ServerState {
 pub async fn wait_until(
     manager: &Manager,
     what: &str,
-    f: impl Fn(&harness9::mcp::StatusSnapshot) -> bool,
+    f: impl Fn(&harness9::manager::StatusSnapshot) -> bool,
 ) {
     let mut rx = manager.subscribe();
     tokio::time::timeout(Duration::from_secs(20), rx.wait_for(|s| f(s)))

@@ -9,8 +9,8 @@ use std::time::Duration;
 use harness9::engine::provider::settings::ProviderKind;
 use harness9::engine::provider::setup::{KeySource, KeyState, ProviderChange};
 use harness9::engine::{EngineOptions, Event};
+use harness9::manager::ApprovalPolicy;
 use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
-use harness9::mcp::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use serde_json::json;
 
