@@ -1,10 +1,10 @@
 //! Asks: what servers ask of the host and the user. Elicitation (a form, or agreeing to
 //! open a URL) and sampling (letting the host's model answer) wait in one queue
-//! ([`queue`]) until a front end answers them ([`view`] is how they show and how a reply
+//! (`queue`) until a front end answers them (`view` is how they show and how a reply
 //! reads); `roots/list` gets the project folder and the extra roots. Every server's client
-//! gets its handler from here ([`handler`], through the manager's
+//! gets its handler from here (`handler`, through the manager's
 //! [`RequestHandlers`] hook); sampling requests go through one consent flow
-//! ([`sampling`]).
+//! (`sampling`).
 //!
 //! Invariants: the service holds no reference to the manager (a handler lives as long as
 //! its client); sampling is announced only to servers started after it was turned on; an

@@ -4,7 +4,7 @@
 //! levels and server details. The manager tells it about each server that connected
 //! ([`ServerObserver`]); requests go to the client of a server the manager runs.
 //!
-//! Invariants: a listing belongs to one run of a server (see [`follow`]); a stale one is
+//! Invariants: a listing belongs to one run of a server (see `follow`); a stale one is
 //! never shown. Levels and followed resources outlive a restart and are set again.
 
 mod details;

@@ -9,6 +9,10 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use super::Manager;
+#[cfg(doc)]
+use super::{RestartPolicy, ToolSink};
+#[cfg(doc)]
+use crate::config::ServerConfig;
 
 /// What a starting server is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -105,7 +109,7 @@ pub struct ServerStatus {
     /// server has not crashed since it was last started by hand.
     pub restart: Option<RestartStatus>,
     /// Tools whose definition changed since they were pinned, held back from the model
-    /// until the user accepts them (see [`Manager::held_tools`]).
+    /// until the user accepts them (counted by the tool sink: [`ToolSink::held`]).
     pub held_tools: usize,
     /// Who the user is signed in as on this (remote) server, when tokens are held.
     pub signed_in: Option<crate::mcp::auth::SignedIn>,
