@@ -2,7 +2,7 @@
 //! payloads are the core's own types; the commands are in [`crate::commands`]).
 
 use harness9::harness::RootsError;
-use harness9::mcp::manager::FeatureError;
+use harness9::host::catalog::FeatureError;
 
 use crate::bridge::{BridgeError, ErrorCode};
 

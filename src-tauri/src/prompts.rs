@@ -4,7 +4,7 @@
 //! prompt is a chat command.
 
 use harness9::harness::PromptError;
-use harness9::mcp::manager::FeatureError;
+use harness9::host::catalog::FeatureError;
 
 use crate::bridge::{BridgeError, ErrorCode};
 

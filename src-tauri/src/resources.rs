@@ -9,7 +9,7 @@ use tauri::{AppHandle, Manager as _};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;
 
-use harness9::mcp::manager::{FeatureError, SurfaceEvent};
+use harness9::host::catalog::{FeatureError, SurfaceEvent};
 use harness9::Harness;
 
 use crate::bridge::{BridgeError, BridgeResult, ErrorCode, ProjectEmitter};

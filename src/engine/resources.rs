@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::message::{resource_header, Block, ResultPart, ToolDefinition};
+use crate::host::catalog::{ServerResource, ServerTemplate};
 use crate::mcp::features::{ReadResourceResult, ResourceContents};
-use crate::mcp::manager::{ServerResource, ServerTemplate};
 
 /// The built-in tool that lists the servers' resources.
 pub const LIST_RESOURCES_TOOL: &str = "list_mcp_resources";

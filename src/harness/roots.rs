@@ -113,7 +113,7 @@ impl Harness {
     /// hosts with their own data folder), and applies the ones kept there. Call it before
     /// [`Harness::start`].
     pub fn with_roots_store(mut self, store: RootsStore) -> Harness {
-        self.manager.set_extra_roots(&store.get(&self.project));
+        self.set_extra_roots(&store.get(&self.project));
         self.roots_store = store;
         self
     }
@@ -143,7 +143,7 @@ impl Harness {
             roots.push(path);
             Ok(())
         })?;
-        self.manager.set_extra_roots(&roots);
+        self.set_extra_roots(&roots);
         Ok(roots)
     }
 
@@ -161,7 +161,7 @@ impl Harness {
             }
             Ok(())
         })?;
-        self.manager.set_extra_roots(&roots);
+        self.set_extra_roots(&roots);
         Ok(roots)
     }
 }

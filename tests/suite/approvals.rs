@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, ServerState};
+use harness9::manager::{ApprovalPolicy, ServerState};
 use serde_json::{json, Value};
 
 use super::support::http::Fixture;

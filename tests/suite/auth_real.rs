@@ -261,8 +261,8 @@ fn login_and_logout_are_for_remote_servers_only() {
 /// Records the server's state when the page is opened, then follows the redirects like a
 /// browser that is signed in already (or fails, as a machine without a browser would).
 struct RecordingOpener {
-    manager: harness9::mcp::Manager,
-    seen: std::sync::Arc<std::sync::Mutex<Option<harness9::mcp::ServerState>>>,
+    manager: harness9::manager::Manager,
+    seen: std::sync::Arc<std::sync::Mutex<Option<harness9::manager::ServerState>>>,
     works: bool,
 }
 
@@ -283,9 +283,9 @@ impl harness9::mcp::auth::Opener for RecordingOpener {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_facade_signs_in_shows_the_account_and_signs_out() {
+    use harness9::manager::ServerState;
+    use harness9::manager::StartPhase;
     use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
-    use harness9::mcp::manager::StartPhase;
-    use harness9::mcp::ServerState;
     use harness9::{Harness, HarnessOptions};
     use std::sync::{Arc, Mutex};
 

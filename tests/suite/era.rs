@@ -479,7 +479,7 @@ async fn a_modern_servers_changes_reach_the_registry_and_follows_survive_a_resta
     let updated = async {
         loop {
             match surface.recv().await {
-                Ok(harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri }) => {
+                Ok(harness9::host::catalog::SurfaceEvent::ResourceUpdated { server, uri }) => {
                     return (server, uri)
                 }
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, RestartPolicy, ServerState};
+use harness9::manager::{ApprovalPolicy, RestartPolicy, ServerState};
 use harness9::watch::{ConfigWatcher, RELOAD_DEBOUNCE};
 use serde_json::json;
 

@@ -5,9 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use harness9::mcp::{
-    ApprovalPolicy, Client, ClientError, ClientEvent, RequestOptions, ServerState,
-};
+use harness9::manager::{ApprovalPolicy, ServerState};
+use harness9::mcp::{Client, ClientError, ClientEvent, RequestOptions};
 use serde_json::{json, Value};
 
 use super::support::client::opts;

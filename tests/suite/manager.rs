@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, ServerState};
+use harness9::manager::{ApprovalPolicy, ServerState};
 use serde_json::json;
 
 use super::support::process::{processes_with_mark, state, unique_mark, wait_none_marked};
@@ -33,7 +33,7 @@ async fn one_failure_never_blocks_the_others() {
     assert_eq!(
         state_of(&m, "mute"),
         ServerState::Starting {
-            phase: harness9::mcp::manager::StartPhase::Initializing
+            phase: harness9::manager::StartPhase::Initializing
         }
     );
     m.wait_settled(Duration::from_secs(10)).await;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
+use harness9::host::asks::{AskAnswer, AskKind, SamplingChoice};
 use harness9::Harness;
 use serde_json::{json, Value};
 

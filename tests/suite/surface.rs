@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness9::host::asks::{AskAnswer, AskKind};
 use harness9::mcp::features::{CompletionRef, LogLevel};
-use harness9::mcp::manager::{AskAnswer, AskKind};
 use harness9::mcp::requests::{CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::tools::CallContext;
 use harness9::Harness;
@@ -144,7 +144,7 @@ async fn everything_subscriptions_deliver_updates() {
     assert!(!r.is_error, "{}", text(&r));
     let updated = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
-            if let harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri } =
+            if let harness9::host::catalog::SurfaceEvent::ResourceUpdated { server, uri } =
                 events.recv().await.unwrap()
             {
                 return (server, uri);
@@ -372,7 +372,7 @@ async fn everything_resource_list_changes_are_followed() {
     );
     tokio::time::timeout(Duration::from_secs(20), async {
         while events.recv().await.unwrap()
-            != (harness9::mcp::manager::SurfaceEvent::ListingChanged {
+            != (harness9::host::catalog::SurfaceEvent::ListingChanged {
                 server: "ev".into(),
             })
         {}

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use harness9::harness::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
+use harness9::manager::ServerState;
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::{LogSource, ServerState};
+use harness9::mcp::LogSource;
 use harness9::Harness;
 use serde_json::json;
 

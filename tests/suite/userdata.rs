@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
+use harness9::host::asks::{AskAnswer, AskKind, SamplingChoice};
 use harness9::trust::sampling::SamplingGrants;
 use serde_json::{json, Value};
 
@@ -96,7 +96,7 @@ fn a_symlink_planted_at_the_temp_path_is_not_followed() {
     assert!(grants.is_granted(dir.path(), "fx", "fp"));
 }
 
-async fn wait_for_ask(h: &harness9::Harness) -> harness9::mcp::manager::Ask {
+async fn wait_for_ask(h: &harness9::Harness) -> harness9::host::asks::Ask {
     next_ask(&mut h.subscribe_asks(), |_| true).await
 }
 
@@ -138,7 +138,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     assert!(out.contains("granted answer"), "{out}");
 
     // The CLI, another process, revokes it; the running session follows at once.
-    let mut changes = h.manager().subscribe_user_data();
+    let mut changes = h.subscribe_user_data();
     let seen = *changes.borrow_and_update();
     let o = p.cli(&["mcp", "sampling", "--revoke", "fx"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use harness9::engine::sampling::{chat_request, choose_model};
-use harness9::mcp::manager::{Ask, AskKind};
+use harness9::host::asks::{Ask, AskKind};
 use harness9_mcp::protocol::elicit_form::{ElicitForm, FieldKind, FieldValue};
 use harness9_mcp::protocol::requests::{with_defaults, CreateMessageRequest, ElicitRequest};
 

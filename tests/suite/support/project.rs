@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::config::McpConfig;
-use harness9::mcp::{ApprovalPolicy, Manager, ManagerOptions};
+use harness9::manager::{ApprovalPolicy, Manager};
 use harness9::tools::ToolRegistry;
 use harness9::trust::ApprovalStore;
 use serde_json::{json, Value};
@@ -22,20 +22,28 @@ pub struct Project {
 
 /// A manager with the tool registry it publishes to.
 pub struct TestManager {
-    manager: Manager,
-    registry: Arc<ToolRegistry>,
+    harness: harness9::Harness,
 }
 
 impl std::ops::Deref for TestManager {
     type Target = Manager;
     fn deref(&self) -> &Manager {
-        &self.manager
+        self.harness.manager()
     }
 }
 
 impl TestManager {
     pub fn registry(&self) -> &Arc<ToolRegistry> {
-        &self.registry
+        self.harness.registry()
+    }
+
+    /// Accepts held tools (see [`harness9::Harness::accept_tools`]).
+    pub async fn accept_tools(
+        &self,
+        server: &str,
+        tools: &[String],
+    ) -> Result<Vec<harness9::trust::pins::HeldTool>, harness9::host::pins::AcceptError> {
+        self.harness.accept_tools(server, tools).await
     }
 }
 
@@ -129,19 +137,21 @@ impl Project {
         McpConfig::load_project(self.path())
     }
 
+    /// The manager of this project and the services beside it, nothing started yet;
+    /// sign-in tokens are kept in memory.
     pub fn manager(&self, policy: ApprovalPolicy) -> TestManager {
-        let registry = Arc::new(ToolRegistry::new());
-        let manager = Manager::new(
+        let harness = harness9::Harness::open(
             self.path(),
-            registry.clone(),
-            ManagerOptions {
-                approvals: self.approvals(),
+            harness9::HarnessOptions {
                 policy,
-                path_for_children: None,
-                auth: harness9::mcp::auth::AuthContext::memory(),
+                login_shell_path: false,
+                approvals: self.approvals(),
+                auth: Some(harness9::mcp::auth::AuthContext::memory()),
+                scope_files: Some(self.scope_files()),
+                ..harness9::HarnessOptions::default()
             },
         );
-        TestManager { manager, registry }
+        TestManager { harness }
     }
 
     /// The CLI on this project with its own data dir, stdin closed, not started yet.

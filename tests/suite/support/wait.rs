@@ -7,8 +7,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness9::mcp::manager::Ask;
-use harness9::mcp::{ClientEvent, LogLine, Manager, ServerLog, ServerState, StatusSnapshot};
+use harness9::host::asks::Ask;
+use harness9::manager::{Manager, ServerState, StatusSnapshot};
+use harness9::mcp::{ClientEvent, LogLine, ServerLog};
 use harness9::tools::ToolRegistry;
 
 /// The hang guard of the suite's waits: far above what a passing run takes.

@@ -46,7 +46,7 @@ target: string, state: ServerState,
 restart: RestartStatus | null, 
 /**
  * Tools whose definition changed since they were pinned, held back from the model
- * until the user accepts them (see [`Manager::held_tools`]).
+ * until the user accepts them (counted by the tool sink: [`ToolSink::held`]).
  */
 heldTools: number, 
 /**

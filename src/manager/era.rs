@@ -35,7 +35,7 @@ impl Manager {
         cfg: &ServerConfig,
         log: Arc<ServerLog>,
         gen: u64,
-        handler: Arc<dyn ClientHandler>,
+        handler: Option<Arc<dyn ClientHandler>>,
         current: CurrentSender,
     ) -> ConnectOptions {
         let stdio = matches!(cfg.transport, TransportConfig::Stdio { .. });
@@ -73,7 +73,7 @@ impl Manager {
             reopen
         });
         ConnectOptions {
-            handler: Some(handler),
+            handler,
             era,
             reopen,
             // stdio: a legacy server may stay silent; HTTP answers every request (an error

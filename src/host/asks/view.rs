@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::asks::{Ask, AskAnswer, AskError, AskKind, SamplingChoice};
+use super::queue::{Ask, AskAnswer, AskError, AskKind, SamplingChoice};
 use crate::mcp::elicit_form::{ElicitForm, FieldValue};
 use crate::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 

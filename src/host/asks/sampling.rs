@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use super::asks::{AskAnswer, AskKind, SamplingChoice, Unanswered};
-use super::consent::{Notes, Shared};
+use super::queue::{AskAnswer, AskKind, SamplingChoice, Unanswered};
+use super::{Notes, Shared};
 use crate::mcp::handler::HandlerFuture;
 use crate::mcp::jsonrpc::{RpcError, INTERNAL_ERROR};
 use crate::mcp::requests::{CreateMessageRequest, CreateMessageResult, USER_REJECTED};
@@ -95,7 +95,7 @@ impl SamplingFlow {
         let granted = sampler.is_some() && self.granted().await;
         let mut review = false;
         if !granted {
-            let waiting = self.shared.asks.ask(
+            let waiting = self.shared.queue.ask(
                 &self.server,
                 AskKind::Sampling {
                     request: Box::new(request.clone()),
@@ -149,7 +149,7 @@ impl SamplingFlow {
             note(&format!("{approved}; answered by {}", result.model));
             return Ok(result);
         }
-        let waiting = self.shared.asks.ask(
+        let waiting = self.shared.queue.ask(
             &self.server,
             AskKind::SamplingReview {
                 request: Box::new(request),

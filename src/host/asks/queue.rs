@@ -180,7 +180,7 @@ fn check_form(id: u64, ask: &Ask, answer: &AskAnswer) -> Result<(), AskError> {
 
 type Pending = BTreeMap<u64, (Ask, oneshot::Sender<AskAnswer>)>;
 
-/// The queue of one manager (all its servers).
+/// The queue of one project's servers.
 pub struct AskQueue {
     next_id: AtomicU64,
     pending: Mutex<Pending>,
