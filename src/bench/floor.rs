@@ -19,7 +19,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use memchr::memmem;
@@ -162,7 +162,7 @@ impl Floor {
             server.send(&out)?;
             loop {
                 let line = server.read_line()?;
-                if memmem::find(line, text.as_bytes()).is_some() {
+                if echoes(line, &text) {
                     break;
                 }
                 if !is_from_server(line) {
@@ -342,7 +342,7 @@ fn read_echoes(
         let Some(call) = call else {
             return Err(format!("echo answered: {}", preview(&line)));
         };
-        if memmem::find(&line, small_text(call).as_bytes()).is_none() {
+        if !echoes(&line, &small_text(call)) {
             return Err(format!("echo answered: {}", preview(&line)));
         }
         answered += 1;
@@ -356,9 +356,25 @@ fn read_echoes(
     Ok(())
 }
 
+/// Searchers for the keys the floor looks for, built once.
+static ID_KEY: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("\"id\":"));
+static TEXT_KEY: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("\"text\":\""));
+static METHOD_KEY: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new("\"method\""));
+
+/// Whether the line's (first) `"text"` is `text`, which needs no escaping.
+fn echoes(line: &[u8], text: &str) -> bool {
+    let Some(at) = TEXT_KEY.find(line) else {
+        return false;
+    };
+    let rest = line.get(at + TEXT_KEY.needle().len()..).unwrap_or_default();
+    rest.starts_with(text.as_bytes()) && rest.get(text.len()) == Some(&b'"')
+}
+
 /// The number after the line's `"id":`.
 fn answer_id(line: &[u8]) -> Option<u64> {
-    let at = memmem::find(line, b"\"id\":")? + 5;
+    let at = ID_KEY.find(line)? + ID_KEY.needle().len();
     let digits = line.get(at..)?;
     let digits = digits.trim_ascii_start();
     let end = digits
@@ -370,7 +386,7 @@ fn answer_id(line: &[u8]) -> Option<u64> {
 
 /// Whether a line is the server's own notification or request, not an answer.
 fn is_from_server(line: &[u8]) -> bool {
-    memmem::find(line, b"\"method\"").is_some() || line.trim_ascii().is_empty()
+    METHOD_KEY.find(line).is_some() || line.trim_ascii().is_empty()
 }
 
 fn write_all(stdin: &mut ChildStdin, out: &mut Vec<u8>) -> Result<(), String> {
@@ -652,5 +668,9 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":"notifications/message"}"#
         ));
         assert!(!is_from_server(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        let answer = br#"{"id":3,"result":{"content":[{"type":"text","text":"echo 3"}]}}"#;
+        assert!(echoes(answer, "echo 3"));
+        assert!(!echoes(answer, "echo "));
+        assert!(!echoes(answer, "echo 30"));
     }
 }

@@ -605,17 +605,21 @@ fn preview(text: &str) -> String {
     crate::truncate::prefix(text, 80).to_string()
 }
 
-/// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails.
+/// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails:
+/// `echo NNNNNNNNNNNN ` (the last 12 digits of `i`), then letters and digits. Built without
+/// formatting machinery, as the floor builds one per call too.
 pub(crate) fn small_text(i: usize) -> String {
-    let mut text = format!("echo {i:012} ");
-    let pattern = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut k = 0;
-    while text.len() < SMALL_TEXT_BYTES {
-        text.push(pattern[k % pattern.len()] as char);
-        k += 1;
+    const PATTERN: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut text = [0u8; SMALL_TEXT_BYTES];
+    text[..5].copy_from_slice(b"echo ");
+    let mut n = i;
+    for digit in text[5..17].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
     }
-    text.truncate(SMALL_TEXT_BYTES);
-    text
+    text[17] = b' ';
+    text[18..].copy_from_slice(&PATTERN[..SMALL_TEXT_BYTES - 18]);
+    String::from_utf8(text.to_vec()).expect("ASCII")
 }
 
 /// `bytes` bytes of printable ASCII that needs no JSON escaping.
@@ -790,6 +794,10 @@ mod tests {
     fn texts() {
         assert_eq!(small_text(7).len(), SMALL_TEXT_BYTES);
         assert_ne!(small_text(7), small_text(8));
+        assert_eq!(
+            small_text(1234),
+            "echo 000000001234 abcdefghijklmnopqrstuvwxyz0123456789abcdefghij"
+        );
         let big = big_text(BIG_RESULT_BYTES);
         assert_eq!(big.len(), BIG_RESULT_BYTES);
         assert!(big.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
