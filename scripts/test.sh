@@ -18,6 +18,9 @@ export H9_PY_SERVER="$ROOT/tests/servers/py_server.py"
 
 echo "test: cargo fmt --check" >&2
 cargo fmt --check
+echo "test: no import circle between sibling modules (scripts/check-circles.py)" >&2
+python3 scripts/check-circles.py --self-test
+python3 scripts/check-circles.py
 echo "test: cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets -- -D warnings
 echo "test: cargo test" >&2

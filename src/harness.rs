@@ -73,7 +73,7 @@ pub struct HarnessOptions {
     /// Restart crashed stdio servers with backoff (long-running front ends turn it on).
     pub restart: Option<RestartPolicy>,
     /// Where sign-in tokens are kept; `None`: the user's store
-    /// ([`crate::mcp::auth::AuthContext::open_default`], opened by [`Harness::open`]).
+    /// ([`crate::mcp::auth::AuthContext::open`] in the data directory, opened by [`Harness::open`]).
     pub auth: Option<crate::mcp::auth::AuthContext>,
     /// The config files of the three scopes; `None`: the project's `.mcp.json` and the
     /// user's folders ([`ScopeFiles::of`]).
@@ -162,9 +162,9 @@ impl Harness {
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children,
-                auth: opts
-                    .auth
-                    .unwrap_or_else(crate::mcp::auth::AuthContext::open_default),
+                auth: opts.auth.unwrap_or_else(|| {
+                    crate::mcp::auth::AuthContext::open(&crate::trust::data_dir())
+                }),
             },
         );
         manager.set_restart_policy(opts.restart);

@@ -8,7 +8,6 @@
 
 mod expand;
 pub mod import;
-pub mod mask;
 pub mod oauth;
 mod save;
 pub mod scopes;
@@ -17,6 +16,12 @@ pub mod servers;
 pub use expand::{expand, ExpandError};
 pub use save::{save_mcp_json, validate_document, write_atomically, McpDocument, SaveError};
 pub use scopes::{Scope, ScopeFiles};
+// The settings the MCP client's own messages name, and its URL masking, live with the client.
+pub use harness9_mcp::mask;
+pub use harness9_mcp::protocol::era::ProtocolEra;
+pub use harness9_mcp::settings::{
+    DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_FIELD, STARTUP_TIMEOUT_FIELD, TOOL_TIMEOUT_FIELD,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,33 +39,8 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one tool call may run before it is cancelled.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `.mcp.json` field (seconds, may be fractional) overriding [`DEFAULT_STARTUP_TIMEOUT`].
-pub const STARTUP_TIMEOUT_FIELD: &str = "startupTimeoutSec";
-
-/// `.mcp.json` field (seconds, may be fractional) overriding [`DEFAULT_TOOL_TIMEOUT`].
-pub const TOOL_TIMEOUT_FIELD: &str = "toolTimeoutSec";
-
-/// The largest single message (a stdio line, an HTTP body, an SSE event) read from a
-/// server. A longer one is discarded as it streams in, never buffered past this size.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
-
-/// `.mcp.json` field (bytes) overriding [`DEFAULT_MAX_MESSAGE_BYTES`] for one server.
-pub const MAX_MESSAGE_FIELD: &str = "maxMessageBytes";
-
 /// The `.mcp.json` field that forces a server's protocol era.
 pub const PROTOCOL_ERA_FIELD: &str = "protocolEra";
-
-/// Which protocol era to speak to a server (`"protocolEra"` in `.mcp.json`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ProtocolEra {
-    /// Probe: the modern era when the server speaks it, else the legacy one.
-    #[default]
-    Auto,
-    /// Only the `initialize` handshake (2025-11-25 and earlier); no probe.
-    Legacy,
-    /// Only the stateless 2026-07-28 protocol; never falls back.
-    Modern,
-}
 
 /// The smallest accepted [`MAX_MESSAGE_FIELD`]: below this even a handshake does not fit.
 pub const MIN_MAX_MESSAGE_BYTES: usize = 4096;
@@ -129,7 +109,7 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Sign-in settings of a remote server (`"oauth"`, `${VAR}` expanded); `None` when the
     /// entry has none (signing in then uses what the servers advertise).
-    pub oauth: Option<crate::mcp::auth::OAuthConfig>,
+    pub oauth: Option<harness9_mcp::auth::OAuthConfig>,
     /// The protocol era to speak ([`PROTOCOL_ERA_FIELD`]; probed unless set).
     pub era: ProtocolEra,
     /// The scope the entry was read from ([`Scope::Project`] for a single parsed file).

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::mask::mask_unless_reference;
 use super::type_name;
-use crate::mcp::auth::OAuthConfig;
+use harness9_mcp::auth::OAuthConfig;
 
 /// The entry's field holding the OAuth settings.
 pub const OAUTH_FIELD: &str = "oauth";
@@ -154,15 +154,4 @@ pub fn shown(raw: &Value) -> Option<String> {
     } else {
         parts.join(", ")
     })
-}
-
-impl std::fmt::Debug for OAuthConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthConfig")
-            .field("client_id", &self.client_id)
-            .field("has_client_secret", &self.client_secret.is_some())
-            .field("scopes", &self.scopes)
-            .field("callback_port", &self.callback_port)
-            .finish()
-    }
 }

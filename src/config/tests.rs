@@ -323,7 +323,7 @@ fn oauth_settings_are_read_and_expanded() {
     );
     assert_eq!(
         entry(&cfg, "h").unwrap().oauth,
-        Some(crate::mcp::auth::OAuthConfig {
+        Some(harness9_mcp::auth::OAuthConfig {
             client_id: Some("app-1".into()),
             client_secret: Some("s3cret".into()),
             scopes: Some(vec!["read".into(), "write".into()]),

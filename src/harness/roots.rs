@@ -13,7 +13,7 @@ use super::Harness;
 use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// File in the data directory holding each project's extra roots.
-pub const EXTRA_ROOTS_FILE: &str = "extra-roots.json";
+pub const EXTRA_ROOTS_FILE: &str = crate::userdata::DataKind::Roots.file_name();
 
 /// Why an extra root could not be added or removed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

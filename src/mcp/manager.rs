@@ -309,7 +309,7 @@ pub struct ManagerOptions {
     pub policy: ApprovalPolicy,
     /// PATH for children whose entry sets none (see [`crate::shell_env`]).
     pub path_for_children: Option<OsString>,
-    /// Where sign-in tokens are kept ([`crate::mcp::auth::AuthContext::open_default`]).
+    /// Where sign-in tokens are kept ([`crate::mcp::auth::AuthContext::open`]).
     pub auth: crate::mcp::auth::AuthContext,
 }
 

@@ -1,22 +1,12 @@
-//! The MCP client side: transports, the client of one server, and the manager of all the
-//! servers of a project.
+//! The MCP side of the app: the manager of all the servers of a project, and the client
+//! library (the `harness9-mcp` crate) under the names the rest of the app uses.
 
-pub mod auth;
-pub mod client;
-pub mod contain;
-// Its date and time checks slice by bytes; they are being rewritten to parse instead.
-#[allow(clippy::string_slice)]
-pub mod elicit_form;
-pub mod era;
-pub mod features;
-pub mod handler;
-pub mod jsonrpc;
-pub mod log;
-pub mod requests;
+pub use harness9_mcp::protocol::{
+    elicit_form, era, features, jsonrpc, requests, schema_text, types,
+};
+pub use harness9_mcp::{auth, client, contain, handler, log, transport};
+
 pub mod sampling;
-pub mod schema_text;
-pub mod transport;
-pub mod types;
 
 pub use client::{Client, ClientError, ClientEvent, RequestOptions};
 pub use log::{LogLine, LogSource, ServerLog};

@@ -1,168 +1,29 @@
 //! The TUI's state and its key handling. Pure: keys change the state and may return an
 //! [`Action`] for the runner to carry out on the core; nothing here touches the terminal,
-//! the servers or the engine.
+//! the servers or the engine. The widgets (asks, the `@` picker, sign-in, slash commands,
+//! settings, the panel's surface keys) work on the parts of the state handed to them and
+//! know nothing of [`App`]; this module picks those parts and applies what comes back.
 
 use std::sync::Arc;
 
-use harness9::engine::event::{CallStatus, Event, TurnOutcome};
+use harness9::engine::event::{Event, TurnOutcome};
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::StatusSnapshot;
+use harness9::mcp::manager::{Ask, ServerDetails};
+use harness9::mcp::{ServerStatus, StatusSnapshot};
 use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::auth::Notice;
+use super::ask::AskView;
+use super::attach::Picker;
+use super::auth::{AuthDone, Notice};
+use super::model::{Action, ChatLine, Modal, PanelRow, ToolDecision, ToolLineStatus, COMMANDS};
+use super::scroll::Scroll;
+use super::settings::HiddenKey;
+use super::slash::{Entered, SlashState};
+use super::{attach, auth, conversations, settings, slash, surface};
 
-/// Slash commands, for Tab completion.
-pub const COMMANDS: &[&str] = &[
-    "/mcp",
-    "/roots",
-    "/new",
-    "/resume",
-    "/model",
-    "/permissions",
-    "/quit",
-];
-
-/// What the runner must do after a key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    Quit,
-    Send(String),
-    /// Start a turn with a server's prompt (see [`super::slash`]); `text` is the command
-    /// as typed, for the transcript.
-    SendPrompt {
-        server: String,
-        name: String,
-        arguments: serde_json::Map<String, serde_json::Value>,
-        text: String,
-    },
-    /// Ask the server for values of a prompt argument; the answer goes to
-    /// [`super::slash::completion_done`] with `input`.
-    Complete {
-        server: String,
-        prompt: String,
-        argument: String,
-        value: String,
-        context: serde_json::Map<String, serde_json::Value>,
-        input: String,
-    },
-    StopTurn,
-    Restart(String),
-    EditConfig,
-    /// Approve exactly the servers the prompt showed.
-    ApproveServers {
-        servers: Vec<harness9::inspect::ApprovalPick>,
-        remember: bool,
-    },
-    DeclineServers,
-    AnswerTool {
-        call_id: String,
-        decision: ToolDecision,
-    },
-    /// Accept a tool held back because its definition changed since it was pinned.
-    AcceptTool {
-        server: String,
-        tool: String,
-    },
-    /// Sign in to a remote server (in the background; the outcome comes back as
-    /// [`super::auth::AuthDone`]).
-    SignIn(String),
-    /// Forget the sign-in of a remote server.
-    SignOut(String),
-    /// Answer what a server asked (see [`super::ask`]).
-    AnswerAsk {
-        id: u64,
-        answer: harness9::mcp::manager::AskAnswer,
-    },
-    /// Open the page of a URL elicitation the user agreed to, then accept it.
-    OpenAsk {
-        id: u64,
-        url: String,
-    },
-    /// Make a server ask again before it uses the model (withdraw its "always" grant).
-    RevokeSampling(String),
-    /// Set a server's logging level (`logging/setLevel`).
-    SetLogLevel {
-        server: String,
-        level: harness9::mcp::features::LogLevel,
-    },
-    /// List, add or remove the project's extra roots.
-    Roots(super::surface::RootsCommand),
-    /// Start, list or reopen a conversation.
-    Conversation(super::conversations::ConversationCmd),
-    /// Show or change the model provider settings or the tool permission rules.
-    Settings(super::settings::SettingsCmd),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolDecision {
-    Once,
-    Always,
-    Deny,
-}
-
-/// One entry of the chat transcript.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ChatLine {
-    User(String),
-    Assistant(String),
-    Tool {
-        call_id: String,
-        name: String,
-        arguments: String,
-        status: ToolLineStatus,
-    },
-    /// A note from harness9 (errors, hints).
-    System(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolLineStatus {
-    Running,
-    /// A call of a reopened conversation (`answered`: its result is in the conversation).
-    Earlier {
-        status: CallStatus,
-        answered: bool,
-    },
-    Done {
-        status: CallStatus,
-        duration_ms: u64,
-        error: Option<String>,
-    },
-}
-
-/// A modal on top of the chat.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Modal {
-    None,
-    /// The `/mcp` panel; `selected` indexes [`App::panel_rows`].
-    Mcp {
-        selected: usize,
-        details: bool,
-    },
-    /// Project servers waiting for approval, as shown (what would run, and the
-    /// fingerprint that approves exactly that).
-    ServerApproval(Vec<ApprovalRequest>),
-    /// The oldest tool call waiting for the user (`App::approvals` holds them all).
-    ToolApproval,
-}
-
-/// A row of the `/mcp` panel.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PanelRow {
-    Server(usize),
-    Tool {
-        server: usize,
-        tool: usize,
-    },
-    /// A tool held back until the user accepts its change (index into [`App::held`]).
-    Held {
-        server: usize,
-        held: usize,
-    },
-}
-
+/// Everything the terminal UI shows, and what the keys have done to it so far.
 pub struct App {
     pub status: Arc<StatusSnapshot>,
     /// Tools by server, in `status.servers` order.
@@ -175,8 +36,8 @@ pub struct App {
     pub busy: bool,
     /// Provider and model, or why there is none.
     pub provider: String,
-    /// An API key being typed for the keychain (see [`super::settings`]).
-    pub hidden_key: Option<super::settings::HiddenKey>,
+    /// An API key being typed for the keychain (see [`settings`]).
+    pub hidden_key: Option<HiddenKey>,
     /// Lines scrolled back from the end of the transcript.
     pub scroll: u16,
     /// Servers the user said no to; not asked again in this run.
@@ -186,19 +47,19 @@ pub struct App {
     /// The outcome of the last sign-in or sign-out, shown in the panel until the next key.
     pub notice: Option<Notice>,
     /// The oldest thing a server asks the user; its modal is over everything else.
-    pub ask: Option<super::ask::AskView>,
-    /// The prompts of the connected servers: the slash commands of [`super::slash`].
+    pub ask: Option<AskView>,
+    /// The prompts of the connected servers: the slash commands of [`slash`].
     pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
     /// The slash-command hint: what Tab found.
-    pub slash: super::slash::SlashState,
+    pub slash: SlashState,
     /// Title, icons and logging of each connected server, in `status.servers` order.
-    pub details: Vec<Option<harness9::mcp::manager::ServerDetails>>,
+    pub details: Vec<Option<ServerDetails>>,
     /// The recent log of the server whose details are open.
     pub log_tail: Vec<harness9::mcp::LogLine>,
     /// The connected servers' resources, for the `@` picker.
     pub resources: Vec<harness9::mcp::manager::ServerResource>,
     /// The open `@` picker.
-    pub picker: Option<super::attach::Picker>,
+    pub picker: Option<Picker>,
     /// Resources attached to the next message.
     pub attachments: Vec<harness9::engine::resources::ResourceRef>,
     /// The servers that may use the model without asking ("always for this server").
@@ -207,7 +68,7 @@ pub struct App {
     pub approvals: harness9::engine::approvals::PendingApprovals,
     /// How far the arguments of the shown tool call are scrolled (back to the top for
     /// each new call).
-    pub approval_scroll: super::scroll::Scroll,
+    pub approval_scroll: Scroll,
     /// What each server's tool definitions take in the model's context.
     pub context: harness9::tools::ContextCost,
     /// Set when the MCP tools are large enough for tool search to take over.
@@ -232,7 +93,7 @@ impl App {
             notice: None,
             ask: None,
             prompts: Vec::new(),
-            slash: super::slash::SlashState::default(),
+            slash: SlashState::default(),
             details: Vec::new(),
             log_tail: Vec::new(),
             resources: Vec::new(),
@@ -277,11 +138,33 @@ impl App {
     }
 
     fn selected_server(&self, selected: usize) -> Option<String> {
-        let idx = match self.panel_rows().get(selected)? {
-            PanelRow::Server(i) => *i,
-            PanelRow::Tool { server, .. } | PanelRow::Held { server, .. } => *server,
-        };
-        self.status.servers.get(idx).map(|s| s.name.clone())
+        self.row_server(selected).map(|s| s.name.clone())
+    }
+
+    /// The server a panel row belongs to.
+    pub fn row_server(&self, selected: usize) -> Option<&ServerStatus> {
+        let idx = self.panel_rows().get(selected)?.server();
+        self.status.servers.get(idx)
+    }
+
+    /// The details of the server a panel row belongs to, when it is connected.
+    pub fn row_details(&self, selected: usize) -> Option<&ServerDetails> {
+        let idx = self.panel_rows().get(selected)?.server();
+        self.details.get(idx)?.as_ref()
+    }
+
+    /// The server whose details are open (its recent log is kept fresh).
+    pub fn details_server(&self) -> Option<String> {
+        match &self.modal {
+            Modal::Mcp {
+                selected,
+                details: true,
+            } => match self.panel_rows().get(*selected)? {
+                PanelRow::Server(i) => self.status.servers.get(*i).map(|s| s.name.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Action> {
@@ -400,19 +283,28 @@ impl App {
                 return self.auth_key(selected, true);
             }
             KeyCode::Char('o') => return self.auth_key(selected, false),
-            KeyCode::Char('l') => return self.log_level_key(selected),
-            KeyCode::Char('s') => return self.revoke_sampling_key(selected),
+            KeyCode::Char('l') => return surface::log_level_key(self.row_details(selected)?),
+            KeyCode::Char('s') => {
+                let s = self.row_server(selected)?;
+                return surface::revoke_sampling_key(&s.name, &self.sampling_grants);
+            }
             _ => {}
         }
         None
     }
 
     fn chat_key(&mut self, key: KeyEvent) -> Option<Action> {
-        if let Some(done) = super::settings::hidden_key(self, key) {
+        if let Some(done) = settings::hidden_key(&mut self.hidden_key, &mut self.input, key) {
             return done;
         }
-        if let Some(done) = self.attach_key(key) {
-            return done;
+        if attach::on_key(
+            &mut self.picker,
+            &mut self.attachments,
+            &self.resources,
+            &self.input,
+            key,
+        ) {
+            return None;
         }
         if key.code != KeyCode::Tab {
             self.slash.clear();
@@ -424,12 +316,22 @@ impl App {
                 let text = text.trim();
                 if text.starts_with('/')
                     && !COMMANDS.contains(&text)
-                    && super::surface::parse_roots(text).is_none()
-                    && super::conversations::parse(text).is_none()
-                    && super::settings::parse(text).is_none()
+                    && surface::parse_roots(text).is_none()
+                    && conversations::parse(text).is_none()
+                    && settings::parse(text).is_none()
                 {
-                    if let Some(action) = super::slash::enter(self, text) {
-                        return action;
+                    match slash::enter(&self.prompts, text, self.busy) {
+                        Some(Entered::Send(action)) => return Some(action),
+                        Some(Entered::Keep) => {
+                            self.input = text.to_string();
+                            return None;
+                        }
+                        Some(Entered::Wrong(note)) => {
+                            self.input = text.to_string();
+                            self.chat.push(ChatLine::System(note));
+                            return None;
+                        }
+                        None => {}
                     }
                 }
                 match text {
@@ -441,20 +343,18 @@ impl App {
                         }
                     }
                     "/quit" => return Some(Action::Quit),
-                    t if super::conversations::parse(t).is_some() => {
-                        return super::conversations::parse(t).map(Action::Conversation)
+                    t if conversations::parse(t).is_some() => {
+                        return conversations::parse(t).map(Action::Conversation)
                     }
-                    t if super::settings::parse(t).is_some() => match super::settings::parse(t)? {
+                    t if settings::parse(t).is_some() => match settings::parse(t)? {
                         Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
-                        Ok(None) => super::settings::start_hidden(self),
+                        Ok(None) => settings::start_hidden(&mut self.hidden_key, &mut self.input),
                         Err(usage) => self.chat.push(ChatLine::System(usage)),
                     },
-                    t if super::surface::parse_roots(t).is_some() => {
-                        match super::surface::parse_roots(t)? {
-                            Ok(cmd) => return Some(Action::Roots(cmd)),
-                            Err(usage) => self.chat.push(ChatLine::System(usage)),
-                        }
-                    }
+                    t if surface::parse_roots(t).is_some() => match surface::parse_roots(t)? {
+                        Ok(cmd) => return Some(Action::Roots(cmd)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                    },
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
                         COMMANDS.join(" ")
@@ -465,7 +365,9 @@ impl App {
                     t => return Some(Action::Send(t.to_string())),
                 }
             }
-            KeyCode::Tab if self.input.starts_with('/') => return super::slash::tab(self),
+            KeyCode::Tab if self.input.starts_with('/') => {
+                return slash::tab(&mut self.input, &mut self.slash, &self.prompts)
+            }
             KeyCode::Backspace => {
                 self.input.pop();
             }
@@ -578,5 +480,47 @@ impl App {
     /// Whether any server is configured (the MCP bar shows only then).
     pub fn has_servers(&self) -> bool {
         !self.status.servers.is_empty() || self.status.config_error.is_some()
+    }
+
+    /// `a` (sign in) or `o` (sign out) on the selected row of the panel.
+    fn auth_key(&mut self, selected: usize, sign_in: bool) -> Option<Action> {
+        let idx = self.panel_rows().get(selected)?.server();
+        let s = self.status.servers.get(idx)?;
+        match auth::key(s, &mut self.signing_in, sign_in) {
+            Ok(action) => Some(action),
+            Err(notice) => {
+                self.notice = Some(notice);
+                None
+            }
+        }
+    }
+
+    /// Takes the outcome of a sign-in or sign-out: a notice in the panel, and a line in
+    /// the chat so it is still seen after the panel is closed.
+    pub fn auth_done(&mut self, done: AuthDone) {
+        let notice = auth::done(done, &mut self.signing_in);
+        self.chat.push(ChatLine::System(notice.text.clone()));
+        self.notice = Some(notice);
+    }
+
+    /// Takes the pending asks: the modal shows the oldest (keeping what the user typed
+    /// while it stays the oldest).
+    pub fn set_asks(&mut self, asks: &[Ask]) {
+        let more = asks.len().saturating_sub(1);
+        match (asks.first(), self.ask.as_mut()) {
+            (None, _) => self.ask = None,
+            (Some(first), Some(view)) if view.ask.id == first.id => view.more = more,
+            (Some(first), _) => self.ask = Some(AskView::new(first, more)),
+        }
+    }
+
+    /// The server's answer to an [`Action::Complete`] asked for the input `input`.
+    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, String>) {
+        slash::completion_done(&mut self.input, &mut self.slash, input, result);
+    }
+
+    /// The tags of the attached resources, for the input's lower border.
+    pub fn attachment_tags(&self) -> String {
+        attach::tags(&self.attachments, &self.resources)
     }
 }

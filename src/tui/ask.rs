@@ -16,7 +16,7 @@ use harness9::mcp::requests::{ElicitRequest, ElicitResult};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
-use super::app::{Action, App};
+use super::model::Action;
 
 pub use harness9::mcp::manager::SAMPLING_REFUSAL;
 
@@ -340,18 +340,5 @@ fn edit(control: &mut Control, code: KeyCode, ctrl: bool) {
             text.pop();
         }
         _ => {}
-    }
-}
-
-impl App {
-    /// Takes the pending asks: the modal shows the oldest (keeping what the user typed
-    /// while it stays the oldest).
-    pub fn set_asks(&mut self, asks: &[Ask]) {
-        let more = asks.len().saturating_sub(1);
-        match (asks.first(), self.ask.as_mut()) {
-            (None, _) => self.ask = None,
-            (Some(first), Some(view)) if view.ask.id == first.id => view.more = more,
-            (Some(first), _) => self.ask = Some(AskView::new(first, more)),
-        }
     }
 }

@@ -14,8 +14,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
-use super::app::{Action, App};
-
 /// Rows the picker shows at most.
 pub const PICKER_ROWS: usize = 8;
 
@@ -38,76 +36,79 @@ pub fn tag(r: &ResourceRef, all: &[ServerResource]) -> String {
     format!("@{}:{name}", r.server)
 }
 
-impl App {
-    /// Keys for the picker and the tags. `Some(action)` when the key was theirs.
-    pub(super) fn attach_key(&mut self, key: KeyEvent) -> Option<Option<Action>> {
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return None;
-        }
-        if let Some(mut p) = self.picker.take() {
-            match key.code {
-                KeyCode::Esc => return Some(None),
-                KeyCode::Enter | KeyCode::Tab => {
-                    if let Some(r) = p.matches.get(p.selected) {
-                        let pick = ResourceRef {
-                            server: r.server.clone(),
-                            uri: r.resource.uri.clone(),
-                        };
-                        if !self.attachments.contains(&pick) {
-                            self.attachments.push(pick);
-                        }
-                    }
-                    return Some(None);
-                }
-                KeyCode::Up => p.selected = p.selected.saturating_sub(1),
-                KeyCode::Down => {
-                    p.selected = (p.selected + 1).min(p.matches.len().saturating_sub(1))
-                }
-                KeyCode::Backspace if p.query.is_empty() => return Some(None),
-                KeyCode::Backspace => {
-                    p.query.pop();
-                    self.refilter(&mut p);
-                }
-                KeyCode::Char(c) => {
-                    p.query.push(c);
-                    self.refilter(&mut p);
-                }
-                _ => {}
-            }
-            self.picker = Some(p);
-            return Some(None);
-        }
+/// Keys for the picker and the tags: `true` when the key was theirs (it never asks the
+/// runner for anything). `input` is the chat's input line: `@` opens the picker at its
+/// start or after a space, Backspace on it empty removes the last tag.
+pub fn on_key(
+    picker: &mut Option<Picker>,
+    attachments: &mut Vec<ResourceRef>,
+    resources: &[ServerResource],
+    input: &str,
+    key: KeyEvent,
+) -> bool {
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return false;
+    }
+    if let Some(mut p) = picker.take() {
         match key.code {
-            KeyCode::Char('@')
-                if !self.resources.is_empty()
-                    && (self.input.is_empty() || self.input.ends_with(' ')) =>
-            {
-                let mut p = Picker::default();
-                self.refilter(&mut p);
-                self.picker = Some(p);
-                Some(None)
+            KeyCode::Esc => return true,
+            KeyCode::Enter | KeyCode::Tab => {
+                if let Some(r) = p.matches.get(p.selected) {
+                    let pick = ResourceRef {
+                        server: r.server.clone(),
+                        uri: r.resource.uri.clone(),
+                    };
+                    if !attachments.contains(&pick) {
+                        attachments.push(pick);
+                    }
+                }
+                return true;
             }
-            KeyCode::Backspace if self.input.is_empty() && !self.attachments.is_empty() => {
-                self.attachments.pop();
-                Some(None)
+            KeyCode::Up => p.selected = p.selected.saturating_sub(1),
+            KeyCode::Down => p.selected = (p.selected + 1).min(p.matches.len().saturating_sub(1)),
+            KeyCode::Backspace if p.query.is_empty() => return true,
+            KeyCode::Backspace => {
+                p.query.pop();
+                refilter(&mut p, resources);
             }
-            _ => None,
+            KeyCode::Char(c) => {
+                p.query.push(c);
+                refilter(&mut p, resources);
+            }
+            _ => {}
         }
+        *picker = Some(p);
+        return true;
     }
+    match key.code {
+        KeyCode::Char('@')
+            if !resources.is_empty() && (input.is_empty() || input.ends_with(' ')) =>
+        {
+            let mut p = Picker::default();
+            refilter(&mut p, resources);
+            *picker = Some(p);
+            true
+        }
+        KeyCode::Backspace if input.is_empty() && !attachments.is_empty() => {
+            attachments.pop();
+            true
+        }
+        _ => false,
+    }
+}
 
-    fn refilter(&self, p: &mut Picker) {
-        p.matches = pick_resources(self.resources.clone(), &p.query, PICKER_ROWS * 4);
-        p.selected = p.selected.min(p.matches.len().saturating_sub(1));
-    }
+fn refilter(p: &mut Picker, resources: &[ServerResource]) {
+    p.matches = pick_resources(resources.to_vec(), &p.query, PICKER_ROWS * 4);
+    p.selected = p.selected.min(p.matches.len().saturating_sub(1));
+}
 
-    /// The tags of the attached resources, for the input's lower border.
-    pub fn attachment_tags(&self) -> String {
-        self.attachments
-            .iter()
-            .map(|r| tag(r, &self.resources))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+/// The tags of the attached resources, for the input's lower border.
+pub fn tags(attachments: &[ResourceRef], resources: &[ServerResource]) -> String {
+    attachments
+        .iter()
+        .map(|r| tag(r, resources))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The picker, drawn just above the input line `input`.

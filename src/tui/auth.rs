@@ -1,7 +1,8 @@
 //! Signing in to remote servers from the `/mcp` panel: the `a` (sign in) and `o` (sign out)
 //! keys, the progress and result lines, and what the details and the footer show about a
 //! server's sign-in. Pure like the rest of the UI: keys return an [`Action`] for the
-//! runner, which calls the core and hands the outcome back as an [`AuthDone`].
+//! runner, which calls the core and hands the outcome back as an [`AuthDone`]. Works on
+//! the server it is given and the list of sign-ins under way; the state picks the server.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,9 +10,9 @@ use harness9::mcp::auth::SignedIn;
 use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{ServerState, ServerStatus};
 use ratatui::style::{Color, Style};
-use ratatui::text::{Line, Text};
+use ratatui::text::Line;
 
-use super::app::{Action, App, ChatLine, PanelRow};
+use super::model::Action;
 
 /// The outcome of a sign-in or sign-out the runner carried out.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,128 +40,99 @@ pub fn is_remote(s: &ServerStatus) -> bool {
     matches!(s.transport.as_str(), "http" | "sse")
 }
 
-impl App {
-    /// The server a panel row belongs to.
-    pub(super) fn row_server(&self, selected: usize) -> Option<&ServerStatus> {
-        let idx = match self.panel_rows().get(selected)? {
-            PanelRow::Server(i) => *i,
-            PanelRow::Tool { server, .. } | PanelRow::Held { server, .. } => *server,
-        };
-        self.status.servers.get(idx)
+/// `a` (sign in) or `o` (sign out) on server `s`: the action, or the notice that says why
+/// not. A sign-in asked for is added to `signing_in` (the sign-ins under way).
+pub fn key(
+    s: &ServerStatus,
+    signing_in: &mut Vec<String>,
+    sign_in: bool,
+) -> Result<Action, Notice> {
+    let name = s.name.clone();
+    if !is_remote(s) {
+        return Err(Notice {
+            text: format!(
+                "{name} is a local server: it takes credentials from \"env\" in .mcp.json, not from a sign-in"
+            ),
+            error: true,
+        });
     }
-
-    /// `a` (sign in) or `o` (sign out) on the selected row of the panel.
-    pub(super) fn auth_key(&mut self, selected: usize, sign_in: bool) -> Option<Action> {
-        let s = self.row_server(selected)?;
-        let name = s.name.clone();
-        if !is_remote(s) {
-            self.notice = Some(Notice {
-                text: format!(
-                    "{name} is a local server: it takes credentials from \"env\" in .mcp.json, not from a sign-in"
-                ),
-                error: true,
-            });
-            return None;
-        }
-        if self.signing_in.contains(&name) {
-            self.notice = Some(Notice {
-                text: format!("already signing in to {name}: finish in the browser"),
-                error: false,
-            });
-            return None;
-        }
-        if sign_in {
-            self.signing_in.push(name.clone());
-            Some(Action::SignIn(name))
-        } else {
-            Some(Action::SignOut(name))
-        }
+    if signing_in.contains(&name) {
+        return Err(Notice {
+            text: format!("already signing in to {name}: finish in the browser"),
+            error: false,
+        });
     }
+    if sign_in {
+        signing_in.push(name.clone());
+        Ok(Action::SignIn(name))
+    } else {
+        Ok(Action::SignOut(name))
+    }
+}
 
-    /// Takes the outcome of a sign-in or sign-out: a notice in the panel, and a line in
-    /// the chat so it is still seen after the panel is closed.
-    pub fn auth_done(&mut self, done: AuthDone) {
-        let notice = match done {
-            AuthDone::SignIn { server, result } => {
-                self.signing_in.retain(|n| *n != server);
-                match result {
-                    Ok(s) => Notice {
-                        text: format!("signed in to {server} ({})", s.issuer),
-                        error: false,
-                    },
-                    Err(e) => Notice {
-                        text: format!("could not sign in to {server}: {e}"),
-                        error: true,
-                    },
-                }
-            }
-            AuthDone::SignOut { server, result } => match result {
-                Ok(true) => Notice {
-                    text: format!("signed out of {server}; its tokens are forgotten"),
-                    error: false,
-                },
-                Ok(false) => Notice {
-                    text: format!("no sign-in was kept for {server}"),
+/// The outcome of a sign-in or sign-out, as the notice to show; a finished sign-in leaves
+/// `signing_in`.
+pub fn done(done: AuthDone, signing_in: &mut Vec<String>) -> Notice {
+    match done {
+        AuthDone::SignIn { server, result } => {
+            signing_in.retain(|n| *n != server);
+            match result {
+                Ok(s) => Notice {
+                    text: format!("signed in to {server} ({})", s.issuer),
                     error: false,
                 },
                 Err(e) => Notice {
-                    text: format!("could not sign out of {server}: {e}"),
+                    text: format!("could not sign in to {server}: {e}"),
                     error: true,
                 },
-            },
-        };
-        self.chat.push(ChatLine::System(notice.text.clone()));
-        self.notice = Some(notice);
-    }
-
-    /// The lines at the bottom of the panel: sign-ins under way, and the last notice.
-    pub(super) fn panel_status(&self) -> Option<Text<'static>> {
-        let mut lines = Vec::new();
-        if !self.signing_in.is_empty() {
-            lines.push(Line::styled(
-                format!(
-                    "Signing in to {}: finish in the browser that opened…",
-                    self.signing_in.join(", ")
-                ),
-                Style::new().fg(Color::Yellow),
-            ));
-        }
-        if let Some(n) = &self.notice {
-            let color = if n.error { Color::Red } else { Color::Green };
-            lines.push(Line::styled(n.text.clone(), Style::new().fg(color)));
-        }
-        if let Some(w) = &self.context_warning {
-            lines.push(Line::styled(w.clone(), Style::new().fg(Color::Yellow)));
-        }
-        (!lines.is_empty()).then(|| Text::from(lines))
-    }
-
-    /// Key hints for the selected row, for the panel's bottom border.
-    pub(super) fn panel_hints(&self, selected: usize) -> String {
-        let mut hints = Vec::new();
-        if let Some(PanelRow::Held { .. }) = self.panel_rows().get(selected) {
-            hints.push("a accept");
-        } else if let Some(s) = self.row_server(selected).filter(|s| is_remote(s)) {
-            hints.push("a sign in");
-            if s.signed_in.is_some() {
-                hints.push("o sign out");
             }
         }
-        if self.row_details(selected).is_some_and(|d| d.logging) {
-            hints.push("l log level");
-        }
-        if self
-            .row_server(selected)
-            .is_some_and(|s| self.sampling_grants.contains(&s.name))
-        {
-            hints.push("s ask before sampling");
-        }
-        if hints.is_empty() {
-            String::new()
-        } else {
-            format!(" {} ", hints.join(" · "))
+        AuthDone::SignOut { server, result } => match result {
+            Ok(true) => Notice {
+                text: format!("signed out of {server}; its tokens are forgotten"),
+                error: false,
+            },
+            Ok(false) => Notice {
+                text: format!("no sign-in was kept for {server}"),
+                error: false,
+            },
+            Err(e) => Notice {
+                text: format!("could not sign out of {server}: {e}"),
+                error: true,
+            },
+        },
+    }
+}
+
+/// The sign-in lines at the bottom of the panel: sign-ins under way, and the last notice.
+pub fn status_lines(signing_in: &[String], notice: Option<&Notice>) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if !signing_in.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "Signing in to {}: finish in the browser that opened…",
+                signing_in.join(", ")
+            ),
+            Style::new().fg(Color::Yellow),
+        ));
+    }
+    if let Some(n) = notice {
+        let color = if n.error { Color::Red } else { Color::Green };
+        lines.push(Line::styled(n.text.clone(), Style::new().fg(color)));
+    }
+    lines
+}
+
+/// The sign-in key hints for a server's row (none for a local server).
+pub fn hints(s: &ServerStatus) -> Vec<&'static str> {
+    let mut hints = Vec::new();
+    if is_remote(s) {
+        hints.push("a sign in");
+        if s.signed_in.is_some() {
+            hints.push("o sign out");
         }
     }
+    hints
 }
 
 /// Seconds since the Unix epoch, now.

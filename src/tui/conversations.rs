@@ -9,15 +9,15 @@ use harness9::engine::history::ChatItem;
 use harness9::engine::{CallStatus, ConversationChoice, ConversationSummary};
 use harness9::Harness;
 
-use super::app::{App, ChatLine, ToolLineStatus};
+use super::model::{ChatLine, ConversationCmd, ToolLineStatus};
 
-/// A conversation command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConversationCmd {
-    New,
-    List,
-    /// A number from the list, or an id.
-    Resume(String),
+/// What a conversation command leaves in the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A note added to the transcript.
+    Note(String),
+    /// Another conversation is open: the transcript becomes these lines.
+    Opened(Vec<ChatLine>),
 }
 
 /// Reads `/new`, `/resume` and `/resume ARG`.
@@ -123,13 +123,12 @@ fn resolve(arg: &str, list: &[ConversationSummary]) -> Option<String> {
 }
 
 /// Runs a conversation command: another conversation replaces the current one.
-pub async fn run(harness: &Harness, app: &mut App, cmd: ConversationCmd) {
+pub async fn run(harness: &Harness, cmd: ConversationCmd) -> Outcome {
     let chat = harness.chat();
     if chat.busy() && cmd != ConversationCmd::List {
-        app.chat.push(ChatLine::System(
+        return Outcome::Note(
             "a turn is running: stop it (Esc) before you switch conversations".into(),
-        ));
-        return;
+        );
     }
     let list = chat.conversations().await;
     let opened = match cmd {
@@ -139,37 +138,31 @@ pub async fn run(harness: &Harness, app: &mut App, cmd: ConversationCmd) {
                 .await
                 .ok()
                 .and_then(|s| s.conversation_id);
-            app.chat
-                .push(ChatLine::System(list_text(&list, current.as_deref())));
-            return;
+            return Outcome::Note(list_text(&list, current.as_deref()));
         }
         ConversationCmd::New => chat.new_conversation().await,
         ConversationCmd::Resume(arg) => match resolve(&arg, &list) {
             Some(id) => chat.resume(&id).await,
             None => {
-                app.chat.push(ChatLine::System(format!(
-                    "no saved conversation {arg}; /resume lists them"
-                )));
-                return;
+                return Outcome::Note(format!("no saved conversation {arg}; /resume lists them"))
             }
         },
     };
     match opened {
         Ok(state) => {
             if let Some(e) = state.error {
-                app.chat.push(ChatLine::System(e));
-                return;
+                return Outcome::Note(e);
             }
             let resumed = !state.history.is_empty();
-            app.chat = lines(state.history);
-            app.chat.push(ChatLine::System(if resumed {
+            let mut chat = lines(state.history);
+            chat.push(ChatLine::System(if resumed {
                 "conversation reopened: the model sees it all".into()
             } else {
                 "new conversation".into()
             }));
-            app.scroll = 0;
+            Outcome::Opened(chat)
         }
-        Err(e) => app.chat.push(ChatLine::System(e.to_string())),
+        Err(e) => Outcome::Note(e.to_string()),
     }
 }
 

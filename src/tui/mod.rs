@@ -10,6 +10,7 @@ mod ask_view;
 mod attach;
 mod auth;
 mod conversations;
+mod model;
 mod safe;
 mod scroll;
 mod settings;
@@ -31,6 +32,8 @@ mod tests_layout;
 #[cfg(test)]
 mod tests_slash;
 #[cfg(test)]
+mod tests_snapshots;
+#[cfg(test)]
 mod tests_surface;
 
 use std::io::IsTerminal;
@@ -48,8 +51,9 @@ use harness9::{Harness, HarnessOptions};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use tokio::sync::mpsc;
 
-use app::{Action, App, ChatLine, ToolDecision};
+use app::App;
 use auth::AuthDone;
+use model::{Action, ChatLine, ToolDecision};
 use slash_run::SlashDone;
 
 /// Runs the TUI on `project` until the user quits, a signal ends it or something panics.
@@ -310,7 +314,13 @@ async fn event_loop(
                         }
                         refresh(app, harness);
                     }
-                    Action::Conversation(cmd) => conversations::run(harness, app, cmd).await,
+                    Action::Conversation(cmd) => match conversations::run(harness, cmd).await {
+                        conversations::Outcome::Note(text) => app.chat.push(ChatLine::System(text)),
+                        conversations::Outcome::Opened(lines) => {
+                            app.chat = lines;
+                            app.scroll = 0;
+                        }
+                    },
                     Action::Settings(cmd) => {
                         slash_jobs.push(Box::pin(async move { SlashDone::Settings(settings::run(harness, cmd).await) }));
                     }
@@ -362,8 +372,8 @@ async fn event_loop(
                         slash_jobs.push(Box::pin(slash_run::list(harness)));
                     }
                 }
-                SlashDone::Completion { input, result } => slash::completion_done(app, &input, result),
-                SlashDone::Sent(Ok(opening)) => slash_run::show_opening(app, &opening),
+                SlashDone::Completion { input, result } => app.completion_done(&input, result),
+                SlashDone::Sent(Ok(opening)) => app.chat.extend(slash_run::opening_lines(&opening)),
                 SlashDone::Settings(text) => {
                     app.chat.push(ChatLine::System(text));
                     app.scroll = 0;

@@ -13,7 +13,7 @@ use harness9::engine::provider::settings::{ApiKey, ProviderKind};
 use harness9::engine::provider::setup::{KeySource, ProviderChange, ProviderView};
 use harness9::Harness;
 
-use super::app::{Action, App};
+use super::model::{Action, SettingsCmd};
 
 /// What the input line shows while a key is typed.
 pub const HIDDEN_PROMPT: &str = "API key (hidden, Enter keeps it, Esc cancels): ";
@@ -21,24 +21,6 @@ pub const HIDDEN_PROMPT: &str = "API key (hidden, Enter keeps it, Esc cancels): 
 const MODEL_USAGE: &str = "usage: /model (show) · /model provider anthropic|openai · /model model NAME|default · /model url URL|default · /model key env VAR · /model key keychain · /model key forget · /model test";
 const PERMISSIONS_USAGE: &str =
     "usage: /permissions (list) · /permissions allow|ask|deny TOOL-OR-PATTERN · /permissions revoke TOOL-OR-PATTERN";
-
-/// One `/model` or `/permissions` command.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SettingsCmd {
-    ShowModel,
-    Provider(ProviderKind),
-    /// Empty: the provider's default.
-    Model(String),
-    /// Empty: the provider's default.
-    Url(String),
-    KeyEnv(String),
-    /// Keep this key in the keychain and read it from there.
-    KeychainKey(ApiKey),
-    ForgetKey,
-    Test,
-    ListRules,
-    SetRule(String, Option<ToolPermission>),
-}
 
 /// The key being typed, hidden (its `Debug` shows no character of it).
 #[derive(Default, Clone, PartialEq)]
@@ -88,40 +70,46 @@ pub fn parse(text: &str) -> Option<Result<Option<SettingsCmd>, String>> {
     }
 }
 
-/// Starts typing a key for the keychain.
-pub fn start_hidden(app: &mut App) {
-    app.hidden_key = Some(HiddenKey::default());
-    app.input = HIDDEN_PROMPT.to_string();
+/// Starts typing a key for the keychain: `typed` holds it, `input` (the input line) shows
+/// the prompt.
+pub fn start_hidden(typed: &mut Option<HiddenKey>, input: &mut String) {
+    *typed = Some(HiddenKey::default());
+    *input = HIDDEN_PROMPT.to_string();
 }
 
-/// Keys while a key is typed hidden: `Some` when consumed (with the action to take).
-pub fn hidden_key(app: &mut App, key: KeyEvent) -> Option<Option<Action>> {
-    let typed = app.hidden_key.as_mut()?;
+/// Keys while a key is typed hidden (`typed` is `Some`): `Some` when consumed (with the
+/// action to take). `input` shows one `•` per character.
+pub fn hidden_key(
+    typed: &mut Option<HiddenKey>,
+    input: &mut String,
+    key: KeyEvent,
+) -> Option<Option<Action>> {
+    let key_so_far = typed.as_mut()?;
     let done = match key.code {
         KeyCode::Esc => Some(None),
-        KeyCode::Enter if typed.0.trim().is_empty() => Some(None),
+        KeyCode::Enter if key_so_far.0.trim().is_empty() => Some(None),
         KeyCode::Enter => Some(Some(Action::Settings(SettingsCmd::KeychainKey(
-            ApiKey::new(typed.0.trim()),
+            ApiKey::new(key_so_far.0.trim()),
         )))),
         KeyCode::Backspace => {
-            typed.0.pop();
+            key_so_far.0.pop();
             None
         }
         KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-            typed.0.push(c);
+            key_so_far.0.push(c);
             None
         }
         _ => None,
     };
     match done {
         Some(action) => {
-            app.hidden_key = None;
-            app.input.clear();
+            *typed = None;
+            input.clear();
             Some(action)
         }
         None => {
-            let n = app.hidden_key.as_ref().map_or(0, |k| k.0.chars().count());
-            app.input = format!("{HIDDEN_PROMPT}{}", "•".repeat(n));
+            let n = typed.as_ref().map_or(0, |k| k.0.chars().count());
+            *input = format!("{HIDDEN_PROMPT}{}", "•".repeat(n));
             Some(None)
         }
     }
@@ -310,28 +298,39 @@ mod tests {
 
     #[test]
     fn a_key_is_typed_hidden_and_never_shown() {
-        let mut app = App::new("p".into());
-        start_hidden(&mut app);
+        let (mut typed, mut input) = (None, String::new());
+        start_hidden(&mut typed, &mut input);
         for c in "sk-secret".chars() {
-            assert_eq!(hidden_key(&mut app, key(KeyCode::Char(c))), Some(None));
+            assert_eq!(
+                hidden_key(&mut typed, &mut input, key(KeyCode::Char(c))),
+                Some(None)
+            );
         }
-        hidden_key(&mut app, key(KeyCode::Backspace));
-        assert_eq!(app.input, format!("{HIDDEN_PROMPT}{}", "•".repeat(8)));
-        assert!(!format!("{:?}", app.hidden_key).contains("secre"));
-        let done = hidden_key(&mut app, key(KeyCode::Enter)).unwrap().unwrap();
+        hidden_key(&mut typed, &mut input, key(KeyCode::Backspace));
+        assert_eq!(input, format!("{HIDDEN_PROMPT}{}", "•".repeat(8)));
+        assert!(!format!("{typed:?}").contains("secre"));
+        let done = hidden_key(&mut typed, &mut input, key(KeyCode::Enter))
+            .unwrap()
+            .unwrap();
         assert!(!format!("{done:?}").contains("sk-secre"), "{done:?}");
         let Action::Settings(SettingsCmd::KeychainKey(k)) = done else {
             panic!("{done:?}")
         };
         assert_eq!(k.expose(), "sk-secre");
-        assert_eq!((app.input.as_str(), app.hidden_key.is_none()), ("", true));
+        assert_eq!((input.as_str(), typed.is_none()), ("", true));
         // Esc gives up; nothing is kept.
-        start_hidden(&mut app);
-        hidden_key(&mut app, key(KeyCode::Char('x')));
-        assert_eq!(hidden_key(&mut app, key(KeyCode::Esc)), Some(None));
-        assert_eq!(app.input, "");
+        start_hidden(&mut typed, &mut input);
+        hidden_key(&mut typed, &mut input, key(KeyCode::Char('x')));
+        assert_eq!(
+            hidden_key(&mut typed, &mut input, key(KeyCode::Esc)),
+            Some(None)
+        );
+        assert_eq!(input, "");
         // Not typing a key: other keys are not taken.
-        assert_eq!(hidden_key(&mut app, key(KeyCode::Char('y'))), None);
+        assert_eq!(
+            hidden_key(&mut typed, &mut input, key(KeyCode::Char('y'))),
+            None
+        );
     }
 
     #[test]

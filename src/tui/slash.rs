@@ -5,12 +5,13 @@
 //! server (`completion/complete`, asked for by [`Action::Complete`] with the arguments
 //! filled so far as context) and arrive in [`completion_done`]. Enter checks the command
 //! before anything is sent: an unknown prompt or argument, or a missing required one, is
-//! a note in the transcript and the input stays for fixing. Pure state, like [`super::app`].
+//! a note in the transcript and the input stays for fixing. Pure: the functions work on the
+//! input line, the hint ([`SlashState`]) and the prompts they are given.
 
 use harness9::mcp::manager::ServerPrompt;
 use serde_json::{Map, Value};
 
-use super::app::{Action, App, ChatLine, COMMANDS};
+use super::model::{Action, COMMANDS};
 
 /// Most candidates kept from one completion (the spec caps a server's answer at 100).
 pub const MAX_CANDIDATES: usize = 100;
@@ -95,10 +96,10 @@ pub fn command_of(p: &ServerPrompt) -> String {
 }
 
 /// The prompt the input's command names, if it names one.
-pub fn prompt_of<'a>(app: &'a App, input: &str) -> Option<&'a ServerPrompt> {
+pub fn prompt_of<'a>(prompts: &'a [ServerPrompt], input: &str) -> Option<&'a ServerPrompt> {
     let (tokens, _) = tokenize(input);
     let command = tokens.first()?;
-    app.prompts.iter().find(|p| command_of(p) == command.text)
+    prompts.iter().find(|p| command_of(p) == command.text)
 }
 
 fn common_prefix(words: &[String]) -> String {
@@ -119,22 +120,23 @@ fn common_prefix(words: &[String]) -> String {
 }
 
 /// Replaces the word being typed (from `start`) with `word`.
-fn replace_tail(app: &mut App, start: usize, word: &str) {
-    app.input.truncate(start);
-    app.input.push_str(word);
+fn replace_tail(line: &mut String, start: usize, word: &str) {
+    line.truncate(start);
+    line.push_str(word);
 }
 
-/// Tab with an input that starts with `/`.
-pub fn tab(app: &mut App) -> Option<Action> {
-    app.slash.clear();
-    let input = app.input.clone();
+/// Tab with an input line (`line`) that starts with `/`: completes it, or asks the server
+/// for values. `hint` is what the popup shows.
+pub fn tab(line: &mut String, hint: &mut SlashState, prompts: &[ServerPrompt]) -> Option<Action> {
+    hint.clear();
+    let input = line.clone();
     let (tokens, trailing) = tokenize(&input);
     if tokens.len() <= 1 && !trailing {
-        complete_command(app, &input);
+        complete_command(line, hint, prompts);
         return None;
     }
-    let Some(prompt) = prompt_of(app, &input).cloned() else {
-        app.slash.note = Some(format!(
+    let Some(prompt) = prompt_of(prompts, &input).cloned() else {
+        hint.note = Some(format!(
             "no prompt {}; Tab after / lists the commands and prompts",
             tokens[0].text
         ));
@@ -156,33 +158,33 @@ pub fn tab(app: &mut App) -> Option<Action> {
                 .collect();
             match names.as_slice() {
                 [] => {
-                    app.slash.note = Some(if prompt.prompt.arguments.is_empty() {
+                    hint.note = Some(if prompt.prompt.arguments.is_empty() {
                         "this prompt takes no arguments; Enter sends it".to_string()
                     } else {
                         "no more arguments; Enter sends the prompt".to_string()
                     })
                 }
-                [only] => replace_tail(app, start, only),
+                [only] => replace_tail(line, start, only),
                 _ => {
                     let prefix = common_prefix(&names);
                     if prefix.len() > current.len() {
-                        replace_tail(app, start, &prefix);
+                        replace_tail(line, start, &prefix);
                     }
-                    app.slash.candidates = names;
+                    hint.candidates = names;
                 }
             }
             None
         }
         Some((name, value)) => {
             if !prompt.prompt.arguments.iter().any(|a| a.name == name) {
-                app.slash.note = Some(format!(
+                hint.note = Some(format!(
                     "{} has no argument \"{name}\"",
                     command_of(&prompt)
                 ));
                 return None;
             }
-            app.slash.note = Some(format!("asking {} for values of {name}…", prompt.server));
-            app.slash.waiting = Some(input.clone());
+            hint.note = Some(format!("asking {} for values of {name}…", prompt.server));
+            hint.waiting = Some(input.clone());
             Some(Action::Complete {
                 server: prompt.server.clone(),
                 prompt: prompt.prompt.name.clone(),
@@ -195,15 +197,16 @@ pub fn tab(app: &mut App) -> Option<Action> {
     }
 }
 
-fn complete_command(app: &mut App, input: &str) {
+fn complete_command(line: &mut String, hint: &mut SlashState, prompts: &[ServerPrompt]) {
+    let input = line.clone();
     let mut all: Vec<String> = COMMANDS.iter().map(|c| c.to_string()).collect();
-    all.extend(app.prompts.iter().map(command_of));
-    let found: Vec<String> = all.into_iter().filter(|c| c.starts_with(input)).collect();
+    all.extend(prompts.iter().map(command_of));
+    let found: Vec<String> = all.into_iter().filter(|c| c.starts_with(&input)).collect();
     match found.as_slice() {
         [] => {
-            app.slash.note = Some(format!(
+            hint.note = Some(format!(
                 "no command starts with {input}{}",
-                if app.prompts.is_empty() {
+                if prompts.is_empty() {
                     " (no connected server offers prompts)"
                 } else {
                     ""
@@ -211,18 +214,18 @@ fn complete_command(app: &mut App, input: &str) {
             ))
         }
         [only] => {
-            let is_prompt = app.prompts.iter().any(|p| command_of(p) == *only);
-            app.input = only.clone();
+            let is_prompt = prompts.iter().any(|p| command_of(p) == *only);
+            *line = only.clone();
             if is_prompt {
-                app.input.push(' ');
+                line.push(' ');
             }
         }
         _ => {
             let prefix = common_prefix(&found);
             if prefix.len() > input.len() {
-                app.input = prefix;
+                *line = prefix;
             }
-            app.slash.candidates = found;
+            hint.candidates = found;
         }
     }
 }
@@ -237,16 +240,22 @@ fn arguments(words: &[Token], skip: Option<usize>) -> Map<String, Value> {
         .collect()
 }
 
-/// The server's answer to [`Action::Complete`].
-pub fn completion_done(app: &mut App, input: &str, result: Result<Vec<String>, String>) {
-    if app.slash.waiting.as_deref() != Some(input) || app.input != input {
+/// The server's answer to [`Action::Complete`] asked for the input line `input`; dropped
+/// when the line (`line`) has changed since.
+pub fn completion_done(
+    line: &mut String,
+    hint: &mut SlashState,
+    input: &str,
+    result: Result<Vec<String>, String>,
+) {
+    if hint.waiting.as_deref() != Some(input) || line != input {
         return;
     }
-    app.slash.clear();
+    hint.clear();
     let mut values = match result {
         Ok(v) => v,
         Err(e) => {
-            app.slash.note = Some(format!("no suggestions: {e}"));
+            hint.note = Some(format!("no suggestions: {e}"));
             return;
         }
     };
@@ -258,61 +267,61 @@ pub fn completion_done(app: &mut App, input: &str, result: Result<Vec<String>, S
     };
     let (name, typed) = (name.to_string(), typed.to_string());
     match values.as_slice() {
-        [] => app.slash.note = Some(format!("no suggestions for {name}")),
+        [] => hint.note = Some(format!("no suggestions for {name}")),
         [only] => {
             let word = format!("{name}={} ", quote(only));
-            replace_tail(app, last.start, &word);
+            replace_tail(line, last.start, &word);
         }
         _ => {
             let prefix = common_prefix(&values);
             if prefix.len() > typed.len() {
-                replace_tail(app, last.start, &format!("{name}={}", quote(&prefix)));
+                replace_tail(line, last.start, &format!("{name}={}", quote(&prefix)));
             }
-            app.slash.candidates = values;
+            hint.candidates = values;
         }
     }
 }
 
+/// What Enter on a prompt command does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entered {
+    /// Send the prompt ([`Action::SendPrompt`]).
+    Send(Action),
+    /// Keep the line in the input: a turn is running.
+    Keep,
+    /// Keep the line in the input, and say in the transcript what is wrong with it.
+    Wrong(String),
+}
+
 /// Enter on a line that starts with `/` and is not a built-in command. `Some` when the
-/// line names a prompt (or looks like it should): the action to take, if any.
-pub fn enter(app: &mut App, text: &str) -> Option<Option<Action>> {
+/// line names a prompt (or looks like it should); `busy`: a turn is running.
+pub fn enter(prompts: &[ServerPrompt], text: &str, busy: bool) -> Option<Entered> {
     let (tokens, _) = tokenize(text);
     let command = tokens.first()?.text.clone();
-    let Some(prompt) = app
-        .prompts
-        .iter()
-        .find(|p| command_of(p) == command)
-        .cloned()
-    else {
+    let Some(prompt) = prompts.iter().find(|p| command_of(p) == command).cloned() else {
         if command.contains(':') {
-            app.input = text.to_string();
-            app.chat.push(ChatLine::System(format!(
+            return Some(Entered::Wrong(format!(
                 "no prompt {command}; Tab after / lists the prompts of the connected servers"
             )));
-            return Some(None);
         }
         return None;
     };
-    app.slash.clear();
     let mut args = Map::new();
     for t in &tokens[1..] {
         let Some((name, value)) = t.text.split_once('=') else {
-            app.input = text.to_string();
-            app.chat.push(ChatLine::System(format!(
+            return Some(Entered::Wrong(format!(
                 "\"{}\" is not an argument; write name=value (quote values with spaces: name=\"two words\")",
                 t.text
             )));
-            return Some(None);
         };
         if !prompt.prompt.arguments.iter().any(|a| a.name == name) {
-            app.input = text.to_string();
             let known: Vec<&str> = prompt
                 .prompt
                 .arguments
                 .iter()
                 .map(|a| a.name.as_str())
                 .collect();
-            app.chat.push(ChatLine::System(format!(
+            return Some(Entered::Wrong(format!(
                 "{command} has no argument \"{name}\"; its arguments: {}",
                 if known.is_empty() {
                     "none".to_string()
@@ -320,27 +329,22 @@ pub fn enter(app: &mut App, text: &str) -> Option<Option<Action>> {
                     known.join(", ")
                 }
             )));
-            return Some(None);
         }
         args.insert(name.to_string(), Value::String(value.to_string()));
     }
     let missing = harness9::harness::missing_arguments(&prompt.prompt, &args);
     if !missing.is_empty() {
-        app.input = text.to_string();
         let err = harness9::harness::PromptError::MissingArguments {
             server: prompt.server.clone(),
             name: prompt.prompt.name.clone(),
             missing,
         };
-        app.chat
-            .push(ChatLine::System(format!("{err}; nothing was sent")));
-        return Some(None);
+        return Some(Entered::Wrong(format!("{err}; nothing was sent")));
     }
-    if app.busy {
-        app.input = text.to_string();
-        return Some(None);
+    if busy {
+        return Some(Entered::Keep);
     }
-    Some(Some(Action::SendPrompt {
+    Some(Entered::Send(Action::SendPrompt {
         server: prompt.server,
         name: prompt.prompt.name,
         arguments: args,

@@ -9,7 +9,7 @@ use harness9::mcp::manager::ServerPrompt;
 use harness9::Harness;
 use serde_json::{Map, Value};
 
-use super::app::{App, ChatLine};
+use super::model::ChatLine;
 
 /// Most characters of one prompt message shown in the transcript (the model gets all).
 const SHOWN_CHARS: usize = 2000;
@@ -63,8 +63,9 @@ pub async fn send(
     )
 }
 
-/// Shows the messages a prompt opened the turn with.
-pub fn show_opening(app: &mut App, opening: &[Message]) {
+/// The messages a prompt opened the turn with, as transcript lines.
+pub fn opening_lines(opening: &[Message]) -> Vec<ChatLine> {
+    let mut lines = Vec::new();
     for m in opening {
         let mut text = String::new();
         for b in &m.content {
@@ -83,9 +84,10 @@ pub fn show_opening(app: &mut App, opening: &[Message]) {
         if text.chars().count() > SHOWN_CHARS {
             text = text.chars().take(SHOWN_CHARS).collect::<String>() + "…";
         }
-        app.chat.push(match m.role {
+        lines.push(match m.role {
             Role::User => ChatLine::User(text),
             Role::Assistant => ChatLine::Assistant(text),
         });
     }
+    lines
 }

@@ -9,20 +9,21 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
-use super::app::App;
-use super::slash::{command_of, prompt_of, tokenize};
+use harness9::mcp::manager::ServerPrompt;
+
+use super::slash::{command_of, prompt_of, tokenize, SlashState};
 
 /// Most candidates listed at once; the rest are counted.
 const SHOWN_CANDIDATES: usize = 6;
 
-/// The lines of the hint; empty when there is nothing to show.
-pub fn lines(app: &App) -> Vec<Line<'static>> {
+/// The lines of the hint for the input line `input`; empty when there is nothing to show.
+pub fn lines(input: &str, prompts: &[ServerPrompt], hint: &SlashState) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    if !app.input.starts_with('/') {
+    if !input.starts_with('/') {
         return out;
     }
     let dim = Style::new().fg(Color::DarkGray);
-    if let Some(p) = prompt_of(app, &app.input) {
+    if let Some(p) = prompt_of(prompts, input) {
         let mut head = vec![Span::styled(
             command_of(p),
             Style::new().add_modifier(Modifier::BOLD),
@@ -35,7 +36,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             out.push(Line::styled(d.clone(), dim));
         }
         if !p.prompt.arguments.is_empty() {
-            let (tokens, trailing) = tokenize(&app.input);
+            let (tokens, trailing) = tokenize(input);
             let typing = match (trailing, tokens.last()) {
                 (false, Some(t)) if tokens.len() > 1 => t.text.split('=').next().unwrap_or(""),
                 _ => "",
@@ -62,7 +63,7 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             }
         }
     }
-    let c = &app.slash.candidates;
+    let c = &hint.candidates;
     for cand in c.iter().take(SHOWN_CANDIDATES) {
         out.push(Line::from(vec![
             Span::styled("  ", Style::new()),
@@ -78,15 +79,15 @@ pub fn lines(app: &App) -> Vec<Line<'static>> {
             dim,
         ));
     }
-    if let Some(n) = &app.slash.note {
+    if let Some(n) = &hint.note {
         out.push(Line::styled(n.clone(), Style::new().fg(Color::Yellow)));
     }
     out
 }
 
 /// Draws the hint at the bottom of `area` (the transcript's area).
-pub fn render(f: &mut Frame, app: &App, area: Rect) {
-    let lines = lines(app);
+pub fn render(f: &mut Frame, area: Rect, input: &str, prompts: &[ServerPrompt], hint: &SlashState) {
+    let lines = lines(input, prompts, hint);
     if lines.is_empty() || area.height < 3 {
         return;
     }

@@ -1,7 +1,7 @@
 //! The `/mcp` panel's share of the client surface beyond tools: titles, tool annotations,
 //! each server's logging level (key `l` cycles it) and recent log with levels, and the
-//! `/roots` command for the project's extra roots. Pure like [`super::app`]: the runner
-//! carries out the actions on the core.
+//! `/roots` command for the project's extra roots. Pure: keys return an [`Action`] for the
+//! runner, which carries it out on the core.
 
 use std::path::PathBuf;
 
@@ -12,18 +12,10 @@ use harness9::tools::ToolSpec;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use super::app::{Action, App, PanelRow};
+use super::model::{Action, RootsCommand};
 
 /// Lines of a server's recent log shown in its details.
 pub const DETAIL_LOG_LINES: usize = 8;
-
-/// What `/roots` asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RootsCommand {
-    List,
-    Add(PathBuf),
-    Remove(PathBuf),
-}
 
 /// Reads `/roots`, `/roots add PATH`, `/roots remove PATH`; `Err` says how to use it.
 pub fn parse_roots(text: &str) -> Option<Result<RootsCommand, String>> {
@@ -55,46 +47,21 @@ pub fn next_level(current: Option<LogLevel>) -> LogLevel {
     }
 }
 
-impl App {
-    /// The details of the server a panel row belongs to, when it is connected.
-    pub(super) fn row_details(&self, selected: usize) -> Option<&ServerDetails> {
-        let idx = match self.panel_rows().get(selected)? {
-            PanelRow::Server(i) => *i,
-            PanelRow::Tool { server, .. } | PanelRow::Held { server, .. } => *server,
-        };
-        self.details.get(idx)?.as_ref()
-    }
+/// `l` on a server: the next logging level, when the server takes one.
+pub fn log_level_key(d: &ServerDetails) -> Option<Action> {
+    d.logging.then(|| Action::SetLogLevel {
+        server: d.name.clone(),
+        level: next_level(d.log_level),
+    })
+}
 
-    /// `l` on a server that takes a logging level: the next level.
-    pub(super) fn log_level_key(&self, selected: usize) -> Option<Action> {
-        let d = self.row_details(selected).filter(|d| d.logging)?;
-        Some(Action::SetLogLevel {
-            server: d.name.clone(),
-            level: next_level(d.log_level),
-        })
-    }
-
-    /// `s` on a server that may use the model without asking: make it ask again.
-    pub(super) fn revoke_sampling_key(&self, selected: usize) -> Option<Action> {
-        let s = self.row_server(selected)?;
-        self.sampling_grants
-            .contains(&s.name)
-            .then(|| Action::RevokeSampling(s.name.clone()))
-    }
-
-    /// The server whose details are open (its recent log is kept fresh).
-    pub fn details_server(&self) -> Option<String> {
-        match &self.modal {
-            super::app::Modal::Mcp {
-                selected,
-                details: true,
-            } => match self.panel_rows().get(*selected)? {
-                PanelRow::Server(i) => self.status.servers.get(*i).map(|s| s.name.clone()),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
+/// `s` on a server: make it ask again before it uses the model, when it may use it without
+/// asking (`grants`: the servers that may).
+pub fn revoke_sampling_key(server: &str, grants: &[String]) -> Option<Action> {
+    grants
+        .iter()
+        .any(|g| g == server)
+        .then(|| Action::RevokeSampling(server.to_string()))
 }
 
 /// The title (when the server gave one) after the name, which stays the identifier.

@@ -12,7 +12,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use serde_json::json;
 
-use super::app::{Action, App, Modal};
+use super::app::App;
+use super::model::{Action, Modal};
 use super::view;
 
 pub(super) fn screen(app: &App) -> String {
@@ -44,7 +45,7 @@ pub(super) fn server(name: &str, transport: &str, state: ServerState) -> ServerS
     }
 }
 
-fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
+pub(super) fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     ToolSpec {
         name: format!("mcp__{server}__{name}"),
         description: desc.into(),
@@ -60,7 +61,7 @@ fn tool(server: &str, name: &str, desc: &str) -> ToolSpec {
     }
 }
 
-fn app_with_servers() -> App {
+pub(super) fn app_with_servers() -> App {
     let mut app = App::new("openai · gpt-test".into());
     let status = StatusSnapshot {
         revision: 1,
@@ -184,7 +185,7 @@ fn awaiting_approval_has_its_own_mark_and_prompt() {
     assert_eq!(app.modal, Modal::None);
 }
 
-fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
+pub(super) fn request(name: &str, fingerprint: &str) -> ApprovalRequest {
     ApprovalRequest {
         name: name.into(),
         transport: "stdio".into(),
@@ -340,7 +341,8 @@ fn chat_with_tool_calls() {
         app.on_key(key(KeyCode::Enter)),
         Some(Action::Send("read it".into()))
     );
-    app.chat.push(super::app::ChatLine::User("read it".into()));
+    app.chat
+        .push(super::model::ChatLine::User("read it".into()));
     app.on_event(Event::TurnStart {
         conversation_id: "c".into(),
         provider: "openai".into(),
@@ -416,7 +418,7 @@ fn chat_with_tool_calls() {
 fn an_answer_cut_off_at_the_token_limit_gets_a_notice() {
     let mut app = app_with_servers();
     app.chat
-        .push(super::app::ChatLine::User("write a lot".into()));
+        .push(super::model::ChatLine::User("write a lot".into()));
     app.on_event(Event::TurnStart {
         conversation_id: "c".into(),
         provider: "anthropic".into(),
@@ -480,7 +482,7 @@ fn tool_approval_card() {
         app.on_key(key(KeyCode::Char('n'))),
         Some(Action::AnswerTool {
             call_id: "7".into(),
-            decision: super::app::ToolDecision::Deny
+            decision: super::model::ToolDecision::Deny
         })
     );
 }

@@ -11,11 +11,12 @@ use harness9::mcp::requests::{
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{json, Value};
 
-use super::app::{Action, App};
+use super::app::App;
 use super::ask::SAMPLING_REFUSAL;
+use super::model::Action;
 use super::tests::{key, screen};
 
-fn form(id: u64, schema: Value) -> Ask {
+pub(super) fn form(id: u64, schema: Value) -> Ask {
     Ask {
         id,
         server: "profile".into(),
@@ -30,7 +31,7 @@ fn form(id: u64, schema: Value) -> Ask {
     }
 }
 
-fn profile_schema() -> Value {
+pub(super) fn profile_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -45,7 +46,7 @@ fn profile_schema() -> Value {
     })
 }
 
-fn typed(app: &mut App, text: &str) {
+pub(super) fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         assert_eq!(app.on_key(key(KeyCode::Char(c))), None);
     }
@@ -229,7 +230,7 @@ fn url_mode_shows_the_domain_and_asks_before_opening() {
     );
 }
 
-fn sampling_request() -> CreateMessageRequest {
+pub(super) fn sampling_request() -> CreateMessageRequest {
     CreateMessageRequest {
         messages: vec![SamplingMessage {
             role: "user".into(),

@@ -8,8 +8,9 @@ use harness9::mcp::manager::StartPhase;
 use harness9::mcp::{ServerState, StatusSnapshot};
 use ratatui::crossterm::event::KeyCode;
 
-use super::app::{Action, App, ChatLine, Modal};
+use super::app::App;
 use super::auth::{expiry_words, AuthDone};
+use super::model::{Action, ChatLine, Modal};
 use super::tests::{key, screen, server};
 
 fn signed_in() -> SignedIn {

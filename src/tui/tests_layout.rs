@@ -9,7 +9,8 @@ use ratatui::Terminal;
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Modal};
+use super::app::App;
+use super::model::Modal;
 use super::tests::{feed, key};
 use super::view;
 
@@ -17,7 +18,7 @@ use super::view;
 const NOWHERE: Position = Position::new(999, 999);
 
 /// The screen as text, and the cursor the frame placed (if any).
-fn draw(app: &App, width: u16, height: u16) -> (Vec<String>, Option<Position>) {
+pub(super) fn draw(app: &App, width: u16, height: u16) -> (Vec<String>, Option<Position>) {
     let mut backend = TestBackend::new(width, height);
     backend.set_cursor_position(NOWHERE).unwrap();
     let mut term = Terminal::new(backend).unwrap();
@@ -43,7 +44,7 @@ fn draw(app: &App, width: u16, height: u16) -> (Vec<String>, Option<Position>) {
 const HINTS: &str = "[y] allow once  [a] always allow  [n] deny";
 
 /// An approval request whose arguments are 40 keys long.
-fn app_asking_with_long_arguments() -> App {
+pub(super) fn app_asking_with_long_arguments() -> App {
     let mut app = App::new("openai · gpt-test".into());
     let mut args = serde_json::Map::new();
     for i in 0..40 {
@@ -107,7 +108,7 @@ fn long_arguments_scroll_and_the_key_hints_stay_visible() {
     // Scrolling keys answer nothing; y still does.
     assert!(matches!(
         app.on_key(key(KeyCode::Char('y'))),
-        Some(super::app::Action::AnswerTool { .. })
+        Some(super::model::Action::AnswerTool { .. })
     ));
     assert_eq!(app.modal, Modal::None);
 }

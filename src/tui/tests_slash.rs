@@ -6,8 +6,8 @@ use harness9::mcp::manager::ServerPrompt;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{json, Map, Value};
 
-use super::app::{Action, App, ChatLine};
-use super::slash;
+use super::app::App;
+use super::model::{Action, ChatLine};
 use super::tests::{key, screen};
 
 fn prompt(server: &str, name: &str, title: &str, args: &[(&str, bool, &str)]) -> ServerPrompt {
@@ -136,11 +136,7 @@ fn tab_completes_argument_names_then_asks_the_server_for_values() {
     assert!(hint(&app)
         .iter()
         .any(|l| l.contains("asking ev for values of department…")));
-    slash::completion_done(
-        &mut app,
-        "/ev:team department=E",
-        Ok(vec!["Engineering".into()]),
-    );
+    app.completion_done("/ev:team department=E", Ok(vec!["Engineering".into()]));
     assert_eq!(app.input, "/ev:team department=Engineering ");
 
     // The filled arguments go along as context; several values show in the box.
@@ -155,8 +151,7 @@ fn tab_completes_argument_names_then_asks_the_server_for_values() {
             .unwrap()
             .clone()
     );
-    slash::completion_done(
-        &mut app,
+    app.completion_done(
         &input,
         Ok(vec!["Alice".into(), "Alan Turing".into(), "Bob".into()]),
     );
@@ -180,8 +175,8 @@ fn tab_completes_argument_names_then_asks_the_server_for_values() {
         panic!("no completion asked for")
     };
     // An answer for an input the user has since changed is dropped.
-    slash::completion_done(&mut app, "/ev:team x", Ok(vec!["nope".into()]));
-    slash::completion_done(&mut app, &input, Ok(vec!["Alan Turing".into()]));
+    app.completion_done("/ev:team x", Ok(vec!["nope".into()]));
+    app.completion_done(&input, Ok(vec!["Alan Turing".into()]));
     assert_eq!(
         app.input,
         "/ev:team department=Engineering name=\"Alan Turing\" "

@@ -9,8 +9,8 @@ use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
-use super::app::{Action, App, Modal};
-use super::surface::RootsCommand;
+use super::app::App;
+use super::model::{Action, Modal, RootsCommand};
 use super::tests::{key, screen, server};
 
 fn tool(name: &str, title: Option<&str>, annotations: serde_json::Value) -> ToolSpec {

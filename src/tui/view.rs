@@ -14,9 +14,9 @@ use ratatui::Frame;
 use serde_json::Value;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::app::{App, ChatLine, Modal, PanelRow, ToolLineStatus};
-use super::auth;
-use super::surface;
+use super::app::App;
+use super::model::{ChatLine, Modal, PanelRow, ToolLineStatus};
+use super::{ask_view, attach, auth, slash_view, surface};
 
 pub fn render(f: &mut Frame, app: &App) {
     let bar_height = u16::from(app.has_servers());
@@ -32,7 +32,7 @@ pub fn render(f: &mut Frame, app: &App) {
     }
     render_input(f, app, input);
     if app.modal == Modal::None && app.ask.is_none() {
-        super::slash_view::render(f, app, chat);
+        slash_view::render(f, chat, &app.input, &app.prompts, &app.slash);
     }
     match &app.modal {
         Modal::None => {}
@@ -45,10 +45,10 @@ pub fn render(f: &mut Frame, app: &App) {
         }
     }
     if let (Modal::None, Some(p)) = (&app.modal, &app.picker) {
-        super::attach::render_picker(f, p, input);
+        attach::render_picker(f, p, input);
     }
     if let Some(view) = &app.ask {
-        super::ask_view::render(f, view);
+        ask_view::render(f, view);
     }
 }
 
@@ -290,12 +290,12 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
         )
         .title_style(Style::new().bold())
         .title_bottom(Line::styled(
-            app.panel_hints(selected),
+            panel_hints(app, selected),
             Style::new().fg(Color::Yellow),
         ));
     let mut inner = block.inner(area);
     f.render_widget(block, area);
-    if let Some(status) = app.panel_status() {
+    if let Some(status) = panel_status(app) {
         let status = safe::paragraph(status).wrap(Wrap { trim: false });
         let height = (status.line_count(inner.width) as u16).min(4);
         let [rest, last] =
@@ -338,6 +338,40 @@ fn render_panel(f: &mut Frame, app: &App, selected: usize, details: bool) {
         })
         .collect();
     f.render_widget(safe::paragraph(lines), inner);
+}
+
+/// The lines at the bottom of the panel: sign-ins under way, the last notice, and the
+/// tool search warning.
+fn panel_status(app: &App) -> Option<Text<'static>> {
+    let mut lines = auth::status_lines(&app.signing_in, app.notice.as_ref());
+    if let Some(w) = &app.context_warning {
+        lines.push(Line::styled(w.clone(), Style::new().fg(Color::Yellow)));
+    }
+    (!lines.is_empty()).then(|| Text::from(lines))
+}
+
+/// Key hints for the selected row, for the panel's bottom border.
+fn panel_hints(app: &App, selected: usize) -> String {
+    let mut hints = Vec::new();
+    if let Some(PanelRow::Held { .. }) = app.panel_rows().get(selected) {
+        hints.push("a accept");
+    } else if let Some(s) = app.row_server(selected) {
+        hints.extend(auth::hints(s));
+    }
+    if app.row_details(selected).is_some_and(|d| d.logging) {
+        hints.push("l log level");
+    }
+    if app
+        .row_server(selected)
+        .is_some_and(|s| app.sampling_grants.contains(&s.name))
+    {
+        hints.push("s ask before sampling");
+    }
+    if hints.is_empty() {
+        String::new()
+    } else {
+        format!(" {} ", hints.join(" · "))
+    }
 }
 
 fn panel_line(app: &App, row: &PanelRow, width: usize) -> Line<'static> {

@@ -257,7 +257,10 @@ impl AskQueue {
         }
         let (tx, rx) = oneshot::channel();
         let url_domain = match &kind {
-            AskKind::Elicitation { request } => request.url_domain(),
+            AskKind::Elicitation { request } => request
+                .url()
+                .and_then(|url| crate::links::check_link(url).ok())
+                .map(|link| link.host()),
             AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => None,
         };
         let ask = Ask {

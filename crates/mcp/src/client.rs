@@ -1,0 +1,639 @@
+//! One connected MCP server: handshake, request/response correlation, timeouts and
+//! cancellation, progress, server requests and notifications, tool listing and calls.
+//!
+//! Invariants: a request is registered in the pending map before it is written; one reader
+//! task owns the receiving half, and when it ends every pending request fails at once with
+//! the reason (exit status and stderr tail on stdio). No lock is held across an `.await`.
+//! Every request goes out through [`Inner::encode_request`] ([`encode`]), the one place
+//! that adds the modern era's per-request `_meta`. The era is settled when the connection
+//! opens ([`modern`]: the `server/discover` probe, or the legacy `initialize` here); modern
+//! results go through [`mrtr`] (`resultType`, `input_required` rounds). Inbound messages
+//! are taken apart in [`inbound`] and [`notify`]. Requests from the server (and a modern
+//! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
+//! resources, prompts and completion live in [`features`].
+
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+mod cache;
+mod encode;
+mod features;
+mod inbound;
+mod listen;
+mod modern;
+mod mrtr;
+mod notify;
+mod reply;
+mod served;
+#[cfg(test)]
+mod surface_tests;
+
+use crate::handler::ClientHandler;
+use crate::log::{LogSource, ServerLog};
+use crate::protocol::era::{self, Era};
+use crate::protocol::jsonrpc::{self, RpcError};
+use crate::protocol::types::{
+    CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
+use crate::transport::{Connection, Inbound, TransportSender};
+
+/// The byte-level fast paths and the full parses they must agree with (the fuzzer checks).
+#[doc(hidden)]
+pub use cache::{parsed_reuse, reuse};
+pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
+pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
+pub use modern::{ConnectOptions, Reopen};
+#[doc(hidden)]
+pub use mrtr::{plainly_complete, ResultHeader};
+use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
+
+/// Most pages `tools/list` may take before we call the server broken.
+pub const MAX_TOOL_PAGES: usize = 10_000;
+
+/// What a caller gets when a request does not produce a result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    /// The server is gone; the text says why.
+    #[error("{0}")]
+    Closed(String),
+    #[error("the server did not answer {method} within {}; it was cancelled. Raise \"{field}\" in .mcp.json if the server needs longer", fmt_duration(*timeout))]
+    Timeout {
+        method: String,
+        timeout: Duration,
+        field: &'static str,
+    },
+    #[error("the server answered {method} with error {}: {}", error.code, error.message)]
+    Rpc {
+        method: String,
+        error: Box<RpcError>,
+    },
+    #[error("the server sent an invalid answer to {method}: {detail}")]
+    Invalid { method: String, detail: String },
+    #[error("the server speaks MCP protocol version {0}, which harness9 does not support (it supports {supported}); update the server or harness9", supported = SUPPORTED_PROTOCOL_VERSIONS.join(", "))]
+    UnsupportedVersion(String),
+    #[error(
+        "the server repeated the {method} cursor {cursor:?}; it is misbehaving (listing stopped)"
+    )]
+    RepeatedCursor { method: String, cursor: String },
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// A feature the connection's protocol era does not have (`ping`, `logging/setLevel`,
+    /// subscriptions in the modern era).
+    #[error("the server speaks the modern protocol at {offered}; harness9 speaks {}. Update harness9 or the server, or set \"protocolEra\": \"legacy\" in .mcp.json if the server also speaks the legacy protocol", era::MODERN_PROTOCOL_VERSIONS.join(", "))]
+    NoCommonVersion { offered: String },
+    #[error("{what} is not in this protocol era (the server speaks {version})")]
+    NotInEra { what: String, version: String },
+}
+
+pub fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 && s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else if s >= 1.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// Something the server told us outside of a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientEvent {
+    /// `notifications/tools/list_changed`: list the tools again.
+    ToolsChanged,
+    /// `notifications/resources/list_changed`: list the resources (and templates) again.
+    ResourcesChanged,
+    /// `notifications/resources/updated`: a subscribed resource changed; read it again.
+    ResourceUpdated { uri: String },
+    /// `notifications/prompts/list_changed`: list the prompts again.
+    PromptsChanged,
+    /// `notifications/elicitation/complete`: a URL elicitation finished out of band.
+    ElicitationComplete { elicitation_id: String },
+    /// The connection ended; the text says why.
+    Closed(String),
+}
+
+/// Per-request options.
+#[derive(Debug, Default, Clone)]
+pub struct RequestOptions {
+    pub timeout: Option<Duration>,
+    /// The `.mcp.json` field a timeout message should name.
+    pub timeout_field: Option<&'static str>,
+    /// Receives `notifications/progress` for this request. Make it with
+    /// [`progress_channel`]: when it is full, newer notifications are dropped (the server
+    /// log says so once per request), so a flood never grows memory.
+    pub progress: Option<mpsc::Sender<Progress>>,
+}
+
+/// Progress notifications buffered for one request before newer ones are dropped.
+pub const PROGRESS_QUEUE: usize = 64;
+
+/// A channel for [`RequestOptions::progress`] of [`PROGRESS_QUEUE`] places.
+pub fn progress_channel() -> (mpsc::Sender<Progress>, mpsc::Receiver<Progress>) {
+    mpsc::channel(PROGRESS_QUEUE)
+}
+
+struct Inner {
+    sender: Arc<dyn TransportSender>,
+    pending: Mutex<IdMap<oneshot::Sender<Reply>>>,
+    /// Progress sinks by request id, with whether a drop was already noted in the log.
+    progress: Mutex<IdMap<(mpsc::Sender<Progress>, bool)>>,
+    next_id: AtomicU64,
+    closed: Mutex<Option<String>>,
+    events: broadcast::Sender<ClientEvent>,
+    log: Arc<ServerLog>,
+    name: String,
+    handler: Option<Arc<dyn ClientHandler>>,
+    /// Server requests being answered by the handler, by their id as JSON text.
+    served: served::Served,
+    /// Modern era only: the members of the `_meta` every request carries, as JSON text,
+    /// set once the protocol version is settled. Unset means the legacy era.
+    meta: OnceLock<Box<str>>,
+    /// Modern era only: the logging level every request asks for ([`level_code`]).
+    log_level: std::sync::atomic::AtomicU8,
+    /// Modern era only: the `subscriptions/listen` stream ([`listen`]).
+    listening: listen::Listening,
+    /// Modern era only: list results the server let us reuse ([`cache`]).
+    cache: cache::ListCache,
+}
+
+/// A live connection to one server, after a successful handshake.
+pub struct Client {
+    inner: Arc<Inner>,
+    init: InitializeResult,
+    era: Era,
+}
+
+impl Client {
+    /// Runs the `initialize` handshake over `conn`. `name` labels logs. No timeout here:
+    /// the caller bounds the whole start-up (initialize must not be cancelled).
+    pub async fn connect(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+    ) -> Result<Client, ClientError> {
+        Client::connect_with(conn, name, log, None).await
+    }
+
+    /// [`Client::connect`] with a handler for the server's requests: `initialize`
+    /// announces exactly what it [handles](ClientHandler::handles).
+    pub async fn connect_with(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> Result<Client, ClientError> {
+        let inner = Inner::start(conn, name, log, handler);
+        Client::initialize(inner).await
+    }
+
+    /// The legacy handshake on a started connection; closes it when the handshake fails.
+    async fn initialize(inner: Arc<Inner>) -> Result<Client, ClientError> {
+        match Client::handshake(&inner).await {
+            Ok(client) => Ok(client),
+            Err(e) => {
+                inner.sender.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The legacy handshake, leaving the connection open when it fails.
+    async fn handshake(inner: &Arc<Inner>) -> Result<Client, ClientError> {
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": inner.capabilities(),
+            "clientInfo": {"name": "harness9", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let body = inner
+            .request_once(
+                "initialize",
+                &Params::Value(params),
+                RequestOptions::default(),
+                false,
+            )
+            .await
+            .map_err(initialize_error)?;
+        let init: InitializeResult = body.parse("initialize")?;
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+            return Err(ClientError::UnsupportedVersion(init.protocol_version));
+        }
+        inner.notify("notifications/initialized", None)?;
+        Ok(Client {
+            inner: inner.clone(),
+            init,
+            era: Era::Legacy,
+        })
+    }
+
+    /// The protocol era this connection speaks.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    pub fn protocol_version(&self) -> &str {
+        &self.init.protocol_version
+    }
+
+    pub fn server_info(&self) -> &crate::protocol::types::Implementation {
+        &self.init.server_info
+    }
+
+    pub fn instructions(&self) -> Option<&str> {
+        self.init.instructions.as_deref()
+    }
+
+    pub fn capabilities(&self) -> &Map<String, Value> {
+        &self.init.capabilities
+    }
+
+    /// Events from the server; a receiver that lags skips ahead.
+    pub fn events(&self) -> broadcast::Receiver<ClientEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// `Some(reason)` once the connection has ended.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.inner.closed.lock().clone()
+    }
+
+    /// Sends one request and waits for its result (raw JSON). Dropping the future cancels
+    /// the request (the server gets `notifications/cancelled`).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let body = self
+            .inner
+            .request(method, Params::from_value(params), opts, true)
+            .await?;
+        body.into_raw(method)
+    }
+
+    /// Every tool, following `nextCursor` to the end. A server that did not declare the
+    /// `tools` capability has none.
+    pub async fn list_tools(&self, timeout: Option<Duration>) -> Result<Vec<ToolDef>, ClientError> {
+        if !self.init.capabilities.contains_key("tools") {
+            return Ok(Vec::new());
+        }
+        let mut tools = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+            let opts = RequestOptions {
+                timeout,
+                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
+                progress: None,
+            };
+            let body = self
+                .inner
+                .request("tools/list", Params::from_value(params), opts, true)
+                .await?;
+            let page: ListToolsPage = body.parse("tools/list")?;
+            drop(body);
+            if tools.is_empty() {
+                tools = page.tools; // one page (the usual case): no copy
+            } else {
+                tools.extend(page.tools);
+            }
+            match page.next_cursor {
+                None => {
+                    let tools = self.inner.without_repeats(tools);
+                    return Ok(match self.era {
+                        Era::Legacy => tools,
+                        Era::Modern => self.inner.without_bad_headers(tools),
+                    });
+                }
+                Some(c) if !seen.insert(c.clone()) => {
+                    return Err(ClientError::RepeatedCursor {
+                        method: "tools/list".into(),
+                        cursor: c,
+                    })
+                }
+                Some(c) => cursor = Some(c),
+            }
+        }
+        Err(ClientError::Invalid {
+            method: "tools/list".into(),
+            detail: format!("more than {MAX_TOOL_PAGES} pages"),
+        })
+    }
+
+    /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
+    /// an `Err` means the call itself did not complete.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        opts: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = Params::ToolCall { name, arguments };
+        let body = self.inner.request("tools/call", params, opts, true).await?;
+        body.parse("tools/call")
+    }
+
+    /// Ends the connection (for stdio, the full shutdown of the child).
+    pub async fn close(&self) {
+        self.inner.sender.close().await;
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if self.closed_reason().is_none() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(self.inner.sender.close());
+            }
+        }
+    }
+}
+
+fn initialize_error(e: ClientError) -> ClientError {
+    match e {
+        ClientError::Rpc { method, mut error } => {
+            let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+            if let (Some(supported), false) =
+                (supported, error.code == era::UNSUPPORTED_PROTOCOL_VERSION)
+            {
+                error.message = format!(
+                    "{} (the server supports {supported}; harness9 supports {})",
+                    error.message,
+                    SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                );
+            }
+            ClientError::Rpc { method, error }
+        }
+        other => other,
+    }
+}
+
+/// A logging level as one byte: its place in [`LOG_LEVELS`](crate::protocol::features::LOG_LEVELS)
+/// plus one (0 stands for none).
+fn level_code(level: crate::protocol::features::LogLevel) -> u8 {
+    let i = crate::protocol::features::LOG_LEVELS
+        .iter()
+        .position(|l| *l == level)
+        .unwrap_or(0);
+    u8::try_from(i + 1).unwrap_or(1)
+}
+
+/// Removes a request's bookkeeping when its future ends early (timeout or drop), and tells
+/// the server to stop working on it.
+struct PendingGuard<'a> {
+    inner: &'a Inner,
+    id: u64,
+    armed: bool,
+    cancellable: bool,
+    reason: &'static str,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_pending = self.inner.pending.lock().remove(&self.id).is_some();
+        self.inner.progress.lock().remove(&self.id);
+        if was_pending && self.cancellable {
+            let params = json!({"requestId": self.id, "reason": self.reason});
+            let _ = self.inner.notify("notifications/cancelled", Some(params));
+        }
+    }
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn subrange(whole: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    let inside = end <= whole.len() && whole.is_char_boundary(start) && whole.is_char_boundary(end);
+    inside.then_some(start..end)
+}
+
+impl Inner {
+    /// Wraps a transport connection and starts its reader task.
+    fn start(
+        conn: Connection,
+        name: &str,
+        log: Arc<ServerLog>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> Arc<Inner> {
+        let inner = Arc::new(Inner {
+            sender: conn.sender,
+            pending: Mutex::default(),
+            progress: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: Mutex::new(None),
+            events: broadcast::channel(64).0,
+            log,
+            name: name.to_string(),
+            handler,
+            served: served::Served::default(),
+            meta: OnceLock::new(),
+            listening: listen::Listening::default(),
+            cache: cache::ListCache::default(),
+            log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
+        });
+        let reader_inner = inner.clone();
+        let mut receiver = conn.receiver;
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Inbound::Message(bytes) => reader_inner.dispatch(bytes),
+                    Inbound::Closed(reason) => {
+                        reader_inner.close_all(reason);
+                        break;
+                    }
+                }
+            }
+        });
+        inner
+    }
+
+    /// The client capabilities for the handshake: exactly what the handler handles.
+    fn capabilities(&self) -> Value {
+        self.handler
+            .as_ref()
+            .map_or_else(|| json!({}), |h| h.handles().capabilities())
+    }
+
+    /// The logging level modern requests ask for.
+    fn log_level(&self) -> Option<crate::protocol::features::LogLevel> {
+        let i = self.log_level.load(Ordering::Relaxed);
+        crate::protocol::features::LOG_LEVELS
+            .get(usize::from(i).checked_sub(1)?)
+            .copied()
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
+        self.sender
+            .send(jsonrpc::encode_notification(method, params.as_ref()))
+            .map_err(|_| self.closed_error())
+    }
+
+    fn closed_error(&self) -> ClientError {
+        ClientError::Closed(
+            self.closed
+                .lock()
+                .clone()
+                .unwrap_or_else(|| "the connection to the server is closed".into()),
+        )
+    }
+
+    /// Sends one request and waits for its answer. Modern connections check the result's
+    /// `resultType` and fulfil `input_required` rounds ([`mrtr`]).
+    async fn request(
+        &self,
+        method: &str,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        if self.meta.get().is_none() {
+            return self.request_once(method, &params, opts, cancellable).await;
+        }
+        if !cache::CACHEABLE.contains(&method) {
+            return self.request_modern(method, params, opts, cancellable).await;
+        }
+        let key = cache::key(method, &params);
+        let credentials = self.sender.credentials_key();
+        if let Some(hit) = self.cache.get(&key, credentials) {
+            return Ok(hit);
+        }
+        let body = self
+            .request_modern(method, params, opts, cancellable)
+            .await?;
+        self.cache.put(key, &body, credentials);
+        Ok(body)
+    }
+
+    /// One request, one answer: no `resultType` handling.
+    async fn request_once(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let closed = self.closed.lock();
+            if let Some(reason) = closed.as_ref() {
+                return Err(ClientError::Closed(reason.clone()));
+            }
+            self.pending.lock().insert(id, tx);
+        }
+        let mut guard = PendingGuard {
+            inner: self,
+            id,
+            armed: true,
+            cancellable,
+            reason: "cancelled by the user",
+        };
+        let had_progress = opts.progress.is_some();
+        let modern = self.meta.get().is_some();
+        let with_token;
+        let mut params = params;
+        if let Some(p) = opts.progress {
+            // Modern requests get the token beside the rest of `_meta` when written.
+            let mut value = if modern { None } else { params.to_value() };
+            let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(map) = obj {
+                let meta = map
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert("progressToken".into(), json!(id));
+                }
+            }
+            if !modern {
+                with_token = Params::from_value(value);
+                params = &with_token;
+            }
+            self.progress.lock().insert(id, (p, false));
+        }
+        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
+        if self.sender.send(bytes).is_err() {
+            return Err(self.closed_error());
+        }
+        let reply = match opts.timeout {
+            Some(t) => match tokio::time::timeout(t, rx).await {
+                Ok(r) => r,
+                Err(_) => {
+                    guard.reason = "timed out";
+                    return Err(ClientError::Timeout {
+                        method: method.to_string(),
+                        timeout: t,
+                        field: opts
+                            .timeout_field
+                            .unwrap_or(crate::settings::TOOL_TIMEOUT_FIELD),
+                    });
+                }
+            },
+            None => rx.await,
+        };
+        guard.armed = false;
+        if had_progress {
+            self.progress.lock().remove(&id);
+        }
+        match reply {
+            Ok(Ok(body)) => Ok(body),
+            Ok(Err(ReplyError::Rpc(mut error))) => {
+                if let Some(why) = era::explain(&error) {
+                    error.message = format!("{} ({why})", error.message);
+                }
+                Err(ClientError::Rpc {
+                    method: method.to_string(),
+                    error: Box::new(error),
+                })
+            }
+            Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
+                method: method.into(),
+                detail,
+            }),
+            Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
+            Err(_) => Err(self.closed_error()),
+        }
+    }
+
+    /// Keeps the first of tools listed under one name twice (calls go by name, so only
+    /// one can be reached); the server log names the others.
+    fn without_repeats(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        let mut names = HashSet::with_capacity(tools.len());
+        let mut repeated = Vec::new();
+        tools.retain(|t| {
+            let first = names.insert(t.name.clone());
+            if !first {
+                repeated.push(t.name.clone());
+            }
+            first
+        });
+        for name in repeated {
+            let text = format!("the server listed the tool {name:?} more than once; only the first definition is used");
+            tracing::warn!(server = %self.name, "{text}");
+            self.log.push(LogSource::Host, "warning", &text);
+        }
+        tools
+    }
+
+    fn note_garbage(&self, what: &str) {
+        tracing::warn!(server = %self.name, "skipped {what}");
+        self.log
+            .push(LogSource::Host, "warning", &format!("skipped {what}"));
+    }
+}
+
+#[cfg(test)]
+mod tests;

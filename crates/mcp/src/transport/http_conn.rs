@@ -1,0 +1,303 @@
+//! The connection state both HTTP transports share: what to connect to ([`HttpSpec`]),
+//! which transport is in use ([`TransportKind`]), and [`Shared`], with the plumbing of a
+//! connection whatever its wire: handing messages to the client, failing one request,
+//! closing once, building a request with the configured and session headers, describing a
+//! refusal. The Streamable HTTP transport ([`super::http`]) and the legacy HTTP+SSE session
+//! ([`super::sse`]) both build on it, and neither imports the other's module: `http` opens
+//! connections and falls back to a [`LegacySession`] that `sse` knows how to open and post
+//! to.
+
+use parking_lot::Mutex;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use reqwest::{Response, Url};
+
+use crate::mask::mask_urls_in;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+
+use super::{mcp_headers, Inbound};
+use crate::http::errors::{self, describe_status_parts};
+use crate::http::limits;
+use crate::log::{LogSource, ServerLog};
+
+pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// A POST that only needs an acknowledgement (notification, response, legacy message) may
+/// take this long.
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
+/// JSON-RPC error code of the errors the transport synthesizes for a failed exchange.
+pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+
+/// What to connect to.
+#[derive(Clone)]
+pub struct HttpSpec {
+    pub url: String,
+    /// From `.mcp.json`, `${VAR}` expanded; sent on every request, never shown.
+    pub headers: Vec<(String, String)>,
+    /// The largest body or SSE event read (see [`crate::settings::DEFAULT_MAX_MESSAGE_BYTES`]).
+    pub max_message_bytes: usize,
+    /// OAuth for this server ([`crate::auth`]); `None` sends only `headers`.
+    pub auth: Option<Arc<crate::auth::Authorizer>>,
+}
+
+impl std::fmt::Debug for HttpSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("HttpSpec")
+            .field("url", &self.url)
+            .field("header_names", &names)
+            .finish()
+    }
+}
+
+/// Which transport a connection is using; becomes `"sse"` after a fallback.
+#[derive(Clone, Debug)]
+pub struct TransportKind(Arc<Mutex<&'static str>>);
+
+impl TransportKind {
+    pub(crate) fn new(kind: &'static str) -> TransportKind {
+        TransportKind(Arc::new(Mutex::new(kind)))
+    }
+    pub fn get(&self) -> &'static str {
+        *self.0.lock()
+    }
+    pub(crate) fn set(&self, kind: &'static str) {
+        *self.0.lock() = kind;
+    }
+}
+
+/// How a connection starts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Streamable HTTP, with the legacy fallback.
+    Streamable,
+    /// Legacy HTTP+SSE from the start (`type: "sse"`).
+    Legacy,
+}
+
+#[derive(Default)]
+pub(crate) struct Session {
+    pub(crate) id: Option<HeaderValue>,
+    pub(crate) version: Option<HeaderValue>,
+    /// Bumped by every re-initialization.
+    pub(crate) epoch: u64,
+}
+
+#[derive(Clone)]
+pub(crate) struct SessionSnapshot {
+    pub(crate) id: Option<HeaderValue>,
+    pub(crate) version: Option<HeaderValue>,
+    pub(crate) epoch: u64,
+}
+
+pub(crate) struct Shared {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: Url,
+    pub(crate) headers: HeaderMap,
+    pub(crate) has_auth_header: bool,
+    /// OAuth ([`super::http_auth`]); `None` when the entry sets its own `Authorization`.
+    pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
+    /// The largest JSON body or SSE event kept ([`HttpSpec::max_message_bytes`]).
+    pub(crate) max_message_bytes: usize,
+    pub(crate) inbound: mpsc::UnboundedSender<Inbound>,
+    /// What `inbound` holds; readers wait on it before reading more from the server.
+    pub(crate) backlog: Arc<limits::Backlog>,
+    pub(crate) log: Arc<ServerLog>,
+    pub(crate) closed: AtomicBool,
+    pub(crate) closing: watch::Sender<bool>,
+    pub(crate) session: Mutex<Session>,
+    pub(crate) init_request: Mutex<Option<Bytes>>,
+    pub(crate) initialized_note: Mutex<Option<Bytes>>,
+    pub(crate) reinit: tokio::sync::Mutex<()>,
+    /// Requests whose HTTP exchange is running, by raw JSON-RPC id.
+    pub(crate) inflight: Mutex<HashMap<String, AbortHandle>>,
+    /// Long-lived tasks (GET stream, legacy reader) ended on close.
+    pub(crate) background: Mutex<Vec<AbortHandle>>,
+    pub(crate) legacy: Mutex<Option<Arc<LegacySession>>>,
+    pub(crate) kind: TransportKind,
+    /// Set by the first request in the modern era (2026-07-28): no session, no GET
+    /// stream, and cancelling a request closes its stream instead of a notification.
+    pub(crate) modern: AtomicBool,
+    /// The `x-mcp-header` parameters of the tools listed so far ([`mcp_headers`]).
+    pub(crate) tool_headers: Mutex<mcp_headers::ToolHeaders>,
+}
+
+/// A legacy HTTP+SSE session ([`super::sse`]): where to POST.
+pub(crate) struct LegacySession {
+    pub(crate) endpoint: Url,
+}
+
+/// Why a refused response was not retried, attached to it for [`describe_status`].
+#[derive(Clone)]
+pub(crate) struct AuthRefusal(pub String);
+
+#[derive(Deserialize)]
+pub(crate) struct Peek<'a> {
+    #[serde(borrow, default)]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) params: Option<&'a RawValue>,
+}
+
+/// The raw id of an inbound response (a message with an id and no method).
+pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    let p = serde_json::from_slice::<Peek<'_>>(bytes).ok()?;
+    if p.method.is_some() {
+        return None;
+    }
+    p.id.map(|i| i.get().to_string()).filter(|i| i != "null")
+}
+
+impl Shared {
+    pub(crate) fn legacy(&self) -> Option<Arc<LegacySession>> {
+        self.legacy.lock().clone()
+    }
+
+    pub(crate) fn set_legacy(&self, l: LegacySession) {
+        *self.legacy.lock() = Some(Arc::new(l));
+        self.kind.set("sse");
+    }
+
+    pub(crate) fn add_background(&self, h: AbortHandle) {
+        self.background.lock().push(h);
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        *self.closing.borrow() || self.closed.load(Ordering::Acquire)
+    }
+
+    /// Hands one inbound message to the client. A response settles its request's exchange;
+    /// when it arrived on another stream than its own, that exchange is dropped.
+    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<&str>) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(id) = response_id(&bytes) {
+            let task = self.inflight.lock().remove(&id);
+            if let Some(t) = task {
+                if owner != Some(id.as_str()) {
+                    t.abort();
+                }
+            }
+        }
+        // Counted before it can be taken, so the count never goes below zero.
+        let n = bytes.len();
+        self.backlog.add(n);
+        if self.inbound.send(Inbound::Message(bytes)).is_err() {
+            self.backlog.take(n);
+        }
+    }
+
+    /// Ends the connection with `reason` (once).
+    /// Ends the connection with `reason` (its URLs masked: it reaches the status, the
+    /// logs and the front ends).
+    pub(crate) fn close_with(&self, reason: String) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _ = self.inbound.send(Inbound::Closed(mask_urls_in(&reason)));
+        self.abort_all();
+    }
+
+    pub(crate) fn abort_all(&self) {
+        for (_, t) in self.inflight.lock().drain() {
+            t.abort();
+        }
+        for t in self.background.lock().drain(..) {
+            t.abort();
+        }
+    }
+
+    /// Fails one request with a synthesized JSON-RPC error response.
+    pub(crate) fn fail_request(&self, id: &str, message: &str) {
+        let message = &mask_urls_in(message);
+        self.log.push(LogSource::Host, "warning", message);
+        let body = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
+            serde_json::Value::String(message.to_string())
+        );
+        self.deliver(body.into_bytes(), Some(id));
+    }
+
+    pub(crate) fn warn(&self, message: &str) {
+        let message = &mask_urls_in(message);
+        tracing::warn!("{message}");
+        self.log.push(LogSource::Host, "warning", message);
+    }
+
+    pub(crate) fn snapshot(&self) -> SessionSnapshot {
+        let s = self.session.lock();
+        SessionSnapshot {
+            id: s.id.clone(),
+            version: s.version.clone(),
+            epoch: s.epoch,
+        }
+    }
+
+    /// A request with the configured headers (and, when `session`, the session headers).
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        url: Url,
+        session: Option<&SessionSnapshot>,
+    ) -> reqwest::RequestBuilder {
+        let mut headers = self.headers.clone();
+        if let Some(s) = session {
+            if let Some(id) = s.id.clone() {
+                headers.insert(SESSION_HEADER, id);
+            }
+            if let Some(v) = s.version.clone() {
+                headers.insert(VERSION_HEADER, v);
+            }
+        }
+        self.auth_header_for(&url, &mut headers);
+        self.client.request(method, url).headers(headers)
+    }
+}
+
+pub(crate) fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with(EVENT_STREAM)
+        })
+}
+
+/// A clear message for a non-success status; reads a little of the body for detail.
+pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
+    if let Some(r) = resp.extensions().get::<AuthRefusal>() {
+        return r.0.clone();
+    }
+    let status = resp.status();
+    let challenge = resp
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
+    let detail = errors::body_detail(resp).await;
+    describe_status_parts(
+        status,
+        challenge.as_deref(),
+        &detail,
+        shared.has_auth_header,
+    )
+}

@@ -1,0 +1,316 @@
+//! The request headers of the modern era on Streamable HTTP (2026-07-28): every POST says
+//! its protocol version (`MCP-Protocol-Version`, the same as the request's `_meta`), its
+//! method (`Mcp-Method`) and, for `tools/call`, `resources/read` and `prompts/get`, what it
+//! names (`Mcp-Name`: the tool, the URI, the prompt). Tool parameters whose schema carries
+//! `x-mcp-header: <Name>` are mirrored as `Mcp-Param-<Name>`. Values that are not plain
+//! visible ASCII, or have whitespace at either end, or look like the sentinel, are sent as
+//! `=?base64?<UTF-8 in base64>?=`.
+//!
+//! A tool whose `x-mcp-header` annotations break the rules (empty, not a header token,
+//! repeated ignoring case, on a non-primitive or `number` parameter, or not reachable from
+//! the schema root through `properties` alone) must not be offered at all
+//! ([`header_params`] says why).
+
+use std::collections::HashMap;
+
+use base64::Engine;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+/// The schema keyword that asks for a parameter to be mirrored in a header.
+pub const X_MCP_HEADER: &str = "x-mcp-header";
+
+const SENTINEL_START: &str = "=?base64?";
+const SENTINEL_END: &str = "?=";
+
+/// One mirrored parameter: its path of `properties` keys and its header name part.
+pub type HeaderParam = (Vec<String>, String);
+
+/// [`header_params`] of a schema's text, parsed only when it mentions the annotation.
+pub fn header_params_text(
+    schema: &crate::protocol::schema_text::SchemaText,
+) -> Result<Vec<HeaderParam>, String> {
+    if !schema.mentions(X_MCP_HEADER) {
+        return Ok(Vec::new());
+    }
+    header_params(&schema.value())
+}
+
+/// The mirrored parameters of a tool's `inputSchema`, or why its annotations are invalid.
+pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    // Most schemas have none: one look without building paths settles them.
+    if !mentions_header(schema) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut Vec::new(), &mut out)?;
+    let mut seen = std::collections::HashSet::new();
+    for (_, name) in &out {
+        if !seen.insert(name.to_ascii_lowercase()) {
+            return Err(format!("{X_MCP_HEADER} {name:?} is used twice"));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(node: &Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) -> Result<(), String> {
+    let Some(obj) = node.as_object() else {
+        return Ok(());
+    };
+    for (key, value) in obj {
+        match key.as_str() {
+            X_MCP_HEADER => {
+                let name = value
+                    .as_str()
+                    .ok_or_else(|| format!("{X_MCP_HEADER} must be a string"))?;
+                if name.is_empty() || !name.bytes().all(is_tchar) {
+                    return Err(format!("{X_MCP_HEADER} {name:?} is not a header name"));
+                }
+                if path.is_empty() {
+                    return Err(format!("{X_MCP_HEADER} {name:?} is on the schema root"));
+                }
+                match obj.get("type").and_then(Value::as_str) {
+                    Some("string" | "integer" | "boolean") => {}
+                    other => {
+                        return Err(format!(
+                            "{X_MCP_HEADER} {name:?} is on a parameter of type {}",
+                            other.unwrap_or("(none)")
+                        ))
+                    }
+                }
+                out.push((path.clone(), name.to_string()));
+            }
+            "properties" => {
+                if let Some(props) = value.as_object() {
+                    for (name, sub) in props {
+                        path.push(name.clone());
+                        walk(sub, path, out)?;
+                        path.pop();
+                    }
+                }
+            }
+            // Values, not schemas: nothing in them is an annotation.
+            "default" | "const" | "enum" | "examples" => {}
+            _ => {
+                if mentions_header(value) {
+                    return Err(format!(
+                        "{X_MCP_HEADER} inside \"{key}\" (only parameters reached through \"properties\" may have one)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mentions_header(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k == X_MCP_HEADER || mentions_header(v)),
+        Value::Array(items) => items.iter().any(mentions_header),
+        _ => false,
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// A header value: as it is when plain, else in the base64 sentinel form.
+pub fn encode_value(value: &str) -> String {
+    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !value.starts_with(SENTINEL_START);
+    if plain {
+        value.to_string()
+    } else {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
+        format!("{SENTINEL_START}{b64}{SENTINEL_END}")
+    }
+}
+
+/// The mirrored parameters of every tool listed so far, by tool name.
+pub(crate) type ToolHeaders = HashMap<String, Vec<HeaderParam>>;
+
+/// Records the mirrored parameters of the tools in a `tools/list` answer (valid tools only).
+pub(crate) fn note_tools(message: &[u8], tools: &mut ToolHeaders) {
+    let Ok(v) = serde_json::from_slice::<Value>(message) else {
+        return;
+    };
+    let Some(list) = v.pointer("/result/tools").and_then(Value::as_array) else {
+        return;
+    };
+    for tool in list {
+        let (Some(name), Some(schema)) = (
+            tool.get("name").and_then(Value::as_str),
+            tool.get("inputSchema"),
+        ) else {
+            continue;
+        };
+        match header_params(schema) {
+            Ok(params) if !params.is_empty() => {
+                tools.insert(name.to_string(), params);
+            }
+            _ => {
+                tools.remove(name);
+            }
+        }
+    }
+}
+
+/// What a modern request is, for its headers.
+pub(crate) struct ModernRequest {
+    pub method: String,
+    pub headers: HeaderMap,
+}
+
+/// The headers of a modern request (`None` for a message without the modern `_meta`).
+pub(crate) fn request_headers(body: &[u8], tools: &ToolHeaders) -> Option<ModernRequest> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let method = v.get("method")?.as_str()?;
+    let params = v.get("params");
+    let version = params?
+        .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")?
+        .as_str()?;
+    let mut headers = HeaderMap::new();
+    let mut put = |name: &str, value: &str| {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&encode_value(value)),
+        ) {
+            headers.insert(n, v);
+        }
+    };
+    put("mcp-protocol-version", version);
+    put("mcp-method", method);
+    let named = match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+        "resources/read" => params.and_then(|p| p.get("uri")),
+        _ => None,
+    };
+    if let Some(name) = named.and_then(Value::as_str) {
+        put("mcp-name", name);
+    }
+    if method == "tools/call" {
+        let tool = named.and_then(Value::as_str).unwrap_or_default();
+        let args = params.and_then(|p| p.get("arguments"));
+        for (path, header) in tools.get(tool).into_iter().flatten() {
+            let mut at = args;
+            for key in path {
+                at = at.and_then(|a| a.get(key));
+            }
+            let text = match at {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => continue,
+            };
+            put(&format!("mcp-param-{header}"), &text);
+        }
+    }
+    Some(ModernRequest {
+        method: method.to_string(),
+        headers,
+    })
+}
+
+/// Most bytes of an error body read to find a JSON-RPC error in it.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The start of a response body (an error body is small), without waiting long for it.
+pub(crate) async fn read_small_body(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_BYTES {
+        match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body
+}
+
+/// The `error` object of a JSON-RPC error message, as JSON text.
+pub(crate) fn error_object(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let error = v.get("error")?;
+    error.get("code")?.as_i64()?;
+    error.get("message")?.as_str()?;
+    Some(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_are_encoded_when_they_must_be() {
+        assert_eq!(encode_value("us-west1"), "us-west1");
+        assert_eq!(
+            encode_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(
+            encode_value("=?base64?literal?="),
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+        );
+    }
+
+    #[test]
+    fn annotations_are_checked() {
+        let ok = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}}
+        }});
+        assert_eq!(
+            header_params(&ok).unwrap(),
+            vec![
+                (vec!["region".to_string()], "Region".to_string()),
+                (vec!["opts".to_string(), "n".to_string()], "N".to_string())
+            ]
+        );
+        for bad in [
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "a b"}}}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"},
+                                  "b": {"type": "string", "x-mcp-header": "a"}}}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
+            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+        ] {
+            assert!(header_params(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn modern_requests_get_their_headers() {
+        let mut tools = ToolHeaders::new();
+        tools.insert(
+            "q".into(),
+            vec![
+                (vec!["region".into()], "Region".into()),
+                (vec!["gone".into()], "Gone".into()),
+            ],
+        );
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "q", "arguments": {"region": "Zürich", "gone": null},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let r = request_headers(body.to_string().as_bytes(), &tools).unwrap();
+        let h = |n: &str| r.headers.get(n).map(|v| v.to_str().unwrap().to_string());
+        assert_eq!(h("mcp-protocol-version").as_deref(), Some("2026-07-28"));
+        assert_eq!(h("mcp-method").as_deref(), Some("tools/call"));
+        assert_eq!(h("mcp-name").as_deref(), Some("q"));
+        assert_eq!(
+            h("mcp-param-region").as_deref(),
+            Some("=?base64?WsO8cmljaA==?=")
+        );
+        assert_eq!(h("mcp-param-gone"), None);
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        assert!(request_headers(legacy.to_string().as_bytes(), &tools).is_none());
+    }
+}
