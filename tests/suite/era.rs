@@ -380,23 +380,40 @@ fn mcp_list_shows_each_servers_era() {
 }
 
 #[test]
-fn the_benchmark_speaks_either_era() {
-    let o = std::process::Command::new(super::support::harness9_bin())
-        .args(["bench", "mcp", "--quick", "--era", "modern"])
-        .args(["--scenarios", "handshake,seq_latency,throughput", "--"])
-        .args([fixture_bin(), "--modern"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines[0]["era"], "modern");
-    for line in &lines[1..] {
-        assert_eq!(line["ok"], true, "{line}");
+fn the_benchmark_speaks_either_era_beside_its_floor() {
+    for era in ["legacy", "modern"] {
+        let mut command = std::process::Command::new(super::support::harness9_bin());
+        command
+            .args(["bench", "mcp", "--quick", "--era", era])
+            .args(["--scenarios", "handshake,seq_latency,throughput", "--"])
+            .arg(fixture_bin());
+        if era == "modern" {
+            command.arg("--modern");
+        }
+        let o = command.output().unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if era == "modern" {
+            assert_eq!(lines[0]["era"], "modern");
+        }
+        assert!(lines[0]["floor"].is_string(), "{}", lines[0]);
+        for line in &lines[1..] {
+            assert_eq!(line["ok"], true, "{line}");
+            // The floor ran against the same server, and the line compares the two.
+            let (value, floor) = (line["value"].as_f64(), line["floor"].as_f64());
+            let ratio = line["ours_over_floor"].as_f64();
+            assert!(floor.is_some_and(|f| f > 0.0), "{line}");
+            assert!(ratio.is_some_and(|r| r > 0.0), "{line}");
+            let expected = value.unwrap() / floor.unwrap();
+            assert!((ratio.unwrap() - expected).abs() < 0.01, "{line}");
+        }
+        assert_eq!(lines.len(), 4);
+        let table = String::from_utf8_lossy(&o.stderr);
+        assert!(table.contains("ours/floor"), "{table}");
     }
-    assert_eq!(lines.len(), 4);
 }
 
 #[tokio::test]

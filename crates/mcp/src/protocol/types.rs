@@ -236,16 +236,93 @@ impl<'de> Deserialize<'de> for Key {
 
 /// The entries as an object, built as `Value`'s own deserializer builds it (a repeated key
 /// keeps its first place and its last value).
-fn object(entries: Vec<(Key, Value)>) -> Value {
-    let named = entries.into_iter().map(|(k, v)| {
+fn object(entries: impl Iterator<Item = (Key, Field)>) -> Value {
+    let named = entries.map(|(k, v)| {
         let k = match k {
             Key::Type => "type".to_owned(),
             Key::Text => "text".to_owned(),
             Key::Other(k) => k,
         };
-        (k, v)
+        (k, v.into_value())
     });
     Value::Object(named.collect())
+}
+
+/// The value of one entry of a content block: a string is kept as text (the word `text`,
+/// the usual type, without an allocation), anything else as a [`Value`].
+enum Field {
+    TextWord,
+    Str(String),
+    Other(Value),
+}
+
+impl Field {
+    fn into_value(self) -> Value {
+        match self {
+            Field::TextWord => Value::String("text".to_owned()),
+            Field::Str(s) => Value::String(s),
+            Field::Other(v) => v,
+        }
+    }
+
+    fn into_text(self) -> Option<String> {
+        match self {
+            Field::TextWord => Some("text".to_owned()),
+            Field::Str(s) => Some(s),
+            Field::Other(_) => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "text" => Field::TextWord,
+                    _ => Field::Str(v.to_owned()),
+                })
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Field, E> {
+                Ok(match v.as_str() {
+                    "text" => Field::TextWord,
+                    _ => Field::Str(v),
+                })
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Field, E> {
+                Ok(Field::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Field, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Field, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Field, A::Error> {
+                let de = serde::de::value::SeqAccessDeserializer::new(seq);
+                Value::deserialize(de).map(Field::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Field, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(map);
+                Value::deserialize(de).map(Field::Other)
+            }
+        }
+        d.deserialize_any(FieldVisitor)
+    }
 }
 
 /// Reads one content block; see [`Content`]'s `Deserialize`.
@@ -259,22 +336,32 @@ impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
-        let mut entries: Vec<(Key, Value)> = Vec::with_capacity(2);
+        // The first two entries in place (a plain text block has no more), the rest in a
+        // vector that allocates only when there is a third.
+        let mut first: Option<(Key, Field)> = None;
+        let mut second: Option<(Key, Field)> = None;
+        let mut more: Vec<(Key, Field)> = Vec::new();
         while let Some(key) = map.next_key::<Key>()? {
-            let value = map.next_value::<Value>()?;
-            entries.push((key, value));
-        }
-        if let [(k1, v1), (k2, v2)] = entries.as_mut_slice() {
-            let (text, kind) = match (&*k1, &*k2) {
-                (Key::Text, Key::Type) => (v1, v2),
-                (Key::Type, Key::Text) => (v2, v1),
-                _ => return Ok(Entries::Other(object(entries))),
-            };
-            if let (Value::String(text), Some("text")) = (text, kind.as_str()) {
-                return Ok(Entries::Text(std::mem::take(text)));
+            let value = map.next_value::<Field>()?;
+            if first.is_none() {
+                first = Some((key, value));
+            } else if second.is_none() {
+                second = Some((key, value));
+            } else {
+                more.push((key, value));
             }
         }
-        Ok(Entries::Other(object(entries)))
+        match (first, second) {
+            (Some((Key::Type, Field::TextWord)), Some((Key::Text, text)))
+            | (Some((Key::Text, text)), Some((Key::Type, Field::TextWord)))
+                if more.is_empty() && !matches!(text, Field::Other(_)) =>
+            {
+                Ok(Entries::Text(text.into_text().unwrap_or_default()))
+            }
+            (first, second) => Ok(Entries::Other(object(
+                first.into_iter().chain(second).chain(more),
+            ))),
+        }
     }
 
     // Not an object: keep the value as it is (it becomes `Content::Unknown`).
@@ -519,6 +606,23 @@ mod tests {
             text("hi")
         );
         assert_eq!(parse(r#"{"type":"text","text":"a","text":"b"}"#), text("b"));
+        assert_eq!(parse(r#"{"type":"text","text":"text"}"#), text("text"));
+        assert_eq!(parse(r#"{"text":"t\u00e9","type":"text"}"#), text("té"));
+        assert_eq!(
+            parse(r#"{"type":"text","type":"text","text":"x"}"#),
+            text("x")
+        );
+        let nested = r#"{"type":"text","text":{"a":[1,2.5,"s"]}}"#;
+        assert_eq!(
+            parse(nested),
+            Content::Unknown(serde_json::from_str(nested).unwrap())
+        );
+        let odd_type = r#"{"type":"other","text":"x"}"#;
+        assert_eq!(
+            parse(odd_type),
+            Content::Unknown(serde_json::from_str(odd_type).unwrap())
+        );
+        assert_eq!(parse("{}"), Content::Unknown(json!({})));
         assert_eq!(
             parse(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#),
             Content::Image {

@@ -129,6 +129,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             wrote_directly: false,
             closing: false,
             grown: false,
+            skip: 0,
         }),
         wake: Notify::new(),
     });
@@ -138,7 +139,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
     }));
 
     let sender = Arc::new(StdioSender {
-        out,
+        out: out.clone(),
         max_queued: spec.max_message_bytes.max(MIN_QUEUE_BYTES),
         exit: exit_rx.clone(),
         group: group.clone(),
@@ -149,7 +150,9 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             spec.max_message_bytes,
         ),
         log,
+        exited: Some(reader::exited(exit_rx.clone())),
         exit: exit_rx,
+        out,
         stderr_done: stderr_done_rx,
         group,
         max_message_bytes: spec.max_message_bytes,
