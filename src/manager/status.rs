@@ -114,11 +114,11 @@ pub struct ServerStatus {
     /// characters are escaped ([`crate::term_text::line`]), so every front end shows them.
     pub target: String,
     pub state: ServerState,
-    /// Automatic restarts after crashes in a row (see [`RestartPolicy`](crate::manager::RestartPolicy)); `None` when the
+    /// Automatic restarts after crashes in a row (see the manager's `RestartPolicy`); `None` when the
     /// server has not crashed since it was last started by hand.
     pub restart: Option<RestartStatus>,
     /// Tools whose definition changed since they were pinned, held back from the model
-    /// until the user accepts them (counted by the tool sink: [`ToolSink::held`](crate::manager::ToolSink::held)).
+    /// until the user accepts them (counted by the tool sink: `ToolSink::held`).
     pub held_tools: usize,
     /// Who the user is signed in as on this (remote) server, when tokens are held.
     pub signed_in: Option<crate::mcp::auth::SignedIn>,
