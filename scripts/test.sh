@@ -21,10 +21,12 @@ cargo fmt --all --check
 echo "test: no import circle between sibling modules (scripts/check-circles.py)" >&2
 python3 scripts/check-circles.py --self-test
 python3 scripts/check-circles.py
-echo "test: cargo clippy --all-targets -- -D warnings" >&2
-cargo clippy --all-targets -- -D warnings
-echo "test: cargo test" >&2
-cargo test
+# Every crate but the desktop one (checked below, once the UI is built): the core, the
+# client library, the test fixtures and the fuzz target bodies.
+echo "test: cargo clippy --workspace --exclude harness9-desktop --all-targets -- -D warnings" >&2
+cargo clippy --workspace --exclude harness9-desktop --all-targets -- -D warnings
+echo "test: cargo test --workspace --exclude harness9-desktop" >&2
+cargo test --workspace --exclude harness9-desktop
 echo "test: MCP conformance suite (client scenarios, 2025-11-25 and 2026-07-28)" >&2
 bash scripts/conformance.sh
 

@@ -22,7 +22,7 @@ pub fn fixtures_bin(name: &str) -> String {
     let bin = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
-        "{} is missing: build the test fixtures with `cargo build -p harness9-fixtures` (a plain `cargo test` at the root builds them)",
+        "{} is missing: build the test fixtures with `cargo build -p harness9-fixtures` (`cargo test --workspace --exclude harness9-desktop`, as `make test` runs it, builds them)",
         bin.display()
     );
     bin.to_string_lossy().into_owned()
