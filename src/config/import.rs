@@ -161,6 +161,14 @@ pub struct SourceError {
     pub message: String,
 }
 
+impl SourceError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "source-unreadable"
+    }
+}
+
 /// Reads every config file of `source` that exists. Files that do not exist are left out;
 /// files that cannot be parsed are errors (named with their path).
 pub fn find(
@@ -275,6 +283,19 @@ pub enum ImportError {
     /// confirmed.
     #[error("the servers to import changed since they were shown; nothing was written. Look at them again")]
     Changed,
+}
+
+impl ImportError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ImportError::Target { .. } => "config-unreadable",
+            ImportError::Save(e) => e.code(),
+            ImportError::NotConfirmed => "not-confirmed",
+            ImportError::Changed => "changed-since-shown",
+        }
+    }
 }
 
 /// Plans the import of `found` into `scope`'s file.

@@ -228,6 +228,14 @@ pub struct EntryError {
     pub scope: Scope,
 }
 
+impl EntryError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "invalid-entry"
+    }
+}
+
 /// The file as a whole could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -242,6 +250,18 @@ pub enum ConfigError {
     Shape { path: String, message: String },
     #[error("{path}: cannot read the file: {message}")]
     Io { path: String, message: String },
+}
+
+impl ConfigError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::Syntax { .. } => "invalid-json",
+            ConfigError::Shape { .. } => "invalid-config",
+            ConfigError::Io { .. } => "config-unreadable",
+        }
+    }
 }
 
 impl McpConfig {

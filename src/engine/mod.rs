@@ -161,6 +161,19 @@ pub enum EngineError {
     EmptyPrompt,
 }
 
+impl EngineError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::Settings(e) => e.code(),
+            EngineError::Store(e) => e.code(),
+            EngineError::Busy => "busy",
+            EngineError::EmptyPrompt => "empty-prompt",
+        }
+    }
+}
+
 pub fn default_system_prompt(project: &Path) -> String {
     format!(
         "You are harness9, an agent working in the user's project folder {}. Use the available tools when they help. When a tool call fails, read the error: fix the arguments and try again, or explain what went wrong. Answer concisely.",
