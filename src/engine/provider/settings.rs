@@ -192,7 +192,9 @@ impl SettingsError {
         match self {
             SettingsError::NotConfigured(_) => "not-configured",
             SettingsError::UnknownProvider(_) => "unknown-provider",
-            SettingsError::MissingKey { .. } | SettingsError::MissingKeychainKey { .. } => "missing-api-key",
+            SettingsError::MissingKey { .. } | SettingsError::MissingKeychainKey { .. } => {
+                "missing-api-key"
+            }
             SettingsError::BadFile { .. } => "bad-settings-file",
             SettingsError::KeyStore { .. } => "key-store-failed",
         }
