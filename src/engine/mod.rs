@@ -47,6 +47,7 @@
 //! their own writer threads, outputs through tokio's blocking pool.
 
 pub mod approvals;
+pub mod builtin;
 pub mod event;
 pub mod history;
 pub mod message;

@@ -18,6 +18,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::builtin::BuiltinToolError;
 use super::event::{CallStatus, Event, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
@@ -597,18 +598,18 @@ async fn execute(
                     load_tools(inner, tx, &names);
                     ok_text(text)
                 }
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), e.to_string()),
             }
         }
         READ_OUTPUT_TOOL => {
             return match inner.spill.read_page_off_runtime(&call.input).await {
                 Ok(text) => ok_text(text),
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), e.to_string()),
             }
         }
         LIST_RESOURCES_TOOL | READ_RESOURCE_TOOL => {
             let Some(access) = &inner.resources else {
-                let e = "this chat cannot read resources".to_string();
+                let e = BuiltinToolError::NoResources.to_string();
                 return Done::failed(CallStatus::Error, e.clone(), e);
             };
             let result = match call.name.as_str() {
@@ -622,7 +623,7 @@ async fn execute(
                     images,
                     ..ok_text(text)
                 },
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), format!("Error: {e}")),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), format!("Error: {e}")),
             };
         }
         _ => {}
