@@ -15,7 +15,7 @@ pub mod servers;
 
 pub use expand::{expand, ExpandError};
 pub use save::{save_mcp_json, validate_document, write_atomically, McpDocument, SaveError};
-pub use scopes::{Scope, ScopeFiles};
+pub use scopes::{Scope, ScopeFiles, UnknownScope};
 // The settings the MCP client's own messages name, and its URL masking, live with the client.
 pub use harness9_mcp::mask;
 pub use harness9_mcp::protocol::era::ProtocolEra;

@@ -775,7 +775,8 @@ async fn a_busy_error_after_part_of_the_answer_fails_the_turn_without_repeating_
         assert_eq!(
             outcome(&events),
             &TurnOutcome::Failed {
-                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into()
+                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into(),
+                code: "answer-incomplete",
             },
             "{wire:?}"
         );
@@ -797,7 +798,8 @@ async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
     assert_eq!(
         outcome(&events),
         &TurnOutcome::Failed {
-            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into()
+            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into(),
+            code: "provider-busy",
         }
     );
     assert_eq!(retries(&events).len(), 3);
@@ -819,7 +821,8 @@ async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
         outcome(&events),
         &TurnOutcome::Failed {
             error: "the model provider sent an error: invalid_request_error: prompt is too long"
-                .into()
+                .into(),
+            code: "provider-error",
         }
     );
     assert_eq!(stub.requests().len(), 1);
@@ -948,7 +951,8 @@ async fn provider_errors_fail_the_turn_with_a_clear_message() {
     assert_eq!(
         outcome(&events),
         &TurnOutcome::Failed {
-            error: "the model provider rejected the request with 401 (Incorrect API key provided); check that OPENAI_API_KEY holds a valid API key".into()
+            error: "the model provider rejected the request with 401 (Incorrect API key provided); check that OPENAI_API_KEY holds a valid API key".into(),
+            code: "unauthorized",
         }
     );
     assert_eq!(stub.requests().len(), 1, "a 401 is not retried");
@@ -971,7 +975,7 @@ async fn the_round_trip_bound_ends_the_turn() {
     let engine = harness.engine(opts).unwrap();
     let events = run(&engine, "loop").await;
     assert!(
-        matches!(outcome(&events), TurnOutcome::Failed { error } if error.starts_with("the model used all 2 round-trips"))
+        matches!(outcome(&events), TurnOutcome::Failed { error, code: "round-trip-limit" } if error.starts_with("the model used all 2 round-trips"))
     );
     assert_eq!(stub.requests().len(), 2);
     harness.shutdown().await;
