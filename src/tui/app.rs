@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use harness9::engine::event::{Event, TurnOutcome};
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::manager::{Ask, ServerDetails};
+use harness9::mcp::manager::{Ask, FeatureError, ServerDetails};
 use harness9::mcp::{ServerStatus, StatusSnapshot};
 use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
@@ -161,9 +161,11 @@ impl App {
                 details: true,
             } => match self.panel_rows().get(*selected)? {
                 PanelRow::Server(i) => self.status.servers.get(*i).map(|s| s.name.clone()),
-                _ => None,
+                PanelRow::Tool { .. } | PanelRow::Held { .. } => None,
             },
-            _ => None,
+            Modal::None | Modal::Mcp { .. } | Modal::ServerApproval(_) | Modal::ToolApproval => {
+                None
+            }
         }
     }
 
@@ -349,11 +351,11 @@ impl App {
                     t if settings::parse(t).is_some() => match settings::parse(t)? {
                         Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
                         Ok(None) => settings::start_hidden(&mut self.hidden_key, &mut self.input),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if surface::parse_roots(t).is_some() => match surface::parse_roots(t)? {
                         Ok(cmd) => return Some(Action::Roots(cmd)),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
@@ -467,7 +469,7 @@ impl App {
                     // The text streamed already; say that it is incomplete.
                     TurnOutcome::CutOff { notice, .. } => self.chat.push(ChatLine::System(notice)),
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
-                    TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
+                    TurnOutcome::Failed { error, .. } => self.chat.push(ChatLine::System(error)),
                 }
             }
             // The waiting calls come from the core's list (`show_approvals`).
@@ -515,7 +517,7 @@ impl App {
     }
 
     /// The server's answer to an [`Action::Complete`] asked for the input `input`.
-    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, String>) {
+    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, FeatureError>) {
         slash::completion_done(&mut self.input, &mut self.slash, input, result);
     }
 
