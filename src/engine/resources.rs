@@ -376,7 +376,10 @@ mod tests {
                     content: ResultPart::Image { media_type, .. },
                     ..
                 } => format!("<image {media_type}>"),
-                other => panic!("{other:?}"),
+                other @ (Block::Text { .. }
+                | Block::Image { .. }
+                | Block::ToolUse { .. }
+                | Block::ToolResult { .. }) => panic!("{other:?}"),
             })
             .collect();
         assert_eq!(texts.len(), 4);
@@ -417,7 +420,11 @@ mod tests {
                     content: ResultPart::Text { text },
                     ..
                 } => text.chars().filter(|c| *c == 'y').count(),
-                _ => 0,
+                Block::Text { .. }
+                | Block::Image { .. }
+                | Block::ToolUse { .. }
+                | Block::ToolResult { .. }
+                | Block::Resource { .. } => 0,
             })
             .sum();
         assert_eq!(kept, MAX_ATTACHED_CHARS);

@@ -406,7 +406,12 @@ fn explain(s: &ProviderSettings, e: &ProviderError) -> String {
         ProviderError::RateLimited { .. } => {
             "the key works, but the provider is rate limiting it (429) right now".into()
         }
-        other => other.to_string(),
+        other @ (ProviderError::Server { .. }
+        | ProviderError::Stream(_)
+        | ProviderError::Busy { .. }
+        | ProviderError::MidAnswer { .. }
+        | ProviderError::Remote(_)
+        | ProviderError::Protocol(_)) => other.to_string(),
     }
 }
 
