@@ -11,7 +11,7 @@ use ts_rs::TS;
 
 use harness9::mcp::LogLine;
 
-pub use crate::errors::{BridgeError, BridgeResult, ErrorCode};
+pub use crate::errors::{BridgeError, BridgeResult};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -104,7 +104,7 @@ pub fn typescript_bindings() -> String {
     let cfg = ts_rs::Config::default().with_large_int("number");
     let decls = [
         <serde_json::Value as TS>::decl(&cfg),
-        ErrorCode::decl(&cfg),
+        crate::errors::ErrorCode::decl(&cfg),
         BridgeError::decl(&cfg),
         harness9::harness::ProjectInfo::decl(&cfg),
         MenuAction::decl(&cfg),
