@@ -116,7 +116,7 @@ fn write_entry(project: &ProjectArgs, name: &str, scope: &str, entry: serde_json
             }
             0
         }
-        Err(e) => fail(&project, e),
+        Err(e) => fail(project, e),
     }
 }
 
