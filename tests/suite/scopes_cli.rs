@@ -235,11 +235,11 @@ fn with_json_a_failure_is_also_a_json_error_with_its_code() {
         format!("harness9: {}\n", out["error"]["message"].as_str().unwrap()),
         stderr
     );
-    let o = h.run(&["mcp", "add", "s", "--scope", "team", "--json", "--", "srv"]);
+    let o = h.run(&["mcp", "add-json", "s", "[1]", "--json"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         serde_json::from_slice::<Value>(&o.stdout).unwrap(),
-        json!({"error": {"code": "unknown-scope", "message": "unknown scope \"team\"; use \"local\", \"project\" or \"user\""}})
+        json!({"error": {"code": "invalid-entry", "message": "JSON must be an object like '{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}'"}})
     );
 }
 
