@@ -16,8 +16,11 @@ export H9_EVERYTHING_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-server-everythi
 export H9_PYTHON="$ROOT/.deps/py/bin/python"
 export H9_PY_SERVER="$ROOT/tests/servers/py_server.py"
 
-echo "test: cargo fmt --check" >&2
-cargo fmt --check
+echo "test: cargo fmt --all --check" >&2
+cargo fmt --all --check
+echo "test: no import circle between sibling modules (scripts/check-circles.py)" >&2
+python3 scripts/check-circles.py --self-test
+python3 scripts/check-circles.py
 echo "test: cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets -- -D warnings
 echo "test: cargo test" >&2

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::{mask, TransportConfig};
-use crate::mcp::ServerState;
+use crate::manager::ServerState;
 use crate::term_text;
 use crate::Harness;
 

@@ -22,7 +22,9 @@ use crate::config::mask::is_reference;
 pub use crate::config::mask::{mask_args, mask_url, MASK};
 
 mod approval;
+mod details;
 pub use approval::{approval_prompt, command_line, ApprovalPick, ApprovalRequest, ApprovalShown};
+pub use details::{server_details, ServerDetails};
 
 /// `.mcp.json` as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -19,7 +19,7 @@ use tokio::task::AbortHandle;
 
 use crate::config::{McpConfig, Scope, ScopeFiles, MCP_JSON};
 use crate::inspect::content_hash;
-use crate::mcp::Manager;
+use crate::manager::Manager;
 
 /// Quiet time after the last file event before the configuration is read again.
 pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(200);

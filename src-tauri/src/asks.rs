@@ -13,8 +13,8 @@
 use tauri::AppHandle;
 use tokio::task::AbortHandle;
 
+use harness9::host::asks::{Ask, AskReply, AskView};
 use harness9::mcp::elicit_form::FieldErrors;
-use harness9::mcp::manager::{Ask, AskReply, AskView};
 use harness9::Harness;
 
 use crate::bridge::{events, BridgeError, BridgeResult, ProjectEmitter};

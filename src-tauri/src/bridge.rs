@@ -108,13 +108,13 @@ pub fn typescript_bindings() -> String {
         BridgeError::decl(&cfg),
         harness9::harness::ProjectInfo::decl(&cfg),
         MenuAction::decl(&cfg),
-        harness9::mcp::StatusSnapshot::decl(&cfg),
-        harness9::mcp::ServerStatus::decl(&cfg),
+        harness9::manager::StatusSnapshot::decl(&cfg),
+        harness9::manager::ServerStatus::decl(&cfg),
         harness9::mcp::auth::SignedIn::decl(&cfg),
-        harness9::mcp::manager::StartPhase::decl(&cfg),
-        harness9::mcp::ServerState::decl(&cfg),
+        harness9::manager::StartPhase::decl(&cfg),
+        harness9::manager::ServerState::decl(&cfg),
         harness9::mcp::era::Era::decl(&cfg),
-        harness9::mcp::RestartStatus::decl(&cfg),
+        harness9::manager::RestartStatus::decl(&cfg),
         harness9::mcp::LogSource::decl(&cfg),
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
@@ -122,7 +122,7 @@ pub fn typescript_bindings() -> String {
         harness9::harness::ToolDetail::decl(&cfg),
         harness9::mcp::features::ToolHints::decl(&cfg),
         harness9::mcp::features::Icon::decl(&cfg),
-        harness9::mcp::manager::ServerDetails::decl(&cfg),
+        harness9::host::catalog::ServerDetails::decl(&cfg),
         harness9::mcp::features::LogLevel::decl(&cfg),
         harness9::harness::HeldToolEntry::decl(&cfg),
         harness9::mcp::Content::decl(&cfg),
@@ -131,7 +131,7 @@ pub fn typescript_bindings() -> String {
         harness9::inspect::ApprovalRequest::decl(&cfg),
         harness9::inspect::ApprovalShown::decl(&cfg),
         harness9::inspect::ApprovalPick::decl(&cfg),
-        harness9::mcp::ApproveOutcome::decl(&cfg),
+        harness9::manager::ApproveOutcome::decl(&cfg),
         harness9::inspect::KeyValue::decl(&cfg),
         harness9::inspect::ServerEntry::decl(&cfg),
         harness9::config::Scope::decl(&cfg),
@@ -157,12 +157,12 @@ pub fn typescript_bindings() -> String {
         harness9::engine::ConversationSummary::decl(&cfg),
         harness9::engine::approvals::PendingApproval::decl(&cfg),
         harness9::ChatState::decl(&cfg),
-        harness9::mcp::manager::AskView::decl(&cfg),
-        harness9::mcp::manager::AskDetail::decl(&cfg),
+        harness9::host::asks::AskView::decl(&cfg),
+        harness9::host::asks::AskDetail::decl(&cfg),
         harness9::harness::PromptEntry::decl(&cfg),
         harness9::mcp::features::PromptArgument::decl(&cfg),
         harness9::mcp::features::Completion::decl(&cfg),
-        harness9::mcp::manager::AskReply::decl(&cfg),
+        harness9::host::asks::AskReply::decl(&cfg),
         harness9::mcp::elicit_form::ElicitForm::decl(&cfg),
         harness9::mcp::elicit_form::FormField::decl(&cfg),
         harness9::mcp::elicit_form::FieldKind::decl(&cfg),
@@ -175,7 +175,7 @@ pub fn typescript_bindings() -> String {
         harness9::harness::PreviewPart::decl(&cfg),
         harness9::harness::ReadPreview::decl(&cfg),
         harness9::engine::resources::ResourceRef::decl(&cfg),
-        harness9::mcp::manager::SurfaceEvent::decl(&cfg),
+        harness9::host::catalog::SurfaceEvent::decl(&cfg),
         harness9::harness::ContextSummary::decl(&cfg),
         harness9::tools::ServerCost::decl(&cfg),
         harness9::about::AboutInfo::decl(&cfg),
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn approval_and_status_payloads_carry_no_secret() {
         use harness9::config::McpConfig;
-        use harness9::mcp::{ApprovalPolicy, Manager, ManagerOptions};
+        use harness9::manager::{ApprovalPolicy, Manager, ManagerOptions};
         use harness9::tools::ToolRegistry;
         use harness9::trust::ApprovalStore;
 
@@ -255,7 +255,7 @@ mod tests {
                 approvals: ApprovalStore::at(data.join("approvals.json")),
                 policy: ApprovalPolicy::Ask,
                 path_for_children: None,
-                auth: harness9::mcp::auth::AuthContext::memory(),
+                hooks: Default::default(),
             },
         );
         tokio::runtime::Builder::new_current_thread()
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn status_crosses_with_a_nested_state() {
-        use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
+        use harness9::manager::{ServerState, ServerStatus, StatusSnapshot};
         let s = StatusSnapshot {
             revision: 4,
             servers: vec![ServerStatus {

@@ -11,11 +11,11 @@ use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolDetail, ToolEntry};
+use harness9::host::catalog::ServerDetails;
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
 };
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::manager::ServerDetails;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
@@ -67,7 +67,7 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
 #[tauri::command]
 pub async fn get_status(
     state: S<'_>,
-) -> BridgeResult<std::sync::Arc<harness9::mcp::StatusSnapshot>> {
+) -> BridgeResult<std::sync::Arc<harness9::manager::StatusSnapshot>> {
     Ok(state.harness().await?.status())
 }
 
@@ -81,7 +81,7 @@ pub async fn approve(
     state: S<'_>,
     servers: Vec<ApprovalPick>,
     remember: bool,
-) -> BridgeResult<harness9::mcp::ApproveOutcome> {
+) -> BridgeResult<harness9::manager::ApproveOutcome> {
     Ok(state.harness().await?.approve(&servers, remember).await?)
 }
 
@@ -406,7 +406,7 @@ pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
 
 /// The asks of servers waiting for the user, oldest first.
 #[tauri::command]
-pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::mcp::manager::AskView>> {
+pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::host::asks::AskView>> {
     Ok(state.harness().await?.ask_views())
 }
 
@@ -416,7 +416,7 @@ pub async fn answer_ask(
     app: AppHandle,
     state: S<'_>,
     id: u64,
-    answer: harness9::mcp::manager::AskReply,
+    answer: harness9::host::asks::AskReply,
 ) -> BridgeResult<harness9::mcp::elicit_form::FieldErrors> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
 }

@@ -19,10 +19,11 @@ use harness9::engine::EngineError;
 use harness9::harness::{
     CallError, ConfigSaveError, PermissionError, PromptError, RootsError, SaveResourceError,
 };
+use harness9::host::asks::{AskError, ReplyError};
+use harness9::host::catalog::FeatureError;
+use harness9::host::pins::AcceptError;
 use harness9::inspect::EditError;
 use harness9::links::LinkRefused;
-use harness9::mcp::manager::{AskError, FeatureError, ReplyError};
-use harness9::mcp::AcceptError;
 
 /// What went wrong, as a closed set the UI can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]

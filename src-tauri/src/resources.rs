@@ -8,7 +8,7 @@ use tauri::{AppHandle, Manager as _};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;
 
-use harness9::mcp::manager::SurfaceEvent;
+use harness9::host::catalog::SurfaceEvent;
 use harness9::Harness;
 
 use crate::bridge::{BridgeError, BridgeResult, ProjectEmitter};

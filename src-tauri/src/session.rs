@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::harness::ProjectInfo;
-use harness9::mcp::RestartPolicy;
+use harness9::manager::RestartPolicy;
 use harness9::watch::ConfigWatcher;
 use harness9::{Harness, HarnessOptions};
 use tauri::ipc::Channel;

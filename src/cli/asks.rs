@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use harness9::host::asks::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::contain::contained_sync;
 use harness9::mcp::elicit_form::ElicitForm;
-use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::requests::{missing_required, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::Harness;
 use serde_json::{Map, Value};
@@ -54,7 +54,7 @@ pub fn read_answers(path: &Path) -> Result<Map<String, Value>, AnswersError> {
 /// Answers every ask of the harness until the returned task is aborted.
 pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>) -> JoinHandle<()> {
     let mut asks = harness.subscribe_asks();
-    let answerer = harness.manager().asks().clone();
+    let answerer = harness.asks().clone();
     tokio::spawn(async move {
         loop {
             let pending: Vec<Ask> = asks.borrow_and_update().as_ref().clone();

@@ -78,12 +78,12 @@ pub async fn exec(args: ExecArgs) -> i32 {
         Err(code) => return code,
     };
     for s in harness.manager().snapshot().servers.iter() {
-        if let harness9::mcp::ServerState::Failed { reason, .. } = &s.state {
+        if let harness9::manager::ServerState::Failed { reason, .. } = &s.state {
             errln!(
                 "harness9: server \"{}\" failed: {reason}",
                 harness9::term_text::Line(&s.name)
             );
-        } else if s.state == harness9::mcp::ServerState::AwaitingApproval {
+        } else if s.state == harness9::manager::ServerState::AwaitingApproval {
             errln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
                 harness9::term_text::Line(&s.name)

@@ -40,7 +40,7 @@ use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, ServerState, ServerStatus};
+use harness9::manager::{ApprovalPolicy, ServerState, ServerStatus};
 use harness9::term_text::{self, Line};
 use harness9::tools::{CallContext, ToolSource};
 use harness9::{Harness, HarnessOptions};

@@ -125,7 +125,7 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
         Ok(f) => f,
         Err(c) => return c,
     };
-    match servers::server_details(&files, &name) {
+    match harness9::inspect::server_details(&files, &name) {
         Ok(d) if project.json => {
             crate::cli::out::json(&d);
             0
@@ -226,7 +226,7 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     }
     // What was shown and accepted is approved as written: a later change asks again.
     let store = harness9::trust::approvals::ApprovalStore::default_location();
-    if let Err(e) = import::review::record_approval(&plan, &project.project, scope, &store) {
+    if let Err(e) = store.approve_import(&plan, &project.project, scope) {
         errln!("harness9: the servers were added, but their approval could not be recorded ({e}); you will be asked when they start");
     }
     0

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 
 use super::builtin::BuiltinToolError;
 use super::message::{resource_header, Block, ResultPart, ToolDefinition};
+use crate::host::catalog::{ServerResource, ServerTemplate};
 use crate::mcp::features::{ReadResourceResult, ResourceContents};
-use crate::mcp::manager::{ServerResource, ServerTemplate};
 
 /// The built-in tool that lists the servers' resources.
 pub const LIST_RESOURCES_TOOL: &str = "list_mcp_resources";

@@ -7,9 +7,11 @@
 use std::sync::Arc;
 
 use harness9::engine::event::{Event, TurnOutcome};
+use harness9::host::asks::Ask;
+use harness9::host::catalog::FeatureError;
+use harness9::host::catalog::ServerDetails;
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::manager::{Ask, FeatureError, ServerDetails};
-use harness9::mcp::{ServerStatus, StatusSnapshot};
+use harness9::manager::{ServerStatus, StatusSnapshot};
 use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -49,7 +51,7 @@ pub struct App {
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<AskView>,
     /// The prompts of the connected servers: the slash commands of [`slash`].
-    pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
+    pub prompts: Vec<harness9::host::catalog::ServerPrompt>,
     /// The slash-command hint: what Tab found.
     pub slash: SlashState,
     /// Title, icons and logging of each connected server, in `status.servers` order.
@@ -57,7 +59,7 @@ pub struct App {
     /// The recent log of the server whose details are open.
     pub log_tail: Vec<harness9::mcp::LogLine>,
     /// The connected servers' resources, for the `@` picker.
-    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    pub resources: Vec<harness9::host::catalog::ServerResource>,
     /// The open `@` picker.
     pub picker: Option<Picker>,
     /// Resources attached to the next message.

@@ -71,7 +71,7 @@ pub enum Action {
     /// Answer what a server asked (the ask modal).
     AnswerAsk {
         id: u64,
-        answer: harness9::mcp::manager::AskAnswer,
+        answer: harness9::host::asks::AskAnswer,
     },
     /// Open the page of a URL elicitation the user agreed to, then accept it.
     OpenAsk {

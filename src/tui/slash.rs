@@ -8,7 +8,7 @@
 //! a note in the transcript and the input stays for fixing. Pure: the functions work on the
 //! input line, the hint ([`SlashState`]) and the prompts they are given.
 
-use harness9::mcp::manager::{FeatureError, ServerPrompt};
+use harness9::host::catalog::{FeatureError, ServerPrompt};
 use serde_json::{Map, Value};
 
 use super::model::{Action, COMMANDS};

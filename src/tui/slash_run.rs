@@ -4,8 +4,8 @@
 
 use harness9::engine::{Block, Message, Role};
 use harness9::harness::PromptError;
+use harness9::host::catalog::{FeatureError, ServerPrompt};
 use harness9::mcp::features::CompletionRef;
-use harness9::mcp::manager::{FeatureError, ServerPrompt};
 use harness9::Harness;
 use serde_json::{Map, Value};
 

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
+use harness9::host::catalog::ServerDetails;
 use harness9::mcp::features::{LogLevel, LOG_LEVELS};
 use harness9::mcp::log::{LogLine, LogSource};
-use harness9::mcp::manager::ServerDetails;
 use harness9::tools::ToolSpec;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};

@@ -4,8 +4,8 @@
 use super::safe;
 use harness9::engine::event::CallStatus;
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::manager::StartPhase;
-use harness9::mcp::{ServerState, ServerStatus};
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, ServerStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};

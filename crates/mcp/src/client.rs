@@ -31,6 +31,7 @@ mod listen;
 mod modern;
 mod mrtr;
 mod notify;
+mod pages;
 mod reply;
 mod served;
 #[cfg(test)]
@@ -305,47 +306,15 @@ impl Client {
         if !self.init.capabilities.contains_key("tools") {
             return Ok(Vec::new());
         }
-        let mut tools = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let opts = RequestOptions {
-                timeout,
-                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
-                progress: None,
-            };
-            let body = self
-                .inner
-                .request("tools/list", Params::from_value(params), opts, true)
-                .await?;
-            let page: ListToolsPage = body.parse("tools/list")?;
-            drop(body);
-            if tools.is_empty() {
-                tools = page.tools; // one page (the usual case): no copy
-            } else {
-                tools.extend(page.tools);
-            }
-            match page.next_cursor {
-                None => {
-                    let tools = self.inner.without_repeats(tools);
-                    return Ok(match self.era {
-                        Era::Legacy => tools,
-                        Era::Modern => self.inner.without_bad_headers(tools),
-                    });
-                }
-                Some(c) if !seen.insert(c.clone()) => {
-                    return Err(ClientError::RepeatedCursor {
-                        method: "tools/list".into(),
-                        cursor: c,
-                    })
-                }
-                Some(c) => cursor = Some(c),
-            }
-        }
-        Err(ClientError::Invalid {
-            method: "tools/list".into(),
-            detail: format!("more than {MAX_TOOL_PAGES} pages"),
+        let tools = self
+            .list_pages("tools/list", MAX_TOOL_PAGES, timeout, |p: ListToolsPage| {
+                (p.tools, p.next_cursor)
+            })
+            .await?;
+        let tools = self.inner.without_repeats(tools);
+        Ok(match self.era {
+            Era::Legacy => tools,
+            Era::Modern => self.inner.without_bad_headers(tools),
         })
     }
 

@@ -408,6 +408,7 @@ fn explain(s: &ProviderSettings, e: &ProviderError) -> String {
         }
         other @ (ProviderError::Server { .. }
         | ProviderError::Stream(_)
+        | ProviderError::EventTooLarge { .. }
         | ProviderError::Busy { .. }
         | ProviderError::MidAnswer { .. }
         | ProviderError::Remote(_)

@@ -40,13 +40,13 @@ scope: Scope,
  */
 target: string, state: ServerState, 
 /**
- * Automatic restarts after crashes in a row (see [`RestartPolicy`]); `None` when the
+ * Automatic restarts after crashes in a row (see the manager's `RestartPolicy`); `None` when the
  * server has not crashed since it was last started by hand.
  */
 restart: RestartStatus | null, 
 /**
  * Tools whose definition changed since they were pinned, held back from the model
- * until the user accepts them (see [`Manager::held_tools`]).
+ * until the user accepts them (counted by the tool sink: `ToolSink::held`).
  */
 heldTools: number, 
 /**

@@ -249,8 +249,27 @@ mod tests {
 
     #[test]
     fn the_browser_is_not_waited_for() {
-        let started = std::time::Instant::now();
-        spawn_detached(&["sleep".into(), "5".into()]).unwrap();
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // A browser that runs until the test lets it go: it waits for a pipe to be written.
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+        assert!(made.unwrap().success());
+        let argv = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            "cat \"$0\" > /dev/null".to_string(),
+            pipe.display().to_string(),
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(spawn_detached(&argv));
+        });
+        let returned = rx.recv_timeout(std::time::Duration::from_secs(20));
+        if !matches!(returned, Ok(Err(_))) {
+            // Lets the browser go (opening the pipe to write waits for it to read).
+            drop(std::fs::OpenOptions::new().write(true).open(&pipe).unwrap());
+        }
+        let returned = returned.expect("spawn_detached returned while the browser still ran");
+        assert_eq!(returned, Ok(()));
     }
 }

@@ -62,7 +62,7 @@ pub fn http_client() -> Result<reqwest::Client, AuthError> {
     reqwest::Client::builder()
         .timeout(DISCOVERY_TIMEOUT)
         .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
-        .redirect(crate::transport::http_limits::redirect_policy())
+        .redirect(crate::http::redirect::redirect_policy())
         .build()
         .map_err(|e| AuthError::Internal(format!("cannot set up the HTTP client: {e}")))
 }

@@ -14,9 +14,7 @@ use super::{AuthContext, AuthError, OAuthConfig, StoredClient, StoredTokens};
 /// `client_name` sent in Dynamic Client Registration.
 pub const CLIENT_NAME: &str = "harness9";
 
-pub const AUTH_BASIC: &str = "client_secret_basic";
-pub const AUTH_POST: &str = "client_secret_post";
-pub const AUTH_NONE: &str = "none";
+pub use super::token::{AUTH_BASIC, AUTH_NONE, AUTH_POST};
 
 /// The client to use with `meta`'s issuer for `redirect_uri`; registers when needed.
 pub async fn client_for(

@@ -3,13 +3,12 @@
 //! roots notification. Listings follow `nextCursor` to the end with the same guards as
 //! `tools/list` (a repeated cursor or too many pages stop them with an error).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::{Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
+use super::{pages, Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
 use crate::protocol::era::Era;
 use crate::protocol::features::{
     CompleteResult, Completion, CompletionRef, GetPromptResult, LogLevel, Prompt, PromptsPage,
@@ -47,9 +46,12 @@ impl Client {
         if !self.has_capability("resources") {
             return Ok(Vec::new());
         }
-        self.list_pages("resources/list", timeout, |p: ResourcesPage| {
-            (p.resources, p.next_cursor)
-        })
+        self.list_pages(
+            "resources/list",
+            MAX_LIST_PAGES,
+            timeout,
+            |p: ResourcesPage| (p.resources, p.next_cursor),
+        )
         .await
     }
 
@@ -61,9 +63,12 @@ impl Client {
         if !self.has_capability("resources") {
             return Ok(Vec::new());
         }
-        self.list_pages("resources/templates/list", timeout, |p: TemplatesPage| {
-            (p.resource_templates, p.next_cursor)
-        })
+        self.list_pages(
+            "resources/templates/list",
+            MAX_LIST_PAGES,
+            timeout,
+            |p: TemplatesPage| (p.resource_templates, p.next_cursor),
+        )
         .await
     }
 
@@ -75,7 +80,7 @@ impl Client {
         if !self.has_capability("prompts") {
             return Ok(Vec::new());
         }
-        self.list_pages("prompts/list", timeout, |p: PromptsPage| {
+        self.list_pages("prompts/list", MAX_LIST_PAGES, timeout, |p: PromptsPage| {
             (p.prompts, p.next_cursor)
         })
         .await
@@ -199,47 +204,27 @@ impl Client {
         body.parse(method)
     }
 
-    async fn list_pages<P: DeserializeOwned, T>(
+    /// Every item of a listing, all pages, with the start-up timeout's setting named when
+    /// a page takes too long ([`pages::all_pages`]).
+    pub(super) async fn list_pages<P: DeserializeOwned, T>(
         &self,
         method: &str,
+        max_pages: usize,
         timeout: Option<Duration>,
         split: impl Fn(P) -> (Vec<T>, Option<String>),
     ) -> Result<Vec<T>, ClientError> {
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let opts = RequestOptions {
-                timeout,
-                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
-                progress: None,
-            };
-            let body = self
-                .inner
-                .request(method, Params::from_value(params), opts, true)
-                .await?;
-            let (page, next) = split(body.parse(method)?);
-            drop(body);
-            if items.is_empty() {
-                items = page;
-            } else {
-                items.extend(page);
-            }
-            match next {
-                None => return Ok(items),
-                Some(c) if !seen.insert(c.clone()) => {
-                    return Err(ClientError::RepeatedCursor {
-                        method: method.into(),
-                        cursor: c,
-                    })
-                }
-                Some(c) => cursor = Some(c),
-            }
-        }
-        Err(ClientError::Invalid {
-            method: method.into(),
-            detail: format!("more than {MAX_LIST_PAGES} pages"),
-        })
+        let opts = RequestOptions {
+            timeout,
+            timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
+            progress: None,
+        };
+        let inner = &*self.inner;
+        pages::all_pages(
+            method,
+            max_pages,
+            move |params| inner.request(method, params, opts.clone(), true),
+            split,
+        )
+        .await
     }
 }

@@ -46,12 +46,12 @@ use super::http_conn::{
     Shared, EVENT_STREAM, SESSION_HEADER,
 };
 pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
-pub use super::http_errors::{classify_failure, describe_status_parts};
-use super::http_errors::{describe_send_error, error_chain};
-use super::http_limits::{self, BodyError};
 use super::mcp_headers;
 use super::sse_parse::{SseEvent, SseParser};
 use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
+pub use crate::http::errors::{classify_failure, describe_status_parts};
+use crate::http::errors::{describe_send_error, error_chain};
+use crate::http::limits::{self, BodyError};
 use crate::log::{LogSource, ServerLog};
 use crate::mask::MaskedUrl;
 
@@ -115,12 +115,12 @@ pub(crate) fn open(
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
-        .redirect(http_limits::redirect_policy())
+        .redirect(crate::http::redirect::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
     // Unbounded, but every reader waits for room in `backlog` before reading on.
     let (in_tx, in_rx) = mpsc::unbounded_channel();
-    let backlog = Arc::new(http_limits::Backlog::default());
+    let backlog = Arc::new(limits::Backlog::default());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let kind = TransportKind::new(match mode {
         Mode::Streamable => "http",
@@ -248,7 +248,7 @@ impl TransportSender for HttpSender {
 struct HttpReceiver {
     rx: mpsc::UnboundedReceiver<Inbound>,
     done: bool,
-    backlog: Arc<http_limits::Backlog>,
+    backlog: Arc<limits::Backlog>,
 }
 
 impl Drop for HttpReceiver {
@@ -504,7 +504,7 @@ impl Shared {
             }
             if status.is_success() {
                 // Drain the (normally empty) body so the connection can be reused.
-                http_limits::drain_ack(resp).await;
+                limits::drain_ack(resp).await;
             } else {
                 let reason = describe_status(&self, resp).await;
                 self.warn(&format!("a notification was not accepted: {reason}"));
@@ -868,7 +868,7 @@ impl Shared {
             too_large: false,
         };
         if !is_event_stream(&resp) {
-            match http_limits::read_body(&mut resp, self.max_message_bytes).await {
+            match limits::read_body(&mut resp, self.max_message_bytes).await {
                 Ok(body) => {
                     if body.iter().any(|b| !b.is_ascii_whitespace()) {
                         let msg = body.to_vec();
@@ -922,7 +922,7 @@ impl Shared {
             }
             for ev in events.drain(..) {
                 if ev.too_large {
-                    let message = http_limits::too_large(self.max_message_bytes);
+                    let message = limits::too_large(self.max_message_bytes);
                     if want.is_some() && !end.got_response {
                         // It may be the response: the request fails rather than waits.
                         end.too_large = true;

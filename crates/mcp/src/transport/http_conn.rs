@@ -24,8 +24,9 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use super::http_errors::{self, describe_status_parts};
-use super::{http_limits, mcp_headers, Inbound};
+use super::{mcp_headers, Inbound};
+use crate::http::errors::{self, describe_status_parts};
+use crate::http::limits;
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
@@ -110,7 +111,7 @@ pub(crate) struct Shared {
     pub(crate) max_message_bytes: usize,
     pub(crate) inbound: mpsc::UnboundedSender<Inbound>,
     /// What `inbound` holds; readers wait on it before reading more from the server.
-    pub(crate) backlog: Arc<http_limits::Backlog>,
+    pub(crate) backlog: Arc<limits::Backlog>,
     pub(crate) log: Arc<ServerLog>,
     pub(crate) closed: AtomicBool,
     pub(crate) closing: watch::Sender<bool>,
@@ -292,7 +293,7 @@ pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
-    let detail = http_errors::body_detail(resp).await;
+    let detail = errors::body_detail(resp).await;
     describe_status_parts(
         status,
         challenge.as_deref(),

@@ -7,8 +7,6 @@
 pub mod http;
 mod http_auth;
 mod http_conn;
-mod http_errors;
-pub mod http_limits;
 pub mod mcp_headers;
 pub mod memory;
 pub mod sse;

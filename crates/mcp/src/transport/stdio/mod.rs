@@ -142,6 +142,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             wrote_directly: false,
             closing: false,
             grown: false,
+            skip: 0,
         }),
         wake: Notify::new(),
     });
@@ -151,7 +152,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
     }));
 
     let sender = Arc::new(StdioSender {
-        out,
+        out: out.clone(),
         max_queued: spec.max_message_bytes.max(MIN_QUEUE_BYTES),
         exit: exit_rx.clone(),
         group: group.clone(),
@@ -162,7 +163,9 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             spec.max_message_bytes,
         ),
         log,
+        exited: Some(reader::exited(exit_rx.clone())),
         exit: exit_rx,
+        out,
         stderr_done: stderr_done_rx,
         group,
         max_message_bytes: spec.max_message_bytes,
