@@ -96,7 +96,15 @@ async fn stopping_while_the_model_streams_ends_the_turn() {
     loop {
         match turn.next_event().await.expect("events until the stop") {
             Event::TextDelta { .. } => break,
-            _ => continue,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => continue,
         }
     }
     control.stop();
