@@ -232,7 +232,7 @@ pub async fn report(harness: &Harness) -> DoctorReport {
         runtimes,
         keychain: KeychainReport {
             available: keychain.is_ok(),
-            detail: keychain.err(),
+            detail: keychain.err().map(|e| e.to_string()),
             credentials: credentials.clone(),
         },
         project: ProjectReport {

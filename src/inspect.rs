@@ -183,6 +183,20 @@ pub enum EditError {
     Unknown(String),
 }
 
+impl EditError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            EditError::Invalid(e) => e.code(),
+            EditError::EmptyName => "empty-name",
+            EditError::NotAnObject => "not-an-object",
+            EditError::Duplicate(_) => "server-exists",
+            EditError::Unknown(_) => "unknown-server",
+        }
+    }
+}
+
 /// Applies a form edit to a `.mcp.json` text, keeping every other key and their order.
 pub fn apply_edit(text: &str, edit: &ConfigEdit) -> Result<String, EditError> {
     let mut doc = McpDocument::parse(text, crate::config::MCP_JSON).map_err(EditError::Invalid)?;

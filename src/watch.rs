@@ -44,6 +44,14 @@ pub struct WatchError {
     source: notify::Error,
 }
 
+impl WatchError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "watch-failed"
+    }
+}
+
 /// Watches while alive; dropping it stops the watch.
 pub struct ConfigWatcher {
     _watcher: notify::RecommendedWatcher,

@@ -103,7 +103,11 @@ fn report_unavailable(harness: &Harness) {
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
                 harness9::term_text::Line(&s.name)
             ),
-            _ => {}
+            ServerState::Starting { .. }
+            | ServerState::Connected { .. }
+            | ServerState::Disabled
+            | ServerState::NeedsAuth { .. }
+            | ServerState::Stopped => {}
         }
     }
 }

@@ -35,6 +35,22 @@ pub enum ServerEditError {
     Save(#[from] SaveError),
 }
 
+impl ServerEditError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServerEditError::Exists { .. } => "server-exists",
+            ServerEditError::NotFound { .. } => "unknown-server",
+            ServerEditError::Ambiguous { .. } => "ambiguous-server",
+            ServerEditError::BadName(_) => "invalid-server-name",
+            ServerEditError::BadEntry(_) => "invalid-entry",
+            ServerEditError::Unreadable { .. } => "config-unreadable",
+            ServerEditError::Save(e) => e.code(),
+        }
+    }
+}
+
 fn where_looked(scope: &Option<Scope>, files: &[String]) -> String {
     match scope {
         Some(s) => format!("the {s} scope ({})", files.join(", ")),

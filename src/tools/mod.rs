@@ -78,6 +78,17 @@ pub enum ToolError {
     Other(String),
 }
 
+impl ToolError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::Client(e) => e.code(),
+            ToolError::Other(_) => "tool-failed",
+        }
+    }
+}
+
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     /// Runs the tool. Dropping the future cancels the call.

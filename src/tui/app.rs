@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use harness9::engine::event::{Event, TurnOutcome};
 use harness9::host::asks::Ask;
+use harness9::host::catalog::FeatureError;
 use harness9::host::catalog::ServerDetails;
 use harness9::inspect::ApprovalRequest;
 use harness9::manager::{ServerStatus, StatusSnapshot};
@@ -162,9 +163,11 @@ impl App {
                 details: true,
             } => match self.panel_rows().get(*selected)? {
                 PanelRow::Server(i) => self.status.servers.get(*i).map(|s| s.name.clone()),
-                _ => None,
+                PanelRow::Tool { .. } | PanelRow::Held { .. } => None,
             },
-            _ => None,
+            Modal::None | Modal::Mcp { .. } | Modal::ServerApproval(_) | Modal::ToolApproval => {
+                None
+            }
         }
     }
 
@@ -350,11 +353,11 @@ impl App {
                     t if settings::parse(t).is_some() => match settings::parse(t)? {
                         Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
                         Ok(None) => settings::start_hidden(&mut self.hidden_key, &mut self.input),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if surface::parse_roots(t).is_some() => match surface::parse_roots(t)? {
                         Ok(cmd) => return Some(Action::Roots(cmd)),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
@@ -468,7 +471,7 @@ impl App {
                     // The text streamed already; say that it is incomplete.
                     TurnOutcome::CutOff { notice, .. } => self.chat.push(ChatLine::System(notice)),
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
-                    TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
+                    TurnOutcome::Failed { error, .. } => self.chat.push(ChatLine::System(error)),
                 }
             }
             // The waiting calls come from the core's list (`show_approvals`).
@@ -516,7 +519,7 @@ impl App {
     }
 
     /// The server's answer to an [`Action::Complete`] asked for the input `input`.
-    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, String>) {
+    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, FeatureError>) {
         slash::completion_done(&mut self.input, &mut self.slash, input, result);
     }
 

@@ -101,6 +101,18 @@ pub enum ToolDecision {
 }
 
 /// What `/roots` asks for.
+/// Why a slash command line was not taken; the text says how to use the command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    /// The command's usage line.
+    #[error("{0}")]
+    Usage(&'static str),
+    #[error(
+        "unknown provider \"{0}\": use anthropic or openai (also for OpenAI-compatible servers)"
+    )]
+    UnknownProvider(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum RootsCommand {
     List,

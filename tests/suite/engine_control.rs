@@ -96,7 +96,15 @@ async fn stopping_while_the_model_streams_ends_the_turn() {
     loop {
         match turn.next_event().await.expect("events until the stop") {
             Event::TextDelta { .. } => break,
-            _ => continue,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => continue,
         }
     }
     control.stop();
@@ -232,7 +240,7 @@ async fn the_round_trip_bound_ends_the_turn() {
     let engine = harness.engine(opts).unwrap();
     let events = run(&engine, "loop").await;
     assert!(
-        matches!(outcome(&events), TurnOutcome::Failed { error } if error.starts_with("the model used all 2 round-trips"))
+        matches!(outcome(&events), TurnOutcome::Failed { error, code: "round-trip-limit" } if error.starts_with("the model used all 2 round-trips"))
     );
     assert_eq!(stub.requests().len(), 2);
     harness.shutdown().await;

@@ -120,7 +120,8 @@ async fn a_busy_error_after_part_of_the_answer_fails_the_turn_without_repeating_
         assert_eq!(
             outcome(&events),
             &TurnOutcome::Failed {
-                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into()
+                error: "the model provider failed in the middle of the answer (overloaded_error: Overloaded); the answer is incomplete, send your message again".into(),
+                code: "answer-incomplete",
             },
             "{wire:?}"
         );
@@ -142,7 +143,8 @@ async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
     assert_eq!(
         outcome(&events),
         &TurnOutcome::Failed {
-            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into()
+            error: "the model provider was still busy after 3 retries (rate_limit_exceeded: Rate limit reached); try again in a minute".into(),
+            code: "provider-busy",
         }
     );
     assert_eq!(retries(&events).len(), 3);
@@ -164,7 +166,8 @@ async fn busy_errors_in_the_stream_fail_the_turn_after_the_retries() {
         outcome(&events),
         &TurnOutcome::Failed {
             error: "the model provider sent an error: invalid_request_error: prompt is too long"
-                .into()
+                .into(),
+            code: "provider-error",
         }
     );
     assert_eq!(stub.requests().len(), 1);
@@ -293,7 +296,8 @@ async fn provider_errors_fail_the_turn_with_a_clear_message() {
     assert_eq!(
         outcome(&events),
         &TurnOutcome::Failed {
-            error: "the model provider rejected the request with 401 (Incorrect API key provided); check that OPENAI_API_KEY holds a valid API key".into()
+            error: "the model provider rejected the request with 401 (Incorrect API key provided); check that OPENAI_API_KEY holds a valid API key".into(),
+            code: "unauthorized",
         }
     );
     assert_eq!(stub.requests().len(), 1, "a 401 is not retried");

@@ -188,7 +188,15 @@ async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
         .iter()
         .filter_map(|e| match e {
             Event::ToolCallStart { call_id, .. } => Some(call_id.clone()),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect();
     assert_eq!(starts.len(), 3);
@@ -220,7 +228,10 @@ async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
             ChatItem::Tool {
                 call_id, output, ..
             } => Some((call_id, output)),
-            _ => None,
+            ChatItem::User { .. }
+            | ChatItem::Assistant { .. }
+            | ChatItem::Notice { .. }
+            | ChatItem::Attachment { .. } => None,
         })
         .collect();
     assert_eq!(
@@ -481,7 +492,15 @@ async fn tool_progress_becomes_events() {
                 message,
                 ..
             } => Some((*progress, *total, message.clone())),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect();
     assert_eq!(

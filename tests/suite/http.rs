@@ -332,7 +332,12 @@ async fn manager_statuses_for_remote_servers() {
     let status = |n: &str| snap.servers.iter().find(|s| s.name == n).unwrap().clone();
     let reason = |n: &str| match state_of(&m, n) {
         ServerState::Failed { reason, .. } => reason,
-        other => panic!("{n}: {other:?}"),
+        other @ (ServerState::Starting { .. }
+        | ServerState::Connected { .. }
+        | ServerState::Disabled
+        | ServerState::AwaitingApproval
+        | ServerState::NeedsAuth { .. }
+        | ServerState::Stopped) => panic!("{n}: {other:?}"),
     };
     for n in ["remote", "fallback", "legacy"] {
         assert!(

@@ -39,7 +39,12 @@ async fn one_failure_never_blocks_the_others() {
     m.wait_settled(Duration::from_secs(10)).await;
     let reason = |n: &str| match state_of(&m, n) {
         ServerState::Failed { reason, .. } => reason,
-        other => panic!("{n}: {other:?}"),
+        other @ (ServerState::Starting { .. }
+        | ServerState::Connected { .. }
+        | ServerState::Disabled
+        | ServerState::AwaitingApproval
+        | ServerState::NeedsAuth { .. }
+        | ServerState::Stopped) => panic!("{n}: {other:?}"),
     };
     assert_eq!(
         reason("mute"),
@@ -76,7 +81,12 @@ async fn one_failure_never_blocks_the_others() {
                 (10, "2025-11-25", "mcp-fixture")
             );
         }
-        other => panic!("{other:?}"),
+        other @ (ServerState::Starting { .. }
+        | ServerState::Failed { .. }
+        | ServerState::Disabled
+        | ServerState::AwaitingApproval
+        | ServerState::NeedsAuth { .. }
+        | ServerState::Stopped) => panic!("{other:?}"),
     }
     assert!(m.registry().get("mcp__good__echo").is_some());
     m.shutdown().await;
@@ -311,7 +321,12 @@ async fn a_crashed_server_shows_failed_and_loses_its_tools() {
             );
             assert_eq!(stderr_tail, "fixture: crashing on purpose");
         }
-        other => panic!("{other:?}"),
+        other @ (ServerState::Starting { .. }
+        | ServerState::Connected { .. }
+        | ServerState::Disabled
+        | ServerState::AwaitingApproval
+        | ServerState::NeedsAuth { .. }
+        | ServerState::Stopped) => panic!("{other:?}"),
     }
     assert!(m.registry().is_empty());
 }

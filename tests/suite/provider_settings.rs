@@ -185,7 +185,15 @@ async fn a_saved_change_applies_to_the_next_turn() {
             .into_iter()
             .find_map(|e| match e {
                 Event::TurnEnd { outcome, .. } => Some(format!("{outcome:?}")),
-                _ => None,
+                Event::TurnStart { .. }
+                | Event::ModelRequest { .. }
+                | Event::Retry { .. }
+                | Event::TextDelta { .. }
+                | Event::ToolCallStart { .. }
+                | Event::ApprovalRequest { .. }
+                | Event::ToolCallProgress { .. }
+                | Event::ToolCallEnd { .. }
+                | Event::Notice { .. } => None,
             })
             .unwrap()
     };
@@ -253,7 +261,15 @@ async fn permission_rules_apply_to_the_next_turn() {
             .iter()
             .find_map(|e| match e {
                 Event::ToolCallEnd { status, .. } => Some(*status),
-                _ => None,
+                Event::TurnStart { .. }
+                | Event::ModelRequest { .. }
+                | Event::Retry { .. }
+                | Event::TextDelta { .. }
+                | Event::ToolCallStart { .. }
+                | Event::ApprovalRequest { .. }
+                | Event::ToolCallProgress { .. }
+                | Event::Notice { .. }
+                | Event::TurnEnd { .. } => None,
             })
             .unwrap()
     };

@@ -86,7 +86,11 @@ async fn everything_structured_image_progress_and_errors() {
         .unwrap();
     let img = r.content.iter().find_map(|c| match c {
         Content::Image { data, mime_type } => Some((data.clone(), mime_type.clone())),
-        _ => None,
+        Content::Text { .. }
+        | Content::Audio { .. }
+        | Content::ResourceLink { .. }
+        | Content::Resource { .. }
+        | Content::Unknown(_) => None,
     });
     let (data, mime) = img.expect("an image block");
     assert_eq!(mime, "image/png");

@@ -116,7 +116,15 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
         .iter()
         .filter_map(|e| match e {
             Event::ToolCallEnd { status, output, .. } => Some((*status, output.clone())),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect();
     assert_eq!(ends.len(), 3);

@@ -124,6 +124,30 @@ fn add_get_remove_in_each_scope() {
 }
 
 #[test]
+fn with_json_a_failure_is_also_a_json_error_with_its_code() {
+    let h = Home::new();
+    let o = h.run(&["mcp", "get", "events", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("harness9: no server named \"events\" in any scope ("),
+        "{stderr}"
+    );
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(out["error"]["code"], "unknown-server");
+    assert_eq!(
+        format!("harness9: {}\n", out["error"]["message"].as_str().unwrap()),
+        stderr
+    );
+    let o = h.run(&["mcp", "add-json", "s", "[1]", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&o.stdout).unwrap(),
+        json!({"error": {"code": "invalid-entry", "message": "JSON must be an object like '{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}'"}})
+    );
+}
+
+#[test]
 fn clear_errors_and_nothing_written() {
     let h = Home::new();
     h.ok(&["mcp", "add", "s", "--scope", "user", "--", "srv"]);

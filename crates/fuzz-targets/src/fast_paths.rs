@@ -27,7 +27,7 @@ pub fn fast_paths(data: &[u8]) {
     if plainly_complete(data) {
         let parsed = serde_json::from_str::<ResultHeader>(text)
             .map_err(|e| e.to_string())
-            .and_then(|h| result_kind_of(h.result_type.as_deref()));
+            .and_then(|h| result_kind_of(h.result_type.as_deref()).map_err(|e| e.to_string()));
         assert!(
             matches!(parsed, Ok(ResultKind::Complete)),
             "plainly complete, but parsed: {:?}",

@@ -95,6 +95,24 @@ pub enum ClientError {
     NotInEra { what: String, version: String },
 }
 
+impl ClientError {
+    /// A stable kebab-case code for front ends and `--json` output. Codes never change
+    /// once released; a new variant gets a new code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ClientError::Closed(_) => "connection-closed",
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Rpc { .. } => "server-error",
+            ClientError::Invalid { .. } => "invalid-response",
+            ClientError::UnsupportedVersion(_) => "unsupported-version",
+            ClientError::RepeatedCursor { .. } => "repeated-cursor",
+            ClientError::Cancelled => "cancelled",
+            ClientError::NoCommonVersion { .. } => "no-common-version",
+            ClientError::NotInEra { .. } => "not-in-era",
+        }
+    }
+}
+
 pub fn fmt_duration(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s >= 1.0 && s.fract() == 0.0 {
@@ -344,7 +362,14 @@ fn initialize_error(e: ClientError) -> ClientError {
             }
             ClientError::Rpc { method, error }
         }
-        other => other,
+        other @ (ClientError::Closed(_)
+        | ClientError::Timeout { .. }
+        | ClientError::Invalid { .. }
+        | ClientError::UnsupportedVersion(_)
+        | ClientError::RepeatedCursor { .. }
+        | ClientError::Cancelled
+        | ClientError::NoCommonVersion { .. }
+        | ClientError::NotInEra { .. }) => other,
     }
 }
 

@@ -208,6 +208,26 @@ pub enum ProviderError {
     Protocol(String),
 }
 
+impl ProviderError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::Unauthorized { .. } => "unauthorized",
+            ProviderError::RateLimited { .. } => "rate-limited",
+            ProviderError::Server { .. } => "provider-failed",
+            ProviderError::Rejected { .. } => "request-rejected",
+            ProviderError::Network { .. } => "network",
+            ProviderError::Stream(_) => "stream-broken",
+            ProviderError::EventTooLarge { .. } => "event-too-large",
+            ProviderError::Busy { .. } => "provider-busy",
+            ProviderError::MidAnswer { .. } => "answer-incomplete",
+            ProviderError::Remote(_) => "provider-error",
+            ProviderError::Protocol(_) => "protocol-error",
+        }
+    }
+}
+
 /// Retries of 429 and 5xx answers and of busy errors in the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {

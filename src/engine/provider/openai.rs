@@ -434,7 +434,9 @@ mod tests {
                     invalid: None,
                 } => Some((id, name, input)),
                 StreamEvent::Finished { .. } => None,
-                other => panic!("unexpected {other:?}"),
+                other @ (StreamEvent::Retrying { .. }
+                | StreamEvent::TextDelta(_)
+                | StreamEvent::ToolCall { .. }) => panic!("unexpected {other:?}"),
             })
             .collect()
     }

@@ -58,7 +58,10 @@ pub fn outcome(events: &[Event]) -> &TurnOutcome {
 pub fn completed(events: &[Event]) -> &str {
     match outcome(events) {
         TurnOutcome::Completed { answer } => answer,
-        other => panic!("the turn did not complete: {other:?}"),
+        other
+        @ (TurnOutcome::CutOff { .. } | TurnOutcome::Stopped | TurnOutcome::Failed { .. }) => {
+            panic!("the turn did not complete: {other:?}")
+        }
     }
 }
 
@@ -74,7 +77,15 @@ pub fn call_ends(events: &[Event]) -> Vec<(String, CallStatus, Option<String>, S
                 output,
                 ..
             } => Some((name.clone(), *status, error.clone(), output.clone())),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect()
 }
@@ -84,7 +95,15 @@ pub fn streamed_text(events: &[Event]) -> String {
         .iter()
         .filter_map(|e| match e {
             Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect()
 }
@@ -112,7 +131,15 @@ pub fn retries(events: &[Event]) -> Vec<(u32, u64, String)> {
                 delay_ms,
                 reason,
             } => Some((*attempt, *delay_ms, reason.clone())),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect()
 }

@@ -41,7 +41,7 @@ pub struct TokenError {
 
 impl From<TokenError> for AuthError {
     fn from(e: TokenError) -> AuthError {
-        AuthError(e.message)
+        AuthError::Token(e.message)
     }
 }
 

@@ -148,7 +148,9 @@ impl Inner {
                 return Ok(body);
             }
             let header: ResultHeader = body.parse(method)?;
-            match era::result_kind_of(header.result_type.as_deref()).map_err(invalid)? {
+            match era::result_kind_of(header.result_type.as_deref())
+                .map_err(|e| invalid(e.to_string()))?
+            {
                 ResultKind::Complete => return Ok(body),
                 ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
                     return Err(invalid(

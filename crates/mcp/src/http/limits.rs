@@ -88,15 +88,26 @@ pub fn too_large(limit: usize) -> String {
 }
 
 /// Why a body could not be read whole.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BodyError {
     /// Longer than the limit; the text is [`too_large`].
+    #[error("{0}")]
     TooLarge(String),
     /// The connection broke; the text says how.
+    #[error("{0}")]
     Broken(String),
 }
 
 impl BodyError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            BodyError::TooLarge(_) => "message-too-large",
+            BodyError::Broken(_) => "connection-broken",
+        }
+    }
+
     pub fn into_message(self) -> String {
         match self {
             BodyError::TooLarge(m) | BodyError::Broken(m) => m,

@@ -228,16 +228,26 @@ impl LogLevel {
     }
 }
 
+/// A word that names no [`LogLevel`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown log level \"{0}\"; use one of {all}", all = LOG_LEVELS.map(LogLevel::as_str).join(", "))]
+pub struct UnknownLogLevel(pub String);
+
+impl UnknownLogLevel {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "unknown-log-level"
+    }
+}
+
 impl std::str::FromStr for LogLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownLogLevel;
+    fn from_str(s: &str) -> Result<Self, UnknownLogLevel> {
         LOG_LEVELS
             .into_iter()
             .find(|l| l.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let all: Vec<&str> = LOG_LEVELS.iter().map(|l| l.as_str()).collect();
-                format!("unknown log level \"{s}\"; use one of {}", all.join(", "))
-            })
+            .ok_or_else(|| UnknownLogLevel(s.to_string()))
     }
 }
 
@@ -338,6 +348,7 @@ mod tests {
         assert!("loud"
             .parse::<LogLevel>()
             .unwrap_err()
+            .to_string()
             .contains("debug, info"));
     }
 }

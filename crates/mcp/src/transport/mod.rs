@@ -25,6 +25,17 @@ pub enum TransportError {
     Backlog { queued: usize },
 }
 
+impl TransportError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TransportError::Closed => "connection-closed",
+            TransportError::Backlog { .. } => "server-not-reading",
+        }
+    }
+}
+
 /// What the receiving half yields.
 #[derive(Debug)]
 pub enum Inbound {

@@ -79,6 +79,19 @@ pub enum SpawnError {
     Other { command: String, message: String },
 }
 
+impl SpawnError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SpawnError::NotFound { .. } => "command-not-found",
+            SpawnError::PermissionDenied { .. } => "permission-denied",
+            SpawnError::NoCwd(_) => "no-working-directory",
+            SpawnError::Other { .. } => "spawn-failed",
+        }
+    }
+}
+
 /// Starts the child and returns its connection. `log` receives its stderr.
 pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnError> {
     if let Some(cwd) = &spec.cwd {
