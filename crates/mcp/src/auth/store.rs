@@ -217,7 +217,7 @@ impl CredentialStore {
         match &self.backend {
             Backend::Memory(_) => "in memory only".into(),
             Backend::File(f) => format!("a file readable only by you: {}", f.path().display()),
-            Backend::Keychain(_) => format!("the system keychain ({})", keychain::NAME),
+            Backend::Keychain(_) => format!("the system keychain ({})", error::NAME),
         }
     }
 

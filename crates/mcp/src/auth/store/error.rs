@@ -1,7 +1,16 @@
 //! Why credentials could not be read, kept or forgotten. No variant ever carries a secret:
 //! the texts name files and the keychain, never what is kept in them.
 
-use super::keychain::{KEYCHAIN_HINT, NAME};
+/// The keychain's name, for the user.
+#[cfg(target_os = "macos")]
+pub const NAME: &str = "macOS Keychain";
+#[cfg(target_os = "windows")]
+pub const NAME: &str = "Windows Credential Manager";
+#[cfg(not(any(target_os = "macos", target_os = "windows")))]
+pub const NAME: &str = "Secret Service";
+
+/// What to do when the keychain does not work.
+const KEYCHAIN_HINT: &str = "unlock the keychain, or set HARNESS9_CREDENTIALS=file to keep credentials in a file readable only by you";
 
 /// Why the credential store could not do what was asked; the text says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,18 +4,8 @@
 
 use std::time::Duration;
 
+use super::error::NAME;
 use super::{CredentialError, Key, KEYCHAIN_SERVICE};
-
-/// The keychain's name, for the user.
-#[cfg(target_os = "macos")]
-pub const NAME: &str = "macOS Keychain";
-#[cfg(target_os = "windows")]
-pub const NAME: &str = "Windows Credential Manager";
-#[cfg(not(any(target_os = "macos", target_os = "windows")))]
-pub const NAME: &str = "Secret Service";
-
-/// What to do when the keychain does not work.
-pub(super) const KEYCHAIN_HINT: &str = "unlock the keychain, or set HARNESS9_CREDENTIALS=file to keep credentials in a file readable only by you";
 
 pub struct Keychain;
 
