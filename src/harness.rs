@@ -123,6 +123,21 @@ pub enum CallError {
     Cancelled,
 }
 
+impl CallError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallError::UnknownServer { .. } => "unknown-server",
+            CallError::UnknownTool { .. } => "unknown-tool",
+            CallError::NotConnected { .. } => "not-connected",
+            CallError::Tool(t) => t.code(),
+            CallError::Held { .. } => "held",
+            CallError::Cancelled => "cancelled",
+        }
+    }
+}
+
 fn list_hint(known: &[String]) -> String {
     if known.is_empty() {
         String::new()
@@ -465,13 +480,13 @@ impl Harness {
         &self,
         server: &str,
         opener: std::sync::Arc<dyn crate::mcp::auth::Opener>,
-    ) -> Result<crate::mcp::auth::SignedIn, String> {
+    ) -> Result<crate::mcp::auth::SignedIn, crate::host::signin::SignInError> {
         self.signin.sign_in(&self.manager, server, opener).await
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then needs sign-in
     /// again). `Ok(true)` when tokens were kept.
-    pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
+    pub async fn sign_out(&self, server: &str) -> Result<bool, crate::host::signin::SignInError> {
         self.signin.sign_out(&self.manager, server).await
     }
 
@@ -795,6 +810,19 @@ pub enum ConfigSaveError {
     Edit(#[from] EditError),
     #[error("cannot read .mcp.json: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl ConfigSaveError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigSaveError::ChangedOnDisk { .. } => "changed-on-disk",
+            ConfigSaveError::Save(e) => e.code(),
+            ConfigSaveError::Edit(e) => e.code(),
+            ConfigSaveError::Io(_) => "config-unreadable",
+        }
+    }
 }
 
 /// Runs blocking file I/O (reads, atomic writes with fsync) on tokio's blocking pool, so

@@ -500,31 +500,17 @@ pub async fn call(
             }
         }
         Err(e @ harness9::harness::CallError::UnknownTool { .. }) => {
-            out::failure(args.json, call_error_code(&e), &e.to_string());
+            out::failure(args.json, e.code(), &e.to_string());
             EXIT_USAGE
         }
         Err(e) => {
-            out::failure(args.json, call_error_code(&e), &e.to_string());
+            out::failure(args.json, e.code(), &e.to_string());
             asks::explain_required_elicitations(&e);
             EXIT_FAILED
         }
     };
     harness.shutdown().await;
     code
-}
-
-/// The stable code of a failed call, for `--json` (to move to `CallError` itself when the
-/// façade's errors get their codes).
-fn call_error_code(e: &harness9::harness::CallError) -> &'static str {
-    use harness9::harness::CallError;
-    match e {
-        CallError::UnknownServer { .. } => "unknown-server",
-        CallError::UnknownTool { .. } => "unknown-tool",
-        CallError::NotConnected { .. } => "not-connected",
-        CallError::Tool(t) => t.code(),
-        CallError::Held { .. } => "held",
-        CallError::Cancelled => "cancelled",
-    }
 }
 
 pub async fn serve(args: ProjectArgs) -> i32 {

@@ -136,7 +136,20 @@ pub enum AskError {
     #[error(
         "harness9 failed while taking the answer to request {id} ({why}); the request was ended"
     )]
-    Failed { id: u64, why: String },
+    Failed { id: u64, why: contain::Panicked },
+}
+
+impl AskError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AskError::Unknown(_) => "unknown-request",
+            AskError::WrongAnswer { .. } => "wrong-answer",
+            AskError::Invalid { .. } => "invalid-answer",
+            AskError::Failed { .. } => "internal-panic",
+        }
+    }
 }
 
 fn fields_text(fields: &FieldErrors) -> String {
@@ -356,7 +369,11 @@ impl AskQueue {
                                 requested_schema, ..
                             },
                     } => requested_schema.clone(),
-                    _ => {
+                    AskKind::Elicitation {
+                        request: ElicitRequest::Url { .. },
+                    }
+                    | AskKind::Sampling { .. }
+                    | AskKind::SamplingReview { .. } => {
                         return Err(AskError::WrongAnswer {
                             id,
                             kind: "not a form",
@@ -387,7 +404,7 @@ impl AskQueue {
 
     /// Taking the answer to `id` panicked (contained): the ask leaves the queue, and
     /// dropping its sender ends the request at once with an error to the server.
-    fn fail(&self, id: u64, why: String) -> AskError {
+    fn fail(&self, id: u64, why: contain::Panicked) -> AskError {
         let removed = self.pending.lock().remove(&id);
         if let Some((ask, _sender)) = removed {
             tracing::error!(server = %ask.server, "taking the answer to request {id} failed inside harness9: {why}");
@@ -506,7 +523,7 @@ mod tests {
             .answer_checked(id, accept.clone(), panics)
             .unwrap_err();
         assert!(
-            matches!(&err, AskError::Failed { why, .. } if why.contains("on purpose")),
+            matches!(&err, AskError::Failed { why, .. } if why.0.contains("on purpose")),
             "{err}"
         );
         // The request ends at once (an error to the server), not after the timeout.

@@ -170,13 +170,28 @@ pub enum ReplyError {
     Ask(#[from] AskError),
     /// The URL of an accepted URL elicitation did not open; nothing was sent.
     #[error("cannot open {url}: {reason}")]
-    Open { url: String, reason: String },
+    Open {
+        url: String,
+        reason: crate::mcp::auth::BrowserError,
+    },
     /// The URL is not one harness9 opens ([`crate::links::check_link`]); nothing was sent.
     #[error("refused to open {url:?}: {refused}")]
     Refused {
         url: String,
         refused: crate::links::LinkRefused,
     },
+}
+
+impl ReplyError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReplyError::Ask(e) => e.code(),
+            ReplyError::Open { reason, .. } => reason.code(),
+            ReplyError::Refused { .. } => "link-refused",
+        }
+    }
 }
 
 /// What a reply comes to for one ask.
