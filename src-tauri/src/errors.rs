@@ -22,8 +22,11 @@ use harness9::harness::{
 use harness9::host::asks::{AskError, ReplyError};
 use harness9::host::catalog::FeatureError;
 use harness9::host::pins::AcceptError;
+use harness9::host::signin::SignInError;
 use harness9::inspect::EditError;
 use harness9::links::LinkRefused;
+use harness9::manager::PauseError;
+use harness9::mcp::auth::AuthError;
 
 /// What went wrong, as a closed set the UI can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -84,16 +87,6 @@ impl BridgeError {
 
     pub fn no_project() -> Self {
         Self::new(ErrorCode::NoProject, "open a project folder first")
-    }
-
-    /// Signing in failed; the text says why.
-    pub fn sign_in_failed(why: String) -> Self {
-        Self::new(ErrorCode::SignInFailed, why)
-    }
-
-    /// Signing out failed (the tokens could not be forgotten); the text says why.
-    pub fn sign_out_failed(why: String) -> Self {
-        Self::new(ErrorCode::Io, why)
     }
 
     /// A file, folder or link could not be handed to the desktop's opener.
@@ -305,6 +298,47 @@ impl WireCode for RootsError {
                 ErrorCode::InvalidConfig
             }
             RootsError::Save { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for SignInError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SignInError::UnknownServer(_) => ErrorCode::NotFound,
+            SignInError::Unusable { .. } => ErrorCode::InvalidConfig,
+            SignInError::LocalSignIn(_)
+            | SignInError::LocalSignOut(_)
+            | SignInError::OwnAuthorization(_) => ErrorCode::InvalidArguments,
+            SignInError::Disabled(_) => ErrorCode::NotConnected,
+            SignInError::Pause(e) => e.wire_code(),
+            SignInError::Auth(e) => e.wire_code(),
+        }
+    }
+}
+
+impl WireCode for PauseError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            PauseError::Unknown(_) => ErrorCode::NotFound,
+            PauseError::Unusable { .. } => ErrorCode::InvalidConfig,
+            PauseError::NotApproved(_) => ErrorCode::NotConnected,
+        }
+    }
+}
+
+impl WireCode for AuthError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            AuthError::NeedsSignIn(_)
+            | AuthError::Refused(_)
+            | AuthError::NotNeeded(_)
+            | AuthError::Discovery(_)
+            | AuthError::Registration(_)
+            | AuthError::Token(_)
+            | AuthError::Browser(_) => ErrorCode::SignInFailed,
+            AuthError::Credentials(_) => ErrorCode::Io,
+            AuthError::Internal(_) => ErrorCode::Internal,
         }
     }
 }
