@@ -449,4 +449,20 @@ mod tests {
         let e = BridgeError::from(ImportError::Changed);
         assert_eq!(e.code, ErrorCode::ChangedOnDisk);
     }
+
+    #[test]
+    fn a_sign_in_error_crosses_with_the_core_code_as_detail() {
+        let e = BridgeError::from(SignInError::LocalSignOut("local".into()));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "invalid-arguments",
+                               "message": "server \"local\" is a local (stdio) server; there is no sign-in to forget",
+                               "detail": "local-server"})
+        );
+        let e = BridgeError::from(SignInError::Auth(AuthError::Credentials("locked".into())));
+        assert_eq!(
+            (e.code, e.detail.as_deref()),
+            (ErrorCode::Io, Some("credentials-failed"))
+        );
+    }
 }

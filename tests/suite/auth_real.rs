@@ -256,6 +256,19 @@ fn login_and_logout_are_for_remote_servers_only() {
         String::from_utf8_lossy(&unknown.stderr),
         "harness9: no server named \"nope\" in any config scope (servers: [\"local\"])\n"
     );
+    // With --json, the same failures are also error objects with their codes.
+    let logout = project.cli(&["mcp", "logout", "local", "--yes", "--json"]);
+    assert_eq!(logout.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&logout.stdout).unwrap(),
+        json!({"error": {"code": "local-server", "message": "signing out of \"local\" failed: server \"local\" is a local (stdio) server; there is no sign-in to forget"}})
+    );
+    let unknown = project.cli(&["mcp", "login", "nope", "--yes", "--json"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&unknown.stdout).unwrap()["error"]["code"],
+        "unknown-server"
+    );
 }
 
 /// Records the server's state when the page is opened, then follows the redirects like a
