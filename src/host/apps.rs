@@ -325,3 +325,6 @@ impl Apps {
         gone.len()
     }
 }
+
+#[cfg(test)]
+mod tests;
