@@ -686,7 +686,7 @@ async fn a_model_call_with_a_view_is_kept_with_its_conversation_and_reopens_afte
                 call_id,
                 view: Some(v),
                 ..
-            } => Some((call_id.clone(), v.clone())),
+            } => Some((call_id.clone(), (**v).clone())),
             _ => None,
         })
         .expect("the tool item has its view");
