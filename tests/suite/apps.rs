@@ -105,7 +105,10 @@ async fn caps(h: &Harness, server: &str) -> Value {
 struct Recorder(Mutex<Vec<String>>);
 
 impl harness9::mcp::auth::Opener for Recorder {
-    fn open(&self, url: &str) -> futures::future::BoxFuture<'static, Result<(), String>> {
+    fn open(
+        &self,
+        url: &str,
+    ) -> futures::future::BoxFuture<'static, Result<(), harness9::mcp::auth::BrowserError>> {
         self.0.lock().unwrap().push(url.to_string());
         Box::pin(async { Ok(()) })
     }

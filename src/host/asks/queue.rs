@@ -415,7 +415,8 @@ impl AskQueue {
                         request: ElicitRequest::Url { .. },
                     }
                     | AskKind::Sampling { .. }
-                    | AskKind::SamplingReview { .. } => {
+                    | AskKind::SamplingReview { .. }
+                    | AskKind::View { .. } => {
                         return Err(AskError::WrongAnswer {
                             id,
                             kind: "not a form",
