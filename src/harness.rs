@@ -1,6 +1,7 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod apps;
 mod chat;
 mod prompts;
 mod resource_view;
@@ -10,6 +11,7 @@ mod settings;
 mod surface;
 mod tool_view;
 mod userdata;
+pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
@@ -144,6 +146,8 @@ pub struct Harness {
     signin: Arc<SignIn>,
     pins: Arc<Pins>,
     asks: Arc<Asks>,
+    /// MCP Apps views ([`crate::host::apps`]).
+    apps: crate::host::apps::Apps,
     /// The folder of the user-data files the services read (approvals, pins, grants).
     user_data_dir: PathBuf,
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
@@ -203,6 +207,7 @@ impl Harness {
             signin,
             pins,
             asks,
+            apps: Default::default(),
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
@@ -337,6 +342,8 @@ impl Harness {
     /// Stops every server; no child process is left.
     pub async fn shutdown(&self) {
         self.manual_calls.cancel_all();
+        self.apps
+            .close_all(crate::host::apps::TeardownReason::ProjectClosed);
         self.manager.shutdown().await;
     }
 

@@ -338,6 +338,22 @@ impl Engine {
         self.start(vec![Message::user_text(prompt)], attachments)
     }
 
+    /// [`Engine::send_with`] with `context` after the prompt: text the model reads with
+    /// the message (what MCP Apps views gave it), shown as notes when the conversation is
+    /// reopened.
+    pub fn send_with_context(
+        &self,
+        prompt: impl Into<String>,
+        context: Vec<String>,
+        attachments: Vec<ResourceRef>,
+    ) -> Result<TurnHandle, EngineError> {
+        let mut message = Message::user_text(prompt);
+        message
+            .content
+            .extend(context.into_iter().map(|text| Block::Text { text }));
+        self.start(vec![message], attachments)
+    }
+
     /// Starts a turn whose opening is these messages (a server prompt's, see
     /// [`prompt::prompt_messages`]): they join the conversation in order, then the model
     /// answers. The opening may hold assistant messages; it must not be empty.

@@ -130,6 +130,11 @@ impl Chat<'_> {
             return Err(EngineError::Busy);
         }
         slot.engine = Some(engine.clone());
+        drop(slot);
+        // The views of the conversation left go (MCP Apps).
+        self.harness
+            .apps
+            .conversation_shown(engine.conversation_id());
         Ok(engine)
     }
 
@@ -198,7 +203,12 @@ impl Chat<'_> {
         sink: EventSink,
     ) -> Result<(), EngineError> {
         let engine = self.engine(ConversationChoice::Latest, false).await?;
-        let handle = engine.send_with(prompt, attachments)?;
+        // What views gave the model since the last message goes with this one.
+        let context = self
+            .harness
+            .apps
+            .take_model_context(engine.conversation_id());
+        let handle = engine.send_with_context(prompt, context, attachments)?;
         self.forward(handle, sink);
         Ok(())
     }

@@ -60,6 +60,35 @@ pub enum AskKind {
         request: Box<CreateMessageRequest>,
         result: Box<CreateMessageResult>,
     },
+    /// A view of the server (MCP Apps) asks for something only the user may allow; the
+    /// front end shows it as coming from that view (`viewId`).
+    #[serde(rename_all = "camelCase")]
+    View { view_id: String, request: ViewAsk },
+}
+
+/// What a view asks the user for. Answered with [`AskAnswer::Approve`] (yes; for a tool
+/// call `always` remembers "allow" for the tool in this project) or [`AskAnswer::Refuse`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "what",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ViewAsk {
+    /// Call one of its server's tools (the same question as for a model's call).
+    ToolCall {
+        tool: String,
+        arguments: serde_json::Value,
+        /// The server marks the tool read-only (an untrusted hint).
+        read_only: bool,
+    },
+    /// Use the device features it declared (`camera`, `microphone`, `geolocation`,
+    /// `clipboard-write`).
+    Permissions { permissions: Vec<String> },
+    /// Open this link in the browser (the ask's domain is its host, to show first); the
+    /// front end opens it when the user agrees ([`super::Resolved::OpenUrl`]).
+    OpenLink { url: String },
 }
 
 /// How the user approved a sampling request.
@@ -261,7 +290,16 @@ impl AskQueue {
                 .url()
                 .and_then(|url| crate::links::check_link(url).ok())
                 .map(|link| link.host()),
-            AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => None,
+            AskKind::View {
+                request: ViewAsk::OpenLink { url },
+                ..
+            } => crate::links::check_link(url).ok().map(|link| link.host()),
+            AskKind::Sampling { .. }
+            | AskKind::SamplingReview { .. }
+            | AskKind::View {
+                request: ViewAsk::ToolCall { .. } | ViewAsk::Permissions { .. },
+                ..
+            } => None,
         };
         let ask = Ask {
             id,
@@ -315,6 +353,10 @@ impl AskQueue {
                 }
                 (AskKind::SamplingReview { .. }, AskAnswer::Elicit(_)) => {
                     Err(("the review of a sampled message", "send or refuse"))
+                }
+                (AskKind::View { .. }, AskAnswer::Approve(_)) => Ok(()),
+                (AskKind::View { .. }, AskAnswer::Elicit(_) | AskAnswer::Sample(_)) => {
+                    Err(("a view's request", "an approval or a refusal"))
                 }
             };
             if let Err((kind, expected)) = fits {
