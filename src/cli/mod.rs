@@ -374,10 +374,16 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
             .map(|(name, server, tool, spec)| {
                 let def = def_of(server, tool);
                 let mut row = json!({"name": name, "server": server, "tool": tool, "description": spec.description, "inputSchema": spec.input_schema});
+                let mut marks = def.map(|d| d.hints().marks()).unwrap_or_default();
+                marks.extend(spec.display.apps_marks());
                 if let Some(d) = def {
                     row["title"] = json!(d.title);
                     row["annotations"] = json!(d.annotations);
-                    row["marks"] = json!(d.hints().marks());
+                }
+                row["marks"] = json!(marks);
+                // MCP Apps: the view's resource and who may see the tool.
+                if let Some(ui) = &spec.display.ui {
+                    row["ui"] = json!(ui);
                 }
                 row
             })
@@ -386,8 +392,10 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
     } else {
         let marks: Vec<String> = rows
             .iter()
-            .map(|(_, server, tool, _)| {
-                def_of(server, tool).map_or(String::new(), |d| d.hints().marks().join(","))
+            .map(|(_, server, tool, spec)| {
+                let mut marks = def_of(server, tool).map_or(Vec::new(), |d| d.hints().marks());
+                marks.extend(spec.display.apps_marks());
+                marks.join(",")
             })
             .collect();
         let cells: Vec<(String, String, &str)> = rows

@@ -73,7 +73,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use event::{CallStatus, Event, TurnOutcome, CUT_OFF_NOTICE};
+pub use event::{CallStatus, CallView, Event, TurnOutcome, CUT_OFF_NOTICE};
 pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{
@@ -191,6 +191,8 @@ struct ConvState {
     used: BTreeSet<String>,
     /// Disappeared tools the model was already told about.
     announced_missing: HashSet<String>,
+    /// The views of tool calls, by call id (MCP Apps).
+    views: HashMap<String, CallView>,
 }
 
 struct Inner {
@@ -296,6 +298,7 @@ impl Engine {
                     loaded: loaded.tools_loaded.into_iter().collect(),
                     used,
                     announced_missing: HashSet::new(),
+                    views: loaded.views,
                 }),
                 busy: AtomicBool::new(false),
                 resources: opts.resources,
@@ -316,6 +319,11 @@ impl Engine {
     /// The conversation so far.
     pub fn messages(&self) -> Vec<Arc<Message>> {
         self.inner.state.lock().messages.clone()
+    }
+
+    /// The views of the conversation's tool calls (MCP Apps), by call id.
+    pub fn views(&self) -> HashMap<String, CallView> {
+        self.inner.state.lock().views.clone()
     }
 
     /// Whether a turn is running.

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::{Harness, PromptError};
 use crate::engine::approvals::{PendingApproval, PendingApprovals};
-use crate::engine::history::{history, ChatItem};
+use crate::engine::history::{history_with_views, ChatItem};
 use crate::engine::resources::ResourceRef;
 use crate::engine::{
     ConversationChoice, ConversationSummary, Decision, Engine, EngineError, EngineOptions, Event,
@@ -173,7 +173,7 @@ impl Chat<'_> {
                 error: None,
                 busy: e.is_busy(),
                 conversation_id: Some(e.conversation_id().to_string()),
-                history: history(&e.messages()),
+                history: history_with_views(&e.messages(), &e.views()),
                 pending: self.pending(),
             }),
             Err(EngineError::Settings(e)) => Ok(ChatState {

@@ -64,6 +64,9 @@ const EVENT_BUFFER: usize = 256;
 /// Longest model context a view may set, in characters (the rest is cut).
 pub const MAX_MODEL_CONTEXT_CHARS: usize = 16_000;
 
+/// What front ends that cannot render views say under a tool result that has one.
+pub const TERMINAL_VIEW_NOTE: &str = "interactive view in the desktop app";
+
 /// The display modes this host offers views.
 pub const HOST_DISPLAY_MODES: [DisplayMode; 2] = [DisplayMode::Inline, DisplayMode::Fullscreen];
 
@@ -322,3 +325,6 @@ impl Apps {
         gone.len()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -53,6 +53,19 @@ impl ToolDisplay {
         self.ui.as_ref().is_none_or(|u| u.visibility.app)
     }
 
+    /// MCP Apps marks, as tool lists show them beside the hints: `view` (the tool has an
+    /// interactive view) and `app-only` (only views may call it; the model never sees it).
+    pub fn apps_marks(&self) -> Vec<&'static str> {
+        let mut marks = Vec::new();
+        if self.has_view() {
+            marks.push("view");
+        }
+        if !self.model_visible() {
+            marks.push("app-only");
+        }
+        marks
+    }
+
     /// Whether the tool has an interactive view (MCP Apps).
     pub fn has_view(&self) -> bool {
         self.ui.as_ref().is_some_and(ToolUi::has_view)

@@ -27,7 +27,7 @@ const LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What a request needs of its view, copied out of the state (no lock is held while a
 /// request runs).
-struct Info {
+pub(super) struct Info {
     view_id: String,
     server: String,
     tool: String,
@@ -227,7 +227,7 @@ impl Apps {
 
     /// The checks before a message is carried out: the view is live, the message comes
     /// in order, the view does not flood. Moves the handshake along.
-    fn gate(&self, view_id: &str, request: &ViewRequest) -> Result<Info, ViewError> {
+    pub(super) fn gate(&self, view_id: &str, request: &ViewRequest) -> Result<Info, ViewError> {
         let now = Instant::now();
         let mut notice = None;
         let checked = {
@@ -759,7 +759,7 @@ mod tests {
         assert_eq!(file_name(Some("report.csv"), "x"), "report.csv");
         assert_eq!(file_name(Some("../../etc/passwd"), "x"), "passwd");
         assert_eq!(file_name(None, "ui://s/files/data.bin?x=1"), "data.bin");
-        assert_eq!(file_name(None, "file:///"), "download");
+        assert_eq!(file_name(None, ""), "download");
         assert_eq!(file_name(Some("a<b>:c.txt"), "x"), "a_b__c.txt");
         assert_eq!(file_name(Some(".."), "x"), "download");
     }
