@@ -139,6 +139,13 @@ fn main() {
         commands::test_provider,
         commands::permission_rules,
         commands::set_permission,
+        commands::open_view,
+        commands::view_message,
+        commands::close_view,
+        commands::pending_messages,
+        commands::send_pending,
+        commands::discard_pending,
+        commands::save_download,
     ]);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
@@ -389,6 +396,7 @@ mod surface_tests {
             events::PROJECT_CHANGED,
             events::MENU,
             events::ASKS,
+            events::VIEWS,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();
@@ -396,5 +404,12 @@ mod surface_tests {
             heard, emitted,
             "the events the UI listens to and those emitted"
         );
+
+        // The front end builds view origins with the scheme the backend serves.
+        let origin = include_str!("../../ui/src/lib/views/origin.ts");
+        assert!(origin.contains(&format!(
+            "export const VIEW_SCHEME = \"{}\";",
+            crate::views::scheme::VIEW_SCHEME
+        )));
     }
 }

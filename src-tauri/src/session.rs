@@ -180,6 +180,8 @@ impl AppState {
         harness.enable_sampling(harness9::engine::sampling::SamplingSource::Settings(
             Default::default(),
         ));
+        // The window renders MCP Apps views: servers started from now on are told.
+        harness.enable_apps();
         let watcher = match harness.watch_config() {
             Ok(w) => Some(w),
             Err(e) => {
@@ -198,6 +200,7 @@ impl AppState {
             forward_tools(emitter.clone(), &harness),
             crate::asks::forward(emitter.clone(), &harness),
             crate::resources::forward(emitter.clone(), &harness),
+            crate::views::forward(emitter.clone(), &harness),
         ];
         if let Some(w) = &watcher {
             tasks.push(forward_config(emitter.clone(), w));

@@ -51,16 +51,6 @@ pub fn valid_label(label: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// The origin of a server's views.
-pub fn origin(label: &str) -> String {
-    format!("{VIEW_SCHEME}://{label}")
-}
-
-/// The URL a view's frame loads.
-pub fn view_url(label: &str, view_id: &str) -> String {
-    format!("{VIEW_SCHEME}://{label}/{view_id}")
-}
-
 /// The view a request URI names, or `None` for anything else (other schemes, a bad host,
 /// a path that is not exactly one id segment, a query or fragment).
 pub fn parse_target(uri: &str) -> Option<Target> {
@@ -249,10 +239,9 @@ mod tests {
 
     #[test]
     fn urls_and_origins_round_trip() {
-        assert_eq!(origin("demo"), "h9view://demo");
-        let url = view_url("demo", "v1");
+        let url = "h9view://demo/v1";
         assert_eq!(
-            parse_target(&url),
+            parse_target(url),
             Some(Target {
                 label: "demo".into(),
                 view_id: "v1".into()
