@@ -73,6 +73,29 @@ const NOTIFICATIONS = {
   requestteardown: "ui/notifications/request-teardown",
 } as const;
 
+/** The JSON-RPC error code a view hears for an error of the backend. */
+export function rpcCode(e: unknown): number {
+  const code = e && typeof e === "object" && "code" in e ? (e as { code: unknown }).code : null;
+  switch (code) {
+    case "invalid-arguments":
+      return -32602;
+    case "unsupported":
+      return -32601;
+    default:
+      // The host refused or failed (the core's REFUSED).
+      return -32000;
+  }
+}
+
+/** An error AppBridge answers the view with, keeping the code. */
+class ViewRpcError extends Error {
+  readonly code: number;
+  constructor(e: unknown) {
+    super(e instanceof Error ? e.message : e && typeof e === "object" && "message" in e ? String((e as { message: unknown }).message) : String(e));
+    this.code = rpcCode(e);
+  }
+}
+
 export class ViewSession {
   readonly viewId: string;
   readonly transport: FrameTransport;
@@ -122,7 +145,7 @@ export class ViewSession {
       await this.transport.send({
         jsonrpc: "2.0",
         id: message.id,
-        error: { code: -32600, message: e instanceof Error ? e.message : String(e) },
+        error: { code: rpcCode(e), message: new ViewRpcError(e).message },
       });
       return;
     }
@@ -147,9 +170,14 @@ export class ViewSession {
     return { ...this.#opts.screen.context(), ...(this.#toolInfo ? { toolInfo: this.#toolInfo } : {}) };
   }
 
-  /** Hands one message to the core and does what its answer says; the JSON-RPC result. */
+    /** Hands one message to the core and does what its answer says; the JSON-RPC result. */
   async #forward(method: string, params: unknown): Promise<Record<string, unknown>> {
-    const reply = await this.#opts.backend.request(this.viewId, method, params ?? {});
+    let reply: ViewReply;
+    try {
+      reply = await this.#opts.backend.request(this.viewId, method, params ?? {});
+    } catch (e) {
+      throw new ViewRpcError(e);
+    }
     switch (reply.kind) {
       case "answer":
         return (reply.result ?? {}) as Record<string, unknown>;

@@ -106,8 +106,9 @@ export class FrameTransport implements Transport {
 
   #post(message: JSONRPCMessage) {
     const frame = this.#link.frame() as Window | null;
-    // The exact origin: were the frame navigated elsewhere, the engine drops the message.
-    frame?.postMessage(message, this.#link.origin);
+    // Plain JSON (what the app holds may be reactive proxies, which cannot be cloned), to
+    // the exact origin: were the frame navigated elsewhere, the engine drops the message.
+    frame?.postMessage(JSON.parse(JSON.stringify(message)), this.#link.origin);
   }
 
   async close(): Promise<void> {
