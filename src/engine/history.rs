@@ -38,7 +38,7 @@ pub enum ChatItem {
         /// that renders views opens it again; the others show a note.
         #[serde(skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "ts", ts(optional))]
-        view: Option<CallView>,
+        view: Option<Box<CallView>>,
     },
     /// A note the app added to the conversation (tools that disappeared).
     Notice {
@@ -99,7 +99,7 @@ pub fn history_with_views(
                         arguments: input.clone(),
                         output: None,
                         is_error: false,
-                        view: views.get(id).cloned(),
+                        view: views.get(id).cloned().map(Box::new),
                     });
                 }
                 Block::ToolResult {

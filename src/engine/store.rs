@@ -41,7 +41,7 @@ enum Record {
     /// A tool call with an interactive view (MCP Apps): what reopens it.
     View {
         call_id: String,
-        view: CallView,
+        view: Box<CallView>,
     },
 }
 
@@ -193,7 +193,7 @@ impl ConversationStore {
                 Ok(Record::Message { message }) => loaded.messages.push(Arc::new(message)),
                 Ok(Record::ToolsLoaded { names }) => loaded.tools_loaded.extend(names),
                 Ok(Record::View { call_id, view }) => {
-                    loaded.views.insert(call_id, view);
+                    loaded.views.insert(call_id, *view);
                 }
                 Err(_) => {} // a torn line or a record from a newer version
             }
@@ -317,7 +317,7 @@ impl ConversationFile {
     pub fn append_view(&self, call_id: &str, view: &CallView) -> Result<(), StoreError> {
         self.append_record(&Record::View {
             call_id: call_id.to_string(),
-            view: view.clone(),
+            view: Box::new(view.clone()),
         })
     }
 

@@ -31,11 +31,13 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::{EventSink, Harness};
+use crate::engine::permissions::{PermissionOptions, Permissions, ToolPermission, Verdict};
 use crate::engine::EngineError;
 use crate::host::apps::{
-    HostParts, PendingMessage, TeardownReason, ViewCall, ViewDocument, ViewError, ViewEvent,
-    ViewOpened, ViewReply, ViewRequest,
+    HostParts, PendingMessage, RuleVerdict, TeardownReason, ToolRules, ViewCall, ViewDocument,
+    ViewError, ViewEvent, ViewOpened, ViewReply, ViewRequest,
 };
+use crate::tools::ToolSpec;
 
 impl Harness {
     /// The services a view's request may need.
@@ -47,7 +49,7 @@ impl Harness {
             catalog: &self.catalog,
             asks: &self.asks,
             pins: &self.pins,
-            permissions: &self.permission_store,
+            rules: self,
         }
     }
 
@@ -164,6 +166,25 @@ impl Harness {
     /// Starting or opening another conversation does this by itself.
     pub fn leave_conversation_views(&self, id: &str) {
         self.apps.conversation_left(id);
+    }
+}
+
+/// A view's tool calls meet the rules of the model's calls in the desktop app: the
+/// default options (ask), the user's remembered rules as they are stored now.
+impl ToolRules for Harness {
+    fn verdict(&self, tool: &ToolSpec) -> RuleVerdict {
+        let rules = self.permission_store.rules_for(&self.project, tool);
+        match Permissions::new(PermissionOptions::default(), rules).check(tool) {
+            Verdict::Allow => RuleVerdict::Allow,
+            Verdict::Ask => RuleVerdict::Ask,
+            Verdict::Deny(why) => RuleVerdict::Deny(why),
+        }
+    }
+
+    fn allow_always(&self, server: &str, tool: &str) -> Result<(), String> {
+        self.permission_store
+            .set_tool(&self.project, server, tool, Some(ToolPermission::Allow))
+            .map_err(|e| e.to_string())
     }
 }
 

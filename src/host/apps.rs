@@ -1,8 +1,7 @@
 //! MCP Apps views: a tool's interactive HTML view, opened for one tool call, and
 //! everything it may ask of the host. The core decides; a front end that can render
 //! views (the desktop app) serves each document from the server's own origin, relays the
-//! frame's messages here, and shows what comes back (see `../shared` reference notes in
-//! the README's MCP Apps section).
+//! frame's messages here, and shows what comes back.
 //!
 //! - Opening ([`Apps::open`], `open`): the `ui://` resource is read from the server at
 //!   that moment (never stored on disk), checked (MIME type, size), and given a policy
@@ -49,14 +48,13 @@ use std::time::Instant;
 
 use tokio::sync::broadcast;
 
-use crate::engine::permissions::PermissionStore;
 use crate::host::asks::Asks;
 use crate::host::catalog::Catalog;
 use crate::host::pins::Pins;
 use crate::manager::{Manager, Run};
 use crate::mcp::apps::ViewPermissions;
 use crate::mcp::log::{LogSource, ServerLog};
-use crate::tools::ToolRegistry;
+use crate::tools::{ToolRegistry, ToolSpec};
 
 /// Events kept for a slow front end before the oldest are dropped.
 const EVENT_BUFFER: usize = 256;
@@ -79,7 +77,28 @@ pub struct HostParts<'a> {
     pub catalog: &'a Catalog,
     pub asks: &'a Asks,
     pub pins: &'a Pins,
-    pub permissions: &'a PermissionStore,
+    /// The permission rules of the model's calls, applied to a view's calls.
+    pub rules: &'a dyn ToolRules,
+}
+
+/// The model's tool permission rules as a view's tool calls meet them (the façade
+/// implements it over the engine's rules; the service writes no rules of its own).
+/// Both calls may read or write the user's data (blocking).
+pub trait ToolRules: Send + Sync {
+    /// Whether a call of `tool` runs, is asked about, or is denied (with the reason).
+    fn verdict(&self, tool: &ToolSpec) -> RuleVerdict;
+    /// Remembers "allow" for `tool` of `server` in this project (the user said
+    /// "always").
+    fn allow_always(&self, server: &str, tool: &str) -> Result<(), String>;
+}
+
+/// What the permission rules say of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleVerdict {
+    Allow,
+    Ask,
+    /// Denied, with the reason the view hears.
+    Deny(String),
 }
 
 /// Where a view is in its handshake.

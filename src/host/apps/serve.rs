@@ -13,10 +13,9 @@ use serde_json::{json, Map, Value};
 use super::limits::{self, clamp_dimension};
 use super::{
     Apps, DisplayMode, Download, DownloadFile, DownloadItem, DownloadOffer, HostParts,
-    ModelContext, PendingMessage, Phase, TeardownReason, ViewError, ViewEvent, ViewReply,
-    ViewRequest, HOST_DISPLAY_MODES, MAX_MODEL_CONTEXT_CHARS,
+    ModelContext, PendingMessage, Phase, RuleVerdict, TeardownReason, ViewError, ViewEvent,
+    ViewReply, ViewRequest, HOST_DISPLAY_MODES, MAX_MODEL_CONTEXT_CHARS,
 };
-use crate::engine::permissions::{PermissionOptions, Permissions, ToolPermission, Verdict};
 use crate::host::asks::{AskAnswer, ViewAsk};
 use crate::mcp::apps::VIEW_PROTOCOL_VERSION;
 use crate::mcp::log::{LogSource, ServerLog};
@@ -193,9 +192,9 @@ impl Apps {
                 Ok(answer(serde_json::to_value(result).unwrap_or(Value::Null)))
             }
             ViewRequest::SizeChanged { width, height } => {
-                let bad = |why| ViewError::Invalid {
+                let bad = |why: &str| ViewError::Invalid {
                     method: "ui/notifications/size-changed".into(),
-                    why: format!("{why}"),
+                    why: why.to_string(),
                 };
                 Ok(ViewReply::Resize {
                     width: clamp_dimension(width, limits::MAX_VIEW_WIDTH).map_err(bad)?,
@@ -359,27 +358,17 @@ impl Apps {
             return Err(refused(text));
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
-        let verdict = {
-            let (store, project, of) = (
-                parts.permissions.clone(),
-                parts.project.to_path_buf(),
-                spec.clone(),
-            );
-            let rules = tokio::task::spawn_blocking(move || store.rules_for(&project, &of))
-                .await
-                .unwrap_or_default();
-            Permissions::new(PermissionOptions::default(), rules).check(&spec)
-        };
+        let verdict = parts.rules.verdict(&spec);
         match verdict {
-            Verdict::Allow => {}
-            Verdict::Deny(text) => {
+            RuleVerdict::Allow => {}
+            RuleVerdict::Deny(text) => {
                 info.note(
                     "warning",
                     &format!("call of {name} denied by the permission rules"),
                 );
                 return Err(refused(text));
             }
-            Verdict::Ask => {
+            RuleVerdict::Ask => {
                 let ask = ViewAsk::ToolCall {
                     tool: name.to_string(),
                     arguments: arguments.clone(),
@@ -388,8 +377,14 @@ impl Apps {
                 match parts.asks.ask_for_view(server, &info.view_id, ask).await {
                     Ok(AskAnswer::Approve(choice)) => {
                         if choice.always {
-                            remember_allow(parts.permissions, parts.project, server, name, info)
-                                .await;
+                            match parts.rules.allow_always(server, name) {
+                                Ok(()) => info
+                                    .note("info", &format!("the user allows {name} from now on")),
+                                Err(e) => info.note(
+                                    "warning",
+                                    &format!("could not remember the permission: {e}"),
+                                ),
+                            }
                         }
                     }
                     Ok(AskAnswer::Refuse(_) | AskAnswer::Elicit(_) | AskAnswer::Sample(_)) => {
@@ -578,36 +573,6 @@ impl Apps {
             .downloads
             .remove(download_id)
             .is_some()
-    }
-}
-
-async fn remember_allow(
-    store: &crate::engine::permissions::PermissionStore,
-    project: &Path,
-    server: &str,
-    tool: &str,
-    info: &Info,
-) {
-    let (store, project, s, t) = (
-        store.clone(),
-        project.to_path_buf(),
-        server.to_string(),
-        tool.to_string(),
-    );
-    let saved = tokio::task::spawn_blocking(move || {
-        store.set_tool(&project, &s, &t, Some(ToolPermission::Allow))
-    })
-    .await;
-    match saved {
-        Ok(Ok(())) => info.note("info", &format!("the user allows {tool} from now on")),
-        Ok(Err(e)) => info.note(
-            "warning",
-            &format!("could not remember the permission: {e}"),
-        ),
-        Err(e) => info.note(
-            "warning",
-            &format!("could not remember the permission: {e}"),
-        ),
     }
 }
 

@@ -333,7 +333,7 @@ mod tests {
                 app: false
             }
         );
-        assert_eq!(vis(json!("app")).model, false);
+        assert!(!vis(json!("app")).model);
         assert_eq!(vis(json!(7)), both);
     }
 
