@@ -12,7 +12,7 @@
 //   navigating itself to the app's origin) and nothing reaches a command: the app logs
 //   every command it runs (HARNESS9_COMMAND_LOG) and only the app's own origin appears.
 //
-// Env as webdriver.test.mjs, plus H9_BASIC_APP_BIN (default
+// Env as webdriver.test.mjs, plus H9_APPS_BASIC_BIN (default
 // .deps/node/node_modules/.bin/mcp-server-basic-vanillajs) and WEBDRIVER_APPS_PORT
 // (default 4446).
 
@@ -30,7 +30,7 @@ const HOSTILE = path.join(ROOT, "ui", "e2e", "views", "hostile.html");
 const MARKER = "hostile-marker-7f3a";
 
 function basicBinary() {
-  const bin = process.env.H9_BASIC_APP_BIN ?? path.join(ROOT, ".deps", "node", "node_modules", ".bin", "mcp-server-basic-vanillajs");
+  const bin = process.env.H9_APPS_BASIC_BIN ?? path.join(ROOT, ".deps", "node", "node_modules", ".bin", "mcp-server-basic-vanillajs");
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`bash scripts/setup.sh\``);
   return bin;
 }
@@ -154,6 +154,10 @@ describe("MCP Apps views in the desktop app", () => {
     const first = await session.text(time);
     assert.match(first, /\d/);
     assert.equal(await session.run("return location.origin"), await session.run("return location.protocol + '//' + location.host"));
+    const nav = await session.run(
+      "const n = performance.getEntriesByType('navigation')[0]; return n && { served: n.responseEnd - n.requestStart, loaded: n.loadEventEnd - n.startTime, bytes: document.documentElement.outerHTML.length }",
+    );
+    console.log(`basic-vanillajs view document: served in ${nav?.served?.toFixed(1)} ms, loaded in ${nav?.loaded?.toFixed(1)} ms (${nav?.bytes} characters)`);
     const viewTheme = await session.run("return document.documentElement.getAttribute('data-theme')");
     await session.leaveFrames();
     const appTheme = await session.run("return document.documentElement.dataset.theme");

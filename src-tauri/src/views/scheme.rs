@@ -248,7 +248,7 @@ mod tests {
             })
         );
         assert_eq!(
-            tauri::Url::parse(&url)
+            tauri::Url::parse(url)
                 .unwrap()
                 .origin()
                 .ascii_serialization(),
