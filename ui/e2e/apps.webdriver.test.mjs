@@ -192,6 +192,17 @@ describe("MCP Apps views in the desktop app", () => {
     await session.leaveFrames();
     await session.screenshot("apps-2-basic-dark");
 
+    // A message from the view waits, marked as the view's, until sent or discarded.
+    await session.enterFrame(await liveView("basic"));
+    await session.click(await session.find("#send-message-btn"));
+    await session.leaveFrames();
+    const pending = await session.waitFor("[data-testid=view][data-server=basic] [data-testid=pending-message]", "the view's pending message");
+    assert.match(await session.text(pending), /From the view of get-time \(basic\), not sent yet: This is message text\./);
+    await session.screenshot("apps-3-pending-message");
+    await session.click(await session.find("[data-testid=pending-discard]"));
+    for (let i = 0; i < 30 && (await session.findAll("[data-testid=pending-message]")).length; i++) await sleep(100);
+    assert.equal((await session.findAll("[data-testid=pending-message]")).length, 0);
+
     // Close: the view gets its teardown request, then the frame is gone.
     await session.click(await session.find("[data-testid=view][data-server=basic] [data-testid=view-close]"));
     await session.waitFor("[data-testid=view][data-server=basic] [data-testid=view-ended]", "the view closed");
@@ -206,7 +217,7 @@ describe("MCP Apps views in the desktop app", () => {
     await session.waitFor("#status", "the hostile view to finish", async (el) => (await session.text(el)) === "done", 20_000);
     const r = JSON.parse(await session.run("return document.body.dataset.results"));
     await session.leaveFrames();
-    await session.screenshot("apps-3-hostile");
+    await session.screenshot("apps-4-hostile");
     console.log("hostile view:", JSON.stringify(r));
 
     assert.match(r.origin, /^h9view:\/\/[a-z0-9]+$/);
