@@ -6,6 +6,8 @@
 // - basic: the view appears under the tool's result on its server's own origin, gets the
 //   call's input and result, is resized by what it reports, follows the app's theme, a
 //   click inside it calls a tool of its server, and closing it tears it down.
+// - chat: the scripted model (anthropic-stub.mjs) calls get-time; its card shows the view;
+//   another conversation and back reopens the view with the stored result.
 // - isolation: the hostile view tries every way to reach the app's commands (the script
 //   message handler with every shape, parent/top, postMessage to the app window, fetch and
 //   XHR to the IPC, navigation of top, popups, a form post, a frame of the app's origin,
@@ -23,6 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
 import { APP, ELEMENT, SHOTS, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
+import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_APPS_PORT ?? 4446);
 const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
@@ -39,6 +42,7 @@ let driver;
 let session;
 let project;
 let commandLog;
+let model;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -56,6 +60,8 @@ before(async () => {
     },
   };
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify(config, null, 2) + "\n");
+  // The chat's scripted model asks for basic's get-time when asked for the time.
+  model = await startAnthropicStub({ tool: "mcp__basic__get-time", trigger: /server time/ });
   driver = await startDriver(PORT, {
     ...process.env,
     HARNESS9_DATA_DIR: path.join(tmp, "data"),
@@ -63,9 +69,12 @@ before(async () => {
     HARNESS9_COMMAND_LOG: commandLog,
     // WebKitWebDriver needs WebKit's accelerated compositing (see webdriver.test.mjs).
     HARNESS9_WEBKIT_COMPOSITING: "1",
-    HARNESS9_PROVIDER: "",
-    ANTHROPIC_API_KEY: "",
+    HARNESS9_PROVIDER: "anthropic",
+    HARNESS9_MODEL: "stub-model",
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "test",
     OPENAI_API_KEY: "",
+    OPENAI_BASE_URL: "",
     XDG_DATA_HOME: path.join(tmp, "xdg-data"),
     XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
     XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
@@ -80,6 +89,7 @@ after(async () => {
   while (apps.some(alive) && Date.now() < deadline) await sleep(200);
   for (const pid of apps.filter(alive)) process.kill(pid, "SIGKILL");
   driver?.kill();
+  await model?.close();
   if (project) {
     deadline = Date.now() + 10_000;
     while (processesIn(project).length && Date.now() < deadline) await sleep(200);
@@ -207,6 +217,35 @@ describe("MCP Apps views in the desktop app", () => {
     await session.click(await session.find("[data-testid=view][data-server=basic] [data-testid=view-close]"));
     await session.waitFor("[data-testid=view][data-server=basic] [data-testid=view-ended]", "the view closed");
     assert.equal((await session.findAll("[data-testid=view][data-server=basic] [data-testid=view-frame]")).length, 0);
+  });
+
+  test("chat: the model's call shows its view on the card; a reopened conversation opens it again", async () => {
+    await session.leaveFrames();
+    await session.click(await session.find("[data-testid=nav-chat]"));
+    const input = await session.waitFor("[data-testid=chat-input]", "the chat input");
+    await session.type(input, "What is the server time?\uE007");
+    const approve = await session.waitFor("[data-testid=approve-once]", "the approval of the model's call");
+    await session.click(approve);
+    const card = "[data-testid=tool-card][data-tool=mcp__basic__get-time]";
+    await session.waitFor(`${card} [data-testid=view][data-live="1"]`, "the view on the card");
+    await session.waitForLast("[data-testid=chat-assistant]", "the answer", async (el) => (await session.text(el)) === ANSWER.join("").replaceAll("**", "").trim());
+    await session.enterFrame(await session.find(`${card} [data-testid=view-frame]`));
+    await session.waitFor("#server-time", "the result in the chat's view", async (el) => /\d{4}-\d\d-\d\dT/.test(await session.text(el)));
+    await session.leaveFrames();
+    await session.screenshot("apps-5-chat-view");
+
+    // Another conversation: the view goes; the earlier one reopened: the view comes back live.
+    await session.click(await session.find("[data-testid=chat-new]"));
+    await session.waitFor("[data-testid=chat-log]", "an empty log", async () => (await session.findAll(card)).length === 0);
+    await session.click(await session.find("[data-testid=chat-history] summary"));
+    const earlier = await session.waitFor("[data-testid=chat-conversation]:not([disabled])", "the earlier conversation", async (el) =>
+      /server time/.test(await session.text(el)),
+    );
+    await session.click(earlier);
+    await session.waitFor(`${card} [data-testid=view][data-live="1"]`, "the view reopened with the conversation");
+    await session.enterFrame(await session.find(`${card} [data-testid=view-frame]`));
+    await session.waitFor("#server-time", "the stored result in the reopened view", async (el) => /\d{4}-\d\d-\d\dT/.test(await session.text(el)));
+    await session.leaveFrames();
   });
 
   test("isolation: a hostile view reaches no command, whatever it tries", async () => {
