@@ -6,6 +6,8 @@
 // - basic: the view appears under the tool's result on its server's own origin, gets the
 //   call's input and result, is resized by what it reports, follows the app's theme, a
 //   click inside it calls a tool of its server, and closing it tears it down.
+// - probe (ui/e2e/views/probe.html, the protocol by hand): full screen when it asks, Esc
+//   returns inline and the view is told; a link waits for the user, who may refuse.
 // - chat: the scripted model (anthropic-stub.mjs) calls get-time; its card shows the view;
 //   another conversation and back reopens the view with the stored result.
 // - isolation: the hostile view tries every way to reach the app's commands (the script
@@ -30,6 +32,7 @@ import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
 const PORT = Number(process.env.WEBDRIVER_APPS_PORT ?? 4446);
 const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
 const HOSTILE = path.join(ROOT, "ui", "e2e", "views", "hostile.html");
+const PROBE = path.join(ROOT, "ui", "e2e", "views", "probe.html");
 const MARKER = "hostile-marker-7f3a";
 
 function basicBinary() {
@@ -57,6 +60,7 @@ before(async () => {
     mcpServers: {
       basic: { command: basicBinary(), args: ["--stdio"] },
       apps: { command: FIXTURE, env: { APPS_FIXTURE_VIEW: HOSTILE } },
+      probe: { command: FIXTURE, env: { APPS_FIXTURE_VIEW: PROBE } },
     },
   };
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify(config, null, 2) + "\n");
@@ -110,6 +114,14 @@ async function runTool(server, tool) {
 async function liveView(server) {
   await session.waitFor(`[data-testid=view][data-server=${server}][data-live="1"]`, `the view of ${server} to be live`);
   return session.find(`[data-testid=view][data-server=${server}] [data-testid=view-frame]`);
+}
+
+/** Scrolls `server`'s live view into sight and switches into its frame (for clicks inside). */
+async function enterView(server) {
+  await session.leaveFrames();
+  const view = await session.find(`[data-testid=view][data-server=${server}]`);
+  await session.run("arguments[0].scrollIntoView({ block: 'start' })", { [ELEMENT]: view });
+  await session.enterFrame(await liveView(server));
 }
 
 async function frameHeight(frame) {
@@ -217,6 +229,39 @@ describe("MCP Apps views in the desktop app", () => {
     await session.click(await session.find("[data-testid=view][data-server=basic] [data-testid=view-close]"));
     await session.waitFor("[data-testid=view][data-server=basic] [data-testid=view-ended]", "the view closed");
     assert.equal((await session.findAll("[data-testid=view][data-server=basic] [data-testid=view-frame]")).length, 0);
+  });
+
+  test("full screen when the view asks, Esc returns; a link waits for the user", async () => {
+    await runTool("probe", "show_file");
+    const view = "[data-testid=view][data-server=probe]";
+    await enterView("probe");
+    await session.waitFor("#context", "the first host context", async (el) => (await session.text(el)) === "inline");
+    await session.click(await session.find("#fullscreen"));
+    await session.waitFor("#mode", "full screen granted", async (el) => (await session.text(el)) === "fullscreen");
+    await session.waitFor("#context", "the context in full screen", async (el) => (await session.text(el)) === "fullscreen");
+    await session.leaveFrames();
+    const full = await session.waitFor(`${view}[data-mode=fullscreen]`, "the view in full screen");
+    const [w, h] = await session.run("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]", { [ELEMENT]: full });
+    const [ww, wh] = await session.run("return [window.innerWidth, window.innerHeight]");
+    assert.ok(w === ww && h === wh, `full screen covers the window: ${w}x${h} of ${ww}x${wh}`);
+    await session.screenshot("apps-6-fullscreen");
+    // Esc (in the app: keys typed in the view stay in the view) returns inline, and the view
+    // is told.
+    await session.type(await session.find(`${view} [data-testid=view-exit-fullscreen]`), "\uE00C");
+    await session.waitFor(`${view}[data-mode=inline]`, "the view inline again");
+    await session.enterFrame(await liveView("probe"));
+    await session.waitFor("#context", "the view told it is inline", async (el) => (await session.text(el)) === "inline");
+
+    // A link: the user sees its host first and may refuse; the view hears the refusal.
+    await enterView("probe");
+    await session.click(await session.find("#open-link"));
+    await session.leaveFrames();
+    const domain = await session.waitFor("[data-testid=ask-dialog] [data-testid=ask-domain]", "the link's ask");
+    assert.equal(await session.text(domain), "example.com");
+    await session.click(await session.find("[data-testid=ask-dialog] [data-testid=ask-decline]"));
+    await session.enterFrame(await liveView("probe"));
+    await session.waitFor("#link", "the refusal in the view", async (el) => (await session.text(el)) === "refused");
+    await session.leaveFrames();
   });
 
   test("chat: the model's call shows its view on the card; a reopened conversation opens it again", async () => {
