@@ -175,7 +175,11 @@ fn main() {
             }
         })
         .setup(move |app| {
-            views::install(app.handle())?;
+            let handle = app.handle().clone();
+            views::install(app.handle(), move |target| {
+                let handle = handle.clone();
+                async move { handle.state::<AppState>().view_document(target).await }
+            })?;
             if let Some(dir) = project {
                 let handle = app.handle().clone();
                 tauri::async_runtime::spawn(async move {

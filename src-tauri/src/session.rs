@@ -132,6 +132,17 @@ impl AppState {
         self.session.read().await.clone()
     }
 
+    /// The answer to a request for a view's document (the view scheme's handler).
+    pub async fn view_document(
+        &self,
+        target: crate::views::scheme::Target,
+    ) -> crate::views::scheme::Answer {
+        match self.session().await {
+            Some(s) => crate::views::document(&s.harness, &target),
+            None => crate::views::scheme::Answer::not_found(),
+        }
+    }
+
     pub async fn open_session(&self) -> BridgeResult<Arc<Session>> {
         self.session().await.ok_or_else(BridgeError::no_project)
     }

@@ -16,34 +16,31 @@ use tokio::task::AbortHandle;
 use harness9::Harness;
 
 use crate::bridge::{events, BridgeResult, ProjectEmitter};
-use crate::session::AppState;
 
 /// Closes the script-message path to the IPC and registers the view scheme, on the main
-/// web view. Runs once, in `setup`, before any view can load.
-pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+/// web view, with `serve` answering each request for a view's document. Runs once, in
+/// `setup`, before any view can load.
+pub fn install<R, F, Fut>(app: &AppHandle<R>, serve: F) -> tauri::Result<()>
+where
+    R: Runtime,
+    F: Fn(scheme::Target) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = scheme::Answer> + Send + 'static,
+{
     let Some(webview) = app.get_webview_window("main") else {
         tracing::error!("no main web view: views cannot be shown");
         return Ok(());
     };
     guard::close_post_message_path(&webview)?;
     #[cfg(target_os = "linux")]
-    {
-        let app = app.clone();
-        scheme::register(&webview, move |target| {
-            let app = app.clone();
-            async move { serve(&app, target).await }
-        })?;
-    }
+    scheme::register(&webview, serve)?;
+    #[cfg(not(target_os = "linux"))]
+    let _ = serve;
     Ok(())
 }
 
 /// The answer to a request for a view's document: the live view of that id, asked for
 /// under its own server's origin; anything else is not found.
-async fn serve<R: Runtime>(app: &AppHandle<R>, target: scheme::Target) -> scheme::Answer {
-    let Some(session) = app.state::<AppState>().session().await else {
-        return scheme::Answer::not_found();
-    };
-    let harness = &session.harness;
+pub fn document(harness: &Harness, target: &scheme::Target) -> scheme::Answer {
     let under_its_origin = harness
         .live_views()
         .iter()
