@@ -128,17 +128,25 @@ impl Harness {
     }
 
     /// Sends a view's pending message as the user's next message of the chat (its events
-    /// go to `sink`, as with [`crate::Chat::send`]). Errors: no such pending message
-    /// ([`ViewError::Refused`] in an [`EngineError`]-free form), or the chat's.
+    /// go to `sink`, as with [`crate::Chat::send`]). Errors: no such pending message, or
+    /// why the chat could not start the turn (a turn is running: the message stays
+    /// pending).
     pub async fn send_pending(&self, id: u64, sink: EventSink) -> Result<(), SendPendingError> {
         let message = self
             .apps
             .take_pending(id)
             .ok_or(SendPendingError::Unknown(id))?;
-        self.chat()
-            .send(message.text, Vec::new(), sink)
+        match self
+            .chat()
+            .send(message.text.clone(), Vec::new(), sink)
             .await
-            .map_err(SendPendingError::Chat)
+        {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.apps.restore_pending(message);
+                Err(SendPendingError::Chat(e))
+            }
+        }
     }
 
     /// Drops a view's pending message unsent; `false` when there is none under `id`.

@@ -252,6 +252,19 @@ impl Apps {
         taken
     }
 
+    /// Puts a pending message back (it could not be sent), unless its view is gone.
+    pub fn restore_pending(&self, message: PendingMessage) {
+        let list = {
+            let mut st = self.inner.state.lock();
+            if !st.views.contains_key(&message.view_id) {
+                return;
+            }
+            st.pending.insert(message.id, message);
+            st.pending.values().cloned().collect()
+        };
+        self.emit(ViewEvent::PendingMessages { messages: list });
+    }
+
     /// Takes what views gave the model for the next user message of `conversation`
     /// (and what views of calls made by hand gave): the text blocks to add to it, if any.
     pub fn take_model_context(&self, conversation: &str) -> Vec<String> {

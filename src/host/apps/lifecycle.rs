@@ -17,6 +17,9 @@ impl Apps {
             return;
         }
         let mut rx = manager.subscribe();
+        // A change between the view's own check and this subscription is seen here.
+        let now = rx.borrow_and_update().clone();
+        self.check_runs(&now);
         let weak = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             loop {
