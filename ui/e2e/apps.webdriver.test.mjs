@@ -7,7 +7,8 @@
 //   call's input and result, is resized by what it reports, follows the app's theme, a
 //   click inside it calls a tool of its server, and closing it tears it down.
 // - probe (ui/e2e/views/probe.html, the protocol by hand): full screen when it asks, Esc
-//   returns inline and the view is told; a link waits for the user, who may refuse.
+//   returns inline and the view is told; a link waits for the user, who may refuse; its
+//   server stops and the view is torn down.
 // - chat: the scripted model (anthropic-stub.mjs) calls get-time; its card shows the view;
 //   another conversation and back reopens the view with the stored result.
 // - isolation: the hostile view tries every way to reach the app's commands (the script
@@ -262,6 +263,13 @@ describe("MCP Apps views in the desktop app", () => {
     await session.enterFrame(await liveView("probe"));
     await session.waitFor("#link", "the refusal in the view", async (el) => (await session.text(el)) === "refused");
     await session.leaveFrames();
+
+    // Its server stops: the core tears the view down and its frame goes (with the tool's
+    // panel, as the tool is gone); the server's log says so.
+    await session.click(await session.find("[data-testid=server-panel] [data-testid=stop]"));
+    await session.waitFor("[data-testid=server-panel]", "the teardown in the server's log", async (el) => /closed: its server stopped/.test(await session.text(el)));
+    for (let i = 0; i < 50 && (await session.findAll(`${view} [data-testid=view-frame]`)).length; i++) await sleep(100);
+    assert.equal((await session.findAll(`${view} [data-testid=view-frame]`)).length, 0);
   });
 
   test("chat: the model's call shows its view on the card; a reopened conversation opens it again", async () => {
