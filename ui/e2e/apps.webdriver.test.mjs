@@ -72,8 +72,6 @@ before(async () => {
     HARNESS9_DATA_DIR: path.join(tmp, "data"),
     HARNESS9_PROJECT: project,
     HARNESS9_COMMAND_LOG: commandLog,
-    // WebKitWebDriver needs WebKit's accelerated compositing (see webdriver.test.mjs).
-    HARNESS9_WEBKIT_COMPOSITING: "1",
     HARNESS9_PROVIDER: "anthropic",
     HARNESS9_MODEL: "stub-model",
     ANTHROPIC_BASE_URL: model.url,

@@ -31,6 +31,20 @@ export function everythingBinary() {
 export const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 export const KEY = { ctrl: "\uE009", end: "\uE010", enter: "\uE007", release: "\uE000" };
 
+/** Makes the page paint a few frames (see `Session.screenshot`). */
+const REPAINT_SCRIPT = `
+  const dot = document.createElement("div");
+  dot.style.cssText = "position:fixed;right:0;bottom:0;width:1px;height:1px;pointer-events:none;z-index:2147483647;opacity:0.01";
+  document.documentElement.append(dot);
+  let n = 0;
+  const step = () => {
+    dot.style.opacity = n % 2 ? "0.01" : "0.02";
+    if (++n < 60) requestAnimationFrame(step);
+    else dot.remove();
+  };
+  requestAnimationFrame(step);
+`;
+
 export class Session {
   constructor(base, id) {
     this.base = base;
@@ -124,7 +138,13 @@ export class Session {
     return this.cmd("POST", "/execute/sync", { script, args });
   }
 
+  /**
+   * Saves a screenshot. Without WebKit's accelerated compositing (the app's default)
+   * WebKitWebDriver takes the next painted frame, and a page that changes nothing never
+   * paints one: a dot nobody sees changes for a few frames first.
+   */
   async screenshot(name) {
+    await this.run(REPAINT_SCRIPT);
     const png = await this.cmd("GET", "/screenshot");
     writeFileSync(path.join(SHOTS, `webdriver-${name}.png`), Buffer.from(png, "base64"));
   }

@@ -58,9 +58,6 @@ before(async () => {
       HARNESS9_DATA_DIR: data,
       HARNESS9_PROJECT: project,
       HARNESS9_REPORT_STARTUP: "1",
-      // WebKitWebDriver needs WebKit's accelerated compositing (off by default in the app):
-      // without it, its screenshots and element commands hang.
-      HARNESS9_WEBKIT_COMPOSITING: "1",
       // The chat talks to the scripted model (ui/e2e/anthropic-stub.mjs).
       HARNESS9_PROVIDER: "anthropic",
       HARNESS9_MODEL: "stub-model",
