@@ -163,6 +163,53 @@ describe("the view bridge", () => {
     expect(t.resized).toEqual([[null, 480]]);
   });
 
+  test("a download goes to the save dialog; full screen is shown and the view told", async () => {
+    const offered: unknown[] = [];
+    const modes: string[] = [];
+    const w = fakeWindow();
+    const s = new ViewSession({
+      viewId: VIEW,
+      origin: ORIGIN,
+      host: w.host,
+      frame: () => w.frame as unknown as Window,
+      arguments: {},
+      backend: {
+        request: async (_v, method) => {
+          if (method === "ui/initialize") return { kind: "answer", result: INIT_ANSWER };
+          if (method === "ui/download-file") return { kind: "download", offer: { downloadId: "d1", files: [{ name: "a.csv", mimeType: "text/csv", size: 3 }] } };
+          if (method === "ui/request-display-mode") return { kind: "displayMode", mode: "fullscreen" };
+          return { kind: "noted" };
+        },
+      },
+      screen: {
+        resize() {},
+        displayMode: (m) => modes.push(m),
+        download: async (offer) => (offered.push(offer), offered.length === 1),
+        context: () => ({ displayMode: modes.at(-1) ?? "inline" }),
+      },
+    });
+    await s.start();
+    w.send(initialize);
+    await tick();
+    w.send(initialized);
+    await tick();
+    w.send({ jsonrpc: "2.0", id: 20, method: "ui/download-file", params: { contents: [{ type: "resource", resource: { uri: "file:///a.csv", mimeType: "text/csv", text: "a,b" } }] } });
+    await tick(10);
+    w.send({ jsonrpc: "2.0", id: 21, method: "ui/download-file", params: { contents: [{ type: "resource", resource: { uri: "file:///a.csv", mimeType: "text/csv", text: "a,b" } }] } });
+    await tick(10);
+    w.send({ jsonrpc: "2.0", id: 22, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await tick(10);
+    const answer = (id: number) => w.posted.find((p) => p.message.id === id)?.message;
+    expect(offered.length).toBe(2);
+    expect(answer(20)?.result).toEqual({});
+    // Nothing saved (the user cancelled the dialog): the view hears it.
+    expect(answer(21)?.result).toEqual({ isError: true });
+    expect(answer(22)?.result).toEqual({ mode: "fullscreen" });
+    expect(modes).toEqual(["fullscreen"]);
+    const changed = w.posted.find((p) => p.message.method === "ui/notifications/host-context-changed");
+    expect((changed?.message.params as { displayMode: string }).displayMode).toBe("fullscreen");
+  });
+
   test("a refusal of the core reaches the view as an error", async () => {
     const t = setup();
     const refusing: ViewBackend = {
