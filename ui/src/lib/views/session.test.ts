@@ -165,7 +165,7 @@ describe("the view bridge", () => {
 
   test("a download goes to the save dialog; full screen is shown and the view told", async () => {
     const offered: unknown[] = [];
-    const modes: string[] = [];
+    const modes: Array<"inline" | "fullscreen" | "pip"> = [];
     const w = fakeWindow();
     const s = new ViewSession({
       viewId: VIEW,
