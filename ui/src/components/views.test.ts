@@ -96,6 +96,35 @@ describe("views", () => {
     expect(backend.calls.findIndex((c) => c[0] === "openProject")).toBeGreaterThanOrEqual(calls);
   });
 
+  test("closing the tool panel's tool or showing another panel asks its view first; the latest navigation wins", async () => {
+    const { app } = setup();
+    const heard: string[] = [];
+    const unregister = app.views.add({
+      viewId: "manual",
+      conversationId: null,
+      tearDown: async (reason) => {
+        heard.push(reason);
+        await settle(20);
+        unregister();
+      },
+    });
+    app.selectTool("mcp__time__get-time");
+    await settle(30);
+    expect(app.selectedTool).toBe("mcp__time__get-time");
+    expect(heard).toEqual(["closed"]);
+    // Nothing live any more: navigation is immediate again.
+    app.showChat();
+    expect(app.view).toBe("chat");
+
+    const unregister2 = app.views.add({ viewId: "manual2", conversationId: null, tearDown: async (reason) => (heard.push(reason), await settle(20), unregister2()) });
+    app.showSettings();
+    expect(app.view).toBe("chat");
+    app.showTools();
+    await settle(40);
+    expect(app.view).toBe("tools");
+    expect(heard).toEqual(["closed", "closed"]);
+  });
+
   test("a view taken away by the window goes: its frame is removed and the core forgets it", async () => {
     const { backend, app } = setup();
     const r = render(ViewFrame, { server: "s", tool: "t", call: { ...CALL, conversationId: "c1" } }, app);

@@ -175,24 +175,56 @@ export class AppState {
 
   // ---- navigation -------------------------------------------------------------------
 
+  /** Counts navigations: only the latest one asked for is carried out. */
+  #navigation = 0;
+
+  /**
+   * Changes what the main panel shows. Every such change takes the tool panel's open tool
+   * away, with the view of a call run there by hand: when there is one, it is asked to tear
+   * down first (with its time limit), and the change follows.
+   */
+  #navigate(change: () => void): void {
+    const n = ++this.#navigation;
+    const manual = (v: { conversationId: string | null }) => v.conversationId === null;
+    if (!this.views.some(manual)) {
+      change();
+      return;
+    }
+    void this.views.leave(manual, LEFT.panel).then(() => {
+      if (n === this.#navigation) change();
+    });
+  }
+
   showServer(name: string): void {
-    this.selectedServer = name;
-    this.selectedTool = null;
-    this.view = "server";
+    this.#navigate(() => {
+      this.selectedServer = name;
+      this.selectedTool = null;
+      this.view = "server";
+    });
   }
 
   showTools(): void {
-    this.selectedServer = null;
-    this.view = "tools";
+    this.#navigate(() => {
+      this.selectedServer = null;
+      this.view = "tools";
+    });
   }
 
   showSettings(): void {
-    this.view = "settings";
+    this.#navigate(() => (this.view = "settings"));
   }
 
   showChat(): void {
-    this.chatOpened = true;
-    this.view = "chat";
+    this.#navigate(() => {
+      this.chatOpened = true;
+      this.view = "chat";
+    });
+  }
+
+  /** Shows tool `name` in the tool panel (`null` closes the tool). */
+  selectTool(name: string | null): void {
+    if (name === this.selectedTool) return;
+    this.#navigate(() => (this.selectedTool = name));
   }
 
   /** Esc: close the innermost open thing (the settings view is not a panel: it stays). */
@@ -202,7 +234,7 @@ export class AppState {
       return true;
     }
     if (this.selectedTool) {
-      this.selectedTool = null;
+      this.selectTool(null);
       return true;
     }
     if (this.view === "server") {

@@ -16,6 +16,8 @@ export interface LiveView {
 export const LEFT = {
   conversation: { reason: "conversation-left", message: "its conversation was left" },
   project: { reason: "project-closed", message: "the project was closed" },
+  /** The tool panel's tool was closed, or another panel shown. */
+  panel: { reason: "closed", message: "its tool's panel was closed" },
 } as const;
 
 export class LiveViews {
@@ -33,12 +35,30 @@ export class LiveViews {
     return this.#views.size;
   }
 
+  /** Whether a registered view passes `which`. */
+  some(which: (v: LiveView) => boolean): boolean {
+    return [...this.#views.values()].some(which);
+  }
+
   /**
    * Tears down every view `which` picks, all at once; resolves when each one answered its
    * teardown or ran out of time, and its frame is gone.
    */
   async leave(which: (v: LiveView) => boolean, why: { reason: string; message: string }): Promise<void> {
     const going = [...this.#views.values()].filter(which);
-    await Promise.all(going.map((v) => v.tearDown(why.reason, why.message).catch(() => {})));
+    await Promise.all(
+      going.map((v) => {
+        // A view already asked is asked once: a second leave waits for the same answer.
+        let done = this.#going.get(v);
+        if (!done) {
+          done = v.tearDown(why.reason, why.message).catch(() => {});
+          this.#going.set(v, done);
+          void done.then(() => this.#going.delete(v));
+        }
+        return done;
+      }),
+    );
   }
+
+  #going = new Map<LiveView, Promise<void>>();
 }
