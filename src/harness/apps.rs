@@ -3,9 +3,11 @@
 //!
 //! 1. Before starting servers, [`Harness::enable_apps`] (servers then see the extension
 //!    in the client capabilities, in both protocol eras).
-//! 2. For a tool call whose tool has a view (the chat's `ToolCallEnd.view`, a saved
-//!    conversation's `ChatItem::Tool.view`, a tool entry's `hasView`), call
-//!    [`Harness::open_view`]. It reads the `ui://` resource from the server now, may ask
+//! 2. For a tool call whose tool has a view (in the chat: `ToolInputPartial.view` while
+//!    the model writes the call, `ToolCallStart.view` as it starts, `ToolCallEnd.view`
+//!    with its result; a saved conversation's `ChatItem::Tool.view`; a tool entry's
+//!    `hasView`), call [`Harness::open_view`], as early as that: the view loads while
+//!    the call runs. It reads the `ui://` resource from the server now, may ask
 //!    the user for declared device permissions (the call waits for the answer), and
 //!    returns a [`ViewOpened`]; an error is shown as a placeholder where the view would
 //!    be (the text result stays).
@@ -16,9 +18,11 @@
 //!    [`Harness::view_message`] and do what the [`ViewReply`] says (answer it, resize,
 //!    switch display mode, offer a download); an error goes back to the view as a
 //!    JSON-RPC error with [`ViewError::rpc_code`] and its text. Send the view
-//!    `tool-input` and `tool-result` only after `initialized` was passed here.
+//!    `tool-input-partial`, `tool-input` and `tool-result` (or `tool-cancelled`) only
+//!    after `initialized` was passed here.
 //! 5. Follow [`Harness::subscribe_views`]: tear a view down when told
-//!    ([`ViewEvent::Teardown`]), show pending messages with Send
+//!    ([`ViewEvent::Teardown`]: `ui/resource-teardown` with its reason first, then the
+//!    frame goes), show pending messages with Send
 //!    ([`Harness::send_pending`]) and Discard ([`Harness::discard_pending`]), tell the
 //!    user about floods. Asks of views (tool calls, permissions, links) arrive with the
 //!    other asks ([`Harness::subscribe_asks`], kind `view`) and are answered the same way.

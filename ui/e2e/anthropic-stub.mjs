@@ -107,6 +107,11 @@ export async function startAnthropicStub({ tool = "mcp__demo__list_dir", trigger
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     requests,
-    close: () => new Promise((r) => server.close(r)),
+    close: () =>
+      new Promise((r) => {
+        server.close(r);
+        // Connections the app keeps alive would hold the close.
+        server.closeAllConnections();
+      }),
   };
 }

@@ -6,7 +6,8 @@
 //   view's `initialized` (`data-result-to-ready-ms`: 0 when the view was ready first; the
 //   view opens as the call starts, in parallel with it: reading the ui:// resource from
 //   the server, loading the document in the frame, the view's handshake), median and p90
-//   over the 20, and from the call's start to `initialized` (`data-ready-ms`);
+//   over the 20; from the call's start to `initialized` (`data-ready-ms`), and to the
+//   core's answer to `openView` (`data-open-ms`: the `ui://` resource read from the server);
 // - PSS of the app and its WebKit processes with 1 and with 10 live views;
 // - the chat log scrolled from top to bottom over 2 s: requestAnimationFrame intervals,
 //   median and 95th percentile;
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
-import { APP, SHOTS, Session, appProcesses, sleep, startDriver } from "./wd.mjs";
+import { APP, SHOTS, Session, alive, appProcesses, sleep, startDriver } from "./wd.mjs";
 import { startAnthropicStub } from "./anthropic-stub.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_PORT ?? 4452);
@@ -91,6 +92,7 @@ try {
   }
   const ready = await s.run("return [...document.querySelectorAll('[data-testid=view][data-result-to-ready-ms]')].map((v) => Number(v.dataset.resultToReadyMs))");
   const fromStart = await s.run("return [...document.querySelectorAll('[data-testid=view][data-ready-ms]')].map((v) => Number(v.dataset.readyMs))");
+  const opening = await s.run("return [...document.querySelectorAll('[data-testid=view][data-open-ms]')].map((v) => Number(v.dataset.openMs))");
   const scroll = await s.cmd("POST", "/execute/async", {
     script: `const done = arguments[0];
       const log = document.querySelector("[data-testid=chat-log]");
@@ -136,6 +138,8 @@ try {
     views: ready.length,
     resultToInitializedMs: { median: quantile(ready, 0.5), p90: quantile(ready, 0.9), all: ready },
     callStartToInitializedMs: { median: quantile(fromStart, 0.5), p90: quantile(fromStart, 0.9), all: fromStart },
+    callStartToOpenedMs: { median: quantile(opening, 0.5), p90: quantile(opening, 0.9), all: opening },
+    loadAverage: readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" "),
     offScreenIn1s: offScreen,
     pssMb: memory,
     scroll20Views: { frames: scroll.length, medianMs: Math.round(quantile(scroll, 0.5) * 10) / 10, p95Ms: Math.round(quantile(scroll, 0.95) * 10) / 10 },
@@ -143,7 +147,11 @@ try {
   console.log(JSON.stringify(figures, null, 2));
   writeFileSync(path.join(ROOT, "out", "apps-figures.json"), JSON.stringify(figures, null, 2) + "\n");
 } finally {
+  const apps = appProcesses();
   await s.close().catch(() => {});
+  // The app quits with its window; one that lingers is not measured any more.
+  for (let i = 0; i < 50 && apps.some(alive); i++) await sleep(200);
+  for (const pid of apps.filter(alive)) process.kill(pid, "SIGKILL");
   driver.kill();
   await model.close();
   rmSync(tmp, { recursive: true, force: true });
