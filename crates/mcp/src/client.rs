@@ -26,6 +26,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 mod cache;
 mod encode;
 mod features;
+mod follow;
 mod inbound;
 mod listen;
 mod modern;
@@ -36,6 +37,9 @@ mod reply;
 mod served;
 #[cfg(test)]
 mod surface_tests;
+mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 
 use crate::handler::ClientHandler;
 use crate::log::{LogSource, ServerLog};
@@ -51,11 +55,13 @@ use crate::transport::{Connection, Inbound, TransportSender};
 #[doc(hidden)]
 pub use cache::{parsed_reuse, reuse};
 pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
+pub use follow::{Follow, MAX_POLL_FAILURES, POLL_TIMEOUT, TTL_GRACE};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 #[doc(hidden)]
 pub use mrtr::{plainly_complete, ResultHeader};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
+pub use tasks::{CallOutcome, TaskCall, TaskError, MAX_LISTENED_TASKS};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -183,6 +189,8 @@ struct Inner {
     listening: listen::Listening,
     /// Modern era only: list results the server let us reuse ([`cache`]).
     cache: cache::ListCache,
+    /// The latest status notice of each followed task ([`tasks`]).
+    task_notes: tasks::TaskNotes,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -319,7 +327,9 @@ impl Client {
     }
 
     /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
-    /// an `Err` means the call itself did not complete.
+    /// an `Err` means the call itself did not complete. A modern server may make a task
+    /// of the call: it is followed to its end within the call's timeout (and cancelled
+    /// when that passes); see [`Client::call_tool_as_task`] to keep the task instead.
     pub async fn call_tool(
         &self,
         name: &str,
@@ -327,8 +337,21 @@ impl Client {
         opts: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let params = Params::ToolCall { name, arguments };
-        let body = self.inner.request("tools/call", params, opts, true).await?;
-        body.parse("tools/call")
+        if self.era == Era::Legacy {
+            let body = self.inner.request("tools/call", params, opts, true).await?;
+            return body.parse("tools/call");
+        }
+        let timeout = opts.timeout;
+        let (body, task) = self
+            .inner
+            .request_modern_kind("tools/call", params, opts, true)
+            .await?;
+        if !task {
+            return body.parse("tools/call");
+        }
+        let value: Value = body.parse("tools/call")?;
+        drop(body);
+        Box::pin(self.finish_task_call(value, timeout)).await
     }
 
     /// Ends the connection (for stdio, the full shutdown of the child).
@@ -437,6 +460,7 @@ impl Inner {
             meta: OnceLock::new(),
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
+            task_notes: tasks::TaskNotes::default(),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
         });
         let reader_inner = inner.clone();

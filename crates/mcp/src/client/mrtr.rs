@@ -78,20 +78,33 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_modern_kind(method, params, opts, cancellable)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Inner::request_modern`], saying whether the answer is a task (`resultType`
+    /// `"task"`, which only `tools/call` may answer) rather than the complete result.
+    pub(super) async fn request_modern_kind(
+        &self,
+        method: &str,
+        params: Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<(ReplyBody, bool), ClientError> {
         // The usual case, kept small: one answer, plainly complete.
         let first = self
             .request_once(method, &params, opts.clone(), cancellable)
             .await;
-        if let Ok(body) = &first {
-            if plainly_complete(body.get().as_bytes()) {
-                return first;
-            }
+        match first {
+            Ok(body) if plainly_complete(body.get().as_bytes()) => Ok((body, false)),
+            first => Box::pin(self.request_rounds(first, method, params, opts, cancellable)).await,
         }
-        Box::pin(self.request_rounds(first, method, params, opts, cancellable)).await
     }
 
     /// The rest of a modern request after its `first` answer: `resultType`, input rounds,
-    /// re-issues after a broken stream, a re-listing after a header mismatch.
+    /// re-issues after a broken stream, a re-listing after a header mismatch. The flag
+    /// says the answer is a task.
     async fn request_rounds(
         &self,
         first: Result<ReplyBody, ClientError>,
@@ -99,7 +112,7 @@ impl Inner {
         params: Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
-    ) -> Result<ReplyBody, ClientError> {
+    ) -> Result<(ReplyBody, bool), ClientError> {
         let mut first = Some(first);
         let invalid = |detail: String| ClientError::Invalid {
             method: method.into(),
@@ -145,13 +158,19 @@ impl Inner {
                 Err(e) => return Err(e),
             };
             if plainly_complete(body.get().as_bytes()) {
-                return Ok(body);
+                return Ok((body, false));
             }
             let header: ResultHeader = body.parse(method)?;
             match era::result_kind_of(header.result_type.as_deref())
                 .map_err(|e| invalid(e.to_string()))?
             {
-                ResultKind::Complete => return Ok(body),
+                ResultKind::Complete => return Ok((body, false)),
+                ResultKind::Task if method == "tools/call" => return Ok((body, true)),
+                ResultKind::Task => {
+                    return Err(invalid(format!(
+                        "a task was returned for {method}, which cannot become a task"
+                    )))
+                }
                 ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
                     return Err(invalid(
                         "input_required is only allowed on tools/call, prompts/get and resources/read".into(),

@@ -1,7 +1,8 @@
 //! The request headers of the modern era on Streamable HTTP (2026-07-28): every POST says
 //! its protocol version (`MCP-Protocol-Version`, the same as the request's `_meta`), its
 //! method (`Mcp-Method`) and, for `tools/call`, `resources/read` and `prompts/get`, what it
-//! names (`Mcp-Name`: the tool, the URI, the prompt). Tool parameters whose schema carries
+//! names (`Mcp-Name`: the tool, the URI, the prompt; for the tasks extension's `tasks/get`,
+//! `tasks/update` and `tasks/cancel`, the task id). Tool parameters whose schema carries
 //! `x-mcp-header: <Name>` are mirrored as `Mcp-Param-<Name>`. Values that are not plain
 //! visible ASCII, or have whitespace at either end, or look like the sentinel, are sent as
 //! `=?base64?<UTF-8 in base64>?=`.
@@ -221,6 +222,8 @@ pub(crate) fn request_headers(body: &[u8], tools: &ToolHeaders) -> Option<Modern
     let named = match method {
         "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
         "resources/read" => params.and_then(|p| p.get("uri")),
+        // The tasks extension: routed to the instance that holds the task.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.and_then(|p| p.get("taskId")),
         _ => None,
     };
     if let Some(name) = named.and_then(Value::as_str) {
@@ -342,6 +345,15 @@ mod tests {
             Some("=?base64?WsO8cmljaA==?=")
         );
         assert_eq!(h("mcp-param-gone"), None);
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": {
+                "taskId": "task-7",
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+            let r = request_headers(body.to_string().as_bytes(), &tools).unwrap();
+            let h = |n: &str| r.headers.get(n).map(|v| v.to_str().unwrap().to_string());
+            assert_eq!(h("mcp-method").as_deref(), Some(method));
+            assert_eq!(h("mcp-name").as_deref(), Some("task-7"), "{method}");
+        }
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
         assert!(request_headers(legacy.to_string().as_bytes(), &tools).is_none());
     }
