@@ -480,6 +480,7 @@ pub async fn call(
     let ctx = CallContext {
         timeout: None,
         progress: Some(tx),
+        task: None,
     };
     let contained_before = harness9::mcp::contain::contained_panics();
     let answerer = asks::answer_unattended(&harness, answers);

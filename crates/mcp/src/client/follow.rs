@@ -298,3 +298,36 @@ impl Client {
         self.update_task(id, responses, Some(POLL_TIMEOUT)).await
     }
 }
+
+impl Client {
+    /// A plain `tools/call` that a modern server made a task of: followed to its end
+    /// within `timeout` (then cancelled), its result as the call's.
+    pub(super) async fn finish_task_call(
+        &self,
+        value: Value,
+        timeout: Option<Duration>,
+    ) -> Result<CallToolResult, ClientError> {
+        let created = super::tasks::created(&value)?;
+        let id = created.task.task_id.clone();
+        let follow = Follow {
+            task: created.task,
+            created: std::time::SystemTime::now(),
+        };
+        let mut quiet = |_: &Task| {};
+        let outcome = match timeout {
+            Some(t) => match tokio::time::timeout(t, self.follow_task(follow, &mut quiet)).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    let _ = self.cancel_task(&id, Some(POLL_TIMEOUT)).await;
+                    return Err(ClientError::Timeout {
+                        method: "tools/call".into(),
+                        timeout: t,
+                        field: crate::settings::TOOL_TIMEOUT_FIELD,
+                    });
+                }
+            },
+            None => self.follow_task(follow, &mut quiet).await,
+        };
+        outcome.map_err(|e| e.into_call_error())
+    }
+}

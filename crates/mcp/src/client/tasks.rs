@@ -375,41 +375,6 @@ impl Client {
     }
 }
 
-impl Client {
-    /// A plain `tools/call` that a modern server made a task of: followed to its end
-    /// within `timeout` (then cancelled), its result as the call's.
-    pub(super) async fn finish_task_call(
-        &self,
-        value: Value,
-        timeout: Option<Duration>,
-    ) -> Result<CallToolResult, ClientError> {
-        let created = created(&value)?;
-        let id = created.task.task_id.clone();
-        let follow = super::Follow {
-            task: created.task,
-            created: std::time::SystemTime::now(),
-        };
-        let mut quiet = |_: &Task| {};
-        let outcome = match timeout {
-            Some(t) => match tokio::time::timeout(t, self.follow_task(follow, &mut quiet)).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    let _ = self
-                        .cancel_task(&id, Some(super::follow::POLL_TIMEOUT))
-                        .await;
-                    return Err(ClientError::Timeout {
-                        method: "tools/call".into(),
-                        timeout: t,
-                        field: crate::settings::TOOL_TIMEOUT_FIELD,
-                    });
-                }
-            },
-            None => self.follow_task(follow, &mut quiet).await,
-        };
-        outcome.map_err(|e| e.into_call_error())
-    }
-}
-
 impl TaskError {
     /// The error of a plain `tools/call` whose task ended this way.
     pub fn into_call_error(self) -> ClientError {
@@ -448,7 +413,7 @@ fn invalid(method: &str, detail: String) -> ClientError {
     }
 }
 
-fn created(value: &Value) -> Result<CreatedTask, ClientError> {
+pub(super) fn created(value: &Value) -> Result<CreatedTask, ClientError> {
     CreatedTask::from_wire(value).map_err(|e| invalid("tools/call", e.to_string()))
 }
 
