@@ -113,6 +113,8 @@ struct Entry {
     /// Set once when it ends.
     end: watch::Sender<Option<Arc<TaskEnd>>>,
     follower: Option<AbortHandle>,
+    /// [`Tasks::finish`] took it (it ends once).
+    ending: bool,
 }
 
 struct Inner {
@@ -212,6 +214,7 @@ impl Tasks {
         let mut table = self.inner.table.lock();
         for record in stored {
             table.entry(record.key()).or_insert_with(|| Entry {
+                ending: record.state.is_ended(),
                 record,
                 end: watch::channel(None).0,
                 follower: None,
@@ -279,6 +282,7 @@ impl Tasks {
                     record: record.clone(),
                     end: watch::channel(None).0,
                     follower: None,
+                    ending: false,
                 },
             );
         }
@@ -469,17 +473,15 @@ impl Tasks {
             let Some(e) = table.get_mut(key) else {
                 return;
             };
-            if e.end.borrow().is_some() {
+            if e.ending {
                 return;
             }
+            e.ending = true;
             e.record.state = end.state;
             e.record.error = end.error.as_ref().map(ToString::to_string);
             e.record.updated_ms = now_ms();
             e.follower = None;
-            e.end.send_replace(Some(end.clone()));
-            let record = e.record.clone();
-            forget_oldest(&mut table);
-            record
+            e.record.clone()
         };
         let (store, project) = (self.inner.store.clone(), self.inner.project.clone());
         let claim = record.origin.is_some().then(|| record.key());
@@ -502,6 +504,12 @@ impl Tasks {
                 late.deliver(&record, &end);
             }
         }
+        // Who waits hears of the end once it is kept, told and delivered.
+        let mut table = self.inner.table.lock();
+        if let Some(e) = table.get_mut(key) {
+            e.end.send_replace(Some(end));
+        }
+        forget_oldest(&mut table);
     }
 
     /// Writes records to the store in the background.

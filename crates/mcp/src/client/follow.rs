@@ -153,10 +153,7 @@ impl Client {
             };
             let snapshot = match fresh {
                 None => continue,
-                Some(Ok(s)) => {
-                    failures = 0;
-                    s
-                }
+                Some(Ok(s)) => s,
                 Some(Err(
                     e @ (TaskError::Unknown { .. } | TaskError::Client(ClientError::Closed(_))),
                 )) => return Err(e),
@@ -169,7 +166,24 @@ impl Client {
                 }
             };
             if snapshot.task.task_id != id {
+                // A notice of another task is no news; a poll answered about another task
+                // is a failed poll.
+                if !noticed {
+                    failures += 1;
+                    if failures >= MAX_POLL_FAILURES {
+                        return Err(TaskError::Invalid {
+                            detail: format!(
+                                "asked for it {failures} times, the server described task {} instead",
+                                snapshot.task.task_id
+                            ),
+                            task_id: id,
+                        });
+                    }
+                }
                 continue;
+            }
+            if !noticed {
+                failures = 0;
             }
             if let Some(was) = ended {
                 if snapshot.task.status != was {
