@@ -253,6 +253,23 @@ enum BenchCommand {
         #[arg(long)]
         quick: bool,
     },
+    /// Benchmark following MCP tasks: CPU and memory while 1,000 tasks on 10 HTTP fixture
+    /// servers are polled every second.
+    Tasks {
+        /// A shorter measurement (smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The tasks fixture server (default: `mcp-tasks-fixture` beside this program;
+        /// `cargo build -p harness9-fixtures` builds it).
+        #[arg(long, value_name = "PATH")]
+        fixture: Option<PathBuf>,
+        /// Tasks started.
+        #[arg(long, default_value_t = harness9::bench::tasks::TASKS)]
+        tasks: usize,
+        /// Servers they are spread over.
+        #[arg(long, default_value_t = harness9::bench::tasks::SERVERS)]
+        servers: usize,
+    },
     /// Benchmark the MCP client: `bench mcp -- CMD ARGS...` (stdio) or `bench mcp --http URL`.
     Mcp {
         /// Comma-separated scenarios (default: all).
@@ -465,6 +482,12 @@ fn main() {
             )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
+        Command::Bench(BenchCommand::Tasks {
+            quick,
+            fixture,
+            tasks,
+            servers,
+        }) => cli::run_async(harness9::bench::tasks::run(quick, fixture, tasks, servers)),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
         Command::Doctor { project } => cli::run_async(cli::doctor::run(project)),
         Command::Completions { shell } => {
