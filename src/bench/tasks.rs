@@ -98,7 +98,12 @@ fn start_server(fixture: &Path) -> Result<Server, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e} (build it: cargo build -p harness9-fixtures)", fixture.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot start {}: {e} (build it: cargo build -p harness9-fixtures)",
+                fixture.display()
+            )
+        })?;
     let mut line = String::new();
     let out = child.stdout.take().ok_or("no stdout")?;
     BufReader::new(out)
@@ -130,7 +135,11 @@ async fn polls(servers: &[Server]) -> u64 {
 /// Runs the benchmark; prints its line. Returns the exit code.
 pub async fn run(quick: bool, fixture: Option<PathBuf>, tasks: usize, servers: usize) -> i32 {
     let fixture = fixture.unwrap_or_else(default_fixture);
-    let measure = if quick { MEASURE / QUICK_DIVISOR } else { MEASURE };
+    let measure = if quick {
+        MEASURE / QUICK_DIVISOR
+    } else {
+        MEASURE
+    };
     match measure_tasks(&fixture, tasks.max(1), servers.max(1), measure).await {
         Ok(line) => {
             eprintln!(
@@ -170,7 +179,10 @@ async fn measure_tasks(
     let mut config = serde_json::Map::new();
     for i in 0..servers {
         let s = start_server(fixture)?;
-        config.insert(format!("t{i}"), json!({"type": "http", "url": s.url, "protocolEra": era_word(ProtocolEra::Modern)}));
+        config.insert(
+            format!("t{i}"),
+            json!({"type": "http", "url": s.url, "protocolEra": era_word(ProtocolEra::Modern)}),
+        );
         running.push(s);
     }
     let project = dir.join("project");
@@ -225,7 +237,9 @@ async fn measure_tasks(
     drop(running);
     let _ = std::fs::remove_dir_all(&dir);
     if still != tasks {
-        return Err(format!("only {still} of {tasks} tasks were still followed at the end"));
+        return Err(format!(
+            "only {still} of {tasks} tasks were still followed at the end"
+        ));
     }
     let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
     let cpu_percent = cpu.as_secs_f64() / elapsed.as_secs_f64() * 100.0;

@@ -125,6 +125,8 @@ struct Inner {
     events: broadcast::Sender<TaskEvent>,
     /// The stored table was read in.
     loaded: AtomicBool,
+    /// Records waiting to be written, and whether a writer is at work ([`Tasks::persist`]).
+    unwritten: Mutex<(Vec<TaskRecord>, bool)>,
     late: Mutex<Option<Arc<dyn LateResults>>>,
 }
 
@@ -155,6 +157,7 @@ impl Tasks {
                 table: Mutex::default(),
                 events: broadcast::channel(EVENT_BUFFER).0,
                 loaded: AtomicBool::new(false),
+                unwritten: Mutex::default(),
                 late: Mutex::new(None),
             }),
         }
@@ -512,11 +515,29 @@ impl Tasks {
         forget_oldest(&mut table);
     }
 
-    /// Writes records to the store in the background.
+    /// Writes records to the store in the background: one writer at a time takes every
+    /// record queued meanwhile in one write (a burst of new tasks costs a few writes and
+    /// one thread, not one each).
     fn persist(&self, records: Vec<TaskRecord>) {
-        let (store, project) = (self.inner.store.clone(), self.inner.project.clone());
-        let write = move || {
-            if let Err(e) = store.put(&project, records) {
+        {
+            let mut queue = self.inner.unwritten.lock();
+            queue.0.extend(records);
+            if queue.1 {
+                return;
+            }
+            queue.1 = true;
+        }
+        let inner = self.inner.clone();
+        let write = move || loop {
+            let batch = {
+                let mut queue = inner.unwritten.lock();
+                if queue.0.is_empty() {
+                    queue.1 = false;
+                    return;
+                }
+                std::mem::take(&mut queue.0)
+            };
+            if let Err(e) = inner.store.put(&inner.project, batch) {
                 tracing::warn!("could not keep the task table: {e}");
             }
         };

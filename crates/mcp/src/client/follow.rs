@@ -38,6 +38,28 @@ pub const RESULT_AFTER_END: Duration = Duration::from_secs(300);
 pub const TTL_GRACE: Duration = Duration::from_secs(5);
 /// Most input request keys of one task remembered as answered.
 pub const MAX_INPUT_KEYS: usize = 1024;
+/// Polls are due on this grid of the runtime's clock (a due time is rounded up to it), so
+/// the polls of many tasks wake the runtime together instead of one by one.
+pub const POLL_GRID: Duration = Duration::from_millis(100);
+
+/// The first instant on [`POLL_GRID`] at or after `after`.
+fn on_grid(after: tokio::time::Instant) -> tokio::time::Instant {
+    let base = *GRID_BASE.get_or_init(tokio::time::Instant::now);
+    let since = after.saturating_duration_since(base);
+    let grid = POLL_GRID.as_nanos();
+    let steps = since.as_nanos().div_ceil(grid);
+    let nanos = u64::try_from(steps.saturating_mul(grid)).unwrap_or(u64::MAX);
+    base + Duration::from_nanos(nanos)
+}
+
+/// The origin of the poll grid (the first poll of the process).
+static GRID_BASE: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
+
+/// When the next poll of a task is due: one interval after the poll that was due at
+/// `due` (so polls keep their pace), never before now, on the grid.
+fn next_poll_of(task: &Task, due: tokio::time::Instant) -> tokio::time::Instant {
+    on_grid((due + task.poll_interval()).max(tokio::time::Instant::now()))
+}
 
 /// What following a task starts from.
 #[derive(Debug, Clone)]
@@ -76,7 +98,7 @@ impl Client {
             FuturesUnordered::new();
         let mut asked: HashSet<String> = HashSet::new();
         let mut failures = 0u32;
-        let mut next_poll = tokio::time::Instant::now() + task.poll_interval();
+        let mut next_poll = next_poll_of(&task, tokio::time::Instant::now());
         if self.era == Era::Legacy
             && (task.status == TaskStatus::InputRequired || task.status.is_terminal())
         {
@@ -141,13 +163,13 @@ impl Client {
                         None => {
                             // Nothing will come any more: poll from now on.
                             tokio::time::sleep_until(poll_at).await;
-                            next_poll = tokio::time::Instant::now() + task.poll_interval();
+                            next_poll = next_poll_of(&task, next_poll);
                             Some(self.get_task(&id, Some(POLL_TIMEOUT)).await)
                         }
                     }
                 }
                 _ = tokio::time::sleep_until(poll_at), if ended.is_none() || self.era == Era::Modern => {
-                    next_poll = tokio::time::Instant::now() + task.poll_interval();
+                    next_poll = next_poll_of(&task, next_poll);
                     Some(self.get_task(&id, Some(POLL_TIMEOUT)).await)
                 }
             };
