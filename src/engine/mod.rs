@@ -39,6 +39,12 @@
 //! results and keeps the conversation valid. At most `max_round_trips` model requests run
 //! per user message.
 //!
+//! An MCP tool call that runs as a task waits for it up to the task wait
+//! ([`EngineOptions::task_wait`]); a task still running then gives the model a result
+//! saying so (the façade's tasks service follows it on), and its result comes back later as
+//! a [`late`] result, added to the conversation and given to the model with the next user
+//! message.
+//!
 //! Conversations are saved per project ([`store`]), tool permissions are checked per call
 //! ([`permissions`]), large tool sets are deferred behind tool search ([`toolset`],
 //! [`search`]) and long outputs are cut and paged ([`spill`]); outputs older than a

@@ -240,6 +240,10 @@ impl Tasks {
             .map(|e| e.record.clone())
             .collect();
         for record in waiting {
+            // Another harness9 that is still running follows its own stdio server's tasks.
+            if record.local && record.owner_pid.is_some_and(other_process_alive) {
+                continue;
+            }
             if record.local {
                 let error = TaskError::Client(crate::mcp::ClientError::Closed(format!(
                     "the stdio server \"{}\" was stopped with the harness9 that started the task; its tasks ended with its process",
@@ -274,6 +278,7 @@ impl Tasks {
             error: None,
             origin: started.origin.clone(),
             local: self.is_local(&started.server),
+            owner_pid: Some(std::process::id()),
             can_cancel: started.client.server_tasks().cancel,
             delivered: false,
         };
@@ -378,18 +383,19 @@ impl Tasks {
     /// lost (they end with its process), an HTTP server's stay as they are for the next
     /// start.
     pub async fn shutdown(&self) {
+        // Only the tasks this process follows: another harness9's stay as they are.
         let local: Vec<TaskKey> = {
             let mut table = self.inner.table.lock();
+            let mut local = Vec::new();
             for e in table.values_mut() {
                 if let Some(f) = e.follower.take() {
                     f.abort();
+                    if e.record.local && !e.record.state.is_ended() {
+                        local.push(e.record.key());
+                    }
                 }
             }
-            table
-                .values()
-                .filter(|e| e.record.local && !e.record.state.is_ended())
-                .map(|e| e.record.key())
-                .collect()
+            local
         };
         for key in local {
             let error = TaskError::Client(crate::mcp::ClientError::Closed(format!(
@@ -546,6 +552,19 @@ impl Tasks {
             Err(_) => write(),
         }
     }
+}
+
+/// Whether process `pid` is alive and not this one.
+fn other_process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 checks that the process exists; nothing is sent.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Drops the oldest ended tasks from memory beyond what the store keeps.

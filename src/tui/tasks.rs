@@ -136,6 +136,56 @@ pub fn ended_line(event: &TaskEvent, chat: &[ChatLine]) -> Option<ChatLine> {
 mod tests {
     use super::*;
 
+    fn record(id: &str, state: harness9::host::tasks::TaskState, call: Option<&str>) -> TaskRecord {
+        TaskRecord {
+            server: "srv".into(),
+            tool: "slow".into(),
+            arguments: serde_json::json!({}),
+            task_id: id.into(),
+            era: harness9::mcp::era::Era::Modern,
+            created_ms: 1_000_000,
+            ttl_ms: Some(300_000),
+            state,
+            message: Some("step 2 of 4".into()),
+            updated_ms: 1_000_000,
+            error: None,
+            origin: call.map(|c| harness9::tools::tasks::TaskOrigin {
+                conversation_id: "c".into(),
+                call_id: c.into(),
+                name: "mcp__srv__slow".into(),
+                data_dir: Default::default(),
+            }),
+            local: false,
+            owner_pid: None,
+            can_cancel: true,
+            delivered: false,
+        }
+    }
+
+    #[test]
+    fn the_list_and_the_tool_line_say_where_each_task_is() {
+        use harness9::host::tasks::TaskState;
+        let tasks = vec![
+            record("t2", TaskState::Working, Some("call-2")),
+            record("t1", TaskState::Completed, None),
+        ];
+        assert_eq!(
+            list_text(&tasks, 1_065_000),
+            "tasks (newest first; /tasks cancel N cancels one):\n\
+             1. t2 srv/slow working — step 2 of 4 (1 min ago, 3 min left)\n\
+             2. t1 srv/slow completed — step 2 of 4 (1 min ago)"
+        );
+        assert_eq!(list_text(&[], 0), "no tasks in this project");
+        assert_eq!(
+            tool_line_note(&tasks, "call-2").as_deref(),
+            Some(" · task t2 working — step 2 of 4")
+        );
+        assert_eq!(tool_line_note(&tasks, "call-9"), None);
+        assert_eq!(pick(&tasks, "2").map(|t| t.task_id.as_str()), Some("t1"));
+        assert_eq!(pick(&tasks, "t2").map(|t| t.task_id.as_str()), Some("t2"));
+        assert!(pick(&tasks, "3").is_none());
+    }
+
     #[test]
     fn commands_parse() {
         assert_eq!(parse("/tasks"), Some(Ok(TasksCmd::List)));

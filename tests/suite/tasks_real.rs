@@ -153,7 +153,6 @@ async fn an_ambiguous_research_task_asks_the_user_for_its_task() {
         Some(task.task_id.as_str()),
         "the ask names its task"
     );
-    assert_eq!(ask.view().task, ask.task);
     assert_eq!(ask.server, "ev");
     let AskKind::Elicitation {
         request: ElicitRequest::Form {

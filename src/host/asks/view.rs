@@ -30,10 +30,6 @@ pub struct AskView {
     pub id: u64,
     pub server: String,
     pub request: AskDetail,
-    /// The MCP task the server asks this for, when it does (shown with the ask).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
-    pub task: Option<String>,
 }
 
 /// What is asked.
@@ -158,7 +154,6 @@ impl Ask {
             id: self.id,
             server: self.server.clone(),
             request,
-            task: self.task.clone(),
         }
     }
 }

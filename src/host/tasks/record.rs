@@ -101,6 +101,10 @@ pub struct TaskRecord {
     pub origin: Option<TaskOrigin>,
     /// Its server runs over stdio: the task ends with the server's process.
     pub local: bool,
+    /// The harness9 process that ran that stdio server (whose end ends the task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub owner_pid: Option<u32>,
     /// The server takes `tasks/cancel` (legacy servers declare it).
     pub can_cancel: bool,
     /// Its late result was added to its conversation (by this or another process).

@@ -133,6 +133,7 @@ mod tests {
             error: None,
             origin: None,
             local: false,
+            owner_pid: None,
             can_cancel: true,
             delivered: false,
         }
