@@ -74,13 +74,13 @@ impl Inner {
     pub(super) async fn request_modern(
         &self,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
         // The usual case, kept small: one answer, plainly complete.
         let first = self
-            .request_once(method, &params, opts.clone(), cancellable)
+            .request_once(method, params, opts.clone(), cancellable)
             .await;
         if let Ok(body) = &first {
             if plainly_complete(body.get().as_bytes()) {
@@ -96,7 +96,7 @@ impl Inner {
         &self,
         first: Result<ReplyBody, ClientError>,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
@@ -112,7 +112,7 @@ impl Inner {
         let mut relisted = false;
         let mut round = 0;
         loop {
-            let sent = retry.as_ref().unwrap_or(&params);
+            let sent = retry.as_ref().unwrap_or(params);
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
@@ -172,7 +172,7 @@ impl Inner {
                 ));
             }
             let responses = self.fulfil(method, asked.input_requests).await?;
-            let base = base.get_or_insert_with(|| open_object(&params));
+            let base = base.get_or_insert_with(|| open_object(params));
             retry = Some(Params::Raw(retry_params(
                 base,
                 &responses,
