@@ -36,6 +36,16 @@ pub fn fast_paths(data: &[u8]) {
         );
     }
     // Tool results: a plain text block read from the bytes is what the parse gives.
+    assert_eq!(
+        CallToolResult::is_plain_text(text),
+        CallToolResult::plain_text(text).is_some()
+    );
+    if CallToolResult::is_plain_text(text) {
+        assert!(
+            plainly_complete(data),
+            "a plain text result that is not complete"
+        );
+    }
     if let Some(plain) = CallToolResult::plain_text(text) {
         let parsed = serde_json::from_str::<CallToolResult>(text).map_err(|e| e.to_string());
         assert_eq!(Ok(plain), parsed, "plain text result differs");

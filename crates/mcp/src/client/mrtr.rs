@@ -18,7 +18,7 @@ use crate::log::LogSource;
 use crate::protocol::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::schema_text::escapes_ascii;
-use crate::protocol::types::{ListToolsPage, ToolDef};
+use crate::protocol::types::{CallToolResult, ListToolsPage, ToolDef};
 use crate::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::transport::mcp_headers;
 
@@ -83,7 +83,10 @@ impl Inner {
             .request_once(method, params, opts.clone(), cancellable)
             .await;
         if let Ok(body) = &first {
-            if plainly_complete(body.get().as_bytes()) {
+            // A plain text tool result (the usual answer) is told by its fixed shape,
+            // faster than by searching it for `"resultType"`.
+            let text = body.get();
+            if CallToolResult::is_plain_text(text) || plainly_complete(text.as_bytes()) {
                 return first;
             }
         }

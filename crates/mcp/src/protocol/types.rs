@@ -200,6 +200,20 @@ enum Entries {
     Other(Value),
 }
 
+/// The text of a plain text block result (see [`CallToolResult::plain_text`]).
+fn plain_text_of(text: &str) -> Option<&str> {
+    const HEAD: &str = r#"{"content":[{"type":"text","text":""#;
+    const MODERN_HEAD: &str = r#"{"resultType":"complete","content":[{"type":"text","text":""#;
+    const TAIL: &str = r#""}]}"#;
+    let inner = text
+        .strip_prefix(HEAD)
+        .or_else(|| text.strip_prefix(MODERN_HEAD))?
+        .strip_suffix(TAIL)?;
+    // A quote would end the string early; a backslash or a control character would need
+    // decoding (or be invalid JSON).
+    (!super::jsonrpc::needs_escape(inner.as_bytes())).then_some(inner)
+}
+
 /// A key of a content block; the two the fast path needs are recognised without a copy.
 enum Key {
     Type,
@@ -406,24 +420,20 @@ impl CallToolResult {
     /// those bytes gives this very value; `None` for anything else (parse it then).
     #[doc(hidden)]
     pub fn plain_text(text: &str) -> Option<CallToolResult> {
-        const HEAD: &str = r#"{"content":[{"type":"text","text":""#;
-        const MODERN_HEAD: &str = r#"{"resultType":"complete","content":[{"type":"text","text":""#;
-        const TAIL: &str = r#""}]}"#;
-        let inner = text
-            .strip_prefix(HEAD)
-            .or_else(|| text.strip_prefix(MODERN_HEAD))?
-            .strip_suffix(TAIL)?;
-        // A quote would end the string early; a backslash or a control character would
-        // need decoding (or be invalid JSON).
-        if super::jsonrpc::needs_escape(inner.as_bytes()) {
-            return None;
-        }
+        let inner = plain_text_of(text)?;
         Some(CallToolResult {
             content: vec![Content::Text {
                 text: inner.to_owned(),
             }],
             ..CallToolResult::default()
         })
+    }
+
+    /// Whether `text` is a result [`CallToolResult::plain_text`] reads (such a result is
+    /// also complete in the modern era's terms).
+    #[doc(hidden)]
+    pub fn is_plain_text(text: &str) -> bool {
+        plain_text_of(text).is_some()
     }
 
     /// A result that carries only an error message, for failures the model should see.
