@@ -224,7 +224,7 @@ impl Client {
                 let params = Params::ToolCall { name, arguments };
                 let (body, task) = self
                     .inner
-                    .request_modern_kind("tools/call", params, opts, true)
+                    .request_modern_kind("tools/call", &params, opts, true)
                     .await?;
                 if !task {
                     return body.parse("tools/call").map(CallOutcome::Done);
