@@ -38,7 +38,9 @@ fn scope_of(project: &ProjectArgs, word: &str) -> Result<Scope, i32> {
 fn fail(project: &ProjectArgs, e: ServerEditError) -> i32 {
     crate::cli::out::failure(project.json, e.code(), &e.to_string());
     match e {
-        ServerEditError::Save(_) | ServerEditError::Unreadable { .. } => EXIT_FAILED,
+        ServerEditError::Save(_)
+        | ServerEditError::Unreadable { .. }
+        | ServerEditError::Changed { .. } => EXIT_FAILED,
         ServerEditError::Exists { .. }
         | ServerEditError::NotFound { .. }
         | ServerEditError::Ambiguous { .. }
