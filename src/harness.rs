@@ -3,6 +3,7 @@
 
 mod apps;
 mod chat;
+mod install;
 mod prompts;
 mod resource_view;
 mod resources;
@@ -13,6 +14,7 @@ mod tool_view;
 mod userdata;
 pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
+pub use install::InstallRequest;
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
     PreviewPart, ReadPreview, ResourceEntry, ResourceListing, TemplateEntry,
@@ -168,6 +170,8 @@ pub struct Harness {
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
     user_data: tokio::sync::watch::Sender<u64>,
     catalog: Catalog,
+    /// Installing servers from registries, and entries' secrets ([`crate::install`]).
+    installer: crate::install::Installer,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -196,6 +200,14 @@ impl Harness {
             .map(PathBuf::from)
             .unwrap_or_default();
         let catalog = Catalog::default();
+        let installer = crate::install::Installer::new(
+            project,
+            opts.scope_files
+                .clone()
+                .unwrap_or_else(|| ScopeFiles::of(project)),
+            opts.approvals.clone(),
+            signin.auth_context().store.clone(),
+        );
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
@@ -209,6 +221,9 @@ impl Harness {
                     requests: Some(asks.clone()),
                     authorizers: Some(signin.clone()),
                     observers: vec![Arc::new(catalog.clone())],
+                    inputs: Some(Arc::new(crate::host::inputs::EntryInputs(
+                        installer.secrets().clone(),
+                    ))),
                 },
             },
         );
@@ -226,6 +241,7 @@ impl Harness {
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
+            installer,
             registry,
             manual_calls: Arc::default(),
             roots_store,

@@ -127,7 +127,12 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
         Ok(f) => f,
         Err(c) => return c,
     };
-    match harness9::inspect::server_details(&files, &name) {
+    let details = harness9::inspect::server_details(&files, &name).map(|d| {
+        d.with_secrets(&files, || {
+            harness9::install::Installer::for_project(&project.project)
+        })
+    });
+    match details {
         Ok(d) if project.json => {
             crate::cli::out::json(&d);
             0
@@ -149,12 +154,32 @@ pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 
         Ok(s) => s,
         Err(c) => return c,
     };
+    // What it was, for what it leaves behind (its secrets, where it came from).
+    let before: Vec<(Scope, serde_json::Value)> = Scope::ALL
+        .iter()
+        .filter_map(|s| Some((*s, servers::entry_of(&files, *s, &name).ok()??)))
+        .collect();
     match servers::remove_server(&files, &name, scope) {
         Ok((scope, path)) => {
             outln!(
                 "Removed \"{name}\" from the {scope} scope ({})",
                 path.display()
             );
+            if let Some((_, entry)) = before.iter().find(|(s, _)| *s == scope) {
+                let installer = if harness9::config::inputs::entry_inputs(entry).is_empty() {
+                    harness9::install::Installer::new(
+                        &project.project,
+                        files.clone(),
+                        harness9::trust::ApprovalStore::default_location(),
+                        std::sync::Arc::new(harness9::mcp::auth::CredentialStore::memory()),
+                    )
+                } else {
+                    harness9::install::Installer::for_project(&project.project)
+                };
+                for p in installer.forget_entry(scope, &name, entry) {
+                    errln!("harness9: {p}");
+                }
+            }
             0
         }
         Err(e) => fail(&project, e),

@@ -663,6 +663,27 @@ impl Installer {
         .await
     }
 
+    /// After an entry was removed from `scope`: forgets where it came from and the values
+    /// of its inputs (`entry` as it was written). Returns what could not be forgotten.
+    /// Blocking.
+    pub fn forget_entry(
+        &self,
+        scope: Scope,
+        server: &str,
+        entry: &serde_json::Value,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Err(e) = self.installed.forget(scope, &self.project, server) {
+            problems.push(e.to_string());
+        }
+        for name in inputs::entry_inputs(entry) {
+            if let Err(e) = self.secrets.remove(scope, server, &name) {
+                problems.push(e.to_string());
+            }
+        }
+        problems
+    }
+
     /// The entry of `server` in effect: its scope and the inputs it refers to.
     fn inputs_of(&self, server: &str) -> Result<(Scope, Vec<String>), InstallError> {
         let scopes = servers::scopes_with(&self.files, server)?;
