@@ -623,15 +623,45 @@ impl Harness {
         dry_run: bool,
         confirmed: Option<String>,
     ) -> Result<ImportPlan, ImportError> {
+        self.import_servers_answering(
+            source,
+            scope,
+            on_conflict,
+            dry_run,
+            confirmed,
+            Default::default(),
+        )
+        .await
+    }
+
+    /// [`Harness::import_servers`] with answers to the plan's questions
+    /// ([`ImportPlan::inputs`], from a dry run), by input name: plain ones are written
+    /// into the entries (so they change the plan and its digest), secret ones are kept in
+    /// the credential store after the write.
+    pub async fn import_servers_answering(
+        &self,
+        source: ImportSource,
+        scope: Scope,
+        on_conflict: OnConflict,
+        dry_run: bool,
+        confirmed: Option<String>,
+        answers: std::collections::BTreeMap<String, String>,
+    ) -> Result<ImportPlan, ImportError> {
         let (project, files) = (self.project.clone(), self.scope_files());
+        let installer = self.installer.clone();
         let plan = off_runtime(move || {
-            let (found, errors) = import::find(source, &project, &import::Places::of_user());
+            let (mut found, errors) = import::find(source, &project, &import::Places::of_user());
+            import::answer(&mut found, &answers);
             let mut plan = import::plan(&files, scope, &found, on_conflict)?;
             plan.notes
                 .extend(errors.iter().map(|e| format!("skipped {e}")));
             if !dry_run {
                 import::review::check_confirmed(&plan, confirmed.as_deref())?;
                 import::write(&plan)?;
+                if !plan.added.is_empty() {
+                    let notes = installer.keep_import_inputs(&plan, scope, &answers);
+                    plan.notes.extend(notes);
+                }
             }
             let approve = if scope.needs_approval() {
                 import::review::fingerprints(&plan, &project)

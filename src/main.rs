@@ -193,6 +193,10 @@ enum McpCommand {
         /// For a name the scope already has with another entry: skip it, or add it as NAME-2.
         #[arg(long, default_value = "skip", value_parser = ["skip", "rename"])]
         on_conflict: String,
+        /// The value of one of the tool's inputs (VS Code's `${input:ID}`), NAME=VALUE
+        /// (repeatable); on a terminal the others are asked.
+        #[arg(long = "input", value_name = "NAME=VALUE")]
+        inputs: Vec<String>,
         #[command(flatten)]
         project: ProjectArgs,
     },
@@ -420,6 +424,7 @@ fn main() {
             scope,
             dry_run,
             on_conflict,
+            inputs,
             project,
         }) => cli::servers::import(
             project,
@@ -428,6 +433,7 @@ fn main() {
                 scope,
                 dry_run,
                 on_conflict,
+                inputs,
             },
         ),
         Command::Mcp(McpCommand::Search {

@@ -192,6 +192,57 @@ pub struct ImportArgs {
     pub scope: String,
     pub dry_run: bool,
     pub on_conflict: String,
+    /// Answers to the tool's inputs, `NAME=VALUE`.
+    pub inputs: Vec<String>,
+}
+
+/// Asks for every input not answered yet, on a terminal (secrets without echo).
+fn ask_inputs(
+    questions: &[import::InputQuestion],
+    answers: &mut std::collections::BTreeMap<String, String>,
+) {
+    use harness9::term_text::Line;
+    for q in questions {
+        if answers.contains_key(&q.name) {
+            continue;
+        }
+        let about = q
+            .description
+            .as_deref()
+            .map(|d| format!(" ({})", Line(d)))
+            .unwrap_or_default();
+        let choices = if q.choices.is_empty() {
+            String::new()
+        } else {
+            format!(" one of: {}", q.choices.join(", "))
+        };
+        let default = q
+            .default
+            .as_deref()
+            .map(|d| format!(" [{}]", Line(d)))
+            .unwrap_or_default();
+        let question = format!(
+            "Input {}{about} for {}{choices}{default}: ",
+            Line(&q.name),
+            Line(&q.servers.join(", "))
+        );
+        let answer = if q.secret {
+            super::prompt::secret(&question)
+        } else {
+            super::prompt::line(&question)
+        };
+        match answer {
+            Some(a) if !a.is_empty() => {
+                answers.insert(q.name.clone(), a);
+            }
+            Some(_) => {
+                if let Some(d) = &q.default {
+                    answers.insert(q.name.clone(), d.clone());
+                }
+            }
+            None => return,
+        }
+    }
 }
 
 pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
@@ -212,7 +263,26 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
         }
         (_, Err(c), _) => return c,
     };
-    let (found, errors) = import::find(source, &project.project, &Places::of_user());
+    let (mut found, errors) = import::find(source, &project.project, &Places::of_user());
+    let mut answers = std::collections::BTreeMap::new();
+    for item in &args.inputs {
+        match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                answers.insert(k.to_string(), v.to_string());
+            }
+            _ => {
+                let message = format!("--input \"{item}\" is not NAME=VALUE");
+                crate::cli::out::failure(project.json, "invalid-value", &message);
+                return EXIT_USAGE;
+            }
+        }
+    }
+    // The tool's inputs are asked before the plan is shown, so that the user confirms the
+    // entries with their values in.
+    if super::prompt::interactive() && !project.yes && !args.dry_run {
+        ask_inputs(&import::questions(&found), &mut answers);
+    }
+    import::answer(&mut found, &answers);
     for e in &errors {
         errln!("harness9: skipped {e}");
     }
@@ -255,6 +325,14 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     let store = harness9::trust::approvals::ApprovalStore::default_location();
     if let Err(e) = store.approve_import(&plan, &project.project, scope) {
         errln!("harness9: the servers were added, but their approval could not be recorded ({e}); you will be asked when they start");
+    }
+    if !plan.inputs.is_empty() && !plan.added.is_empty() {
+        let installer = harness9::install::Installer::for_project(&project.project);
+        for n in installer.keep_import_inputs(&plan, scope, &answers) {
+            if !project.json {
+                outln!("Note: {}", harness9::term_text::Line(&n));
+            }
+        }
     }
     0
 }

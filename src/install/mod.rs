@@ -663,6 +663,45 @@ impl Installer {
         .await
     }
 
+    /// After an import was written to `scope`: keeps the values given for its secret
+    /// inputs in the credential store, for each added server that uses them. Returns the
+    /// notes for the user: where values were kept, and which inputs still have none.
+    /// Blocking.
+    pub fn keep_import_inputs(
+        &self,
+        plan: &crate::config::import::ImportPlan,
+        scope: Scope,
+        answers: &Answers,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        for q in &plan.inputs {
+            for server in &q.servers {
+                let given = answers.get(&q.name).filter(|v| !v.is_empty());
+                match given.map(|v| self.secrets.set(scope, server, &q.name, v)) {
+                    Some(Ok(())) => notes.push(format!(
+                        "the value of {} for \"{server}\" is kept in {}",
+                        q.name,
+                        self.secrets.location()
+                    )),
+                    Some(Err(e)) => notes.push(format!(
+                        "the value of {} for \"{server}\" could not be kept ({e}); set it with `harness9 mcp secret set {server} {}`",
+                        q.name, q.name
+                    )),
+                    None => notes.push(format!(
+                        "{}{} has no value yet: set it with `harness9 mcp secret set {server} {}`",
+                        q.name,
+                        q.description
+                            .as_deref()
+                            .map(|d| format!(" ({d})"))
+                            .unwrap_or_default(),
+                        q.name
+                    )),
+                }
+            }
+        }
+        notes
+    }
+
     /// After an entry was removed from `scope`: forgets where it came from and the values
     /// of its inputs (`entry` as it was written). Returns what could not be forgotten.
     /// Blocking.
