@@ -207,6 +207,11 @@ impl Harness {
                 .unwrap_or_else(|| ScopeFiles::of(project)),
             opts.approvals.clone(),
             signin.auth_context().store.clone(),
+        )
+        .with_path(
+            path_for_children
+                .clone()
+                .or_else(|| std::env::var_os("PATH")),
         );
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));

@@ -113,9 +113,24 @@ pub async fn search(
             .max()
             .unwrap_or(7)
             .max(7);
-        let reg = if several { "  REGISTRY" } else { "" };
+        let reg_w = if several {
+            results
+                .hits
+                .iter()
+                .map(|h| h.registry.chars().count())
+                .max()
+                .unwrap_or(8)
+                .max(8)
+        } else {
+            0
+        };
+        let reg_head = if several {
+            format!("{:<reg_w$}  ", "REGISTRY")
+        } else {
+            String::new()
+        };
         outln!(
-            "{:<name_w$}  {:<ver_w$}  {:<runs_w$}  DESCRIPTION{reg}",
+            "{:<name_w$}  {:<ver_w$}  {:<runs_w$}  {reg_head}DESCRIPTION",
             "NAME",
             "VERSION",
             "RUNS"
@@ -130,12 +145,12 @@ pub async fn search(
                 _ => String::new(),
             };
             let reg = if several {
-                format!("  {}", Line(&h.registry))
+                format!("{:<reg_w$}  ", Line(&h.registry))
             } else {
                 String::new()
             };
             outln!(
-                "{:<name_w$}  {:<ver_w$}  {:<runs_w$}  {}{status}{reg}",
+                "{:<name_w$}  {:<ver_w$}  {:<runs_w$}  {reg}{}{status}",
                 Line(&cut(&h.name, 60)),
                 Line(&cut(&h.version, 20)),
                 Line(r),
@@ -235,7 +250,11 @@ fn show_and_commit(
 ) -> i32 {
     let ask = prompt::interactive() && !project.yes && !dry_run;
     ask_values(plan, &mut answers, ask);
-    let filled = match plan.fill(&answers) {
+    let filled = match if dry_run {
+        plan.fill_partly(&answers)
+    } else {
+        plan.fill(&answers)
+    } {
         Ok(f) => f,
         Err(e) => return fail(project, &e),
     };

@@ -288,7 +288,9 @@ pub struct Installer {
     secrets: ServerSecrets,
     installed: InstalledStore,
     client: RegistryClient,
-    path: Option<OsString>,
+    /// The servers' PATH, where runtimes are looked for ([`servers_path`] when first
+    /// needed: it may ask the login shell).
+    path: Arc<std::sync::OnceLock<Option<OsString>>>,
 }
 
 impl Installer {
@@ -307,7 +309,7 @@ impl Installer {
             secrets: ServerSecrets::new(store, project),
             installed: InstalledStore::for_user(),
             client: RegistryClient::for_user(),
-            path: servers_path(),
+            path: Arc::default(),
         }
     }
 
@@ -324,8 +326,12 @@ impl Installer {
 
     /// Looks for runtimes on `path` instead of the servers' PATH.
     pub fn with_path(mut self, path: Option<OsString>) -> Installer {
-        self.path = path;
+        self.path = Arc::new(std::sync::OnceLock::from(path));
         self
+    }
+
+    fn path(&self) -> Option<OsString> {
+        self.path.get_or_init(servers_path).clone()
     }
 
     /// Keeps the record of installs and the registry cache in `dir`.
@@ -372,8 +378,9 @@ impl Installer {
             .record(&req.registries, &req.name, req.version.as_deref())
             .await?;
         let record = &found.listed.server;
-        let way = choose::choose(record, req.choice, self.path.as_deref())?;
-        let built = choose::build(record, way, self.path.as_deref())?;
+        let path = self.path();
+        let way = choose::choose(record, req.choice, path.as_deref())?;
+        let built = choose::build(record, way, path.as_deref())?;
         let name = req
             .local_name
             .clone()

@@ -143,6 +143,16 @@ impl InstallPlan {
     /// value with none, a value outside the choices, and values that cannot be passed
     /// (NUL, longer than [`MAX_VALUE`]).
     pub fn fill(&self, answers: &Answers) -> Result<InstallPlan, InstallError> {
+        self.fill_with(answers, true)
+    }
+
+    /// [`InstallPlan::fill`] that leaves out what has no value instead of refusing (what
+    /// a dry run shows; [`InstallPlan::missing`] lists what is still needed).
+    pub fn fill_partly(&self, answers: &Answers) -> Result<InstallPlan, InstallError> {
+        self.fill_with(answers, false)
+    }
+
+    fn fill_with(&self, answers: &Answers, require: bool) -> Result<InstallPlan, InstallError> {
         for k in answers.keys() {
             if !self.variables.iter().any(|v| &v.name == k) {
                 return Err(InstallError::UnknownVariable {
@@ -190,7 +200,7 @@ impl InstallPlan {
                 plain.insert(v.name.clone(), value);
             }
         }
-        if !missing.is_empty() {
+        if require && !missing.is_empty() {
             return Err(InstallError::Missing { names: missing });
         }
         let mut out = self.clone();
@@ -273,17 +283,44 @@ impl InstallPlan {
             if let Some(Value::Object(m)) = self.entry.get(key) {
                 for (k, v) in m {
                     let v = v.as_str().unwrap_or_default();
-                    let kept = if crate::config::inputs::input_in(
-                        v.trim_start_matches("${").trim_end_matches('}'),
-                    )
-                    .is_some()
-                    {
-                        "  (secret: kept in the credential store)"
-                    } else {
+                    let kept = if crate::config::inputs::names_in(v).is_empty() {
                         ""
+                    } else {
+                        "  (secret: kept in the credential store)"
                     };
                     out.push_str(&format!("  {label} {}={}{kept}\n", Line(k), Line(v)));
                 }
+            }
+        }
+        if !self.variables.is_empty() {
+            out.push_str("Values:\n");
+            for v in &self.variables {
+                let mut what: Vec<&str> = Vec::new();
+                what.push(if v.required { "required" } else { "optional" });
+                if v.secret {
+                    what.push("secret");
+                }
+                let state = if v.secret && self.secrets.0.contains_key(&v.name) {
+                    "given".to_string()
+                } else if v.secret && self.kept_secrets.contains(&v.name) {
+                    "kept".to_string()
+                } else if let Some(x) = self.values.get(&v.name) {
+                    format!("= {}", Line(x))
+                } else if v.required {
+                    "missing".to_string()
+                } else {
+                    "left out".to_string()
+                };
+                let about = v
+                    .description
+                    .as_deref()
+                    .map(|d| format!(": {}", Line(crate::truncate::prefix(d, 120))))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "  {} ({}) {state}{about}\n",
+                    Line(&v.name),
+                    what.join(", ")
+                ));
             }
         }
         for w in &self.warnings {

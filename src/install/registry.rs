@@ -137,7 +137,8 @@ pub struct Found {
 /// Asks registries; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct RegistryClient {
-    http: reqwest::Client,
+    /// Built when first used (opening a project costs nothing).
+    http: std::sync::Arc<std::sync::OnceLock<reqwest::Client>>,
     cache: Cache,
 }
 
@@ -157,14 +158,22 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 impl RegistryClient {
     /// Keeps answers in `cache`.
     pub fn new(cache: Cache) -> RegistryClient {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .redirect(harness9_mcp::http::redirect::redirect_policy())
-            .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
-        RegistryClient { http, cache }
+        RegistryClient {
+            http: Default::default(),
+            cache,
+        }
+    }
+
+    fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .timeout(REQUEST_TIMEOUT)
+                .redirect(harness9_mcp::http::redirect::redirect_policy())
+                .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .unwrap_or_default()
+        })
     }
 
     /// Keeps answers in the user's data folder.
@@ -178,7 +187,7 @@ impl RegistryClient {
     async fn get(&self, registry: &str, url: url::Url) -> Result<Option<Value>, RegistryError> {
         let reg = || registry.to_string();
         let mut resp = self
-            .http
+            .http()
             .get(url.clone())
             .header("accept", "application/json")
             .send()
