@@ -176,6 +176,27 @@ fn is_executable(p: &std::path::Path) -> bool {
     }
 }
 
+/// How each way of running a record runs, in the record's order: `npx`, `uvx`, `docker`,
+/// `dnx`, `mcpb`, or a remote's URL.
+pub fn runs(record: &ServerRecord) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for p in &record.packages {
+        push(match PackageKind::of(&p.registry_type) {
+            Some(k) => k.runner().to_string(),
+            None => p.registry_type.clone(),
+        });
+    }
+    for r in &record.remotes {
+        push(r.url.clone());
+    }
+    out
+}
+
 fn refused(record: &ServerRecord, reason: String) -> InstallError {
     InstallError::Refused {
         name: record.name.clone(),

@@ -233,29 +233,6 @@ pub fn parse_page(body: &[u8]) -> Result<Page, PageError> {
     Ok(page)
 }
 
-impl ServerRecord {
-    /// How each way of running it runs, in the record's order: `npx`, `uvx`, `docker`,
-    /// `dnx`, `mcpb`, or a remote's URL.
-    pub fn runs(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut push = |s: String| {
-            if !out.contains(&s) {
-                out.push(s);
-            }
-        };
-        for p in &self.packages {
-            push(match super::choose::PackageKind::of(&p.registry_type) {
-                Some(k) => k.runner().to_string(),
-                None => p.registry_type.clone(),
-            });
-        }
-        for r in &self.remotes {
-            push(r.url.clone());
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,7 +256,6 @@ mod tests {
         assert_eq!(page.items.len(), 1);
         assert_eq!(page.unreadable, 3);
         assert_eq!(page.items[0].is_latest, Some(true));
-        assert_eq!(page.items[0].server.runs(), vec!["npx"]);
         assert_eq!(page.next_cursor.as_deref(), Some("io.github.a/b:1.0.0"));
         assert_eq!(
             parse_page(b"<html>").unwrap_err().to_string(),

@@ -386,7 +386,7 @@ impl RegistryClient {
                 }
                 out.hits.push(SearchHit {
                     registry: registry.clone(),
-                    runs: l.server.runs(),
+                    runs: super::choose::runs(&l.server),
                     name: l.server.name,
                     title: l.server.title,
                     description: l.server.description,

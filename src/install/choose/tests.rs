@@ -62,6 +62,7 @@ fn built(r: &ServerRecord, choice: Choice, path: Option<&OsStr>) -> Result<Built
 fn npm_first_when_npx_is_there_then_oci_then_nothing() {
     let r = airtable();
     let (_d, path) = path_with(&["npx", "docker"]);
+    assert_eq!(runs(&r), vec!["npx", "docker", "mcpb"]);
     let b = built(&r, Choice::Auto, Some(&path)).unwrap();
     assert_eq!(b.package, Some(PackageKind::Npm));
     assert_eq!(
