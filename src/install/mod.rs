@@ -482,18 +482,45 @@ impl Installer {
         if filled.digest != shown {
             return Err(InstallError::Changed);
         }
+        // The file must still hold what the plan replaces before anything is kept.
+        let expected = filled.replaces.as_ref().map(|r| &r.entry);
+        let now = servers::entry_of(&self.files, filled.scope, &filled.name)?;
+        match (now.as_ref(), expected) {
+            (None, None) => {}
+            (Some(a), Some(b)) if a == b => {}
+            (Some(_), None) => {
+                return Err(InstallError::Edit(ServerEditError::Exists {
+                    name: filled.name.clone(),
+                    scope: filled.scope,
+                    path: self.files.path(filled.scope).display().to_string(),
+                }))
+            }
+            (None, Some(_)) | (Some(_), Some(_)) => return Err(InstallError::Changed),
+        }
         let mut kept = Vec::new();
         for (k, v) in &filled.secrets.0 {
             self.secrets.set(filled.scope, &filled.name, k, v)?;
             kept.push(k.clone());
         }
-        let path = servers::put_server(
+        let written = servers::put_server(
             &self.files,
             filled.scope,
             &filled.name,
             filled.entry.clone(),
-            filled.replaces.as_ref().map(|r| &r.entry),
-        )?;
+            expected,
+        );
+        let path = match written {
+            Ok(p) => p,
+            Err(e) => {
+                // A new entry that was not written leaves no values behind.
+                if expected.is_none() {
+                    for k in &kept {
+                        let _ = self.secrets.remove(filled.scope, &filled.name, k);
+                    }
+                }
+                return Err(e.into());
+            }
+        };
         let mut warnings = Vec::new();
         if filled.scope.needs_approval() {
             let env = |k: &str| std::env::var(k).ok();
@@ -779,16 +806,4 @@ impl Installer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_compare_as_versions() {
-        assert!(newer("1.10.0", "1.9.3"));
-        assert!(newer("2.0.0", "2.0.0-beta.1"));
-        assert!(!newer("2.0.0-beta.1", "2.0.0"));
-        assert!(!newer("1.0.0", "1.0.0"));
-        assert!(newer("v1.0.1", "1.0.0"));
-        assert!(!newer("0.9", "1.0.0"));
-    }
-}
+mod tests;
