@@ -3,6 +3,7 @@
 
 mod apps;
 mod chat;
+mod install;
 mod prompts;
 mod resource_view;
 mod resources;
@@ -14,6 +15,7 @@ mod tool_view;
 mod userdata;
 pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
+pub use install::InstallRequest;
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
     PreviewPart, ReadPreview, ResourceEntry, ResourceListing, TemplateEntry,
@@ -172,6 +174,8 @@ pub struct Harness {
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
     user_data: tokio::sync::watch::Sender<u64>,
     catalog: Catalog,
+    /// Installing servers from registries, and entries' secrets ([`crate::install`]).
+    installer: crate::install::Installer,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -200,6 +204,19 @@ impl Harness {
             .map(PathBuf::from)
             .unwrap_or_default();
         let catalog = Catalog::default();
+        let installer = crate::install::Installer::new(
+            project,
+            opts.scope_files
+                .clone()
+                .unwrap_or_else(|| ScopeFiles::of(project)),
+            opts.approvals.clone(),
+            signin.auth_context().store.clone(),
+        )
+        .with_path(
+            path_for_children
+                .clone()
+                .or_else(|| std::env::var_os("PATH")),
+        );
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
@@ -213,6 +230,9 @@ impl Harness {
                     requests: Some(asks.clone()),
                     authorizers: Some(signin.clone()),
                     observers: vec![Arc::new(catalog.clone())],
+                    inputs: Some(Arc::new(crate::host::inputs::EntryInputs(
+                        installer.secrets().clone(),
+                    ))),
                 },
             },
         );
@@ -236,6 +256,7 @@ impl Harness {
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
+            installer,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -620,15 +641,45 @@ impl Harness {
         dry_run: bool,
         confirmed: Option<String>,
     ) -> Result<ImportPlan, ImportError> {
+        self.import_servers_answering(
+            source,
+            scope,
+            on_conflict,
+            dry_run,
+            confirmed,
+            Default::default(),
+        )
+        .await
+    }
+
+    /// [`Harness::import_servers`] with answers to the plan's questions
+    /// ([`ImportPlan::inputs`], from a dry run), by input name: plain ones are written
+    /// into the entries (so they change the plan and its digest), secret ones are kept in
+    /// the credential store after the write.
+    pub async fn import_servers_answering(
+        &self,
+        source: ImportSource,
+        scope: Scope,
+        on_conflict: OnConflict,
+        dry_run: bool,
+        confirmed: Option<String>,
+        answers: std::collections::BTreeMap<String, String>,
+    ) -> Result<ImportPlan, ImportError> {
         let (project, files) = (self.project.clone(), self.scope_files());
+        let installer = self.installer.clone();
         let plan = off_runtime(move || {
-            let (found, errors) = import::find(source, &project, &import::Places::of_user());
+            let (mut found, errors) = import::find(source, &project, &import::Places::of_user());
+            import::answer(&mut found, &answers);
             let mut plan = import::plan(&files, scope, &found, on_conflict)?;
             plan.notes
                 .extend(errors.iter().map(|e| format!("skipped {e}")));
             if !dry_run {
                 import::review::check_confirmed(&plan, confirmed.as_deref())?;
                 import::write(&plan)?;
+                if !plan.added.is_empty() {
+                    let notes = installer.keep_import_inputs(&plan, scope, &answers);
+                    plan.notes.extend(notes);
+                }
             }
             let approve = if scope.needs_approval() {
                 import::review::fingerprints(&plan, &project)

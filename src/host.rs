@@ -8,6 +8,8 @@
 //!   when it goes).
 //! - [`asks`]: what servers ask of the user and the model (elicitation, sampling, roots):
 //!   the consent queue, the handler of each server's requests, the sampling flow.
+//! - [`inputs`]: the values of entries' `${input:NAME}` references, from the credential
+//!   store, for each start.
 //! - [`catalog`]: what the servers offer beyond tools (resources, templates, prompts,
 //!   completion, logging levels, server details).
 //! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
@@ -19,6 +21,7 @@
 pub mod apps;
 pub mod asks;
 pub mod catalog;
+pub mod inputs;
 pub mod pins;
 pub mod signin;
 pub mod tasks;

@@ -29,9 +29,11 @@ macro_rules! errln {
 pub mod asks;
 pub mod doctor;
 pub mod exec;
+pub mod install;
 pub mod login;
 pub mod out;
 pub mod pins;
+pub mod prompt;
 pub mod sampling;
 pub mod servers;
 pub mod surface;

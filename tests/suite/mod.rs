@@ -24,6 +24,7 @@ mod hardening;
 mod hot_reload;
 mod http;
 mod http_real;
+mod install;
 mod keychain_real;
 mod leader_reap;
 mod links_imports;
