@@ -547,7 +547,7 @@ impl Harness {
     }
 
     /// [`Harness::restart_server`] in the background: returns at once, and the status
-    /// reports the server stopping and starting again (for front ends, whose loop must not
+    /// reports the server starting again (for front ends, whose loop must not
     /// wait for a server that takes seconds to stop).
     pub fn restart_server_soon(&self, server: &str) {
         let (manager, server) = (self.manager.clone(), server.to_string());

@@ -58,6 +58,7 @@ pub mod event;
 pub mod history;
 pub mod late;
 pub mod message;
+pub mod partial_json;
 pub mod permissions;
 pub mod prompt;
 pub mod provider;
@@ -80,7 +81,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use event::{CallStatus, CallView, Event, TurnOutcome, CUT_OFF_NOTICE};
+pub use event::{CallStatus, CallView, Event, ToolView, TurnOutcome, CUT_OFF_NOTICE};
 pub use late::LateResult;
 pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
@@ -100,6 +101,14 @@ use toolset::ToolSets;
 
 /// Most model requests one user message may cause.
 pub const DEFAULT_MAX_ROUND_TRIPS: usize = 25;
+
+/// Shortest time between two [`Event::ToolInputPartial`] of one call (the first goes out
+/// at once): views see the input grow without a message per streamed fragment.
+pub const PARTIAL_INPUT_EVERY: Duration = Duration::from_millis(50);
+
+/// Arguments longer than this (in bytes, as the model writes them) get no more
+/// [`Event::ToolInputPartial`]: each one carries the whole input so far.
+pub const MAX_PARTIAL_INPUT_BYTES: usize = 256 * 1024;
 
 /// Which conversation an engine continues.
 #[derive(Debug, Clone, PartialEq, Eq)]

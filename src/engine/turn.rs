@@ -10,7 +10,7 @@
 //! loop.
 
 use parking_lot::Mutex;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,13 +19,13 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::builtin::BuiltinToolError;
-use super::event::{CallStatus, CallView, Event, TurnOutcome};
+use super::event::{CallStatus, CallView, Event, ToolView, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
 use super::provider::{fallback_call_id, hit_token_limit, ChatRequest, StreamEvent, Usage};
 use super::spill::READ_OUTPUT_TOOL;
 use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
-use super::{Inner, TurnControl};
+use super::{Inner, TurnControl, MAX_PARTIAL_INPUT_BYTES, PARTIAL_INPUT_EVERY};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::mcp::contain::contained_future;
 use crate::mcp::{CallToolResult, ClientError, Content};
@@ -157,7 +157,7 @@ async fn turn(
             },
         );
         let answer = tokio::select! {
-            a = stream_answer(inner, request, tx) => a,
+            a = stream_answer(inner, &snapshot, request, tx) => a,
             _ = control.stopped() => Err(Interrupted::Stopped),
         };
         let (text, mut calls, cut_off) = match answer {
@@ -379,19 +379,117 @@ enum Interrupted {
     },
 }
 
+/// A call the model is still writing, whose tool has a view: its arguments so far go to
+/// the view as they grow ([`Event::ToolInputPartial`]).
+struct Writing {
+    /// The id the call will have: the model's, or a fresh one when the conversation
+    /// already holds that id (see [`unique_ids`]), so the partial input and the call match.
+    call_id: String,
+    name: String,
+    /// `None`: the tool has no view, or the arguments grew past
+    /// [`MAX_PARTIAL_INPUT_BYTES`].
+    view: Option<Box<ToolView>>,
+    json: String,
+    sent_at: Option<Instant>,
+    sent: Option<Value>,
+}
+
+impl Writing {
+    fn new(inner: &Inner, snapshot: &Snapshot, id: &str, name: &str, others: &[&str]) -> Writing {
+        let view = snapshot
+            .get(name)
+            .and_then(|t| tool_view(t.spec()))
+            .map(Box::new);
+        let taken = view.is_some() && (others.contains(&id) || id_in_conversation(inner, id));
+        Writing {
+            call_id: if taken {
+                fallback_call_id()
+            } else {
+                id.to_string()
+            },
+            name: name.to_string(),
+            view,
+            json: String::new(),
+            sent_at: None,
+            sent: None,
+        }
+    }
+
+    /// Adds a piece of the arguments; tells the view when due and changed.
+    fn take(&mut self, fragment: &str, tx: &Emitter) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        if self.json.len() + fragment.len() > MAX_PARTIAL_INPUT_BYTES {
+            self.view = None;
+            self.json = String::new();
+            return;
+        }
+        self.json.push_str(fragment);
+        let now = Instant::now();
+        if self
+            .sent_at
+            .is_some_and(|t| now.duration_since(t) < PARTIAL_INPUT_EVERY)
+        {
+            return;
+        }
+        let Some(arguments) = super::partial_json::close_object(&self.json) else {
+            return;
+        };
+        let empty = arguments.as_object().is_some_and(|o| o.is_empty());
+        if empty || self.sent.as_ref() == Some(&arguments) {
+            return;
+        }
+        self.sent_at = Some(now);
+        self.sent = Some(arguments.clone());
+        emit(
+            tx,
+            Event::ToolInputPartial {
+                call_id: self.call_id.clone(),
+                name: self.name.clone(),
+                arguments,
+                view: view.clone(),
+            },
+        );
+    }
+}
+
+/// Whether a call of the conversation already has id `id`.
+fn id_in_conversation(inner: &Inner, id: &str) -> bool {
+    inner
+        .state
+        .lock()
+        .messages
+        .iter()
+        .any(|m| m.tool_uses().any(|(used, _, _)| used == id))
+}
+
 async fn stream_answer(
     inner: &Inner,
+    snapshot: &Snapshot,
     request: ChatRequest,
     tx: &Emitter,
 ) -> Result<Answer, Interrupted> {
     let mut stream = inner.client().stream(request);
     let mut text = String::new();
     let mut calls = Vec::new();
+    // Calls being written, by the model's id.
+    let mut writing: HashMap<String, Writing> = HashMap::new();
     while let Some(ev) = stream.next().await {
         match ev {
             Ok(StreamEvent::TextDelta(t)) => {
                 text.push_str(&t);
                 emit(tx, Event::TextDelta { text: t });
+            }
+            Ok(StreamEvent::ToolInputDelta { id, name, fragment }) => {
+                if !writing.contains_key(&id) {
+                    let others: Vec<&str> = writing.values().map(|w| w.call_id.as_str()).collect();
+                    let w = Writing::new(inner, snapshot, &id, &name, &others);
+                    writing.insert(id.clone(), w);
+                }
+                if let Some(w) = writing.get_mut(&id) {
+                    w.take(&fragment, tx);
+                }
             }
             Ok(StreamEvent::ToolCall {
                 id,
@@ -399,7 +497,7 @@ async fn stream_answer(
                 input,
                 invalid,
             }) => calls.push(Call {
-                id,
+                id: writing.get(&id).map_or(id, |w| w.call_id.clone()),
                 name,
                 input,
                 invalid,
@@ -458,6 +556,10 @@ async fn run_calls(
                 call_id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.input.clone(),
+                view: snapshot
+                    .get(&c.name)
+                    .and_then(|t| tool_view(t.spec()))
+                    .map(Box::new),
             },
         );
     }
@@ -833,20 +935,30 @@ fn ok_text(text: String) -> Done {
     }
 }
 
+/// The view a call of this tool shows (MCP Apps), when it has one.
+fn tool_view(spec: &crate::tools::ToolSpec) -> Option<ToolView> {
+    let ToolSource::Mcp { server, tool } = &spec.source else {
+        return None;
+    };
+    let uri = spec.display.ui.as_ref()?.resource_uri.clone()?;
+    Some(ToolView {
+        server: server.clone(),
+        tool: tool.clone(),
+        resource_uri: uri,
+    })
+}
+
 /// The view of a call whose tool has one (MCP Apps).
 fn view_of(
     spec: &crate::tools::ToolSpec,
     arguments: &serde_json::Value,
     result: &CallToolResult,
 ) -> Option<Box<CallView>> {
-    let ToolSource::Mcp { server, tool } = &spec.source else {
-        return None;
-    };
-    let uri = spec.display.ui.as_ref()?.resource_uri.clone()?;
+    let v = tool_view(spec)?;
     Some(Box::new(CallView {
-        server: server.clone(),
-        tool: tool.clone(),
-        resource_uri: uri,
+        server: v.server,
+        tool: v.tool,
+        resource_uri: v.resource_uri,
         arguments: arguments.clone(),
         result: result.clone(),
     }))

@@ -445,6 +445,7 @@ impl App {
                 call_id,
                 name,
                 arguments,
+                ..
             } => self.chat.push(ChatLine::Tool {
                 call_id,
                 name,
@@ -501,6 +502,7 @@ impl App {
             }
             // The waiting calls come from the core's list (`show_approvals`).
             Event::ModelRequest { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallProgress { .. }
             | Event::ApprovalRequest { .. } => {}
         }
