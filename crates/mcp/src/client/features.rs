@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::{Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
@@ -199,7 +200,7 @@ impl Client {
         body.parse(method)
     }
 
-    async fn list_pages<P: DeserializeOwned, T>(
+    async fn list_pages<P: DeserializeOwned, T: Serialize>(
         &self,
         method: &str,
         timeout: Option<Duration>,
@@ -208,6 +209,7 @@ impl Client {
         let mut items = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
+        let mut digest = self.inner.recovery.digest();
         for _ in 0..MAX_LIST_PAGES {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
             let opts = RequestOptions {
@@ -221,13 +223,19 @@ impl Client {
                 .await?;
             let (page, next) = split(body.parse(method)?);
             drop(body);
+            if let Some(d) = &mut digest {
+                d.add(&page);
+            }
             if items.is_empty() {
                 items = page;
             } else {
                 items.extend(page);
             }
             match next {
-                None => return Ok(items),
+                None => {
+                    self.inner.recovery.listed(method, digest);
+                    return Ok(items);
+                }
                 Some(c) if !seen.insert(c.clone()) => {
                     return Err(ClientError::RepeatedCursor {
                         method: method.into(),

@@ -116,7 +116,9 @@ impl Inner {
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
-                    self.request_once(method, sent, opts.clone(), cancellable)
+                    // A retry's params are text: its headers are the original request's.
+                    let era = self.era_headers(method, Some(&params));
+                    self.request_once_as(method, sent, opts.clone(), cancellable, Some(era))
                         .await
                 }
             };
@@ -180,8 +182,8 @@ impl Inner {
         }
     }
 
-    /// Every page of `tools/list`, for the transport to see (the caller re-lists for the
-    /// registry on the `ToolsChanged` event).
+    /// Every page of `tools/list`, for their mirrored parameters (the caller re-lists for
+    /// the registry on the `ToolsChanged` event).
     async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
         let mut cursor: Option<String> = None;
         for _ in 0..super::MAX_TOOL_PAGES {
@@ -195,6 +197,7 @@ impl Inner {
             };
             let body = self.request_once("tools/list", &params, opts, true).await?;
             let page: crate::protocol::types::ListToolsPage = body.parse("tools/list")?;
+            mcp_headers::note_tools(&page.tools, &mut self.tool_headers.lock());
             match page.next_cursor {
                 Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
                 _ => return Ok(()),
@@ -243,6 +246,7 @@ impl Inner {
     /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
     /// must not offer them); the server log says which and why.
     pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        mcp_headers::note_tools(&tools, &mut self.tool_headers.lock());
         tools.retain(|t| match mcp_headers::header_params_text(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {

@@ -21,6 +21,7 @@ use crate::contain;
 use crate::log::LogSource;
 use crate::protocol::jsonrpc::{self, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::protocol::requests::{CreateMessageRequest, ElicitRequest};
+use crate::transport::Outbound;
 
 /// Server requests being answered, by their id as JSON text.
 #[derive(Default)]
@@ -81,23 +82,25 @@ impl Inner {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
+        let era = self.answer_headers();
         if method == "ping" {
-            let _ = self
-                .sender
-                .send(jsonrpc::encode_response(id, Ok(json!({}))));
+            let answer = jsonrpc::encode_response(id, Ok(json!({})));
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
         let mut work = self.handle_request(method, params);
         // An answer known at once goes out at once, in order with the reader.
         if let Some(outcome) = (&mut work).now_or_never() {
-            let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
+            let answer = jsonrpc::encode_response(id, outcome);
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
         let sender = self.sender.clone();
         let owned: Box<RawValue> = id.to_owned();
         self.served.spawn(id_key(id.get()), async move {
             let outcome = work.await;
-            let _ = sender.send(jsonrpc::encode_response(&owned, outcome));
+            let answer = jsonrpc::encode_response(&owned, outcome);
+            let _ = sender.send(Outbound::response(answer, era));
         });
     }
 

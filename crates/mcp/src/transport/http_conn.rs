@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use reqwest::{Response, Url};
 
@@ -25,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::http_errors::{self, describe_status_parts};
-use super::{http_limits, mcp_headers, Inbound};
+use super::{http_limits, EraHeaders, Inbound, Outbound};
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
@@ -87,8 +86,10 @@ pub(crate) enum Mode {
 #[derive(Default)]
 pub(crate) struct Session {
     pub(crate) id: Option<HeaderValue>,
+    /// The protocol version the client said it speaks, for requests of our own (GET,
+    /// DELETE).
     pub(crate) version: Option<HeaderValue>,
-    /// Bumped by every re-initialization.
+    /// Numbers the sessions: bumped by every answer to `initialize`.
     pub(crate) epoch: u64,
 }
 
@@ -115,20 +116,12 @@ pub(crate) struct Shared {
     pub(crate) closed: AtomicBool,
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) session: Mutex<Session>,
-    pub(crate) init_request: Mutex<Option<Bytes>>,
-    pub(crate) initialized_note: Mutex<Option<Bytes>>,
-    pub(crate) reinit: tokio::sync::Mutex<()>,
-    /// Requests whose HTTP exchange is running, by raw JSON-RPC id.
-    pub(crate) inflight: Mutex<HashMap<String, AbortHandle>>,
+    /// Requests whose HTTP exchange is running, by JSON-RPC id.
+    pub(crate) inflight: Mutex<HashMap<u64, AbortHandle>>,
     /// Long-lived tasks (GET stream, legacy reader) ended on close.
     pub(crate) background: Mutex<Vec<AbortHandle>>,
     pub(crate) legacy: Mutex<Option<Arc<LegacySession>>>,
     pub(crate) kind: TransportKind,
-    /// Set by the first request in the modern era (2026-07-28): no session, no GET
-    /// stream, and cancelling a request closes its stream instead of a notification.
-    pub(crate) modern: AtomicBool,
-    /// The `x-mcp-header` parameters of the tools listed so far ([`mcp_headers`]).
-    pub(crate) tool_headers: Mutex<mcp_headers::ToolHeaders>,
 }
 
 /// A legacy HTTP+SSE session ([`super::sse`]): where to POST.
@@ -146,12 +139,26 @@ pub(crate) struct Peek<'a> {
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(crate) method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub(crate) params: Option<&'a RawValue>,
 }
 
-/// The raw id of an inbound response (a message with an id and no method).
-pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
+/// The id of an inbound response (a message with an id and no method), when it is one of
+/// ours (an integer). The usual compact shape, `{"jsonrpc":"2.0","id":N,"result":` (or
+/// `"error":`), is told by its start; anything else is parsed.
+pub(crate) fn response_id(bytes: &[u8]) -> Option<u64> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    if let Some(rest) = bytes.strip_prefix(HEAD) {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let after = rest.get(digits..).unwrap_or_default();
+        let answer = after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#);
+        if answer && (digits == 1 || rest.first() != Some(&b'0')) {
+            if let Some(id) = std::str::from_utf8(rest.get(..digits).unwrap_or_default())
+                .ok()
+                .and_then(|d| d.parse().ok())
+            {
+                return Some(id);
+            }
+        }
+    }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
     if *first != b'{' {
         return None;
@@ -160,7 +167,7 @@ pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
     if p.method.is_some() {
         return None;
     }
-    p.id.map(|i| i.get().to_string()).filter(|i| i != "null")
+    p.id.and_then(|i| i.get().parse().ok())
 }
 
 impl Shared {
@@ -183,14 +190,20 @@ impl Shared {
 
     /// Hands one inbound message to the client. A response settles its request's exchange;
     /// when it arrived on another stream than its own, that exchange is dropped.
-    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<&str>) {
+    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<u64>) {
+        let id = response_id(&bytes);
+        self.deliver_known(bytes, id, owner);
+    }
+
+    /// [`Shared::deliver`] of a message whose response id is known (`None`: not a response).
+    pub(crate) fn deliver_known(&self, bytes: Vec<u8>, id: Option<u64>, owner: Option<u64>) {
         if self.closed.load(Ordering::Acquire) {
             return;
         }
-        if let Some(id) = response_id(&bytes) {
+        if let Some(id) = id {
             let task = self.inflight.lock().remove(&id);
             if let Some(t) = task {
-                if owner != Some(id.as_str()) {
+                if owner != Some(id) {
                     t.abort();
                 }
             }
@@ -224,14 +237,14 @@ impl Shared {
     }
 
     /// Fails one request with a synthesized JSON-RPC error response.
-    pub(crate) fn fail_request(&self, id: &str, message: &str) {
+    pub(crate) fn fail_request(&self, id: u64, message: &str) {
         let message = &mask_urls_in(message);
         self.log.push(LogSource::Host, "warning", message);
         let body = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
             serde_json::Value::String(message.to_string())
         );
-        self.deliver(body.into_bytes(), Some(id));
+        self.deliver_known(body.into_bytes(), Some(id), Some(id));
     }
 
     pub(crate) fn warn(&self, message: &str) {
@@ -249,21 +262,38 @@ impl Shared {
         }
     }
 
-    /// A request with the configured headers (and, when `session`, the session headers).
+    /// Keeps the protocol version a message goes out under, for our own requests.
+    pub(crate) fn note_version(&self, out: &Outbound) {
+        if let Some(v) = &out.era.version {
+            let mut s = self.session.lock();
+            if s.version.as_ref() != Some(v) {
+                s.version = Some(v.clone());
+            }
+        }
+    }
+
+    /// A request with the configured headers and, when `session`, the session id; with
+    /// `era`, its headers (else, with `session`, the version the client speaks).
     pub(crate) fn request(
         &self,
         method: reqwest::Method,
         url: Url,
         session: Option<&SessionSnapshot>,
+        era: Option<&EraHeaders>,
     ) -> reqwest::RequestBuilder {
         let mut headers = self.headers.clone();
-        if let Some(s) = session {
-            if let Some(id) = s.id.clone() {
-                headers.insert(SESSION_HEADER, id);
-            }
-            if let Some(v) = s.version.clone() {
-                headers.insert(VERSION_HEADER, v);
-            }
+        if let Some(id) = session.and_then(|s| s.id.clone()) {
+            headers.insert(SESSION_HEADER, id);
+        }
+        let version = match era {
+            Some(e) => e.version.clone(),
+            None => session.and_then(|s| s.version.clone()),
+        };
+        if let Some(v) = version {
+            headers.insert(VERSION_HEADER, v);
+        }
+        for (name, value) in era.map(|e| e.more.as_slice()).unwrap_or_default() {
+            headers.insert(name.clone(), value.clone());
         }
         self.auth_header_for(&url, &mut headers);
         self.client.request(method, url).headers(headers)

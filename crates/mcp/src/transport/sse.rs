@@ -14,7 +14,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Response, Url};
 
@@ -24,6 +23,7 @@ use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, 
 use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits;
 use super::sse_parse::{SseEvent, SseParser};
+use super::Outbound;
 
 /// How long the server may take to send its `endpoint` event.
 pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
@@ -35,7 +35,7 @@ impl LegacySession {
         let mut resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::GET, url.clone(), None)
+                    .request(reqwest::Method::GET, url.clone(), None, None)
                     .header(ACCEPT, "text/event-stream")
             })
             .await
@@ -107,21 +107,16 @@ impl LegacySession {
         })
     }
 
-    /// POSTs one message to the endpoint. `id` is set for requests; `handshake` messages
-    /// end the connection when they fail.
-    pub(crate) async fn post(
-        &self,
-        shared: &Arc<Shared>,
-        bytes: Bytes,
-        id: &Option<String>,
-        handshake: bool,
-    ) {
+    /// POSTs one message to the endpoint; `handshake` messages end the connection when
+    /// they fail, a failed request gets an error answer.
+    pub(crate) async fn post(&self, shared: &Arc<Shared>, out: Outbound, handshake: bool) {
+        let id = out.request_id();
         let resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::POST, self.endpoint.clone(), None)
+                    .request(reqwest::Method::POST, self.endpoint.clone(), None, None)
                     .header(CONTENT_TYPE, "application/json")
-                    .body(bytes.clone())
+                    .body(out.bytes.clone())
                     .timeout(ACK_TIMEOUT)
             })
             .await;

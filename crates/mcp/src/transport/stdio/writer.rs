@@ -26,7 +26,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::{watch, Notify};
 
 use super::process::{end_group, SHUTDOWN_GRACE};
-use crate::transport::{TransportError, TransportSender};
+use crate::transport::{Outbound, TransportError, TransportSender};
 
 /// A queue buffer that grew beyond this is given back to the allocator once written.
 const WRITE_BATCH: usize = 1024 * 1024;
@@ -184,7 +184,8 @@ pub(super) struct StdioSender {
 }
 
 impl TransportSender for StdioSender {
-    fn send(&self, message: Vec<u8>) -> Result<(), TransportError> {
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        let message = message.bytes;
         let mut state = self.out.lock();
         let Some(fd) = state.fd.filter(|_| !state.closing) else {
             return Err(TransportError::Closed);
