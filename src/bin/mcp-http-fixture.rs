@@ -11,6 +11,7 @@
 //! | `/json` | sessions, every answer `application/json`, GET → 405 |
 //! | `/stream` | sessions, every request answered with an SSE stream (priming event, then notifications and server requests, then the response); GET opens a stream that sends one log notification and stays open |
 //! | `/expire` | like `/json`; the tool `expire` ends the session after answering (next request → 404) |
+//! | `/expire-grows` | like `/expire`, but once a session has expired `tools/list` names one tool more, `renewed` |
 //! | `/cut` | like `/stream`, but a `tools/call` stream is cut after its priming event (`retry: 100`); GET with `Last-Event-ID` delivers the response; GET without → 405 |
 //! | `/stateless` | no session, JSON answers |
 //! | `/unauth` | 401 with `WWW-Authenticate: Bearer` |
@@ -56,6 +57,7 @@ enum Profile {
     Json,
     Stream,
     Expire,
+    ExpireGrows,
     Cut,
     Stateless,
     Dupes,
@@ -67,6 +69,7 @@ impl Profile {
             "/json" => Profile::Json,
             "/stream" => Profile::Stream,
             "/expire" => Profile::Expire,
+            "/expire-grows" => Profile::ExpireGrows,
             "/cut" => Profile::Cut,
             "/stateless" => Profile::Stateless,
             "/dupes" => Profile::Dupes,
@@ -94,6 +97,8 @@ struct State {
     legacy: Mutex<HashMap<String, mpsc::UnboundedSender<Vec<u8>>>>,
     /// The response a cut stream did not deliver, for the resuming GET.
     cut_pending: Mutex<Option<Value>>,
+    /// A session of `/expire-grows` expired: its tool list grew.
+    grown: std::sync::atomic::AtomicBool,
     /// One more tool name listed by `/dupes`.
     extra_tool: Option<String>,
     /// `http://127.0.0.1:PORT`.
@@ -569,6 +574,9 @@ async fn post(
             if let Some(s) = session {
                 state.sessions.lock().unwrap().remove(&s);
             }
+            if profile == Profile::ExpireGrows {
+                state.grown.store(true, Ordering::Relaxed);
+            }
         }
         return ok1;
     }
@@ -806,7 +814,8 @@ async fn handle(
             }
             json!({ "tools": tools })
         }
-        "tools/list" => json!({"tools": [
+        "tools/list" => {
+            let mut list = json!({"tools": [
             tool("echo", "Return the text unchanged.", json!({"text": {"type": "string"}})),
             tool("progress", "Report progress `steps` times, then answer.", json!({"steps": {"type": "integer"}})),
             tool("notify", "Send a log notification, then answer.", json!({})),
@@ -817,7 +826,18 @@ async fn handle(
             tool("expire", "End the session after answering.", json!({})),
             tool("flood", "Stream an answer of `bytes` bytes.", json!({"bytes": {"type": "integer"}})),
             tool("bad_error", "Answer with a malformed error object of `kind`.", json!({"kind": {"type": "string"}})),
-        ]}),
+            ]});
+            if profile == Profile::ExpireGrows && state.grown.load(Ordering::Relaxed) {
+                if let Some(tools) = list["tools"].as_array_mut() {
+                    tools.push(tool(
+                        "renewed",
+                        "Listed once a session has expired.",
+                        json!({}),
+                    ));
+                }
+            }
+            list
+        }
         "tools/call" => {
             let args = body
                 .pointer("/params/arguments")

@@ -277,21 +277,30 @@ async fn sse_answers_carry_progress_logs_and_server_requests() {
 async fn expired_session_is_initialized_again_and_the_request_repeated() {
     let f = Fixture::start().await;
     let (c, _, _) = connect_http(&f.url("/expire"), &[], false).await.unwrap();
+    let listed = c.list_tools(None).await.unwrap();
     let mut events = c.events();
     assert_eq!(
         call_text(&c, "expire", json!({})).await,
         "the session ends now"
     );
+    // The call succeeds, once, in a new session.
     assert_eq!(
         call_text(&c, "echo", json!({"text": "again"})).await,
         "again"
     );
-    // The client is told to re-list tools.
-    let ev = tokio::time::timeout(Duration::from_secs(5), events.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(ev, ClientEvent::ToolsChanged);
+    // The tools were listed again in the new session; the list did not change, so no
+    // change is reported and the list is the same.
+    f.wait_journal("tools/list in the new session", |e| {
+        rpc_method(e) == "tools/list" && e["headers"]["mcp-session-id"] == "sess-2"
+    })
+    .await;
+    assert_eq!(c.list_tools(None).await.unwrap(), listed);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), events.recv())
+            .await
+            .is_err(),
+        "no change was reported"
+    );
     c.close().await;
     let j = f.journal().await;
     let p = posts(&j, "/expire");
@@ -305,9 +314,61 @@ async fn expired_session_is_initialized_again_and_the_request_repeated() {
     assert_eq!(echoes.len(), 2);
     assert_eq!(echoes[0]["headers"]["mcp-session-id"], "sess-1");
     assert_eq!(echoes[1]["headers"]["mcp-session-id"], "sess-2");
+    assert_eq!(echoes[0]["body"]["id"], echoes[1]["body"]["id"]);
     let i = p.iter().position(|e| std::ptr::eq(*e, *inits[1])).unwrap();
     assert_eq!(rpc_method(p[i + 1]), "notifications/initialized");
     assert_eq!(p[i + 1]["headers"]["mcp-session-id"], "sess-2");
+    assert_eq!(p[i + 1]["headers"]["mcp-protocol-version"], "2025-11-25");
+    // Nothing but the handshake went out between the new initialize and its end.
+    assert_eq!(rpc_method(p[i + 2]), "tools/call");
+}
+
+#[tokio::test]
+async fn requests_lost_with_a_session_start_one_new_session_and_each_succeeds() {
+    let f = Fixture::start().await;
+    let (c, _, _) = connect_http(&f.url("/expire-grows"), &[], false)
+        .await
+        .unwrap();
+    let before = c.list_tools(None).await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "renewed"));
+    let mut events = c.events();
+    call_text(&c, "expire", json!({})).await;
+    let calls = (0..5).map(|i| {
+        let c = &c;
+        async move { call_text(c, "echo", json!({ "text": format!("call {i}") })).await }
+    });
+    let answers = futures::future::join_all(calls).await;
+    let expected: Vec<String> = (0..5).map(|i| format!("call {i}")).collect();
+    assert_eq!(answers, expected);
+    // The new session lists one tool more: that change, and only it, is reported.
+    let ev = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("a change is reported")
+        .unwrap();
+    assert_eq!(ev, ClientEvent::ToolsChanged);
+    let after = c.list_tools(None).await.unwrap();
+    assert!(after.iter().any(|t| t.name == "renewed"));
+    c.close().await;
+    let j = f.journal().await;
+    let p = posts(&j, "/expire-grows");
+    let inits = p.iter().filter(|e| rpc_method(e) == "initialize").count();
+    assert_eq!(
+        inits, 2,
+        "one new session for every request lost with the old one"
+    );
+    for i in 0..5 {
+        let sent: Vec<&&Value> = p
+            .iter()
+            .filter(|e| e["body"]["params"]["arguments"]["text"] == format!("call {i}"))
+            .collect();
+        assert!(
+            sent.iter()
+                .filter(|e| e["headers"]["mcp-session-id"] == "sess-2")
+                .count()
+                == 1,
+            "call {i} reached the new session once: {sent:#?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -86,10 +86,7 @@ impl Params<'_> {
         };
         match self {
             Params::ToolCall { name, arguments } => (Some(name), arguments.as_ref()),
-            Params::Value(v) => (
-                v.get(key).and_then(Value::as_str),
-                v.get("arguments"),
-            ),
+            Params::Value(v) => (v.get(key).and_then(Value::as_str), v.get("arguments")),
             Params::None | Params::Raw(_) => (None, None),
         }
     }

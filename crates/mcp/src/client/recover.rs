@@ -356,11 +356,12 @@ impl Inner {
                 .request_once(method, &Params::from_value(params), opts, true)
                 .await?;
             let mut page: Map<String, Value> = body.parse(method)?;
-            let items: Vec<T> = serde_json::from_value(page.remove(key).unwrap_or(Value::Array(Vec::new())))
-                .map_err(|e| ClientError::Invalid {
-                    method: method.into(),
-                    detail: e.to_string(),
-                })?;
+            let items: Vec<T> =
+                serde_json::from_value(page.remove(key).unwrap_or(Value::Array(Vec::new())))
+                    .map_err(|e| ClientError::Invalid {
+                        method: method.into(),
+                        detail: e.to_string(),
+                    })?;
             digest.add(&items);
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(c) if seen.insert(c.to_string()) => cursor = Some(c.to_string()),

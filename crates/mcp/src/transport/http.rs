@@ -40,13 +40,12 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 use tokio::sync::{mpsc, watch};
 
-use super::http_conn::{LegacySession, Mode, Shared};
 pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
+use super::http_conn::{LegacySession, Mode, Shared};
 pub use super::http_errors::{classify_failure, describe_status_parts};
 use super::http_limits;
 use super::{
-    Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver,
-    TransportSender,
+    Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver, TransportSender,
 };
 use crate::log::ServerLog;
 use crate::mask::MaskedUrl;
@@ -277,8 +276,7 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Outbound>
                 initialize: true, ..
             } => shared.clone().initialize(out).await,
             OutboundKind::Notification {
-                initialized: true,
-                ..
+                initialized: true, ..
             } => {
                 shared.clone().post_other(out).await;
                 if shared.legacy().is_none() && !shared.closed.load(Ordering::Acquire) {

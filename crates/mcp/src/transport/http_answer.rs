@@ -159,7 +159,6 @@ impl Shared {
             on_message(self, m, id);
         }
     }
-
 }
 
 /// A JSON batch answer that contains the wanted response.
@@ -182,16 +181,43 @@ mod tests {
 
     #[test]
     fn response_ids() {
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#), Some(4));
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"error":{}}"#), Some(4));
-        assert_eq!(response_id(br#"{"result":{},"jsonrpc":"2.0","id":12}"#), Some(12));
-        assert_eq!(response_id(br#" {"id": 7, "jsonrpc":"2.0", "result":1}"#), Some(7));
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#), None);
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#),
+            Some(4)
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":4,"error":{}}"#),
+            Some(4)
+        );
+        assert_eq!(
+            response_id(br#"{"result":{},"jsonrpc":"2.0","id":12}"#),
+            Some(12)
+        );
+        assert_eq!(
+            response_id(br#" {"id": 7, "jsonrpc":"2.0", "result":1}"#),
+            Some(7)
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#),
+            None
+        );
         assert_eq!(response_id(br#"{"jsonrpc":"2.0","method":"x"}"#), None);
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#), None);
-        assert_eq!(response_id(br#"{"jsonrpc":"2.0","id":04,"result":{}}"#), None);
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#),
+            None
+        );
+        assert_eq!(
+            response_id(br#"{"jsonrpc":"2.0","id":04,"result":{}}"#),
+            None
+        );
         assert_eq!(response_id(b"[1]"), None);
-        assert!(body_answers(br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#, Some(9)));
-        assert!(!body_answers(br#"{"jsonrpc":"2.0","id":9,"result":{}}"#, Some(9)));
+        assert!(body_answers(
+            br#"[{"jsonrpc":"2.0","id":9,"result":{}}]"#,
+            Some(9)
+        ));
+        assert!(!body_answers(
+            br#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+            Some(9)
+        ));
     }
 }

@@ -34,10 +34,15 @@ impl Shared {
         out: &Outbound,
         session: Option<&SessionSnapshot>,
     ) -> reqwest::RequestBuilder {
-        self.request(reqwest::Method::POST, self.url.clone(), session, Some(&out.era))
-            .header(ACCEPT, ACCEPT_POST)
-            .header(CONTENT_TYPE, "application/json")
-            .body(out.bytes.clone())
+        self.request(
+            reqwest::Method::POST,
+            self.url.clone(),
+            session,
+            Some(&out.era),
+        )
+        .header(ACCEPT, ACCEPT_POST)
+        .header(CONTENT_TYPE, "application/json")
+        .body(out.bytes.clone())
     }
 
     /// The handshake's `initialize`: POSTed without session; its answer starts the
@@ -85,7 +90,9 @@ impl Shared {
         }
         self.take_session_id(&resp);
         let end = self
-            .read_answer(resp, Some(id), |this, msg, rid| this.deliver_known(msg, rid, None))
+            .read_answer(resp, Some(id), |this, msg, rid| {
+                this.deliver_known(msg, rid, None)
+            })
             .await;
         if !end.got_response {
             let why = end.error.unwrap_or_else(|| "the stream ended".to_string());
@@ -391,7 +398,9 @@ impl Shared {
                 return;
             }
             let end = self
-                .read_answer(resp, None, |this, msg, rid| this.deliver_known(msg, rid, None))
+                .read_answer(resp, None, |this, msg, rid| {
+                    this.deliver_known(msg, rid, None)
+                })
                 .await;
             if end.last_event_id.is_some() {
                 last_id = end.last_event_id;
