@@ -119,16 +119,23 @@ struct Request {
     method: String,
     path: String,
     query: String,
-    headers: Vec<(String, String)>,
+    /// The header block as received, names in lower case.
+    head: String,
+    /// Where each header's name and value lie in `head`.
+    headers: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     body: Vec<u8>,
 }
 
 impl Request {
     fn header(&self, name: &str) -> Option<&str> {
+        self.headers().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    /// Every header, name in lower case and value trimmed.
+    fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
         self.headers
             .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+            .filter_map(|(k, v)| Some((self.head.get(k.clone())?, self.head.get(v.clone())?)))
     }
 }
 
@@ -181,52 +188,96 @@ async fn main() {
     }
 }
 
+/// Reads one request: the header block at once (one search per read, no allocation per
+/// header), then its body.
 async fn read_request(r: &mut BufReader<OwnedReadHalf>) -> Option<Request> {
-    let mut line = String::new();
+    let mut head: Vec<u8> = Vec::new();
     loop {
-        line.clear();
-        if r.read_line(&mut line).await.ok()? == 0 {
+        let buf = r.fill_buf().await.ok()?;
+        if buf.is_empty() {
             return None;
         }
-        if !line.trim().is_empty() {
-            break;
+        // Blank lines before a request line are skipped.
+        let from = head.len().saturating_sub(3);
+        head.extend_from_slice(buf);
+        let n = buf.len();
+        let lead = head
+            .iter()
+            .take_while(|b| **b == b'\r' || **b == b'\n')
+            .count();
+        if head.get(lead).is_some_and(|b| !b.is_ascii_alphabetic()) {
+            // Not HTTP (a TLS hello, say): answered as a request for nothing.
+            r.consume(n);
+            return Some(Request {
+                method: "BAD".into(),
+                path: "/".into(),
+                query: String::new(),
+                head: String::new(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            });
+        }
+        match memchr::memmem::find(&head[from.max(lead)..], b"\r\n\r\n") {
+            Some(at) => {
+                let end = from.max(lead) + at + 4;
+                let extra = head.len() - end;
+                r.consume(n - extra);
+                head.truncate(end - 2);
+                head.drain(..lead);
+                break;
+            }
+            None => r.consume(n),
         }
     }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_string();
-    let target = parts.next()?.to_string();
+    let mut head = String::from_utf8(head).ok()?;
+    let line_end = head.find("\r\n")?;
+    let (method, target) = {
+        let mut parts = head[..line_end].split_whitespace();
+        (parts.next()?.to_string(), parts.next()?.to_string())
+    };
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p.to_string(), q.to_string()),
-        None => (target.clone(), String::new()),
+        None => (target, String::new()),
     };
     let mut headers = Vec::new();
-    loop {
-        line.clear();
-        if r.read_line(&mut line).await.ok()? == 0 {
-            return None;
+    let mut at = line_end + 2;
+    while at < head.len() {
+        let end = head[at..].find("\r\n").map_or(head.len(), |e| at + e);
+        if let Some(colon) = head[at..end].find(':') {
+            let name = trimmed(&head, at..at + colon);
+            let value = trimmed(&head, at + colon + 1..end);
+            headers.push((name, value));
         }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        at = end + 2;
+    }
+    for (name, _) in &headers {
+        if let Some(n) = head.get_mut(name.clone()) {
+            n.make_ascii_lowercase();
         }
     }
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).await.ok()?;
-    Some(Request {
+    let mut req = Request {
         method,
         path,
         query,
+        head,
         headers,
-        body,
-    })
+        body: Vec::new(),
+    };
+    let len: usize = req
+        .header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    req.body = vec![0; len];
+    r.read_exact(&mut req.body).await.ok()?;
+    Some(req)
+}
+
+/// `range` of `text` without the whitespace at either end.
+fn trimmed(text: &str, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let part = &text[range.clone()];
+    let start = range.start + (part.len() - part.trim_start().len());
+    let end = range.end - (part.len() - part.trim_end().len());
+    start..end.max(start)
 }
 
 fn reason(code: u16) -> &'static str {
@@ -254,15 +305,16 @@ async fn respond(
     extra: &[(&str, String)],
     body: &[u8],
 ) -> std::io::Result<()> {
-    let mut head = format!("HTTP/1.1 {code} {}\r\n", reason(code));
+    use std::io::Write as _;
+    let mut out = Vec::with_capacity(128 + body.len());
+    let _ = write!(out, "HTTP/1.1 {code} {}\r\n", reason(code));
     if let Some(ct) = content_type {
-        head.push_str(&format!("Content-Type: {ct}\r\n"));
+        let _ = write!(out, "Content-Type: {ct}\r\n");
     }
     for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
+        let _ = write!(out, "{k}: {v}\r\n");
     }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    let mut out = head.into_bytes();
+    let _ = write!(out, "Content-Length: {}\r\n\r\n", body.len());
     out.extend_from_slice(body);
     w.write_all(&out).await
 }
@@ -270,6 +322,15 @@ async fn respond(
 /// Starts an event stream: chunked, so the connection is kept alive after it ends, like the
 /// servers built on the SDKs.
 async fn sse_head(w: &mut OwnedWriteHalf, extra: &[(&str, String)]) -> std::io::Result<()> {
+    sse_start(w, extra, None).await
+}
+
+/// The head of an event stream and, in the same write, its first chunk.
+async fn sse_start(
+    w: &mut OwnedWriteHalf,
+    extra: &[(&str, String)],
+    first: Option<&[u8]>,
+) -> std::io::Result<()> {
     let mut head = String::from(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n",
     );
@@ -277,7 +338,36 @@ async fn sse_head(w: &mut OwnedWriteHalf, extra: &[(&str, String)]) -> std::io::
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    w.write_all(head.as_bytes()).await
+    let mut out = head.into_bytes();
+    if let Some(chunk) = first {
+        out.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        out.extend_from_slice(chunk);
+        out.extend_from_slice(b"\r\n");
+    }
+    w.write_all(&out).await
+}
+
+/// A whole event stream (head, one chunk per event, end) in one write.
+async fn sse_whole(
+    w: &mut OwnedWriteHalf,
+    extra: &[(&str, String)],
+    events: &[Vec<u8>],
+) -> std::io::Result<()> {
+    let mut head = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n",
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut out = head.into_bytes();
+    for e in events {
+        out.extend_from_slice(format!("{:x}\r\n", e.len()).as_bytes());
+        out.extend_from_slice(e);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    w.write_all(&out).await
 }
 
 /// Writes one chunk of an event stream.
@@ -314,9 +404,8 @@ async fn connection(state: Arc<State>, stream: TcpStream) {
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req.body).into_owned()));
         if state.journaling && req.path != "/journal" {
             let headers: serde_json::Map<String, Value> = req
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .headers()
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
                 .collect();
             state.journal.lock().unwrap().push(json!({
                 "method": req.method,
@@ -360,9 +449,14 @@ async fn serve(
         }
         req.path = rest.to_string();
     }
-    if let Some(r) = state
-        .oauth
-        .route(&state.base, &req.method, &req.path, &req.query, &req.body)
+    let oauth_route = req.path.starts_with("/.well-known/") || req.path.starts_with("/as/");
+    if let Some(r) = oauth_route
+        .then(|| {
+            state
+                .oauth
+                .route(&state.base, &req.method, &req.path, &req.query, &req.body)
+        })
+        .flatten()
     {
         if let Some(d) = state.oauth.delay(&req.method, &req.path) {
             tokio::time::sleep(d).await;
@@ -453,7 +547,7 @@ async fn serve(
                 });
                 if let Some(resp) = handle(&state, Profile::Stream, &body, mtx).await {
                     let _ = pump.await;
-                    let _ = tx.send(event(None, resp.to_string().as_bytes()));
+                    let _ = tx.send(event(None, &serde_json::to_vec(&resp).unwrap_or_default()));
                 }
             });
             return true;
@@ -544,7 +638,9 @@ async fn post(
     }
     if tool_name(&body) == Some("flood") {
         let bytes = body
-            .pointer("/params/arguments/bytes")
+            .get("params")
+            .and_then(|p| p.get("arguments"))
+            .and_then(|a| a.get("bytes"))
             .and_then(Value::as_u64)
             .unwrap_or(1 << 20);
         return flood(w, profile.sse(), &body["id"], bytes, &extra).await;
@@ -567,7 +663,7 @@ async fn post(
             200,
             Some("application/json"),
             &extra,
-            resp.to_string().as_bytes(),
+            &serde_json::to_vec(&resp).unwrap_or_default(),
         )
         .await);
         if tool_name(&body) == Some("expire") {
@@ -581,22 +677,37 @@ async fn post(
         return ok1;
     }
     // An SSE answer: priming event, related messages as they come, then the response.
-    if sse_head(w, &extra).await.is_err() {
-        return false;
-    }
     let prime = state.fresh("ev");
-    if sse_send(
-        w,
-        format!("id: {prime}\nretry: 1000\ndata: \n\n").as_bytes(),
-    )
-    .await
-    .is_err()
-    {
-        return false;
-    }
+    let priming = format!("id: {prime}\nretry: 1000\ndata: \n\n");
     let (mtx, mut mrx) = mpsc::unbounded_channel::<Value>();
     let fut = handle(state, profile, &body, mtx);
     tokio::pin!(fut);
+    // A handler that answers at once: the whole stream in one write, as a fast server
+    // sends it.
+    if let Some(resp) = futures::FutureExt::now_or_never(&mut fut) {
+        let mut events = vec![priming.into_bytes()];
+        while let Ok(m) = mrx.try_recv() {
+            let id = state.fresh("ev");
+            events.push(event(
+                Some(&id),
+                &serde_json::to_vec(&m).unwrap_or_default(),
+            ));
+        }
+        if let Some(resp) = resp {
+            let id = state.fresh("ev");
+            events.push(event(
+                Some(&id),
+                &serde_json::to_vec(&resp).unwrap_or_default(),
+            ));
+        }
+        return sse_whole(w, &extra, &events).await.is_ok();
+    }
+    if sse_start(w, &extra, Some(priming.as_bytes()))
+        .await
+        .is_err()
+    {
+        return false;
+    }
     let mut closed = std::pin::pin!(wait_closed(r));
     loop {
         tokio::select! {
@@ -617,7 +728,7 @@ async fn post(
                     let id = state.fresh("ev");
                     // The response and the end of the stream in one write, as a fast
                     // server sends them.
-                    let ev = event(Some(&id), resp.to_string().as_bytes());
+                    let ev = event(Some(&id), &serde_json::to_vec(&resp).unwrap_or_default());
                     let mut out = format!("{:x}\r\n", ev.len()).into_bytes();
                     out.extend_from_slice(&ev);
                     out.extend_from_slice(b"\r\n0\r\n\r\n");
@@ -712,7 +823,14 @@ async fn get(
             let pending = state.cut_pending.lock().unwrap().take();
             let _ = sse_head(w, &[]).await;
             if let Some(resp) = pending {
-                let _ = sse_send(w, &event(Some("cut-2"), resp.to_string().as_bytes())).await;
+                let _ = sse_send(
+                    w,
+                    &event(
+                        Some("cut-2"),
+                        &serde_json::to_vec(&resp).unwrap_or_default(),
+                    ),
+                )
+                .await;
             }
             sse_end(w).await
         }
@@ -756,7 +874,12 @@ fn tool_name(body: &Value) -> Option<&str> {
     if body.get("method").and_then(Value::as_str) != Some("tools/call") {
         return None;
     }
-    body.pointer("/params/name").and_then(Value::as_str)
+    param(body, "name").and_then(Value::as_str)
+}
+
+/// A member of a request's params.
+fn param<'a>(body: &'a Value, key: &str) -> Option<&'a Value> {
+    body.get("params")?.get(key)
 }
 
 fn text_result(id: &Value, text: &str) -> Value {
@@ -781,7 +904,8 @@ async fn handle(
     let result = match method {
         "initialize" => {
             let asked = body
-                .pointer("/params/protocolVersion")
+                .get("params")
+                .and_then(|p| p.get("protocolVersion"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let version = if SUPPORTED.contains(&asked) {
@@ -839,13 +963,17 @@ async fn handle(
             list
         }
         "tools/call" => {
+            let no_args = json!({});
             let args = body
-                .pointer("/params/arguments")
-                .cloned()
-                .unwrap_or(json!({}));
-            let token = body.pointer("/params/_meta/progressToken").cloned();
+                .get("params")
+                .and_then(|p| p.get("arguments"))
+                .unwrap_or(&no_args);
+            let token = param(body, "_meta")
+                .and_then(|m| m.get("progressToken"))
+                .cloned();
             let text = match body
-                .pointer("/params/name")
+                .get("params")
+                .and_then(|p| p.get("name"))
                 .and_then(Value::as_str)
                 .unwrap_or("")
             {

@@ -44,6 +44,7 @@ pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR
 use super::http_conn::{LegacySession, Mode, Shared};
 pub use super::http_errors::{classify_failure, describe_status_parts};
 use super::http_limits;
+use super::http_wire::{Target, Wire};
 use super::{
     Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver, TransportSender,
 };
@@ -54,6 +55,8 @@ use crate::mask::MaskedUrl;
 pub const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Most resumptions of one answer stream that bring no new event.
 pub(crate) const MAX_IDLE_RESUMES: u32 = 5;
+/// The `User-Agent` of every request.
+const USER_AGENT: &str = concat!("harness9/", env!("CARGO_PKG_VERSION"));
 /// Connecting to the server (TCP + TLS) may take this long.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The `DELETE` that ends a session on shutdown.
@@ -103,7 +106,7 @@ pub(crate) fn open(
     let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
-        .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
         .redirect(http_limits::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
@@ -115,8 +118,10 @@ pub(crate) fn open(
         Mode::Streamable => "http",
         Mode::Legacy => "sse",
     });
+    let wire = Wire::for_url(&url, USER_AGENT, CONNECT_TIMEOUT);
     let shared = Arc::new(Shared {
         client,
+        wire,
         url,
         headers,
         has_auth_header,
@@ -323,9 +328,8 @@ impl Shared {
         }
         let snap = self.snapshot();
         if snap.id.is_some() && self.legacy().is_none() {
-            let req = self
-                .request(reqwest::Method::DELETE, self.url.clone(), Some(&snap), None)
-                .send();
+            let req =
+                self.send(|| self.request(reqwest::Method::DELETE, Target::Own, Some(&snap), None));
             match tokio::time::timeout(DELETE_TIMEOUT, req).await {
                 Ok(Ok(r)) => tracing::debug!("DELETE session: HTTP {}", r.status()),
                 Ok(Err(e)) => tracing::debug!("DELETE session failed: {e}"),

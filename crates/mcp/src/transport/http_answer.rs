@@ -12,12 +12,12 @@
 use std::time::Duration;
 
 use futures::FutureExt;
-use reqwest::Response;
 use serde_json::value::RawValue;
 
 use super::http_conn::{is_event_stream, response_id, Shared};
 use super::http_errors::error_chain;
 use super::http_limits::{self, BodyError};
+use super::http_wire::HttpResponse;
 use super::sse_parse::{SseEvent, SseParser};
 
 /// How long to keep reading an SSE answer after its response (for connection reuse).
@@ -41,7 +41,7 @@ impl Shared {
     /// for every message; `want` is the id of the response that completes it.
     pub(crate) async fn read_answer(
         &self,
-        mut resp: Response,
+        mut resp: HttpResponse,
         want: Option<u64>,
         mut on_message: impl FnMut(&Self, Vec<u8>, Option<u64>),
     ) -> AnswerEnd {
@@ -71,6 +71,18 @@ impl Shared {
             }
             return end;
         }
+        // Boxed: a JSON answer's future stays small.
+        Box::pin(self.read_events(resp, want, on_message, end)).await
+    }
+
+    /// [`Shared::read_answer`] of an event stream.
+    async fn read_events(
+        &self,
+        mut resp: HttpResponse,
+        want: Option<u64>,
+        mut on_message: impl FnMut(&Self, Vec<u8>, Option<u64>),
+        mut end: AnswerEnd,
+    ) -> AnswerEnd {
         let mut parser = SseParser::new(self.max_message_bytes);
         let mut events: Vec<SseEvent> = Vec::new();
         // The response, held back until what already arrived after it has been read.

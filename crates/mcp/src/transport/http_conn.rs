@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
-use reqwest::{Response, Url};
+use reqwest::Url;
 
 use crate::mask::mask_urls_in;
 use serde::Deserialize;
@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::http_errors::{self, describe_status_parts};
+use super::http_wire::{Exchange, HttpResponse, Target, Wire};
 use super::{http_limits, EraHeaders, Inbound, Outbound};
 use crate::log::{LogSource, ServerLog};
 
@@ -102,6 +103,8 @@ pub(crate) struct SessionSnapshot {
 
 pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
+    /// The lean client for the server's own URL, when it can serve it ([`super::http_wire`]).
+    pub(crate) wire: Option<Wire>,
     pub(crate) url: Url,
     pub(crate) headers: HeaderMap,
     pub(crate) has_auth_header: bool,
@@ -128,10 +131,6 @@ pub(crate) struct Shared {
 pub(crate) struct LegacySession {
     pub(crate) endpoint: Url,
 }
-
-/// Why a refused response was not retried, attached to it for [`describe_status`].
-#[derive(Clone)]
-pub(crate) struct AuthRefusal(pub String);
 
 #[derive(Deserialize)]
 pub(crate) struct Peek<'a> {
@@ -277,10 +276,10 @@ impl Shared {
     pub(crate) fn request(
         &self,
         method: reqwest::Method,
-        url: Url,
+        target: Target,
         session: Option<&SessionSnapshot>,
         era: Option<&EraHeaders>,
-    ) -> reqwest::RequestBuilder {
+    ) -> Exchange {
         let mut headers = self.headers.clone();
         if let Some(id) = session.and_then(|s| s.id.clone()) {
             headers.insert(SESSION_HEADER, id);
@@ -295,26 +294,38 @@ impl Shared {
         for (name, value) in era.map(|e| e.more.as_slice()).unwrap_or_default() {
             headers.insert(name.clone(), value.clone());
         }
-        self.auth_header_for(&url, &mut headers);
-        self.client.request(method, url).headers(headers)
+        match &target {
+            Target::Own => self.auth_header_for(&self.url, &mut headers),
+            Target::Other(url) => self.auth_header_for(url, &mut headers),
+        }
+        Exchange {
+            method,
+            target,
+            headers,
+            body: None,
+            timeout: None,
+        }
     }
 }
 
-pub(crate) fn is_event_stream(resp: &Response) -> bool {
-    resp.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with(EVENT_STREAM)
-        })
+pub(crate) fn is_event_stream(resp: &HttpResponse) -> bool {
+    resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes()
+            .trim_ascii_start()
+            .get(..EVENT_STREAM.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(EVENT_STREAM.as_bytes()))
+    })
 }
 
 /// A clear message for a non-success status; reads a little of the body for detail.
-pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
-    if let Some(r) = resp.extensions().get::<AuthRefusal>() {
-        return r.0.clone();
+pub(crate) async fn describe_status(shared: &Shared, resp: HttpResponse) -> String {
+    // Boxed: the exchanges that may call it keep small futures.
+    Box::pin(describe(shared, resp)).await
+}
+
+async fn describe(shared: &Shared, resp: HttpResponse) -> String {
+    if let Some(r) = resp.refusal() {
+        return r.to_string();
     }
     let status = resp.status();
     let challenge = resp

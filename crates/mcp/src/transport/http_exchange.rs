@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use reqwest::{Response, StatusCode};
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::StatusCode;
 
 use super::http::{DEFAULT_RETRY, MAX_IDLE_RESUMES, STREAM_BROKEN};
 use super::http_answer::AnswerEnd;
@@ -21,28 +21,26 @@ use super::http_conn::{
     EVENT_STREAM, SESSION_HEADER, TRANSPORT_ERROR_CODE,
 };
 use super::http_errors::{describe_send_error, describe_status_parts};
+use super::http_wire::{Exchange, HttpResponse, Target};
 use super::{http_limits, mcp_headers, Inbound, Outbound};
 use crate::log::LogSource;
 
 /// `Accept` of every POST.
 const ACCEPT_POST: &str = "application/json, text/event-stream";
-const LAST_EVENT_ID: &str = "last-event-id";
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// An event id as a header value (one that cannot be is sent empty: the stream starts
+/// over rather than resuming somewhere else).
+fn event_value(id: &str) -> HeaderValue {
+    HeaderValue::from_str(id).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
 
 impl Shared {
-    fn post_builder(
-        &self,
-        out: &Outbound,
-        session: Option<&SessionSnapshot>,
-    ) -> reqwest::RequestBuilder {
-        self.request(
-            reqwest::Method::POST,
-            self.url.clone(),
-            session,
-            Some(&out.era),
-        )
-        .header(ACCEPT, ACCEPT_POST)
-        .header(CONTENT_TYPE, "application/json")
-        .body(out.bytes.clone())
+    fn post_builder(&self, out: &Outbound, session: Option<&SessionSnapshot>) -> Exchange {
+        self.request(reqwest::Method::POST, Target::Own, session, Some(&out.era))
+            .header(ACCEPT, ACCEPT_POST)
+            .header(CONTENT_TYPE, "application/json")
+            .body(out.bytes.clone())
     }
 
     /// The handshake's `initialize`: POSTed without session; its answer starts the
@@ -106,7 +104,7 @@ impl Shared {
     }
 
     /// Keeps the session the answer to `initialize` starts (a new number even without id).
-    fn take_session_id(&self, resp: &Response) {
+    fn take_session_id(&self, resp: &HttpResponse) {
         let mut s = self.session.lock();
         s.id = None;
         s.epoch += 1;
@@ -206,7 +204,7 @@ impl Shared {
         if status == StatusCode::BAD_REQUEST && modern {
             // A JSON-RPC error in the body is the answer (the modern era's way of
             // refusing a request; also how its era probe tells the eras apart).
-            let body = mcp_headers::read_small_body(resp).await;
+            let body = Box::pin(mcp_headers::read_small_body(resp)).await;
             match mcp_headers::error_object(&body) {
                 Some(error) => {
                     let answer = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}");
@@ -229,6 +227,7 @@ impl Shared {
         }
         if status == StatusCode::ACCEPTED {
             // No body: the answer will come on the GET stream.
+            http_limits::drain_ack(resp).await;
             return;
         }
         let sse = is_event_stream(&resp);
@@ -260,7 +259,7 @@ impl Shared {
             self.deliver_known(body.into_bytes(), Some(id), Some(id));
             return;
         }
-        self.resume(out, end).await;
+        Box::pin(self.resume(out, end)).await;
     }
 
     /// Resumes a cut answer stream with GET + `Last-Event-ID` until the response arrives.
@@ -292,9 +291,9 @@ impl Shared {
             let snap = self.snapshot();
             let resp = self
                 .send(|| {
-                    self.request(reqwest::Method::GET, self.url.clone(), Some(&snap), None)
+                    self.request(reqwest::Method::GET, Target::Own, Some(&snap), None)
                         .header(ACCEPT, EVENT_STREAM)
-                        .header(LAST_EVENT_ID, event_id.as_str())
+                        .header_value(LAST_EVENT_ID, event_value(&event_id))
                 })
                 .await;
             let resp = match resp {
@@ -373,10 +372,10 @@ impl Shared {
             }
             let build = || {
                 let req = self
-                    .request(reqwest::Method::GET, self.url.clone(), Some(&snap), None)
+                    .request(reqwest::Method::GET, Target::Own, Some(&snap), None)
                     .header(ACCEPT, EVENT_STREAM);
                 match &last_id {
-                    Some(l) => req.header(LAST_EVENT_ID, l.as_str()),
+                    Some(l) => req.header_value(LAST_EVENT_ID, event_value(l)),
                     None => req,
                 }
             };

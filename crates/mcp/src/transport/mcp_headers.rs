@@ -191,7 +191,7 @@ pub(crate) fn modern_headers(
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// The start of a response body (an error body is small), without waiting long for it.
-pub(crate) async fn read_small_body(mut resp: reqwest::Response) -> Vec<u8> {
+pub(crate) async fn read_small_body(mut resp: super::http_wire::HttpResponse) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < ERROR_BODY_BYTES {
         match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {

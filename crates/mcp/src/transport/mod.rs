@@ -19,6 +19,7 @@ mod http_conn;
 mod http_errors;
 mod http_exchange;
 pub mod http_limits;
+mod http_wire;
 pub mod mcp_headers;
 pub mod memory;
 pub mod sse;

@@ -15,13 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use reqwest::{Response, Url};
+use reqwest::Url;
 
 use crate::mask::MaskedUrl;
 
 use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
 use super::http_errors::{describe_send_error, error_chain};
 use super::http_limits;
+use super::http_wire::{HttpResponse, Target};
 use super::sse_parse::{SseEvent, SseParser};
 use super::Outbound;
 
@@ -35,7 +36,7 @@ impl LegacySession {
         let mut resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::GET, url.clone(), None, None)
+                    .request(reqwest::Method::GET, target_of(shared, &url), None, None)
                     .header(ACCEPT, "text/event-stream")
             })
             .await
@@ -114,7 +115,12 @@ impl LegacySession {
         let resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::POST, self.endpoint.clone(), None, None)
+                    .request(
+                        reqwest::Method::POST,
+                        target_of(shared, &self.endpoint),
+                        None,
+                        None,
+                    )
                     .header(CONTENT_TYPE, "application/json")
                     .body(out.bytes.clone())
                     .timeout(ACK_TIMEOUT)
@@ -164,7 +170,16 @@ fn deliver_event(shared: &Shared, ev: SseEvent) {
     }
 }
 
-async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SseParser) {
+/// The server's own URL or another one.
+fn target_of(shared: &Shared, url: &Url) -> Target {
+    if *url == shared.url {
+        Target::Own
+    } else {
+        Target::Other(url.clone())
+    }
+}
+
+async fn read_stream(shared: Arc<Shared>, mut resp: HttpResponse, mut parser: SseParser) {
     let mut events = Vec::new();
     let reason = loop {
         shared.backlog.wait_for_room().await;
