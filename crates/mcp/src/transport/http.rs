@@ -43,8 +43,9 @@ use tokio::sync::{mpsc, watch};
 pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
 use super::http_conn::{LegacySession, Mode, Shared};
 pub use super::http_errors::{classify_failure, describe_status_parts};
+use super::http_h1::Wire;
 use super::http_limits;
-use super::http_wire::{Target, Wire};
+use super::http_wire::Target;
 use super::{
     Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver, TransportSender,
 };

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::Url;
 
 use crate::mask::mask_urls_in;
@@ -24,13 +24,14 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::http_errors::{self, describe_status_parts};
-use super::http_wire::{Exchange, HttpResponse, Target, Wire};
+use super::http_h1::Wire;
+use super::http_wire::{Exchange, HttpResponse, Target};
 use super::{http_limits, EraHeaders, Inbound, Outbound};
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// A POST that only needs an acknowledgement (notification, response, legacy message) may
 /// take this long.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);

@@ -108,7 +108,7 @@ impl Shared {
         let mut s = self.session.lock();
         s.id = None;
         s.epoch += 1;
-        if let Some(v) = resp.headers().get(SESSION_HEADER) {
+        if let Some(v) = resp.headers().get(&SESSION_HEADER) {
             if !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
                 let mut v = v.clone();
                 v.set_sensitive(true);

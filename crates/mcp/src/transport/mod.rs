@@ -18,6 +18,7 @@ mod http_auth;
 mod http_conn;
 mod http_errors;
 mod http_exchange;
+mod http_h1;
 pub mod http_limits;
 mod http_wire;
 pub mod mcp_headers;
