@@ -329,8 +329,9 @@ impl Shared {
         }
         let snap = self.snapshot();
         if snap.id.is_some() && self.legacy().is_none() {
+            // Sent once, as it is: no sign-in on the way out.
             let req =
-                self.send(|| self.request(reqwest::Method::DELETE, Target::Own, Some(&snap), None));
+                self.execute(self.request(reqwest::Method::DELETE, Target::Own, Some(&snap), None));
             match tokio::time::timeout(DELETE_TIMEOUT, req).await {
                 Ok(Ok(r)) => tracing::debug!("DELETE session: HTTP {}", r.status()),
                 Ok(Err(e)) => tracing::debug!("DELETE session failed: {e}"),

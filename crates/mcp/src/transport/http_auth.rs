@@ -96,7 +96,7 @@ impl Shared {
 
     /// One exchange: the lean client for the server's own URL when there is one (a
     /// redirect it gets is followed through reqwest), else reqwest.
-    async fn execute(&self, ex: Exchange) -> Result<HttpResponse, HttpError> {
+    pub(crate) async fn execute(&self, ex: Exchange) -> Result<HttpResponse, HttpError> {
         if let (Some(wire), Target::Own) = (&self.wire, &ex.target) {
             let resp = wire.send(&ex).await?;
             if !is_redirect(resp.status()) {

@@ -36,6 +36,8 @@ const MAX_HEADERS: usize = 128;
 const JOINED_BODY: usize = 64 * 1024;
 /// Room kept free in a connection's read buffer before each read.
 const READ_ROOM: usize = 16 * 1024;
+/// The most room made for one read of a large body.
+const MAX_READ: usize = 256 * 1024;
 
 /// A failure of the lean client, in the words [`classify_failure`](super::http_errors::classify_failure) reads.
 #[derive(Debug)]
@@ -291,10 +293,15 @@ struct WireConn {
 }
 
 impl WireConn {
-    /// Reads more from the server; `Ok(false)` at the end of the connection.
-    async fn fill(&mut self) -> Result<bool, WireError> {
-        if self.buf.capacity() - self.buf.len() < READ_ROOM / 4 {
-            self.buf.reserve(READ_ROOM);
+    /// Reads more from the server; `Ok(false)` at the end of the connection. `expect` is
+    /// how much more is known to come: room for it (up to [`MAX_READ`]) is made first, so a
+    /// large body is read in large pieces.
+    async fn fill(&mut self, expect: u64) -> Result<bool, WireError> {
+        let want = usize::try_from(expect)
+            .unwrap_or(MAX_READ)
+            .clamp(READ_ROOM, MAX_READ);
+        if self.buf.capacity() - self.buf.len() < want / 4 {
+            self.buf.reserve(want);
         }
         match self.stream.read_buf(&mut self.buf).await {
             Ok(0) => Ok(false),
@@ -389,7 +396,7 @@ impl WireBody {
                 }
                 Framing::Length(0) => self.framing = Framing::Done,
                 Framing::Length(left) => {
-                    if conn.buf.is_empty() && !conn.fill().await? {
+                    if conn.buf.is_empty() && !conn.fill(left).await? {
                         return Err(WireError::closed("before the end of the body"));
                     }
                     let take = usize::try_from(left)
@@ -402,7 +409,7 @@ impl WireBody {
                     if !conn.buf.is_empty() {
                         return Ok(Some(conn.buf.split().freeze()));
                     }
-                    if !conn.fill().await? {
+                    if !conn.fill(0).await? {
                         self.keep_alive = false;
                         self.framing = Framing::Done;
                     }
@@ -411,7 +418,7 @@ impl WireBody {
                     self.framing = Framing::Chunked(Chunk::DataEnd);
                 }
                 Framing::Chunked(Chunk::Data(left)) => {
-                    if conn.buf.is_empty() && !conn.fill().await? {
+                    if conn.buf.is_empty() && !conn.fill(left).await? {
                         return Err(WireError::closed("inside a chunk"));
                     }
                     let take = usize::try_from(left)
@@ -422,7 +429,7 @@ impl WireBody {
                 }
                 Framing::Chunked(state) => {
                     let Some(line) = take_line(&mut conn.buf)? else {
-                        if !conn.fill().await? {
+                        if !conn.fill(0).await? {
                             return Err(WireError::closed("inside a chunked body"));
                         }
                         continue;
@@ -501,7 +508,7 @@ async fn read_head(
                     "a head longer than {MAX_HEAD_BYTES} bytes"
                 )));
             }
-            if !conn.fill().await? {
+            if !conn.fill(0).await? {
                 return Err(WireError::closed(if conn.buf.is_empty() {
                     "before message completed"
                 } else {
