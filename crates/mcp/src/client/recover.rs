@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 use tokio::sync::watch;
 
 use super::{ClientError, ClientEvent, Inner, Params, ReplyError, RequestOptions};
 use crate::log::LogSource;
-use crate::protocol::features::{Prompt, Resource, ResourceTemplate};
+use crate::protocol::features::{PromptsPage, ResourcesPage, TemplatesPage};
 use crate::protocol::jsonrpc::RpcError;
-use crate::protocol::types::{InitializeResult, ToolDef, LATEST_PROTOCOL_VERSION};
+use crate::protocol::types::{InitializeResult, ListToolsPage, LATEST_PROTOCOL_VERSION};
 use crate::transport::http::TRANSPORT_ERROR_CODE;
 use crate::transport::{EraHeaders, Outbound};
 
@@ -305,14 +305,20 @@ impl Inner {
         };
         let mut changed: Vec<ClientEvent> = Vec::new();
         for (method, old) in listed {
+            // Parsed as the listing that made `old` parsed them, so equal lists agree.
             let new = match method {
-                "tools/list" => self.digest_of::<ToolDef>(method, "tools").await,
-                "resources/list" => self.digest_of::<Resource>(method, "resources").await,
-                "resources/templates/list" => {
-                    self.digest_of::<ResourceTemplate>(method, "resourceTemplates")
+                "tools/list" => self.digest_of(method, |p: ListToolsPage| (p.tools, p.next_cursor)).await,
+                "resources/list" => {
+                    self.digest_of(method, |p: ResourcesPage| (p.resources, p.next_cursor))
                         .await
                 }
-                _ => self.digest_of::<Prompt>(method, "prompts").await,
+                "resources/templates/list" => {
+                    self.digest_of(method, |p: TemplatesPage| {
+                        (p.resource_templates, p.next_cursor)
+                    })
+                    .await
+                }
+                _ => self.digest_of(method, |p: PromptsPage| (p.prompts, p.next_cursor)).await,
             };
             match new {
                 Ok(new) if new == old => continue,
@@ -336,11 +342,11 @@ impl Inner {
         }
     }
 
-    /// The digest of every page of `method`, whose items are under `key`.
-    async fn digest_of<T: DeserializeOwned + Serialize>(
+    /// The digest of every page of `method`, each page's items taken by `split`.
+    async fn digest_of<P: DeserializeOwned, T: Serialize>(
         &self,
         method: &str,
-        key: &str,
+        split: impl Fn(P) -> (Vec<T>, Option<String>),
     ) -> Result<u64, ClientError> {
         let mut digest = ListDigest::default();
         let mut seen = HashSet::new();
@@ -355,16 +361,10 @@ impl Inner {
             let body = self
                 .request_once(method, &Params::from_value(params), opts, true)
                 .await?;
-            let mut page: Map<String, Value> = body.parse(method)?;
-            let items: Vec<T> =
-                serde_json::from_value(page.remove(key).unwrap_or(Value::Array(Vec::new())))
-                    .map_err(|e| ClientError::Invalid {
-                        method: method.into(),
-                        detail: e.to_string(),
-                    })?;
+            let (items, next) = split(body.parse(method)?);
             digest.add(&items);
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(c) if seen.insert(c.to_string()) => cursor = Some(c.to_string()),
+            match next {
+                Some(c) if seen.insert(c.clone()) => cursor = Some(c),
                 _ => return Ok(digest.finish()),
             }
         }

@@ -196,23 +196,27 @@ impl Wire {
         ex: &Exchange,
         deadline: Option<Instant>,
     ) -> Result<WireResponse, WireError> {
-        let mut conn = match self.pool.checkout() {
-            Some(c) => c,
-            None => Box::pin(self.connect()).await?,
-        };
-        let head = self.head(ex);
+        let mut request = self.head(ex);
         let body = ex.body.as_deref().unwrap_or_default();
-        let written = if body.len() <= JOINED_BODY {
-            let mut out = head;
-            out.extend_from_slice(body);
-            conn.stream.write_all(&out).await
-        } else {
-            match conn.stream.write_all(&head).await {
-                Ok(()) => conn.stream.write_all(body).await,
-                Err(e) => Err(e),
-            }
+        let joined = body.len() <= JOINED_BODY;
+        if joined {
+            request.extend_from_slice(body);
+        }
+        let (mut conn, reused) = match self.pool.checkout() {
+            Some(c) => (c, true),
+            None => (Box::pin(self.connect()).await?, false),
         };
-        written.map_err(|e| WireError::io("writing the request failed", &e))?;
+        if let Err(e) = conn.write(&request, (!joined).then_some(body)).await {
+            // A kept connection the server closed just now: the request never got there,
+            // so it goes once more on a new connection.
+            if !reused {
+                return Err(WireError::io("writing the request failed", &e));
+            }
+            conn = Box::pin(self.connect()).await?;
+            conn.write(&request, (!joined).then_some(body))
+                .await
+                .map_err(|e| WireError::io("writing the request failed", &e))?;
+        }
         let (status, headers, keep_alive, framing) = read_head(&mut conn, &ex.method).await?;
         Ok(WireResponse {
             status,
@@ -251,9 +255,8 @@ impl Wire {
             out.extend_from_slice(b"\r\n");
         }
         if let Some(b) = &ex.body {
-            out.extend_from_slice(b"content-length: ");
-            out.extend_from_slice(b.len().to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
+            use std::io::Write as _;
+            let _ = write!(out, "content-length: {}\r\n", b.len());
         }
         out.extend_from_slice(b"\r\n");
         out
@@ -293,6 +296,15 @@ struct WireConn {
 }
 
 impl WireConn {
+    /// Writes a request: its head (with the body when `rest` is `None`), then `rest`.
+    async fn write(&mut self, head: &[u8], rest: Option<&[u8]>) -> std::io::Result<()> {
+        self.stream.write_all(head).await?;
+        match rest {
+            Some(body) => self.stream.write_all(body).await,
+            None => Ok(()),
+        }
+    }
+
     /// Reads more from the server; `Ok(false)` at the end of the connection. `expect` is
     /// how much more is known to come: room for it (up to [`MAX_READ`]) is made first, so a
     /// large body is read in large pieces.
