@@ -307,7 +307,10 @@ impl Inner {
         for (method, old) in listed {
             // Parsed as the listing that made `old` parsed them, so equal lists agree.
             let new = match method {
-                "tools/list" => self.digest_of(method, |p: ListToolsPage| (p.tools, p.next_cursor)).await,
+                "tools/list" => {
+                    self.digest_of(method, |p: ListToolsPage| (p.tools, p.next_cursor))
+                        .await
+                }
                 "resources/list" => {
                     self.digest_of(method, |p: ResourcesPage| (p.resources, p.next_cursor))
                         .await
@@ -318,7 +321,10 @@ impl Inner {
                     })
                     .await
                 }
-                _ => self.digest_of(method, |p: PromptsPage| (p.prompts, p.next_cursor)).await,
+                _ => {
+                    self.digest_of(method, |p: PromptsPage| (p.prompts, p.next_cursor))
+                        .await
+                }
             };
             match new {
                 Ok(new) if new == old => continue,
@@ -369,5 +375,117 @@ impl Inner {
             }
         }
         Ok(digest.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::Value;
+
+    use crate::client::{Client, ClientError, RequestOptions};
+    use crate::transport::memory::{self, MemoryPeer};
+    use crate::transport::{EraHeaders, Inbound, Outbound};
+
+    /// The next message the client sent, parsed, with its bytes.
+    async fn next(peer: &mut MemoryPeer) -> (Value, Vec<u8>) {
+        let bytes = tokio::time::timeout(Duration::from_secs(5), peer.from_client.recv())
+            .await
+            .expect("a message in time")
+            .expect("a message");
+        (serde_json::from_slice(&bytes).unwrap(), bytes)
+    }
+
+    fn send(peer: &MemoryPeer, text: String) {
+        peer.to_client
+            .send(Inbound::Message(text.into_bytes()))
+            .unwrap();
+    }
+
+    /// Answers the `initialize` the client sends next, and takes its `initialized`.
+    async fn handshake(peer: &mut MemoryPeer, answer: &str) {
+        let (init, _) = next(peer).await;
+        assert_eq!(init["method"], "initialize");
+        let id = &init["id"];
+        send(peer, format!(r#"{{"jsonrpc":"2.0","id":{id},{answer}}}"#));
+    }
+
+    const OK: &str = r#""result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}}"#;
+
+    async fn connected() -> (Client, MemoryPeer) {
+        let (conn, mut peer) = memory::pair();
+        let connect = tokio::spawn(Client::connect(conn, "mem", Arc::default()));
+        handshake(&mut peer, OK).await;
+        let client = connect.await.unwrap().unwrap();
+        assert_eq!(
+            next(&mut peer).await.0["method"],
+            "notifications/initialized"
+        );
+        (client, peer)
+    }
+
+    fn lost(peer: &MemoryPeer, session: u64, id: u64, bytes: Vec<u8>) {
+        let out = Outbound::request(bytes, id, "tools/call", EraHeaders::default());
+        let request = Some(Box::new(out));
+        peer.to_client
+            .send(Inbound::SessionLost { session, request })
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_request_lost_with_two_sessions_fails() {
+        let (client, mut peer) = connected().await;
+        let call = tokio::spawn(async move {
+            let r = client
+                .call_tool("echo", None, RequestOptions::default())
+                .await;
+            (r, client)
+        });
+        let (first, bytes) = next(&mut peer).await;
+        let id = first["id"].as_u64().unwrap();
+        lost(&peer, 1, id, bytes);
+        handshake(&mut peer, OK).await;
+        assert_eq!(
+            next(&mut peer).await.0["method"],
+            "notifications/initialized"
+        );
+        let (again, bytes) = next(&mut peer).await;
+        assert_eq!(again, first, "sent once more, as it was");
+        lost(&peer, 2, id, bytes);
+        let (r, _client) = call.await.unwrap();
+        let e = r.unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the server answered tools/call with error -32000: the server ended its session twice before answering this request; it was not sent a third time"
+        );
+        // The second lost session gets a new one too.
+        handshake(&mut peer, OK).await;
+    }
+
+    #[tokio::test]
+    async fn a_new_session_that_fails_ends_the_connection() {
+        let (client, mut peer) = connected().await;
+        let call = tokio::spawn(async move {
+            let r = client
+                .call_tool("echo", None, RequestOptions::default())
+                .await;
+            (r, client)
+        });
+        let (first, bytes) = next(&mut peer).await;
+        lost(&peer, 1, first["id"].as_u64().unwrap(), bytes);
+        handshake(
+            &mut peer,
+            r#""error":{"code":-32600,"message":"no more sessions"}"#,
+        )
+        .await;
+        let (r, client) = call.await.unwrap();
+        let why = "the server ended the session and starting a new one failed: the server answered initialize with error -32600: no more sessions";
+        assert!(
+            matches!(r, Err(ClientError::Closed(ref reason)) if reason == why),
+            "{r:?}"
+        );
+        assert_eq!(client.closed_reason().as_deref(), Some(why));
     }
 }
