@@ -34,6 +34,6 @@ deb:
 	cargo build --release --bin harness9
 	bash scripts/deb.sh target/release
 
-# setup + cargo fmt --check + clippy -D warnings + cargo test.
+# setup + cargo fmt --check + the import-circle check + clippy -D warnings + cargo test.
 test:
 	bash scripts/test.sh

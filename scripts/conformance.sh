@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance) against our
-# client, `conformance-client` (src/bin/conformance-client.rs, built on the library), in two
-# sets:
+# client, `conformance-client` (crates/fixtures/src/bin/conformance-client.rs, built on the
+# client library), in two sets:
 #
 #   1. suite 0.1.16: every client scenario of the 2025-11-25 set plus the two 2025-03-26
 #      authorization back-compat scenarios;
@@ -112,7 +112,7 @@ NEXT="$ROOT/.deps/conformance-next/node_modules/.bin"
 
 cd "$ROOT"
 log "building conformance-client"
-cargo build --quiet --bin conformance-client
+cargo build --quiet -p harness9-fixtures --bin conformance-client
 CLIENT="${CARGO_TARGET_DIR:-$ROOT/target}/debug/conformance-client"
 [ -x "$CLIENT" ] || die "no $CLIENT after cargo build"
 

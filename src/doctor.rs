@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::{mask, TransportConfig};
-use crate::mcp::ServerState;
+use crate::manager::ServerState;
 use crate::term_text;
 use crate::Harness;
 
@@ -232,7 +232,7 @@ pub async fn report(harness: &Harness) -> DoctorReport {
         runtimes,
         keychain: KeychainReport {
             available: keychain.is_ok(),
-            detail: keychain.err(),
+            detail: keychain.err().map(|e| e.to_string()),
             credentials: credentials.clone(),
         },
         project: ProjectReport {

@@ -29,14 +29,18 @@ use serde_json::Value;
 
 use crate::config::import::{self, FoundSource, ImportError, ImportPlan, ImportSource, OnConflict};
 use crate::config::{McpConfig, Scope, ScopeFiles};
+use crate::host::asks::Asks;
+use crate::host::catalog::Catalog;
+use crate::host::pins::{AcceptError, Pins};
+use crate::host::signin::SignIn;
 use crate::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, EditError, ServerEntry,
 };
-use crate::mcp::AcceptError;
-use crate::mcp::{
-    ApprovalPolicy, ApproveOutcome, CallToolResult, LogLine, Manager, ManagerOptions,
-    RestartPolicy, ServerState, StatusSnapshot,
+use crate::manager::{
+    ApprovalPolicy, ApproveOutcome, Hooks, Manager, ManagerOptions, RestartPolicy, ServerState,
+    StatusSnapshot,
 };
+use crate::mcp::{CallToolResult, LogLine};
 use crate::tools::{CallContext, ToolError, ToolRegistry, ToolSpec};
 use crate::trust::pins::HeldTool;
 use crate::trust::ApprovalStore;
@@ -137,6 +141,14 @@ pub struct Harness {
     project: PathBuf,
     files: ScopeFiles,
     manager: Manager,
+    signin: Arc<SignIn>,
+    pins: Arc<Pins>,
+    asks: Arc<Asks>,
+    /// The folder of the user-data files the services read (approvals, pins, grants).
+    user_data_dir: PathBuf,
+    /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
+    user_data: tokio::sync::watch::Sender<u64>,
+    catalog: Catalog,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -155,25 +167,45 @@ impl Harness {
         } else {
             None
         };
+        let signin = Arc::new(SignIn::new(opts.auth.unwrap_or_else(|| {
+            crate::mcp::auth::AuthContext::open(&crate::trust::data_dir())
+        })));
+        let user_data_dir = opts
+            .approvals
+            .path()
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let catalog = Catalog::default();
+        let asks = Arc::new(Asks::new(project, opts.approvals.path()));
+        let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
             project,
-            registry.clone(),
+            pins.clone(),
             ManagerOptions {
                 approvals: opts.approvals,
                 policy: opts.policy,
                 path_for_children,
-                auth: opts.auth.unwrap_or_else(|| {
-                    crate::mcp::auth::AuthContext::open(&crate::trust::data_dir())
-                }),
+                hooks: Hooks {
+                    requests: Some(asks.clone()),
+                    authorizers: Some(signin.clone()),
+                    observers: vec![Arc::new(catalog.clone())],
+                },
             },
         );
         manager.set_restart_policy(opts.restart);
         let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
-        manager.set_extra_roots(&roots_store.get(project));
+        asks.set_extra_roots(&roots_store.get(project));
         Harness {
             project: project.to_path_buf(),
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
+            signin,
+            pins,
+            asks,
+            user_data_dir,
+            user_data: tokio::sync::watch::channel(0).0,
+            catalog,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -191,6 +223,26 @@ impl Harness {
 
     pub fn manager(&self) -> &Manager {
         &self.manager
+    }
+
+    /// What servers ask of the user and the model (the consent queue, sampling, roots).
+    pub fn asks(&self) -> &Arc<Asks> {
+        &self.asks
+    }
+
+    /// The catalog of the servers' resources, prompts, logging levels and details.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The tool pins (held tools, accepting them).
+    pub fn pins(&self) -> &Pins {
+        &self.pins
+    }
+
+    /// The sign-in service (credential store, sign in and out of remote servers).
+    pub fn signin(&self) -> &SignIn {
+        &self.signin
     }
 
     pub fn registry(&self) -> &Arc<ToolRegistry> {
@@ -347,7 +399,7 @@ impl Harness {
     /// Tools held back from the model because they are new or changed since they were
     /// pinned (of one server or all), with what changed.
     pub fn held_tools(&self, server: Option<&str>) -> Vec<HeldTool> {
-        self.manager.held_tools(server)
+        self.pins.held_tools(server)
     }
 
     /// Accepts held tools of one server (all of them when `tools` is empty): their new
@@ -357,7 +409,7 @@ impl Harness {
         server: &str,
         tools: &[String],
     ) -> Result<Vec<HeldTool>, AcceptError> {
-        self.manager.accept_tools(server, tools).await
+        self.pins.accept_tools(server, tools).await
     }
 
     /// Ticks whenever the set of tools changes.
@@ -405,31 +457,31 @@ impl Harness {
         self.manager.approve(&pairs, remember).await
     }
 
-    /// Stops one server and starts it again (also starts a stopped one).
     /// Signs in to a remote server: `opener` shows the authorization page (the system
     /// browser, `$BROWSER`, the desktop app's opener); the server's status shows
-    /// [`crate::mcp::manager::StartPhase::SigningIn`] meanwhile. On success the tokens are
+    /// [`crate::manager::StartPhase::SigningIn`] meanwhile. On success the tokens are
     /// kept and the server is (re)started with them.
     pub async fn sign_in(
         &self,
         server: &str,
         opener: std::sync::Arc<dyn crate::mcp::auth::Opener>,
     ) -> Result<crate::mcp::auth::SignedIn, String> {
-        self.manager.sign_in(server, opener).await
+        self.signin.sign_in(&self.manager, server, opener).await
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then needs sign-in
     /// again). `Ok(true)` when tokens were kept.
     pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
-        self.manager.sign_out(server).await
+        self.signin.sign_out(&self.manager, server).await
     }
 
     /// Where sign-in tokens are kept, in words for the user ("the system keychain (…)",
     /// "a file readable only by you: …").
     pub fn credentials_location(&self) -> String {
-        self.manager.credentials_location()
+        self.signin.credentials_location()
     }
 
+    /// Stops one server and starts it again (also starts a stopped one).
     pub async fn restart_server(&self, server: &str) {
         self.manager.restart(server).await;
     }

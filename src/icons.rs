@@ -53,6 +53,21 @@ pub enum IconRefused {
     Fetch(String),
 }
 
+impl IconRefused {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            IconRefused::Scheme => "icon-scheme",
+            IconRefused::TooLarge => "icon-too-large",
+            IconRefused::Type(_) => "icon-type",
+            IconRefused::NotThatType(_) => "icon-bytes-mismatch",
+            IconRefused::BadData(_) => "icon-bad-data",
+            IconRefused::Fetch(_) => "icon-fetch-failed",
+        }
+    }
+}
+
 /// Checks an icon's bytes against its declared type and returns it as a `data:` URL.
 pub fn check_bytes(declared: &str, bytes: &[u8]) -> Result<String, IconRefused> {
     let mime = declared

@@ -22,7 +22,9 @@ use crate::config::mask::is_reference;
 pub use crate::config::mask::{mask_args, mask_url, MASK};
 
 mod approval;
+mod details;
 pub use approval::{approval_prompt, command_line, ApprovalPick, ApprovalRequest, ApprovalShown};
+pub use details::{server_details, ServerDetails};
 
 /// `.mcp.json` as it is on disk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -179,6 +181,20 @@ pub enum EditError {
     Duplicate(String),
     #[error("there is no server named \"{0}\"")]
     Unknown(String),
+}
+
+impl EditError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            EditError::Invalid(e) => e.code(),
+            EditError::EmptyName => "empty-name",
+            EditError::NotAnObject => "not-an-object",
+            EditError::Duplicate(_) => "server-exists",
+            EditError::Unknown(_) => "unknown-server",
+        }
+    }
 }
 
 /// Applies a form edit to a `.mcp.json` text, keeping every other key and their order.

@@ -1,8 +1,10 @@
 //! harness9: an agent harness whose tools come from MCP servers.
 //!
 //! Layers, top to bottom (see DESIGN.md): [`config`] reads `.mcp.json`; [`mcp`] holds the
-//! transports, the client of one server and the manager of all servers; [`tools`] is the
-//! registry every front end and the engine use.
+//! transports and the client of one server; [`manager`] runs all the servers of a project
+//! (lifecycle only), with the host services beside it in [`host`] (asks, pins, catalog,
+//! sign-in), composed by the façade [`harness`]; [`tools`] is the registry every front end
+//! and the engine use.
 
 // Slicing a `str` by bytes panics inside a multibyte character, and much of our text
 // comes from servers, files and models: each slice says why it is safe (an `allow` with
@@ -13,8 +15,10 @@ pub mod about;
 pub mod config;
 pub mod doctor;
 pub mod harness;
+pub mod host;
 pub mod icons;
 pub use harness9_mcp::links;
+pub mod manager;
 pub mod mcp;
 pub mod memory;
 pub mod serve;
@@ -29,12 +33,3 @@ pub mod bench;
 pub mod engine;
 pub mod inspect;
 pub mod watch;
-
-/// Fuzz target bodies, shared by the fuzzer (`fuzz/`) and the corpus replay test.
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-#[allow(
-    clippy::string_slice,
-    reason = "fuzz harness code, not run on real input"
-)]
-pub mod fuzz_targets;

@@ -236,7 +236,15 @@ enum BenchCommand {
         #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "http",
               value_parser = clap::value_parser!(u16).range(1..=100))]
         runs: u16,
-        /// The server command and its arguments.
+        /// Skip the floor. By default every run of a stdio scenario (except big_features)
+        /// is preceded by a run of a minimal client (blocking std I/O, answers parsed into
+        /// generic JSON, no MCP library) against the same server, and each line adds the
+        /// floor's median (`floor`) and `ours_over_floor`. Not run with --era auto.
+        #[arg(long, conflicts_with = "http")]
+        no_floor: bool,
+        /// The server command and its arguments. The repository's fixture server, made
+        /// for this: `cargo build --release -p harness9-fixtures`, then
+        /// `-- target/release/mcp-fixture`.
         #[arg(last = true, required_unless_present = "http")]
         command: Vec<String>,
     },
@@ -376,6 +384,7 @@ fn main() {
             http: None,
             era,
             runs,
+            no_floor,
             ..
         }) => {
             let era = match era.as_str() {
@@ -389,6 +398,7 @@ fn main() {
                 usize::from(runs),
                 &command,
                 era,
+                !no_floor,
             )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),

@@ -19,7 +19,7 @@ use tokio::task::AbortHandle;
 
 use crate::config::{McpConfig, Scope, ScopeFiles, MCP_JSON};
 use crate::inspect::content_hash;
-use crate::mcp::Manager;
+use crate::manager::Manager;
 
 /// Quiet time after the last file event before the configuration is read again.
 pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(200);
@@ -42,6 +42,14 @@ pub struct WatchError {
     path: String,
     #[source]
     source: notify::Error,
+}
+
+impl WatchError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "watch-failed"
+    }
 }
 
 /// Watches while alive; dropping it stops the watch.

@@ -1,6 +1,6 @@
 //! What servers ask the user, in the desktop app: the task that forwards the pending list
-//! (the core's [`AskView`]s) to the window, the answer the window sends back (the core's
-//! [`AskReply`]), and how the core's errors cross the bridge.
+//! (the core's [`AskView`]s) to the window, and the answer the window sends back (the
+//! core's [`AskReply`]).
 //!
 //! Holding the queue's receiver (the forwarding task) is what makes the app a front end:
 //! while a project is open, asks wait for the user instead of getting their default. A URL
@@ -13,23 +13,11 @@
 use tauri::AppHandle;
 use tokio::task::AbortHandle;
 
+use harness9::host::asks::{Ask, AskReply, AskView};
 use harness9::mcp::elicit_form::FieldErrors;
-use harness9::mcp::manager::{Ask, AskError, AskReply, AskView, ReplyError};
 use harness9::Harness;
 
-use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode, ProjectEmitter};
-
-impl From<ReplyError> for BridgeError {
-    fn from(e: ReplyError) -> Self {
-        let code = match &e {
-            ReplyError::Ask(AskError::Unknown(_)) => ErrorCode::NotFound,
-            ReplyError::Ask(_) => ErrorCode::InvalidArguments,
-            ReplyError::Open { .. } => ErrorCode::Io,
-            ReplyError::Refused { .. } => ErrorCode::InvalidArguments,
-        };
-        BridgeError::new(code, e.to_string())
-    }
-}
+use crate::bridge::{events, BridgeError, BridgeResult, ProjectEmitter};
 
 /// Answers ask `id`; accepting a URL elicitation opens its URL first. A form whose fields
 /// do not fit its schema is not sent: the answer is a message per field (empty when the
@@ -51,12 +39,10 @@ pub async fn sampling_grants(harness: &Harness) -> Vec<String> {
 
 /// Withdraws a server's "always" grant.
 pub async fn revoke_sampling(harness: &Harness, server: &str) -> BridgeResult<bool> {
-    harness.revoke_sampling(server).await.map_err(|e| {
-        BridgeError::new(
-            ErrorCode::Io,
-            format!("cannot change the sampling grants: {e}"),
-        )
-    })
+    harness
+        .revoke_sampling(server)
+        .await
+        .map_err(BridgeError::grants)
 }
 
 /// Sends the pending list to the window on every change (and once at the start); holding

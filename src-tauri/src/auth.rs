@@ -50,8 +50,8 @@ pub fn opener(app: &AppHandle) -> Arc<dyn Opener> {
 
 #[cfg(test)]
 mod tests {
-    use harness9::mcp::manager::StartPhase;
-    use harness9::mcp::{ServerState, ServerStatus};
+    use harness9::manager::StartPhase;
+    use harness9::manager::{ServerState, ServerStatus};
     use serde_json::json;
 
     fn remote(

@@ -4,16 +4,14 @@
 //! Payloads are the core's types, whose TypeScript is derived in the core (its `ts`
 //! feature); `ui/src/lib/bindings.ts` is generated from the list in
 //! [`typescript_bindings`] and a test fails when that file is out of date. Errors reach
-//! the UI as `{ code, message }` with a closed set of codes.
+//! the UI as `{ code, message }` with a closed set of codes ([`crate::errors`]).
 
 use serde::Serialize;
 use ts_rs::TS;
 
-use harness9::engine::EngineError;
-use harness9::harness::{CallError, ConfigSaveError};
-use harness9::inspect::EditError;
-use harness9::mcp::AcceptError;
 use harness9::mcp::LogLine;
+
+pub use crate::errors::{BridgeError, BridgeResult};
 
 /// Events the backend emits (names shared with `ui/src/lib/backend/tauri.ts`).
 pub mod events {
@@ -62,126 +60,6 @@ impl ProjectEmitter {
     }
 }
 
-// ---- errors ------------------------------------------------------------------------
-
-/// What went wrong, as a closed set the UI can branch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorCode {
-    /// No project is open.
-    NoProject,
-    /// No such server, tool or folder.
-    NotFound,
-    /// The server is not connected (stopped, failed, disabled, awaiting approval).
-    NotConnected,
-    /// The tool call itself failed (timeout, protocol error, server gone).
-    ToolFailed,
-    /// The tool changed since it was pinned and is held back until the user accepts it.
-    Held,
-    /// The text is not a valid `.mcp.json`; nothing was written.
-    InvalidConfig,
-    /// `.mcp.json` changed on disk since it was loaded; nothing was written.
-    ChangedOnDisk,
-    /// A file could not be read or written.
-    Io,
-    /// The call was cancelled by the user.
-    Cancelled,
-    /// No model provider is configured: the message says what to set.
-    NotConfigured,
-    /// A chat turn is already running.
-    Busy,
-    /// Signing in to a remote server did not work: the message says why and what to do.
-    SignInFailed,
-    /// Arguments are missing or wrong (a prompt's required ones): the message names them.
-    InvalidArguments,
-    /// A request to a server failed (an error answer, a timeout, the server gone).
-    RequestFailed,
-    /// Anything else (a bug): the message says what.
-    Internal,
-}
-
-/// The error of every command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
-#[error("{message}")]
-pub struct BridgeError {
-    pub code: ErrorCode,
-    pub message: String,
-}
-
-impl BridgeError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        BridgeError {
-            code,
-            message: message.into(),
-        }
-    }
-
-    pub fn no_project() -> Self {
-        Self::new(ErrorCode::NoProject, "open a project folder first")
-    }
-}
-
-pub type BridgeResult<T> = Result<T, BridgeError>;
-
-impl From<CallError> for BridgeError {
-    fn from(e: CallError) -> Self {
-        let code = match &e {
-            CallError::UnknownServer { .. } | CallError::UnknownTool { .. } => ErrorCode::NotFound,
-            CallError::NotConnected { .. } => ErrorCode::NotConnected,
-            CallError::Tool(_) => ErrorCode::ToolFailed,
-            CallError::Held { .. } => ErrorCode::Held,
-            CallError::Cancelled => ErrorCode::Cancelled,
-        };
-        Self::new(code, e.to_string())
-    }
-}
-
-impl From<AcceptError> for BridgeError {
-    fn from(e: AcceptError) -> Self {
-        let code = match &e {
-            AcceptError::NotConnected(_) => ErrorCode::NotConnected,
-            AcceptError::NotHeld { .. } => ErrorCode::NotFound,
-            AcceptError::Save(_) => ErrorCode::Io,
-        };
-        Self::new(code, e.to_string())
-    }
-}
-
-impl From<ConfigSaveError> for BridgeError {
-    fn from(e: ConfigSaveError) -> Self {
-        let code = match &e {
-            ConfigSaveError::ChangedOnDisk { .. } => ErrorCode::ChangedOnDisk,
-            ConfigSaveError::Save(harness9::config::SaveError::Invalid(_)) => {
-                ErrorCode::InvalidConfig
-            }
-            ConfigSaveError::Save(harness9::config::SaveError::Io { .. }) => ErrorCode::Io,
-            ConfigSaveError::Edit(EditError::Unknown(_)) => ErrorCode::NotFound,
-            ConfigSaveError::Edit(_) => ErrorCode::InvalidConfig,
-            ConfigSaveError::Io(_) => ErrorCode::Io,
-        };
-        Self::new(code, e.to_string())
-    }
-}
-
-impl From<EditError> for BridgeError {
-    fn from(e: EditError) -> Self {
-        let code = match &e {
-            EditError::Unknown(_) => ErrorCode::NotFound,
-            EditError::Invalid(_)
-            | EditError::EmptyName
-            | EditError::NotAnObject
-            | EditError::Duplicate(_) => ErrorCode::InvalidConfig,
-        };
-        Self::new(code, e.to_string())
-    }
-}
-
-impl From<std::io::Error> for BridgeError {
-    fn from(e: std::io::Error) -> Self {
-        Self::new(ErrorCode::Io, e.to_string())
-    }
-}
-
 // ---- projects ----------------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -214,18 +92,6 @@ pub struct LogFollowDto {
 // Its types are the core's own (`harness9::ChatState`, `harness9::engine::Event` as
 // `ChatEvent`, `Decision` as `ChatDecision`), with TypeScript derived in the core.
 
-impl From<EngineError> for BridgeError {
-    fn from(e: EngineError) -> Self {
-        let code = match &e {
-            EngineError::Settings(_) => ErrorCode::NotConfigured,
-            EngineError::Store(_) => ErrorCode::Io,
-            EngineError::Busy => ErrorCode::Busy,
-            EngineError::EmptyPrompt => ErrorCode::InvalidArguments,
-        };
-        BridgeError::new(code, e.to_string())
-    }
-}
-
 // ---- the generated TypeScript ----------------------------------------------------------
 
 /// The checked-in file the front end imports.
@@ -238,17 +104,17 @@ pub fn typescript_bindings() -> String {
     let cfg = ts_rs::Config::default().with_large_int("number");
     let decls = [
         <serde_json::Value as TS>::decl(&cfg),
-        ErrorCode::decl(&cfg),
+        crate::errors::ErrorCode::decl(&cfg),
         BridgeError::decl(&cfg),
         harness9::harness::ProjectInfo::decl(&cfg),
         MenuAction::decl(&cfg),
-        harness9::mcp::StatusSnapshot::decl(&cfg),
-        harness9::mcp::ServerStatus::decl(&cfg),
+        harness9::manager::StatusSnapshot::decl(&cfg),
+        harness9::manager::ServerStatus::decl(&cfg),
         harness9::mcp::auth::SignedIn::decl(&cfg),
-        harness9::mcp::manager::StartPhase::decl(&cfg),
-        harness9::mcp::ServerState::decl(&cfg),
+        harness9::manager::StartPhase::decl(&cfg),
+        harness9::manager::ServerState::decl(&cfg),
         harness9::mcp::era::Era::decl(&cfg),
-        harness9::mcp::RestartStatus::decl(&cfg),
+        harness9::manager::RestartStatus::decl(&cfg),
         harness9::mcp::LogSource::decl(&cfg),
         harness9::mcp::LogLine::decl(&cfg),
         LogFollowDto::decl(&cfg),
@@ -256,7 +122,7 @@ pub fn typescript_bindings() -> String {
         harness9::harness::ToolDetail::decl(&cfg),
         harness9::mcp::features::ToolHints::decl(&cfg),
         harness9::mcp::features::Icon::decl(&cfg),
-        harness9::mcp::manager::ServerDetails::decl(&cfg),
+        harness9::host::catalog::ServerDetails::decl(&cfg),
         harness9::mcp::features::LogLevel::decl(&cfg),
         harness9::harness::HeldToolEntry::decl(&cfg),
         harness9::mcp::Content::decl(&cfg),
@@ -265,7 +131,7 @@ pub fn typescript_bindings() -> String {
         harness9::inspect::ApprovalRequest::decl(&cfg),
         harness9::inspect::ApprovalShown::decl(&cfg),
         harness9::inspect::ApprovalPick::decl(&cfg),
-        harness9::mcp::ApproveOutcome::decl(&cfg),
+        harness9::manager::ApproveOutcome::decl(&cfg),
         harness9::inspect::KeyValue::decl(&cfg),
         harness9::inspect::ServerEntry::decl(&cfg),
         harness9::config::Scope::decl(&cfg),
@@ -291,12 +157,12 @@ pub fn typescript_bindings() -> String {
         harness9::engine::ConversationSummary::decl(&cfg),
         harness9::engine::approvals::PendingApproval::decl(&cfg),
         harness9::ChatState::decl(&cfg),
-        harness9::mcp::manager::AskView::decl(&cfg),
-        harness9::mcp::manager::AskDetail::decl(&cfg),
+        harness9::host::asks::AskView::decl(&cfg),
+        harness9::host::asks::AskDetail::decl(&cfg),
         harness9::harness::PromptEntry::decl(&cfg),
         harness9::mcp::features::PromptArgument::decl(&cfg),
         harness9::mcp::features::Completion::decl(&cfg),
-        harness9::mcp::manager::AskReply::decl(&cfg),
+        harness9::host::asks::AskReply::decl(&cfg),
         harness9::mcp::elicit_form::ElicitForm::decl(&cfg),
         harness9::mcp::elicit_form::FormField::decl(&cfg),
         harness9::mcp::elicit_form::FieldKind::decl(&cfg),
@@ -309,7 +175,7 @@ pub fn typescript_bindings() -> String {
         harness9::harness::PreviewPart::decl(&cfg),
         harness9::harness::ReadPreview::decl(&cfg),
         harness9::engine::resources::ResourceRef::decl(&cfg),
-        harness9::mcp::manager::SurfaceEvent::decl(&cfg),
+        harness9::host::catalog::SurfaceEvent::decl(&cfg),
         harness9::harness::ContextSummary::decl(&cfg),
         harness9::tools::ServerCost::decl(&cfg),
         harness9::about::AboutInfo::decl(&cfg),
@@ -368,7 +234,7 @@ mod tests {
     #[test]
     fn approval_and_status_payloads_carry_no_secret() {
         use harness9::config::McpConfig;
-        use harness9::mcp::{ApprovalPolicy, Manager, ManagerOptions};
+        use harness9::manager::{ApprovalPolicy, Manager, ManagerOptions};
         use harness9::tools::ToolRegistry;
         use harness9::trust::ApprovalStore;
 
@@ -389,7 +255,7 @@ mod tests {
                 approvals: ApprovalStore::at(data.join("approvals.json")),
                 policy: ApprovalPolicy::Ask,
                 path_for_children: None,
-                auth: harness9::mcp::auth::AuthContext::memory(),
+                hooks: Default::default(),
             },
         );
         tokio::runtime::Builder::new_current_thread()
@@ -415,17 +281,8 @@ mod tests {
     }
 
     #[test]
-    fn errors_cross_as_code_and_message() {
-        let e = BridgeError::new(ErrorCode::ChangedOnDisk, "changed");
-        assert_eq!(
-            serde_json::to_value(&e).unwrap(),
-            serde_json::json!({"code": "changed-on-disk", "message": "changed"})
-        );
-    }
-
-    #[test]
     fn status_crosses_with_a_nested_state() {
-        use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
+        use harness9::manager::{ServerState, ServerStatus, StatusSnapshot};
         let s = StatusSnapshot {
             revision: 4,
             servers: vec![ServerStatus {

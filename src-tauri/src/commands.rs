@@ -11,15 +11,15 @@ use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolDetail, ToolEntry};
+use harness9::host::catalog::ServerDetails;
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
 };
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::manager::ServerDetails;
 use harness9::{ChatState, Harness};
 
 use crate::bridge::*;
-use crate::details::{feature_error, roots_error, shown};
+use crate::details::shown;
 use crate::session::AppState;
 
 type S<'a> = State<'a, AppState>;
@@ -44,7 +44,7 @@ pub async fn open_project(app: AppHandle, state: S<'_>, path: String) -> BridgeR
 pub async fn pick_folder(app: AppHandle) -> BridgeResult<Option<String>> {
     let picked = tokio::task::spawn_blocking(move || app.dialog().file().blocking_pick_folder())
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(BridgeError::from)?
         .map(|p| p.to_string());
     if let Some(p) = &picked {
         crate::folders::offer(std::path::Path::new(p));
@@ -67,7 +67,7 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
 #[tauri::command]
 pub async fn get_status(
     state: S<'_>,
-) -> BridgeResult<std::sync::Arc<harness9::mcp::StatusSnapshot>> {
+) -> BridgeResult<std::sync::Arc<harness9::manager::StatusSnapshot>> {
     Ok(state.harness().await?.status())
 }
 
@@ -81,7 +81,7 @@ pub async fn approve(
     state: S<'_>,
     servers: Vec<ApprovalPick>,
     remember: bool,
-) -> BridgeResult<harness9::mcp::ApproveOutcome> {
+) -> BridgeResult<harness9::manager::ApproveOutcome> {
     Ok(state.harness().await?.approve(&servers, remember).await?)
 }
 
@@ -137,7 +137,7 @@ pub async fn sign_in(
     harness
         .sign_in(&server, crate::auth::opener(&app))
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::SignInFailed, e))
+        .map_err(BridgeError::sign_in_failed)
 }
 
 /// Forgets the tokens kept for a remote server; true when some were kept.
@@ -148,7 +148,7 @@ pub async fn sign_out(state: S<'_>, server: String) -> BridgeResult<bool> {
         .await?
         .sign_out(&server)
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Io, e))
+        .map_err(BridgeError::sign_out_failed)
 }
 
 // ---- tools -------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ pub async fn call_tool(
 }
 
 #[tauri::command]
-pub async fn cancel_tool_call(state: S<'_>, call_id: u64) -> Result<(), ()> {
+pub async fn cancel_tool_call(state: S<'_>, call_id: u64) -> BridgeResult<()> {
     state.cancel_call(call_id).await;
     Ok(())
 }
@@ -249,12 +249,7 @@ pub async fn open_config_in_editor(
         .config_path_in(scope.unwrap_or_default());
     app.opener()
         .open_path(path.display().to_string(), None::<&str>)
-        .map_err(|e| {
-            BridgeError::new(
-                ErrorCode::Io,
-                format!("cannot open {}: {e}", path.display()),
-            )
-        })
+        .map_err(|e| BridgeError::cannot_open(path.display(), e))
 }
 
 /// The other tools with MCP servers configured on this machine, with how many each.
@@ -279,7 +274,7 @@ pub async fn import_servers(
         .await?
         .import_servers(from, scope, on_conflict, dry_run, confirmed)
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Io, e.to_string()))
+        .map_err(BridgeError::from)
 }
 
 // ---- the chat pane -----------------------------------------------------------------------
@@ -401,22 +396,17 @@ pub async fn complete_prompt_argument(
 /// form.
 #[tauri::command]
 pub fn open_url(app: AppHandle, url: String) -> BridgeResult<()> {
-    let link = harness9::links::check_link(&url).map_err(|e| {
-        BridgeError::new(
-            ErrorCode::InvalidArguments,
-            format!("refused to open {url:?}: {e}"),
-        )
-    })?;
+    let link = harness9::links::check_link(&url).map_err(|e| BridgeError::link_refused(&url, e))?;
     app.opener()
         .open_url(link.as_str(), None::<&str>)
-        .map_err(|e| BridgeError::new(ErrorCode::Io, format!("cannot open {link}: {e}")))
+        .map_err(|e| BridgeError::cannot_open(&link, e))
 }
 
 // ---- what servers ask the user -------------------------------------------------------------
 
 /// The asks of servers waiting for the user, oldest first.
 #[tauri::command]
-pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::mcp::manager::AskView>> {
+pub async fn pending_asks(state: S<'_>) -> BridgeResult<Vec<harness9::host::asks::AskView>> {
     Ok(state.harness().await?.ask_views())
 }
 
@@ -426,7 +416,7 @@ pub async fn answer_ask(
     app: AppHandle,
     state: S<'_>,
     id: u64,
-    answer: harness9::mcp::manager::AskReply,
+    answer: harness9::host::asks::AskReply,
 ) -> BridgeResult<harness9::mcp::elicit_form::FieldErrors> {
     crate::asks::answer(&app, &*state.harness().await?, id, answer).await
 }
@@ -447,7 +437,7 @@ pub async fn set_log_level(state: S<'_>, server: String, level: LogLevel) -> Bri
         .await?
         .set_log_level(&server, level)
         .await
-        .map_err(feature_error)
+        .map_err(BridgeError::from)
 }
 
 #[tauri::command]
@@ -462,7 +452,7 @@ pub async fn add_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<Stri
         .await?
         .add_extra_root(path.as_ref())
         .map(shown)
-        .map_err(roots_error)
+        .map_err(BridgeError::from)
 }
 
 #[tauri::command]
@@ -472,7 +462,7 @@ pub async fn remove_extra_root(state: S<'_>, path: String) -> BridgeResult<Vec<S
         .await?
         .remove_extra_root(path.as_ref())
         .map(shown)
-        .map_err(roots_error)
+        .map_err(BridgeError::from)
 }
 
 // ---- resources ---------------------------------------------------------------------------
@@ -486,7 +476,7 @@ pub async fn list_resources(
     harness
         .resource_listing(server.as_deref())
         .await
-        .map_err(crate::resources::feature_error)
+        .map_err(BridgeError::from)
 }
 
 #[tauri::command]
@@ -499,7 +489,7 @@ pub async fn read_resource(
     harness
         .preview_resource(&server, &uri)
         .await
-        .map_err(crate::resources::feature_error)
+        .map_err(BridgeError::from)
 }
 
 #[tauri::command]
@@ -513,7 +503,7 @@ pub async fn subscribe_resource(
     harness
         .follow_resource(&server, &uri, on)
         .await
-        .map_err(crate::resources::feature_error)
+        .map_err(BridgeError::from)
 }
 
 #[tauri::command]
@@ -530,7 +520,7 @@ pub async fn complete_resource(
     harness
         .complete(&server, &reference, &variable, &value, &context)
         .await
-        .map_err(crate::resources::feature_error)
+        .map_err(BridgeError::from)
 }
 
 /// Writes a resource into the Downloads folder; returns the file's path.
@@ -582,26 +572,15 @@ pub async fn about_info(state: S<'_>) -> BridgeResult<harness9::about::AboutInfo
             harness9::about::about(None, harness9::about::credentials_location())
         })
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?,
+        .map_err(BridgeError::from)?,
     })
 }
 
 // ---- model provider and tool permissions ------------------------------------------------
 
 use harness9::engine::permissions::{PermissionRule, ToolPermission};
-use harness9::engine::provider::settings::{ProviderKind, SettingsError};
+use harness9::engine::provider::settings::ProviderKind;
 use harness9::engine::provider::setup::{ConnectionCheck, ProviderChange, ProviderView};
-
-fn settings_error(e: SettingsError) -> BridgeError {
-    let code = match &e {
-        SettingsError::BadFile { .. } | SettingsError::KeyStore { .. } => ErrorCode::Io,
-        SettingsError::NotConfigured(_)
-        | SettingsError::MissingKey { .. }
-        | SettingsError::MissingKeychainKey { .. } => ErrorCode::NotConfigured,
-        SettingsError::UnknownProvider(_) => ErrorCode::InvalidArguments,
-    };
-    BridgeError::new(code, e.to_string())
-}
 
 /// The model provider settings (never the key: only where it is).
 #[tauri::command]
@@ -620,7 +599,7 @@ pub async fn save_provider_settings(
         .await?
         .save_provider_settings(change)
         .await
-        .map_err(settings_error)
+        .map_err(BridgeError::from)
 }
 
 /// Forgets the key kept in the keychain for a provider.
@@ -634,7 +613,7 @@ pub async fn forget_provider_key(
         .await?
         .forget_provider_key(provider)
         .await
-        .map_err(settings_error)
+        .map_err(BridgeError::from)
 }
 
 /// One minimal request to the provider: of `change` (not kept yet), or of the saved settings.
@@ -659,17 +638,9 @@ pub async fn set_permission(
     tool: String,
     permission: Option<ToolPermission>,
 ) -> BridgeResult<Vec<PermissionRule>> {
-    use harness9::harness::PermissionError;
-    state
+    Ok(state
         .harness()
         .await?
         .set_permission(&tool, permission)
-        .await
-        .map_err(|e| {
-            let code = match &e {
-                PermissionError::EmptyPattern => ErrorCode::InvalidArguments,
-                PermissionError::Save { .. } => ErrorCode::Io,
-            };
-            BridgeError::new(code, e.to_string())
-        })
+        .await?)
 }

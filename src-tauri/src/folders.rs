@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use crate::bridge::{BridgeError, BridgeResult, ErrorCode};
+use crate::bridge::{BridgeError, BridgeResult};
 
 static OFFERED: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Mutex::default);
 
@@ -31,10 +31,9 @@ pub fn may_open(path: &str, recent: &[String]) -> BridgeResult<PathBuf> {
     if known {
         Ok(wanted)
     } else {
-        Err(BridgeError::new(
-            ErrorCode::NotFound,
-            format!("{path} was not chosen in this app; open it with Open Folder…"),
-        ))
+        Err(BridgeError::folder(format!(
+            "{path} was not chosen in this app; open it with Open Folder…"
+        )))
     }
 }
 

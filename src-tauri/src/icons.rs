@@ -5,8 +5,8 @@
 use std::sync::LazyLock;
 
 use harness9::harness::ToolEntry;
+use harness9::host::catalog::ServerDetails;
 use harness9::icons::IconCache;
-use harness9::mcp::manager::ServerDetails;
 
 /// One cache for the whole app: an icon is fetched once per run.
 static ICONS: LazyLock<IconCache> = LazyLock::new(IconCache::default);

@@ -1,5 +1,4 @@
-//! Resources in the desktop app: how the core's feature errors cross the bridge for the
-//! Resources tab, the task that forwards the core's [`SurfaceEvent`]s (listing changes and
+//! Resources in the desktop app: the task that forwards the core's [`SurfaceEvent`]s (listing changes and
 //! resource updates) to the window, and saving a resource into the Downloads folder. The
 //! payloads are the core's own ([`harness9::harness::ResourceListing`],
 //! [`harness9::harness::ReadPreview`]). The web view never gets file-system access: the
@@ -9,24 +8,13 @@ use tauri::{AppHandle, Manager as _};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;
 
-use harness9::mcp::manager::{FeatureError, SurfaceEvent};
+use harness9::host::catalog::SurfaceEvent;
 use harness9::Harness;
 
-use crate::bridge::{BridgeError, BridgeResult, ErrorCode, ProjectEmitter};
+use crate::bridge::{BridgeError, BridgeResult, ProjectEmitter};
 
 /// The event that tells the window resources changed: a [`SurfaceEvent`].
 pub const RESOURCES_EVENT: &str = "resources-changed";
-
-pub fn feature_error(e: FeatureError) -> BridgeError {
-    let code = match &e {
-        FeatureError::UnknownServer { .. } => ErrorCode::NotFound,
-        FeatureError::NotConnected { .. } | FeatureError::Unsupported { .. } => {
-            ErrorCode::NotConnected
-        }
-        FeatureError::Client { .. } => ErrorCode::ToolFailed,
-    };
-    BridgeError::new(code, e.to_string())
-}
 
 /// Saves a resource into the user's Downloads folder; returns the file written.
 pub async fn save(
@@ -35,17 +23,15 @@ pub async fn save(
     server: &str,
     uri: &str,
 ) -> BridgeResult<String> {
-    let folder = app.path().download_dir().map_err(|e| {
-        BridgeError::new(
-            ErrorCode::Io,
-            format!("no Downloads folder is known ({e}); set XDG_DOWNLOAD_DIR"),
-        )
-    })?;
+    let folder = app
+        .path()
+        .download_dir()
+        .map_err(BridgeError::no_downloads)?;
     let _ = std::fs::create_dir_all(&folder);
     let path = harness
         .save_resource(server, uri, &folder)
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Io, e.to_string()))?;
+        .map_err(BridgeError::from)?;
     Ok(path.display().to_string())
 }
 

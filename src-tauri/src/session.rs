@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness9::harness::ProjectInfo;
-use harness9::mcp::RestartPolicy;
+use harness9::manager::RestartPolicy;
 use harness9::watch::ConfigWatcher;
 use harness9::{Harness, HarnessOptions};
 use tauri::ipc::Channel;
@@ -22,7 +22,7 @@ use tauri::{AppHandle, Emitter, Manager};
 use tokio::sync::RwLock;
 use tokio::task::AbortHandle;
 
-use crate::bridge::{events, BridgeError, BridgeResult, ErrorCode, LogFollowDto, ProjectEmitter};
+use crate::bridge::{events, BridgeError, BridgeResult, LogFollowDto, ProjectEmitter};
 
 /// How long closing the app waits for servers to stop: the whole stdio close sequence
 /// (stdin close, SIGTERM, SIGKILL) plus a margin.
@@ -146,17 +146,13 @@ impl AppState {
     /// Opens a project folder (closing the current one) and starts its servers in the
     /// background.
     pub async fn open(&self, app: &AppHandle, folder: PathBuf) -> BridgeResult<ProjectInfo> {
-        let folder = std::fs::canonicalize(&folder).map_err(|e| {
-            BridgeError::new(
-                ErrorCode::NotFound,
-                format!("cannot open {}: {e}", folder.display()),
-            )
-        })?;
+        let folder = std::fs::canonicalize(&folder)
+            .map_err(|e| BridgeError::folder(format!("cannot open {}: {e}", folder.display())))?;
         if !folder.is_dir() {
-            return Err(BridgeError::new(
-                ErrorCode::NotFound,
-                format!("{} is not a folder", folder.display()),
-            ));
+            return Err(BridgeError::folder(format!(
+                "{} is not a folder",
+                folder.display()
+            )));
         }
         // Opened once (from the command line, too): the window may open it again.
         crate::folders::offer(&folder);
@@ -177,7 +173,7 @@ impl AppState {
             )
         })
         .await
-        .map_err(|e| BridgeError::new(ErrorCode::Internal, e.to_string()))?;
+        .map_err(BridgeError::from)?;
         let harness = Arc::new(harness);
         // Always announced: without a configured provider a request is answered with an
         // error naming what to set (and the server's log shows it).
@@ -249,11 +245,9 @@ impl AppState {
         channel: Channel<harness9::mcp::LogLine>,
     ) -> BridgeResult<LogFollowDto> {
         let harness = self.harness().await?;
-        let not_found =
-            || BridgeError::new(ErrorCode::NotFound, format!("no server named \"{server}\""));
         let mut follow = harness
             .follow_log(server, LOG_TAIL_LINES)
-            .ok_or_else(not_found)?;
+            .ok_or_else(|| BridgeError::no_server(server))?;
         let lines = std::mem::take(&mut follow.recent);
         let id = self.next_id();
         let task = tokio::spawn(async move {

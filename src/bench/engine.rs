@@ -25,8 +25,9 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{json, Value};
 
 use crate::engine::provider::anthropic::{encode_request, AnthropicDecoder};
-use crate::engine::provider::sse::SseParser;
-use crate::engine::provider::{ChatRequest, Decoder, EventStream, LlmClient, ProviderInfo};
+use crate::engine::provider::{
+    event_parser, feed, ChatRequest, Decoder, EventStream, LlmClient, ProviderInfo,
+};
 use crate::engine::search::SearchIndex;
 use crate::engine::{
     ConversationChoice, Engine, EngineOptions, Event, PermissionOptions, ToolPermission,
@@ -172,11 +173,11 @@ impl LlmClient for CannedModel {
         std::hint::black_box(&body);
         let step = self.step.fetch_add(1, Ordering::Relaxed) % ROUNDS_PER_TURN;
         let bytes = canned_answer(step);
-        let mut parser = SseParser::default();
+        let mut parser = event_parser();
         let mut decoder = AnthropicDecoder::default();
         let mut out = VecDeque::new();
         let mut result = Ok(());
-        for ev in parser.feed(&bytes) {
+        for ev in feed(&mut parser, &bytes) {
             match decoder.event(&ev, &mut out) {
                 Ok(true) => break,
                 Ok(false) => {}

@@ -8,11 +8,15 @@
 //! those of the code the app runs. Every echo answer is checked for equality with what was
 //! sent; a wrong answer fails the scenario. The protocol era is chosen by the caller
 //! (legacy by default; the `handshake` of the modern era is `server/discover` instead of
-//! `initialize`). The same scenarios over HTTP are [`http`]'s; the agent engine's own
-//! benchmark is [`engine`].
+//! `initialize`). Beside the client, by default, runs the [`floor`]: a minimal blocking
+//! client with no MCP library, against the same server and payloads, interleaved run by run
+//! (floor, ours, floor, ours, …), so that each line says what the machine allowed at the
+//! same moments (`floor`, `ours_over_floor`). The same scenarios over HTTP are [`http`]'s;
+//! the agent engine's own benchmark is [`engine`].
 
 pub mod engine;
 mod features;
+mod floor;
 pub mod http;
 
 use std::io::Write;
@@ -88,13 +92,16 @@ const ENV_INIT_DELAY: &str = "REFSERVER_INIT_DELAY_MS";
 /// `era` is the protocol era spoken to the server (`Legacy`, the contract's handshake, by
 /// default; `Modern` or `Auto` to time the stateless 2026-07-28 protocol and its probe).
 /// `runs` repeats each scenario (at least once); its line is then the run with the median
-/// value, with `runs` and every run's value beside it.
+/// value, with `runs` and every run's value beside it. With `with_floor`, every run of a
+/// scenario the [`floor`] covers is preceded by a run of the floor client (in the legacy
+/// and modern eras), and the line adds the floor's median (`floor`) and `ours_over_floor`.
 pub fn run(
     scenarios: Option<&str>,
     quick: bool,
     runs: usize,
     command: &[String],
     era: ProtocolEra,
+    with_floor: bool,
 ) -> i32 {
     let runs = runs.max(1);
     let selected = match parse_scenarios(scenarios) {
@@ -105,7 +112,7 @@ pub fn run(
         }
     };
     if command.is_empty() || command[0].is_empty() {
-        eprintln!("harness9 bench mcp: give the server command after `--`, e.g. `harness9 bench mcp -- mcp-fixture`");
+        eprintln!("harness9 bench mcp: give the server command after `--`, e.g. `harness9 bench mcp -- target/release/mcp-fixture` (built by `cargo build --release -p harness9-fixtures`)");
         return 2;
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -118,9 +125,17 @@ pub fn run(
             return 1;
         }
     };
+    let sizes = Sizes::new(quick);
+    let floor = match with_floor {
+        true => floor::Floor::new(command, era, &sizes).map(Arc::new),
+        false => None,
+    };
+    if with_floor && floor.is_none() {
+        eprintln!("bench: the floor speaks one era; give --era legacy or --era modern to run it");
+    }
     let bench = Arc::new(Bench {
         command: command.to_vec(),
-        sizes: Sizes::new(quick),
+        sizes,
         era,
     });
     let mut meta = json!({
@@ -134,12 +149,21 @@ pub fn run(
     if era != ProtocolEra::Legacy {
         meta["era"] = json!(era_word(era));
     }
+    if floor.is_some() {
+        meta["floor"] = json!(FLOOR_RUNTIME);
+    }
     emit(&meta);
     let mut rows = Vec::with_capacity(selected.len());
     for name in selected {
         eprintln!("bench: running {name}...");
+        let floor = floor.as_ref().filter(|_| floor::covers(name));
         let mut outcomes = Vec::with_capacity(runs);
+        let mut floor_runs = Vec::with_capacity(runs);
         for _ in 0..runs {
+            // Interleaved run by run, so that both see the same moments of a noisy machine.
+            if let Some(floor) = floor {
+                floor_runs.push(floor.run(name));
+            }
             let outcome = runtime.block_on(run_scenario(bench.clone(), name));
             let failed = outcome.is_err();
             outcomes.push(outcome);
@@ -147,7 +171,10 @@ pub fn run(
                 break;
             }
         }
-        let outcome = median_run(outcomes);
+        let mut outcome = median_run(outcomes);
+        if let (Ok(figures), false) = (&mut outcome, floor_runs.is_empty()) {
+            add_floor(figures, floor_runs);
+        }
         emit(&outcome_line(name, &outcome));
         rows.push((name, outcome));
     }
@@ -193,6 +220,39 @@ fn median_run(outcomes: Vec<Result<Figures, String>>) -> Result<Figures, String>
         chosen.insert("run_values".into(), Value::Array(values));
     }
     Ok(chosen)
+}
+
+/// What the floor is, for the meta line.
+const FLOOR_RUNTIME: &str = "rust, blocking std I/O, serde_json::Value, no MCP library";
+
+/// Adds the floor's figures to the client's: its median `floor` (the lower middle run of
+/// an even count, as for the client), `ours_over_floor` (the client's `value` over it:
+/// below 1 is faster for times, slower for `calls/s`), every floor run's value when there
+/// were several, or `floor_error` when a floor run failed.
+fn add_floor(figures: &mut Figures, floor_runs: Vec<Result<f64, String>>) {
+    let count = floor_runs.len();
+    let mut values = Vec::with_capacity(count);
+    for run in floor_runs {
+        match run {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                figures.insert("floor_error".into(), json!(e));
+                return;
+            }
+        }
+    }
+    let shown: Vec<Value> = values.iter().map(|v| num3(*v)).collect();
+    values.sort_by(f64::total_cmp);
+    let floor = values[(count - 1) / 2];
+    let ours = figures
+        .get("value")
+        .and_then(Value::as_f64)
+        .unwrap_or(f64::NAN);
+    figures.insert("floor".into(), num3(floor));
+    figures.insert("ours_over_floor".into(), num3(ours / floor));
+    if count > 1 {
+        figures.insert("floor_run_values".into(), Value::Array(shown));
+    }
 }
 
 fn parse_scenarios(list: Option<&str>) -> Result<Vec<&'static str>, String> {
@@ -545,17 +605,21 @@ fn preview(text: &str) -> String {
     crate::truncate::prefix(text, 80).to_string()
 }
 
-/// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails.
+/// A [`SMALL_TEXT_BYTES`]-byte ASCII text that names call `i`, so a misrouted answer fails:
+/// `echo NNNNNNNNNNNN ` (the last 12 digits of `i`), then letters and digits. Built without
+/// formatting machinery, as the floor builds one per call too.
 pub(crate) fn small_text(i: usize) -> String {
-    let mut text = format!("echo {i:012} ");
-    let pattern = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut k = 0;
-    while text.len() < SMALL_TEXT_BYTES {
-        text.push(pattern[k % pattern.len()] as char);
-        k += 1;
+    const PATTERN: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut text = [0u8; SMALL_TEXT_BYTES];
+    text[..5].copy_from_slice(b"echo ");
+    let mut n = i;
+    for digit in text[5..17].iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
     }
-    text.truncate(SMALL_TEXT_BYTES);
-    text
+    text[17] = b' ';
+    text[18..].copy_from_slice(&PATTERN[..SMALL_TEXT_BYTES - 18]);
+    String::from_utf8(text.to_vec()).expect("ASCII")
 }
 
 /// `bytes` bytes of printable ASCII that needs no JSON escaping.
@@ -653,29 +717,40 @@ pub(crate) fn emit(line: &Value) {
     let _ = out.flush();
 }
 
-/// The human-readable summary for stderr.
+/// The human-readable summary for stderr; with the floor's columns when a row has them.
 pub(crate) fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
-    let mut text = format!(
-        "\n{:<14} {:>14} {:<8} details\n",
-        "scenario", "value", "unit"
-    );
+    let with_floor = rows
+        .iter()
+        .any(|(_, o)| o.as_ref().is_ok_and(|f| f.contains_key("floor")));
+    let mut text = format!("\n{:<14} {:>14} {:<8} ", "scenario", "value", "unit");
+    if with_floor {
+        text.push_str(&format!("{:>14} {:>10} ", "floor", "ours/floor"));
+    }
+    text.push_str("details\n");
     for (name, outcome) in rows {
         match outcome {
             Ok(fields) => {
-                let value = fields
-                    .get("value")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(f64::NAN);
+                let number = |key: &str| fields.get(key).and_then(Value::as_f64);
+                let value = number("value").unwrap_or(f64::NAN);
                 let unit = fields.get("unit").and_then(Value::as_str).unwrap_or("");
+                text.push_str(&format!("{name:<14} {value:>14.3} {unit:<8} "));
+                if with_floor {
+                    match (number("floor"), number("ours_over_floor")) {
+                        (Some(floor), Some(ratio)) => {
+                            text.push_str(&format!("{floor:>14.3} {ratio:>9.3}x "))
+                        }
+                        _ => text.push_str(&format!("{:>14} {:>10} ", "-", "-")),
+                    }
+                }
                 let details: Vec<String> = fields
                     .iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "unit" | "value"))
+                    .filter(|(k, _)| {
+                        !matches!(k.as_str(), "unit" | "value" | "floor" | "ours_over_floor")
+                    })
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
-                text.push_str(&format!(
-                    "{name:<14} {value:>14.3} {unit:<8} {}\n",
-                    details.join(" ")
-                ));
+                text.push_str(&details.join(" "));
+                text.push('\n');
             }
             Err(error) => {
                 let first = error.lines().next().unwrap_or("");
@@ -719,9 +794,33 @@ mod tests {
     fn texts() {
         assert_eq!(small_text(7).len(), SMALL_TEXT_BYTES);
         assert_ne!(small_text(7), small_text(8));
+        assert_eq!(
+            small_text(1234),
+            "echo 000000001234 abcdefghijklmnopqrstuvwxyz0123456789abcdefghij"
+        );
         let big = big_text(BIG_RESULT_BYTES);
         assert_eq!(big.len(), BIG_RESULT_BYTES);
         assert!(big.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
+    }
+
+    #[test]
+    fn floor_figures() {
+        let mut f = figures([("unit", json!("us")), ("value", json!(12.0))]);
+        add_floor(&mut f, vec![Ok(8.0), Ok(6.0), Ok(30.0)]);
+        assert_eq!(
+            Value::Object(f.clone()),
+            json!({"unit": "us", "value": 12.0, "floor": 8.0, "ours_over_floor": 1.5,
+                   "floor_run_values": [8.0, 6.0, 30.0]})
+        );
+        let text = table(&[("seq_latency", Ok(f)), ("big_features", Err("boom".into()))]);
+        assert!(text.contains("ours/floor"), "{text}");
+        assert!(text.contains("1.500x"), "{text}");
+        let mut f = figures([("value", json!(3.0))]);
+        add_floor(&mut f, vec![Ok(1.0), Err("no server".into())]);
+        assert_eq!(
+            Value::Object(f),
+            json!({"value": 3.0, "floor_error": "no server"})
+        );
     }
 
     #[test]

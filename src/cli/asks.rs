@@ -4,35 +4,57 @@
 
 use std::path::Path;
 
+use harness9::host::asks::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::contain::contained_sync;
 use harness9::mcp::elicit_form::ElicitForm;
-use harness9::mcp::manager::{Ask, AskAnswer, AskError, AskKind};
 use harness9::mcp::requests::{missing_required, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::Harness;
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 
+/// Why an `--elicitation` file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswersError {
+    #[error("cannot read the elicitation answers {path}: {source}")]
+    Unreadable {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} must hold one JSON object of answers, e.g. {{\"name\": \"Ada\", \"agree\": true}}"
+    )]
+    NotAnObject { path: String },
+}
+
+impl AnswersError {
+    /// A stable kebab-case code for `--json` output (never changes once released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AnswersError::Unreadable { .. } => "answers-unreadable",
+            AnswersError::NotAnObject { .. } => "invalid-answers",
+        }
+    }
+}
+
 /// Reads an `--elicitation` file: one JSON object of field answers.
-pub fn read_answers(path: &Path) -> Result<Map<String, Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "cannot read the elicitation answers {}: {e}",
-            path.display()
-        )
+pub fn read_answers(path: &Path) -> Result<Map<String, Value>, AnswersError> {
+    let text = std::fs::read_to_string(path).map_err(|source| AnswersError::Unreadable {
+        path: path.display().to_string(),
+        source,
     })?;
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) | Err(_) => Err(format!(
-            "{} must hold one JSON object of answers, e.g. {{\"name\": \"Ada\", \"agree\": true}}",
-            path.display()
-        )),
+        Ok(_) | Err(_) => Err(AnswersError::NotAnObject {
+            path: path.display().to_string(),
+        }),
     }
 }
 
 /// Answers every ask of the harness until the returned task is aborted.
 pub fn answer_unattended(harness: &Harness, answers: Option<Map<String, Value>>) -> JoinHandle<()> {
     let mut asks = harness.subscribe_asks();
-    let answerer = harness.manager().asks().clone();
+    let answerer = harness.asks().clone();
     tokio::spawn(async move {
         loop {
             let pending: Vec<Ask> = asks.borrow_and_update().as_ref().clone();

@@ -53,10 +53,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
         model: args.model.clone(),
         ..ProviderOverrides::default()
     };
+    let json = args.project.json;
     let settings = match ProviderSettings::resolve(&overrides) {
         Ok(s) => s,
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(json, e.code(), &e.to_string());
             return EXIT_USAGE;
         }
     };
@@ -68,7 +69,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     {
         Ok(a) => a,
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(json, e.code(), &e.to_string());
             return EXIT_USAGE;
         }
     };
@@ -77,12 +78,12 @@ pub async fn exec(args: ExecArgs) -> i32 {
         Err(code) => return code,
     };
     for s in harness.manager().snapshot().servers.iter() {
-        if let harness9::mcp::ServerState::Failed { reason, .. } = &s.state {
+        if let harness9::manager::ServerState::Failed { reason, .. } = &s.state {
             errln!(
                 "harness9: server \"{}\" failed: {reason}",
                 harness9::term_text::Line(&s.name)
             );
-        } else if s.state == harness9::mcp::ServerState::AwaitingApproval {
+        } else if s.state == harness9::manager::ServerState::AwaitingApproval {
             errln!(
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
                 harness9::term_text::Line(&s.name)
@@ -109,7 +110,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let engine = match harness.engine(opts) {
         Ok(e) => e,
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(json, e.code(), &e.to_string());
             harness.shutdown().await;
             return EXIT_FAILED;
         }
@@ -117,7 +118,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let mut turn = match engine.send(args.prompt.clone()) {
         Ok(t) => t,
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(json, e.code(), &e.to_string());
             harness.shutdown().await;
             return EXIT_FAILED;
         }
@@ -129,7 +130,6 @@ pub async fn exec(args: ExecArgs) -> i32 {
             control.stop();
         }
     });
-    let json = args.project.json;
     let mut round_text = String::new();
     let mut code = EXIT_FAILED;
     while let Some(event) = turn.next_event().await {
@@ -197,7 +197,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
                         }
                         EXIT_FAILED
                     }
-                    TurnOutcome::Failed { error } => {
+                    TurnOutcome::Failed { error, .. } => {
                         if !json {
                             errln!("harness9: {error}");
                         }
@@ -205,7 +205,13 @@ pub async fn exec(args: ExecArgs) -> i32 {
                     }
                 };
             }
-            _ => {}
+            Event::TurnStart { .. }
+            | Event::Retry { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallEnd { .. }
+            | Event::Notice { .. } => {}
         }
     }
     ctrl_c.abort();

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use harness9::manager::{ServerState, ServerStatus};
 use harness9::mcp::auth::{Opener, SignedIn, SystemOpener};
-use harness9::mcp::{ServerState, ServerStatus};
 use harness9::Harness;
 use serde_json::json;
 
@@ -104,7 +104,7 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
             harness.manager().wait_settled(LOGIN_CONNECT_WAIT).await;
             let status = status_of(&harness, &server);
             let (connection, connected) = connection_line(status.as_ref());
-            let location = harness.manager().credentials_location();
+            let location = harness.credentials_location();
             if args.json {
                 let out = json!({
                     "server": server,
@@ -135,7 +135,7 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
             }
         }
     };
-    if let Some(w) = harness.manager().auth_context().store.warning() {
+    if let Some(w) = harness.signin().auth_context().store.warning() {
         errln!("harness9: warning: {w}");
     }
     harness.shutdown().await;
@@ -155,7 +155,7 @@ pub async fn logout(args: ProjectArgs, server: String) -> i32 {
         Ok(forgot) => {
             harness.manager().wait_settled(LOGIN_CONNECT_WAIT).await;
             let status = status_of(&harness, &server);
-            let location = harness.manager().credentials_location();
+            let location = harness.credentials_location();
             if args.json {
                 let out = json!({
                     "server": server,

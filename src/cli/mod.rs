@@ -40,7 +40,7 @@ use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, ServerState, ServerStatus};
+use harness9::manager::{ApprovalPolicy, ServerState, ServerStatus};
 use harness9::term_text::{self, Line};
 use harness9::tools::{CallContext, ToolSource};
 use harness9::{Harness, HarnessOptions};
@@ -89,10 +89,11 @@ fn harness_for(args: &ProjectArgs) -> Harness {
 /// cannot be read (the error is already printed).
 async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i32> {
     if !args.project.is_dir() {
-        errln!(
-            "harness9: project folder \"{}\" does not exist",
+        let message = format!(
+            "project folder \"{}\" does not exist",
             args.project.display()
         );
+        out::failure(args.json, "no-project-folder", &message);
         return Err(EXIT_USAGE);
     }
     let harness = harness_for(args);
@@ -101,7 +102,7 @@ async fn open(args: &ProjectArgs, only: Option<&[String]>) -> Result<Harness, i3
     harness.set_sampling(true);
     let config = harness.start(only).await;
     if let Some(err) = &config.error {
-        errln!("harness9: {err}");
+        out::failure(args.json, err.code(), &err.to_string());
         return Err(EXIT_USAGE);
     }
     ask_approval(&harness).await;
@@ -192,7 +193,9 @@ fn status_json(s: &ServerStatus) -> Value {
             None,
             None,
         ),
-        _ => (0, None, None, None, None, None),
+        ServerState::Starting { .. } | ServerState::Disabled | ServerState::Stopped => {
+            (0, None, None, None, None, None)
+        }
     };
     json!({
         "name": s.name,
@@ -429,7 +432,7 @@ pub async fn call(
     let answers = match elicitation.as_deref().map(asks::read_answers).transpose() {
         Ok(a) => a,
         Err(e) => {
-            errln!("harness9: {e}");
+            out::failure(args.json, e.code(), &e.to_string());
             return EXIT_USAGE;
         }
     };
@@ -437,14 +440,17 @@ pub async fn call(
         None => json!({}),
         Some(Ok(v @ Value::Object(_))) => v,
         Some(Ok(_)) | Some(Err(_)) => {
-            errln!("harness9: ARGS_JSON must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'");
+            let message = "ARGS_JSON must be a JSON object, e.g. '{\"path\": \"README.md\"}'";
+            out::failure(args.json, "invalid-arguments", message);
             return EXIT_USAGE;
         }
     };
     let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(&server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        errln!("harness9: no server named \"{server}\" in any config scope (servers: {known:?})");
+        let message =
+            format!("no server named \"{server}\" in any config scope (servers: {known:?})");
+        out::failure(args.json, "unknown-server", &message);
         return EXIT_USAGE;
     }
     let only = [server.clone()];
@@ -494,17 +500,31 @@ pub async fn call(
             }
         }
         Err(e @ harness9::harness::CallError::UnknownTool { .. }) => {
-            errln!("harness9: {e}");
+            out::failure(args.json, call_error_code(&e), &e.to_string());
             EXIT_USAGE
         }
         Err(e) => {
-            errln!("harness9: {e}");
+            out::failure(args.json, call_error_code(&e), &e.to_string());
             asks::explain_required_elicitations(&e);
             EXIT_FAILED
         }
     };
     harness.shutdown().await;
     code
+}
+
+/// The stable code of a failed call, for `--json` (to move to `CallError` itself when the
+/// façade's errors get their codes).
+fn call_error_code(e: &harness9::harness::CallError) -> &'static str {
+    use harness9::harness::CallError;
+    match e {
+        CallError::UnknownServer { .. } => "unknown-server",
+        CallError::UnknownTool { .. } => "unknown-tool",
+        CallError::NotConnected { .. } => "not-connected",
+        CallError::Tool(t) => t.code(),
+        CallError::Held { .. } => "held",
+        CallError::Cancelled => "cancelled",
+    }
 }
 
 pub async fn serve(args: ProjectArgs) -> i32 {

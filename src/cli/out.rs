@@ -37,6 +37,17 @@ pub fn json(value: &impl serde::Serialize) {
     }
 }
 
+/// Reports a failure: the message on stderr (`harness9: MESSAGE`) and, with `--json`, also
+/// `{"error": {"code": CODE, "message": MESSAGE}}` on one line of stdout, so that a script
+/// reading the JSON sees what failed. `code` is the error's stable code (its `code()`).
+pub fn failure(json: bool, code: &str, message: &str) {
+    err_line(&format!("harness9: {message}"));
+    if json {
+        let value = serde_json::json!({"error": {"code": code, "message": message}});
+        out_json(&value.to_string());
+    }
+}
+
 /// Prints serialized JSON (one value) on stdout.
 pub fn out_json(text: &str) {
     let mut out = std::io::stdout().lock();

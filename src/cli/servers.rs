@@ -18,24 +18,25 @@ pub const DEFAULT_SCOPE: &str = "local";
 
 fn files(args: &ProjectArgs) -> Result<ScopeFiles, i32> {
     if !args.project.is_dir() {
-        errln!(
-            "harness9: project folder \"{}\" does not exist",
+        let message = format!(
+            "project folder \"{}\" does not exist",
             args.project.display()
         );
+        crate::cli::out::failure(args.json, "no-project-folder", &message);
         return Err(EXIT_USAGE);
     }
     Ok(ScopeFiles::of(&args.project))
 }
 
-fn scope_of(word: &str) -> Result<Scope, i32> {
-    word.parse().map_err(|e| {
-        errln!("harness9: {e}");
+fn scope_of(project: &ProjectArgs, word: &str) -> Result<Scope, i32> {
+    word.parse().map_err(|e: harness9::config::UnknownScope| {
+        crate::cli::out::failure(project.json, e.code(), &e.to_string());
         EXIT_USAGE
     })
 }
 
-fn fail(e: ServerEditError) -> i32 {
-    errln!("harness9: {e}");
+fn fail(project: &ProjectArgs, e: ServerEditError) -> i32 {
+    crate::cli::out::failure(project.json, e.code(), &e.to_string());
     match e {
         ServerEditError::Save(_) | ServerEditError::Unreadable { .. } => EXIT_FAILED,
         ServerEditError::Exists { .. }
@@ -58,7 +59,7 @@ pub fn add(project: ProjectArgs, args: AddArgs) -> i32 {
         servers::check_name(&args.name).and_then(|_| servers::entry_from_parts(&args.parts));
     match entry {
         Ok(entry) => write_entry(&project, &args.name, &args.scope, entry),
-        Err(e) => fail(e),
+        Err(e) => fail(&project, e),
     }
 }
 
@@ -66,22 +67,24 @@ pub fn add_json(project: ProjectArgs, name: String, json: String, scope: String)
     let entry: serde_json::Value = match serde_json::from_str(&json) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         Ok(_) => {
-            errln!("harness9: JSON must be an object like '{{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}}'");
+            let message = "JSON must be an object like '{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}'";
+            crate::cli::out::failure(project.json, "invalid-entry", message);
             return EXIT_USAGE;
         }
         Err(e) => {
-            errln!("harness9: invalid JSON: {e}");
+            let message = format!("invalid JSON: {e}");
+            crate::cli::out::failure(project.json, "invalid-json", &message);
             return EXIT_USAGE;
         }
     };
     if let Err(e) = servers::check_name(&name) {
-        return fail(e);
+        return fail(&project, e);
     }
     write_entry(&project, &name, &scope, entry)
 }
 
 fn write_entry(project: &ProjectArgs, name: &str, scope: &str, entry: serde_json::Value) -> i32 {
-    let (files, scope) = match (files(project), scope_of(scope)) {
+    let (files, scope) = match (files(project), scope_of(project, scope)) {
         (Ok(f), Ok(s)) => (f, s),
         (Err(c), _) | (_, Err(c)) => return c,
     };
@@ -113,7 +116,7 @@ fn write_entry(project: &ProjectArgs, name: &str, scope: &str, entry: serde_json
             }
             0
         }
-        Err(e) => fail(e),
+        Err(e) => fail(project, e),
     }
 }
 
@@ -122,7 +125,7 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
         Ok(f) => f,
         Err(c) => return c,
     };
-    match servers::server_details(&files, &name) {
+    match harness9::inspect::server_details(&files, &name) {
         Ok(d) if project.json => {
             crate::cli::out::json(&d);
             0
@@ -131,7 +134,7 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
             out!("{}", d.to_text());
             0
         }
-        Err(e) => fail(e),
+        Err(e) => fail(&project, e),
     }
 }
 
@@ -140,7 +143,7 @@ pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 
         Ok(f) => f,
         Err(c) => return c,
     };
-    let scope = match scope.as_deref().map(scope_of).transpose() {
+    let scope = match scope.as_deref().map(|s| scope_of(&project, s)).transpose() {
         Ok(s) => s,
         Err(c) => return c,
     };
@@ -152,7 +155,7 @@ pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 
             );
             0
         }
-        Err(e) => fail(e),
+        Err(e) => fail(&project, e),
     }
 }
 
@@ -171,13 +174,13 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     };
     let parsed = (
         args.from.parse::<ImportSource>(),
-        scope_of(&args.scope),
+        scope_of(&project, &args.scope),
         args.on_conflict.parse::<OnConflict>(),
     );
     let (source, scope, policy) = match parsed {
         (Ok(a), Ok(b), Ok(c)) => (a, b, c),
         (Err(e), _, _) | (_, _, Err(e)) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(project.json, e.code(), &e.to_string());
             return EXIT_USAGE;
         }
         (_, Err(c), _) => return c,
@@ -198,7 +201,7 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     let plan = match import::plan(&files, scope, &found, policy) {
         Ok(p) => p,
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(project.json, e.code(), &e.to_string());
             return EXIT_FAILED;
         }
     };
@@ -223,7 +226,7 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     }
     // What was shown and accepted is approved as written: a later change asks again.
     let store = harness9::trust::approvals::ApprovalStore::default_location();
-    if let Err(e) = import::review::record_approval(&plan, &project.project, scope, &store) {
+    if let Err(e) = store.approve_import(&plan, &project.project, scope) {
         errln!("harness9: the servers were added, but their approval could not be recorded ({e}); you will be asked when they start");
     }
     0

@@ -7,9 +7,9 @@ use harness9::term_text;
 use std::path::PathBuf;
 
 use clap::Subcommand;
+use harness9::host::catalog::FeatureError;
+use harness9::manager::ServerState;
 use harness9::mcp::features::ResourceContents;
-use harness9::mcp::manager::FeatureError;
-use harness9::mcp::ServerState;
 use harness9::Harness;
 use serde_json::{json, Map, Value};
 
@@ -103,7 +103,11 @@ fn report_unavailable(harness: &Harness) {
                 "harness9: server \"{}\" is awaiting approval; run with --yes to start it",
                 harness9::term_text::Line(&s.name)
             ),
-            _ => {}
+            ServerState::Starting { .. }
+            | ServerState::Connected { .. }
+            | ServerState::Disabled
+            | ServerState::NeedsAuth { .. }
+            | ServerState::Stopped => {}
         }
     }
 }

@@ -20,6 +20,19 @@ pub enum ExpandError {
     TooDeep(String),
 }
 
+impl ExpandError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExpandError::Unset(_) => "unset-variable",
+            ExpandError::Unterminated(_) => "unterminated-reference",
+            ExpandError::Empty(_) => "empty-reference",
+            ExpandError::TooDeep(_) => "reference-too-deep",
+        }
+    }
+}
+
 /// Replaces every `${NAME}` and `${NAME:-default}` in `input`, looking names up with `env`.
 /// A `$` that does not start `${` is kept as it is.
 pub fn expand(input: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {

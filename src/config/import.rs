@@ -19,7 +19,7 @@ mod formats;
 pub mod review;
 
 use formats::{candidates, read};
-pub use formats::{input_variable, parse_jsonc, strip_jsonc};
+pub use formats::{input_variable, parse_jsonc, strip_jsonc, FormatError};
 
 use super::servers::{check_entry, save_creating};
 use super::{McpDocument, SaveError, Scope, ScopeFiles};
@@ -68,18 +68,33 @@ impl ImportSource {
     }
 }
 
+/// A word `--from` or `--on-conflict` does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportWordError {
+    #[error("unknown source \"{0}\"; use one of: {all}", all = ImportSource::ALL.map(ImportSource::word).join(", "))]
+    Source(String),
+    #[error("unknown conflict policy \"{0}\"; use skip or rename")]
+    OnConflict(String),
+}
+
+impl ImportWordError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ImportWordError::Source(_) => "unknown-source",
+            ImportWordError::OnConflict(_) => "unknown-conflict-policy",
+        }
+    }
+}
+
 impl std::str::FromStr for ImportSource {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ImportWordError;
+    fn from_str(s: &str) -> Result<Self, ImportWordError> {
         ImportSource::ALL
             .into_iter()
             .find(|x| x.word() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown source \"{s}\"; use one of: {}",
-                    ImportSource::ALL.map(ImportSource::word).join(", ")
-                )
-            })
+            .ok_or_else(|| ImportWordError::Source(s.to_string()))
     }
 }
 
@@ -97,14 +112,12 @@ pub enum OnConflict {
 }
 
 impl std::str::FromStr for OnConflict {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ImportWordError;
+    fn from_str(s: &str) -> Result<Self, ImportWordError> {
         match s {
             "skip" => Ok(OnConflict::Skip),
             "rename" => Ok(OnConflict::Rename),
-            other => Err(format!(
-                "unknown conflict policy \"{other}\"; use skip or rename"
-            )),
+            other => Err(ImportWordError::OnConflict(other.to_string())),
         }
     }
 }
@@ -161,6 +174,14 @@ pub struct SourceError {
     pub message: String,
 }
 
+impl SourceError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "source-unreadable"
+    }
+}
+
 /// Reads every config file of `source` that exists. Files that do not exist are left out;
 /// files that cannot be parsed are errors (named with their path).
 pub fn find(
@@ -206,9 +227,9 @@ pub fn find(
                     }
                 }
             }
-            Err(message) => errors.push(SourceError {
+            Err(e) => errors.push(SourceError {
                 path: path.display().to_string(),
-                message,
+                message: e.to_string(),
             }),
         }
     }
@@ -275,6 +296,19 @@ pub enum ImportError {
     /// confirmed.
     #[error("the servers to import changed since they were shown; nothing was written. Look at them again")]
     Changed,
+}
+
+impl ImportError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ImportError::Target { .. } => "config-unreadable",
+            ImportError::Save(e) => e.code(),
+            ImportError::NotConfirmed => "not-confirmed",
+            ImportError::Changed => "changed-since-shown",
+        }
+    }
 }
 
 /// Plans the import of `found` into `scope`'s file.

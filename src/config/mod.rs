@@ -15,7 +15,7 @@ pub mod servers;
 
 pub use expand::{expand, ExpandError};
 pub use save::{save_mcp_json, validate_document, write_atomically, McpDocument, SaveError};
-pub use scopes::{Scope, ScopeFiles};
+pub use scopes::{Scope, ScopeFiles, UnknownScope};
 // The settings the MCP client's own messages name, and its URL masking, live with the client.
 pub use harness9_mcp::mask;
 pub use harness9_mcp::protocol::era::ProtocolEra;
@@ -228,6 +228,14 @@ pub struct EntryError {
     pub scope: Scope,
 }
 
+impl EntryError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "invalid-entry"
+    }
+}
+
 /// The file as a whole could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -242,6 +250,18 @@ pub enum ConfigError {
     Shape { path: String, message: String },
     #[error("{path}: cannot read the file: {message}")]
     Io { path: String, message: String },
+}
+
+impl ConfigError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::Syntax { .. } => "invalid-json",
+            ConfigError::Shape { .. } => "invalid-config",
+            ConfigError::Io { .. } => "config-unreadable",
+        }
+    }
 }
 
 impl McpConfig {

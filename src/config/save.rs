@@ -22,6 +22,17 @@ pub enum SaveError {
     },
 }
 
+impl SaveError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SaveError::Invalid(e) => e.code(),
+            SaveError::Io { .. } => "write-failed",
+        }
+    }
+}
+
 /// Checks the shape of a whole `.mcp.json` text and returns its `mcpServers` object.
 /// Per-server problems are not errors here; they belong to each entry.
 pub fn validate_document(text: &str, origin: &str) -> Result<Map<String, Value>, ConfigError> {

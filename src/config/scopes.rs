@@ -75,16 +75,27 @@ impl std::fmt::Display for Scope {
     }
 }
 
+/// A word that names no [`Scope`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scope \"{0}\"; use \"local\", \"project\" or \"user\"")]
+pub struct UnknownScope(pub String);
+
+impl UnknownScope {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "unknown-scope"
+    }
+}
+
 impl std::str::FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Scope, String> {
+    type Err = UnknownScope;
+    fn from_str(s: &str) -> Result<Scope, UnknownScope> {
         match s {
             "local" => Ok(Scope::Local),
             "project" => Ok(Scope::Project),
             "user" => Ok(Scope::User),
-            other => Err(format!(
-                "unknown scope \"{other}\"; use \"local\", \"project\" or \"user\""
-            )),
+            other => Err(UnknownScope(other.to_string())),
         }
     }
 }

@@ -44,7 +44,7 @@ fn stdio_entry_with_env_object_and_list() {
             env,
             vec![("A".into(), "1".into()), ("B".into(), "two=2".into())]
         ),
-        other => panic!("{other:?}"),
+        other @ (TransportConfig::Http { .. } | TransportConfig::Sse { .. }) => panic!("{other:?}"),
     }
 }
 
@@ -114,7 +114,7 @@ fn bad_entries_fail_alone_with_reasons() {
     );
     match entry(&cfg, "defaulted").unwrap().transport {
         TransportConfig::Stdio { command, .. } => assert_eq!(command, "fallback"),
-        other => panic!("{other:?}"),
+        other @ (TransportConfig::Http { .. } | TransportConfig::Sse { .. }) => panic!("{other:?}"),
     }
     assert_eq!(
         msg("notobj"),
@@ -140,7 +140,7 @@ fn invalid_json_names_file_line_and_column() {
     let err = cfg.error.unwrap();
     match &err {
         ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (3, 11)),
-        other => panic!("{other:?}"),
+        other @ (ConfigError::Shape { .. } | ConfigError::Io { .. }) => panic!("{other:?}"),
     }
     assert!(
         err.to_string()

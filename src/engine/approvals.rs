@@ -52,7 +52,13 @@ impl PendingApprovals {
                 self.items.clear();
                 had
             }
-            _ => false,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::Notice { .. } => false,
         }
     }
 

@@ -111,6 +111,7 @@ pub enum TurnOutcome {
     CutOff { answer: String, notice: String },
     /// The user stopped the turn.
     Stopped,
-    /// The provider failed or the round-trip bound was reached.
-    Failed { error: String },
+    /// The provider failed or the round-trip bound was reached. `code` is stable and
+    /// kebab-case (the provider error's code, or `round-trip-limit`).
+    Failed { error: String, code: &'static str },
 }

@@ -47,6 +47,7 @@
 //! their own writer threads, outputs through tokio's blocking pool.
 
 pub mod approvals;
+pub mod builtin;
 pub mod event;
 pub mod history;
 pub mod message;
@@ -159,6 +160,19 @@ pub enum EngineError {
         "the prompt has no messages, so nothing was sent; pick another prompt or type a message"
     )]
     EmptyPrompt,
+}
+
+impl EngineError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            EngineError::Settings(e) => e.code(),
+            EngineError::Store(e) => e.code(),
+            EngineError::Busy => "busy",
+            EngineError::EmptyPrompt => "empty-prompt",
+        }
+    }
 }
 
 pub fn default_system_prompt(project: &Path) -> String {

@@ -10,9 +10,10 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::builtin::BuiltinToolError;
 use super::message::{resource_header, Block, ResultPart, ToolDefinition};
+use crate::host::catalog::{ServerResource, ServerTemplate};
 use crate::mcp::features::{ReadResourceResult, ResourceContents};
-use crate::mcp::manager::{ServerResource, ServerTemplate};
 
 /// The built-in tool that lists the servers' resources.
 pub const LIST_RESOURCES_TOOL: &str = "list_mcp_resources";
@@ -200,13 +201,19 @@ pub fn read_definition() -> ToolDefinition {
 }
 
 /// Runs `list_mcp_resources`: one line per resource, then the templates.
-pub async fn run_list(access: &dyn ResourceAccess, arguments: &Value) -> Result<String, String> {
+pub async fn run_list(
+    access: &dyn ResourceAccess,
+    arguments: &Value,
+) -> Result<String, BuiltinToolError> {
     let server = arguments
         .get("server")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string);
-    let (resources, templates) = access.list(server).await?;
+    let (resources, templates) = access
+        .list(server)
+        .await
+        .map_err(BuiltinToolError::Resources)?;
     if resources.is_empty() && templates.is_empty() {
         return Ok("No server lists any resources.".into());
     }
@@ -251,7 +258,7 @@ pub async fn run_list(access: &dyn ResourceAccess, arguments: &Value) -> Result<
 pub async fn run_read(
     access: &dyn ResourceAccess,
     arguments: &Value,
-) -> Result<(String, Vec<(String, String)>), String> {
+) -> Result<(String, Vec<(String, String)>), BuiltinToolError> {
     let field = |k: &str| {
         arguments
             .get(k)
@@ -260,11 +267,12 @@ pub async fn run_read(
             .map(str::to_string)
     };
     let (Some(server), Some(uri)) = (field("server"), field("uri")) else {
-        return Err(format!(
-            "give \"server\" and \"uri\" (see {LIST_RESOURCES_TOOL})"
-        ));
+        return Err(BuiltinToolError::NoServerOrUri(LIST_RESOURCES_TOOL));
     };
-    let read = access.read(server.clone(), uri).await?;
+    let read = access
+        .read(server.clone(), uri)
+        .await
+        .map_err(BuiltinToolError::Resources)?;
     let mut texts = Vec::new();
     let mut images = Vec::new();
     // The engine saves a long result and gives the model its first page.
@@ -368,7 +376,10 @@ mod tests {
                     content: ResultPart::Image { media_type, .. },
                     ..
                 } => format!("<image {media_type}>"),
-                other => panic!("{other:?}"),
+                other @ (Block::Text { .. }
+                | Block::Image { .. }
+                | Block::ToolUse { .. }
+                | Block::ToolResult { .. }) => panic!("{other:?}"),
             })
             .collect();
         assert_eq!(texts.len(), 4);
@@ -409,7 +420,11 @@ mod tests {
                     content: ResultPart::Text { text },
                     ..
                 } => text.chars().filter(|c| *c == 'y').count(),
-                _ => 0,
+                Block::Text { .. }
+                | Block::Image { .. }
+                | Block::ToolUse { .. }
+                | Block::ToolResult { .. }
+                | Block::Resource { .. } => 0,
             })
             .sum();
         assert_eq!(kept, MAX_ATTACHED_CHARS);

@@ -25,12 +25,42 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::message::{Block, Message, ResultPart, Role, ToolDefinition};
+use super::provider::settings::SettingsError;
 use super::provider::{
-    self, ChatRequest, LlmClient, ProviderOverrides, ProviderSettings, RequestOptions, StreamEvent,
-    ToolChoice,
+    self, ChatRequest, LlmClient, ProviderError, ProviderOverrides, ProviderSettings,
+    RequestOptions, StreamEvent, ToolChoice,
 };
 use crate::mcp::requests::{CreateMessageRequest, CreateMessageResult, SamplingMessage};
 use crate::mcp::sampling::{SampleFuture, Sampler};
+
+/// Why a sampling request did not run on the model; the text is shown to the user and
+/// sent to the server.
+#[derive(Debug, thiserror::Error)]
+pub enum SamplingError {
+    /// No model can be used (nothing configured, a key missing).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("a sampling message has the unknown role \"{0}\"")]
+    UnknownRole(String),
+    /// The task that read the settings ended early.
+    #[error("{0}")]
+    Interrupted(String),
+}
+
+impl SamplingError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SamplingError::Settings(e) => e.code(),
+            SamplingError::Provider(e) => e.code(),
+            SamplingError::UnknownRole(_) => "unknown-role",
+            SamplingError::Interrupted(_) => "internal",
+        }
+    }
+}
 
 /// Where the model for sampling comes from.
 #[derive(Clone)]
@@ -56,11 +86,11 @@ impl EngineSampler {
     }
 }
 
-async fn resolve(overrides: ProviderOverrides) -> Result<ProviderSettings, String> {
-    tokio::task::spawn_blocking(move || ProviderSettings::resolve(&overrides))
+async fn resolve(overrides: ProviderOverrides) -> Result<ProviderSettings, SamplingError> {
+    let settings = tokio::task::spawn_blocking(move || ProviderSettings::resolve(&overrides))
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())
+        .map_err(|e| SamplingError::Interrupted(e.to_string()))??;
+    Ok(settings)
 }
 
 impl Sampler for EngineSampler {
@@ -69,7 +99,9 @@ impl Sampler for EngineSampler {
         Box::pin(async move {
             match source {
                 SamplingSource::Client { .. } => Ok(()),
-                SamplingSource::Settings(o) => resolve(o).await.map(|_| ()),
+                SamplingSource::Settings(o) => {
+                    resolve(o).await.map(|_| ()).map_err(|e| e.to_string())
+                }
             }
         })
     }
@@ -80,11 +112,13 @@ impl Sampler for EngineSampler {
             let (client, models) = match source {
                 SamplingSource::Client { client, models } => (client, models),
                 SamplingSource::Settings(o) => {
-                    let s = resolve(o).await?;
+                    let s = resolve(o).await.map_err(|e| e.to_string())?;
                     (provider::connect(&s), s.sampling_models)
                 }
             };
-            sample_with(client.as_ref(), &models, &request).await
+            sample_with(client.as_ref(), &models, &request)
+                .await
+                .map_err(|e| e.to_string())
         })
     }
 }
@@ -127,7 +161,7 @@ pub async fn sample_with(
     client: &dyn LlmClient,
     models: &[String],
     request: &CreateMessageRequest,
-) -> Result<CreateMessageResult, String> {
+) -> Result<CreateMessageResult, SamplingError> {
     let model = choose_model(
         &client.info().model,
         models,
@@ -139,7 +173,7 @@ pub async fn sample_with(
     let mut calls = Vec::new();
     let mut stop = None;
     while let Some(event) = stream.next().await {
-        match event.map_err(|e| e.to_string())? {
+        match event? {
             StreamEvent::Retrying { .. } => {}
             StreamEvent::TextDelta(t) => text.push_str(&t),
             StreamEvent::ToolCall {
@@ -178,7 +212,10 @@ pub async fn sample_with(
 }
 
 /// The provider-neutral request for a sampling request.
-pub fn chat_request(request: &CreateMessageRequest, model: &str) -> Result<ChatRequest, String> {
+pub fn chat_request(
+    request: &CreateMessageRequest,
+    model: &str,
+) -> Result<ChatRequest, SamplingError> {
     let messages: Vec<Arc<Message>> = request
         .messages
         .iter()
@@ -222,15 +259,11 @@ pub fn chat_request(request: &CreateMessageRequest, model: &str) -> Result<ChatR
     })
 }
 
-fn message(m: &SamplingMessage) -> Result<Message, String> {
+fn message(m: &SamplingMessage) -> Result<Message, SamplingError> {
     let role = match m.role.as_str() {
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        other => {
-            return Err(format!(
-                "a sampling message has the unknown role \"{other}\""
-            ))
-        }
+        other => return Err(SamplingError::UnknownRole(other.to_string())),
     };
     let blocks: Vec<&Value> = match &m.content {
         Value::Array(all) => all.iter().collect(),

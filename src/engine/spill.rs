@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use super::builtin::BuiltinToolError;
 use super::message::ToolDefinition;
 
 /// Longest tool output (in characters, about 25,000 tokens) the model gets in one piece.
@@ -89,23 +90,24 @@ impl Spill {
     }
 
     /// [`Spill::read_page`] for async callers: the file is read on tokio's blocking pool.
-    pub async fn read_page_off_runtime(&self, arguments: &Value) -> Result<String, String> {
+    pub async fn read_page_off_runtime(
+        &self,
+        arguments: &Value,
+    ) -> Result<String, BuiltinToolError> {
         let (spill, arguments) = (self.clone(), arguments.clone());
         tokio::task::spawn_blocking(move || spill.read_page(&arguments))
             .await
-            .unwrap_or_else(|e| Err(format!("reading the saved output failed: {e}")))
+            .unwrap_or_else(|e| Err(BuiltinToolError::ReadFailed(e.to_string())))
     }
 
     /// One page of a saved output, with a line saying where the next one starts.
-    pub fn read_page(&self, arguments: &Value) -> Result<String, String> {
+    pub fn read_page(&self, arguments: &Value) -> Result<String, BuiltinToolError> {
         let id = arguments
             .get("id")
             .and_then(Value::as_str)
             .unwrap_or_default();
         if id.is_empty() || output_id(id) != id {
-            return Err(format!(
-                "no saved output \"{id}\"; use the id from the cut-off result"
-            ));
+            return Err(BuiltinToolError::BadOutputId(id.to_string()));
         }
         let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
         let limit = arguments
@@ -113,12 +115,10 @@ impl Spill {
             .and_then(Value::as_u64)
             .map_or(self.limit, |l| (l as usize).clamp(1, self.limit));
         let text = std::fs::read_to_string(self.dir.join(format!("{id}.txt")))
-            .map_err(|_| format!("no saved output \"{id}\" in this conversation"))?;
+            .map_err(|_| BuiltinToolError::NoOutput(id.to_string()))?;
         let total = text.chars().count();
         if offset >= total {
-            return Err(format!(
-                "offset {offset} is past the end of the output ({total} characters)"
-            ));
+            return Err(BuiltinToolError::PastEnd { offset, total });
         }
         let page: String = text.chars().skip(offset).take(limit).collect();
         let end = offset + page.chars().count();

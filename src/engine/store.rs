@@ -62,6 +62,17 @@ pub enum StoreError {
     NotFound(String),
 }
 
+impl StoreError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::Io { .. } => "write-failed",
+            StoreError::NotFound(_) => "unknown-conversation",
+        }
+    }
+}
+
 /// The conversations of one project.
 #[derive(Debug, Clone)]
 pub struct ConversationStore {

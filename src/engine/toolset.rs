@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value};
 
+use super::builtin::BuiltinToolError;
 use super::message::ToolDefinition;
 use super::resources::{self, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
 use super::search::SearchIndex;
@@ -111,14 +112,14 @@ impl Snapshot {
     }
 
     /// Runs a tool search: the text for the model and the names it found.
-    pub fn search(&self, arguments: &Value) -> Result<(String, Vec<String>), String> {
+    pub fn search(&self, arguments: &Value) -> Result<(String, Vec<String>), BuiltinToolError> {
         let query = arguments
             .get("query")
             .and_then(Value::as_str)
             .unwrap_or("")
             .trim();
         if query.is_empty() {
-            return Err("give a \"query\": words describing the tool you need".into());
+            return Err(BuiltinToolError::NoQuery);
         }
         let limit = arguments
             .get("limit")

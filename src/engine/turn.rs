@@ -18,6 +18,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::builtin::BuiltinToolError;
 use super::event::{CallStatus, Event, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
@@ -160,7 +161,9 @@ async fn turn(
             }
             Err(Interrupted::Stopped) => return (TurnOutcome::Stopped, round),
             // What streamed before a failure was shown but is not kept.
-            Err(Interrupted::Failed(error)) => return (TurnOutcome::Failed { error }, round),
+            Err(Interrupted::Failed { error, code }) => {
+                return (TurnOutcome::Failed { error, code }, round)
+            }
         };
         unique_ids(inner, &mut calls);
         if cut_off {
@@ -227,6 +230,7 @@ async fn turn(
     (
         TurnOutcome::Failed {
             error: format!("the model used all {max} round-trips of this message without a final answer; the turn was ended. Send another message to let it go on, or raise the bound (--max-round-trips)"),
+            code: "round-trip-limit",
         },
         max,
     )
@@ -362,7 +366,11 @@ struct Answer {
 
 enum Interrupted {
     Stopped,
-    Failed(String),
+    /// The error's text and stable code.
+    Failed {
+        error: String,
+        code: &'static str,
+    },
 }
 
 async fn stream_answer(
@@ -410,12 +418,18 @@ async fn stream_answer(
                     cut_off: hit_token_limit(stop_reason.as_deref()),
                 });
             }
-            Err(e) => return Err(Interrupted::Failed(e.to_string())),
+            Err(e) => {
+                return Err(Interrupted::Failed {
+                    error: e.to_string(),
+                    code: e.code(),
+                })
+            }
         }
     }
-    Err(Interrupted::Failed(
-        "the model provider's stream ended without finishing the answer".into(),
-    ))
+    Err(Interrupted::Failed {
+        error: "the model provider's stream ended without finishing the answer".into(),
+        code: "stream-broken",
+    })
 }
 
 /// One finished call: its result block for the model.
@@ -597,18 +611,18 @@ async fn execute(
                     load_tools(inner, tx, &names);
                     ok_text(text)
                 }
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), e.to_string()),
             }
         }
         READ_OUTPUT_TOOL => {
             return match inner.spill.read_page_off_runtime(&call.input).await {
                 Ok(text) => ok_text(text),
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), e),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), e.to_string()),
             }
         }
         LIST_RESOURCES_TOOL | READ_RESOURCE_TOOL => {
             let Some(access) = &inner.resources else {
-                let e = "this chat cannot read resources".to_string();
+                let e = BuiltinToolError::NoResources.to_string();
                 return Done::failed(CallStatus::Error, e.clone(), e);
             };
             let result = match call.name.as_str() {
@@ -622,7 +636,7 @@ async fn execute(
                     images,
                     ..ok_text(text)
                 },
-                Err(e) => Done::failed(CallStatus::Error, e.clone(), format!("Error: {e}")),
+                Err(e) => Done::failed(CallStatus::Error, e.to_string(), format!("Error: {e}")),
             };
         }
         _ => {}
@@ -816,7 +830,11 @@ fn from_result(r: &CallToolResult) -> Done {
                 images.push((mime_type.clone(), data.clone()));
             }
             Content::Text { text } => parts.push(text.clone()),
-            other => {
+            other @ (Content::Image { .. }
+            | Content::Audio { .. }
+            | Content::ResourceLink { .. }
+            | Content::Resource { .. }
+            | Content::Unknown(_)) => {
                 // Everything else as the MCP layer describes it for a text-only reader.
                 let one = CallToolResult {
                     content: vec![other.clone()],

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::Harness;
 use crate::engine::prompt::prompt_messages;
 use crate::engine::{Engine, EngineError, Message, TurnHandle};
+use crate::host::catalog::{FeatureError, ServerPrompt};
 use crate::mcp::features::{Prompt, PromptArgument};
-use crate::mcp::manager::{FeatureError, ServerPrompt};
 
 /// A prompt of a connected server as a picker lists it: with its server and arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]

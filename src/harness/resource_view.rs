@@ -7,8 +7,8 @@
 use serde::Serialize;
 
 use super::Harness;
+use crate::host::catalog::{FeatureError, ServerResource, ServerTemplate};
 use crate::mcp::features::{ReadResourceResult, ResourceContents};
-use crate::mcp::manager::{FeatureError, ServerResource, ServerTemplate};
 
 /// Most characters of a text resource the preview shows.
 pub const MAX_PREVIEW_CHARS: usize = 100_000;
@@ -199,7 +199,7 @@ impl Harness {
         Ok((&self.read_resource(server, uri).await?).into())
     }
 
-    /// Follows a resource's updates ([`crate::mcp::manager::SurfaceEvent::ResourceUpdated`])
+    /// Follows a resource's updates ([`crate::host::catalog::SurfaceEvent::ResourceUpdated`])
     /// when `on`, else stops following it.
     pub async fn follow_resource(
         &self,

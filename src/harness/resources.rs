@@ -8,19 +8,22 @@ use futures::FutureExt;
 
 use super::{Harness, FEATURES_WAIT};
 use crate::engine::resources::ResourceAccess;
+use crate::host::catalog::{Catalog, ServerResource, ServerTemplate};
+use crate::manager::Manager;
 use crate::mcp::features::ReadResourceResult;
-use crate::mcp::manager::{ServerResource, ServerTemplate};
-use crate::mcp::Manager;
 
 /// Most picks [`Harness::resource_picks`] returns.
 pub const MAX_PICKS: usize = 50;
 
-/// The manager as the engine's window on resources.
-struct ManagerResources(Manager);
+/// The catalog of the manager's servers as the engine's window on resources.
+struct CatalogResources {
+    catalog: Catalog,
+    manager: Manager,
+}
 
-impl ResourceAccess for ManagerResources {
+impl ResourceAccess for CatalogResources {
     fn has_resources(&self) -> bool {
-        self.0.has_resources()
+        self.catalog.has_resources(&self.manager)
     }
 
     fn list(
@@ -29,8 +32,8 @@ impl ResourceAccess for ManagerResources {
     ) -> BoxFuture<'_, Result<crate::engine::resources::Listing, String>> {
         async move {
             let all = self
-                .0
-                .features(server.as_deref(), FEATURES_WAIT)
+                .catalog
+                .features(&self.manager, server.as_deref(), FEATURES_WAIT)
                 .await
                 .map_err(|e| e.to_string())?;
             let mut resources = Vec::new();
@@ -56,8 +59,8 @@ impl ResourceAccess for ManagerResources {
         uri: String,
     ) -> BoxFuture<'_, Result<ReadResourceResult, String>> {
         async move {
-            self.0
-                .read_resource(&server, &uri)
+            self.catalog
+                .read_resource(&self.manager, &server, &uri)
                 .await
                 .map_err(|e| e.to_string())
         }
@@ -68,14 +71,17 @@ impl ResourceAccess for ManagerResources {
 impl Harness {
     /// How an engine made outside [`Harness::engine`] reads this project's resources.
     pub fn resource_access(&self) -> Arc<dyn ResourceAccess> {
-        Arc::new(ManagerResources(self.manager.clone()))
+        Arc::new(CatalogResources {
+            catalog: self.catalog.clone(),
+            manager: self.manager.clone(),
+        })
     }
 
     /// The resources listed so far, without waiting for servers still being listed.
     pub async fn resources_now(&self) -> Vec<ServerResource> {
         let all = self
-            .manager
-            .features(None, std::time::Duration::ZERO)
+            .catalog
+            .features(&self.manager, None, std::time::Duration::ZERO)
             .await
             .unwrap_or_default();
         all.iter()
@@ -169,7 +175,7 @@ mod tests {
 #[derive(Debug, thiserror::Error)]
 pub enum SaveResourceError {
     #[error(transparent)]
-    Read(#[from] crate::mcp::manager::FeatureError),
+    Read(#[from] crate::host::catalog::FeatureError),
     #[error("the server returned no content for {uri}")]
     Empty { uri: String },
     #[error("the server sent {uri} with invalid base64 data; nothing was saved")]

@@ -13,7 +13,7 @@ use super::Harness;
 use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// File in the data directory holding each project's extra roots.
-pub const EXTRA_ROOTS_FILE: &str = "extra-roots.json";
+pub const EXTRA_ROOTS_FILE: &str = crate::userdata::DataKind::Roots.file_name();
 
 /// Why an extra root could not be added or removed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -113,7 +113,7 @@ impl Harness {
     /// hosts with their own data folder), and applies the ones kept there. Call it before
     /// [`Harness::start`].
     pub fn with_roots_store(mut self, store: RootsStore) -> Harness {
-        self.manager.set_extra_roots(&store.get(&self.project));
+        self.set_extra_roots(&store.get(&self.project));
         self.roots_store = store;
         self
     }
@@ -143,7 +143,7 @@ impl Harness {
             roots.push(path);
             Ok(())
         })?;
-        self.manager.set_extra_roots(&roots);
+        self.set_extra_roots(&roots);
         Ok(roots)
     }
 
@@ -161,7 +161,7 @@ impl Harness {
             }
             Ok(())
         })?;
-        self.manager.set_extra_roots(&roots);
+        self.set_extra_roots(&roots);
         Ok(roots)
     }
 }

@@ -55,7 +55,7 @@ impl Harness {
 
     /// Where model provider keys are kept (the same store as sign-in tokens).
     fn key_store(&self) -> Arc<CredentialStore> {
-        self.manager.auth_context().store.clone()
+        self.signin.auth_context().store.clone()
     }
 
     /// The model provider settings as a pane shows them (never the key).

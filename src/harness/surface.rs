@@ -1,6 +1,7 @@
 //! The façade's share of the client surface beyond tools: resources, prompts, completion,
 //! logging levels, roots, and the consent queue through which servers ask the user
-//! (elicitation) or the model (sampling). Each method is one call on the manager.
+//! (elicitation) or the model (sampling). Each method is one call on a host service
+//! ([`crate::host::catalog`], [`crate::host::asks`]).
 //!
 //! Consent model: every elicitation and sampling request becomes an [`Ask`] naming its
 //! server. A front end that wants to answer holds [`Harness::subscribe_asks`] (a new ask
@@ -9,10 +10,10 @@
 //! server is told so.
 //!
 //! Sampling ([`Harness::enable_sampling`]): the core checks that a model is configured,
-//! asks (an [`AskKind::Sampling`](crate::mcp::manager::AskKind) the user answers with
+//! asks (an [`AskKind::Sampling`](crate::host::asks::AskKind) the user answers with
 //! [`AskAnswer::Approve`]: "always for this server" and "review the answer" are choices),
 //! runs the request on the model and, when the user chose to review, asks again with the
-//! answer ([`AskKind::SamplingReview`](crate::mcp::manager::AskKind): Send or Refuse).
+//! answer ([`AskKind::SamplingReview`](crate::host::asks::AskKind): Send or Refuse).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,14 +25,16 @@ use tokio::sync::{broadcast, watch};
 
 use super::Harness;
 use crate::engine::sampling::{EngineSampler, SamplingSource};
+use crate::host::asks::{Ask, AskAnswer, AskError, AskReply, AskView, Asks, ReplyError, Resolved};
+use crate::host::catalog::{
+    FeatureError, ServerDetails, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate,
+    SurfaceEvent,
+};
+use crate::manager::Manager;
 use crate::mcp::auth::Opener;
 use crate::mcp::elicit_form::FieldErrors;
 use crate::mcp::features::{
     Completion, CompletionRef, GetPromptResult, LogLevel, ReadResourceResult,
-};
-use crate::mcp::manager::{
-    Ask, AskAnswer, AskError, AskReply, AskView, FeatureError, ReplyError, Resolved, ServerDetails,
-    ServerFeatures, ServerPrompt, ServerResource, ServerTemplate, SurfaceEvent,
 };
 use crate::mcp::requests::{ElicitResult, Root};
 use crate::mcp::ToolDef;
@@ -49,7 +52,9 @@ impl Harness {
         &self,
         server: Option<&str>,
     ) -> Result<Vec<(String, Arc<ServerFeatures>)>, FeatureError> {
-        self.manager.features(server, FEATURES_WAIT).await
+        self.catalog
+            .features(&self.manager, server, FEATURES_WAIT)
+            .await
     }
 
     /// Every resource of the connected servers (or of one), all pages.
@@ -105,7 +110,7 @@ impl Harness {
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, FeatureError> {
-        self.manager.read_resource(server, uri).await
+        self.catalog.read_resource(&self.manager, server, uri).await
     }
 
     /// Whether the server lets clients subscribe to resource updates.
@@ -117,11 +122,15 @@ impl Harness {
 
     /// Updates of the resource arrive as [`SurfaceEvent::ResourceUpdated`].
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
-        self.manager.subscribe_resource(server, uri, true).await
+        self.catalog
+            .subscribe_resource(&self.manager, server, uri, true)
+            .await
     }
 
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), FeatureError> {
-        self.manager.subscribe_resource(server, uri, false).await
+        self.catalog
+            .subscribe_resource(&self.manager, server, uri, false)
+            .await
     }
 
     pub async fn get_prompt(
@@ -130,7 +139,9 @@ impl Harness {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<GetPromptResult, FeatureError> {
-        self.manager.get_prompt(server, name, arguments).await
+        self.catalog
+            .get_prompt(&self.manager, server, name, arguments)
+            .await
     }
 
     /// Suggestions for a prompt argument or a template variable, as typed so far.
@@ -143,8 +154,8 @@ impl Harness {
         context: &Map<String, Value>,
     ) -> Result<Completion, FeatureError> {
         let mut c = self
-            .manager
-            .complete(server, reference, argument, value, context)
+            .catalog
+            .complete(&self.manager, server, reference, argument, value, context)
             .await?;
         c.values.truncate(MAX_COMPLETION_VALUES);
         Ok(c)
@@ -153,56 +164,53 @@ impl Harness {
     /// Sets a server's logging level; it is remembered for the session and set again
     /// whenever the server restarts.
     pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), FeatureError> {
-        self.manager.set_log_level(server, level).await
+        self.catalog
+            .set_log_level(&self.manager, server, level)
+            .await
     }
 
     /// A connected server's title, loadable icons, and logging level (for details views).
     pub fn server_details(&self, server: &str) -> Result<ServerDetails, FeatureError> {
-        self.manager.server_details(server)
+        self.catalog.server_details(&self.manager, server)
     }
 
     /// Listing changes, resource updates, finished URL elicitations.
     pub fn subscribe_surface(&self) -> broadcast::Receiver<SurfaceEvent> {
-        self.manager.subscribe_surface()
+        self.catalog.subscribe()
     }
 
     /// The roots servers get: the project folder, then the extra roots.
     pub fn roots(&self) -> Vec<Root> {
-        self.manager.roots()
+        self.asks.roots()
     }
 
     /// Sets the extra roots; connected servers are told the roots changed.
     pub fn set_extra_roots(&self, folders: &[PathBuf]) {
-        self.manager.set_extra_roots(folders)
+        apply_extra_roots(&self.asks, &self.manager, folders)
     }
 
     /// The tool definitions as their servers listed them (annotations, titles, icons).
     pub fn tool_defs(&self, server: Option<&str>) -> Vec<(String, ToolDef)> {
-        self.manager.tool_defs(server)
+        self.pins.tool_defs(server)
     }
 
     /// The asks waiting for the user; holding the receiver makes the caller a front end
     /// (asks wait for its answer instead of getting their default at once).
     pub fn subscribe_asks(&self) -> watch::Receiver<Arc<Vec<Ask>>> {
-        self.manager.asks().subscribe()
+        self.asks.subscribe()
     }
 
     pub fn pending_asks(&self) -> Vec<Ask> {
-        self.manager.asks().pending().as_ref().clone()
+        self.asks.pending().as_ref().clone()
     }
 
     pub fn answer_ask(&self, id: u64, answer: AskAnswer) -> Result<(), AskError> {
-        self.manager.asks().answer(id, answer)
+        self.asks.answer(id, answer)
     }
 
     /// The pending asks as a front end shows them, oldest first.
     pub fn ask_views(&self) -> Vec<AskView> {
-        self.manager
-            .asks()
-            .pending()
-            .iter()
-            .map(Ask::view)
-            .collect()
+        self.asks.pending().iter().map(Ask::view).collect()
     }
 
     /// Answers ask `id` with what the user chose in a front end. Accepting a URL
@@ -216,8 +224,7 @@ impl Harness {
         opener: &dyn Opener,
     ) -> Result<FieldErrors, ReplyError> {
         let ask = self
-            .manager
-            .asks()
+            .asks
             .pending()
             .iter()
             .find(|a| a.id == id)
@@ -253,13 +260,13 @@ impl Harness {
         id: u64,
         values: &BTreeMap<String, crate::mcp::elicit_form::FieldValue>,
     ) -> Result<(), AskError> {
-        self.manager.asks().answer_form(id, values)
+        self.asks.answer_form(id, values)
     }
 
     /// Announce sampling to servers started from now on (off by default): only when a
     /// front end answers sampling asks.
     pub fn set_sampling(&self, enabled: bool) {
-        self.manager.set_sampling(enabled)
+        self.asks.set_sampling(enabled)
     }
 
     /// Runs servers' sampling requests on `source`'s model after the user approved them,
@@ -276,18 +283,28 @@ impl Harness {
             other => other,
         };
         let sampler: Arc<dyn crate::mcp::sampling::Sampler> = Arc::new(EngineSampler::new(source));
-        self.manager.set_sampler(Some(sampler));
-        self.manager.set_sampling(true);
+        self.asks.set_sampler(Some(sampler));
+        self.asks.set_sampling(true);
     }
 
     /// The servers that may use the model without asking ("always for this server"),
     /// with the fingerprint of the entry each grant holds for.
     pub async fn sampling_grants(&self) -> BTreeMap<String, String> {
-        self.manager.sampling_grants().await
+        self.asks.sampling_grants().await
     }
 
     /// Withdraws a server's "always" grant; `Ok(true)` when there was one.
     pub async fn revoke_sampling(&self, server: &str) -> std::io::Result<bool> {
-        self.manager.revoke_sampling(server).await
+        self.asks.revoke_sampling(server).await
+    }
+}
+
+/// Sets the extra roots servers get; when they changed, every connected server is told
+/// (`notifications/roots/list_changed`).
+pub(super) fn apply_extra_roots(asks: &Asks, manager: &Manager, folders: &[PathBuf]) {
+    if asks.set_extra_roots(folders) {
+        for client in manager.clients() {
+            let _ = client.notify_roots_changed();
+        }
     }
 }

@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use super::Harness;
+use crate::host::pins::AcceptError;
 use crate::mcp::features::{Icon, ToolHints};
 use crate::mcp::schema_text::SchemaText;
-use crate::mcp::AcceptError;
 use crate::tools::{ToolSource, ToolSpec};
 use crate::trust::pins::HeldTool;
 

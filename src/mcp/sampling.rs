@@ -1,6 +1,6 @@
 //! The seam through which an approved `sampling/createMessage` reaches a model:
-//! [`Sampler`]. The manager owns the consent flow (approve → sample → optional review →
-//! answer, see `manager::sampling`); a sampler only runs what the user approved. The
+//! [`Sampler`]. The asks service owns the consent flow (approve → sample → optional
+//! review → answer, see `host::asks`); a sampler only runs what the user approved. The
 //! engine supplies the real one (`crate::engine::sampling`), so this layer never imports
 //! the engine.
 

@@ -78,6 +78,17 @@ pub enum ToolError {
     Other(String),
 }
 
+impl ToolError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::Client(e) => e.code(),
+            ToolError::Other(_) => "tool-failed",
+        }
+    }
+}
+
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     /// Runs the tool. Dropping the future cancels the call.
@@ -161,15 +172,22 @@ impl Default for ToolRegistry {
     }
 }
 
-impl crate::mcp::manager::ToolSink for ToolRegistry {
-    fn set_server_tools(
+/// Without a gate in front of it, every listed tool is usable.
+impl crate::manager::ToolSink for ToolRegistry {
+    fn place(
         &self,
-        server: &str,
-        client: Arc<Client>,
-        defs: Vec<ToolDef>,
-        timeout: Duration,
-    ) {
-        ToolRegistry::set_server_tools(self, server, client, defs, timeout);
+        listing: crate::manager::ToolListing,
+    ) -> futures::future::BoxFuture<'_, Option<usize>> {
+        let usable = listing.defs.len();
+        let server = listing.run.server().to_string();
+        ToolRegistry::set_server_tools(
+            self,
+            &server,
+            listing.client,
+            listing.defs,
+            listing.timeout,
+        );
+        Box::pin(std::future::ready(Some(usable)))
     }
 
     fn remove_server(&self, server: &str) {

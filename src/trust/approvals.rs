@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ServerConfig;
+use crate::config::import::{review, ImportPlan};
+use crate::config::{Scope, ServerConfig};
 use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// The per-user data directory of harness9 (approvals and other per-user state); it also
@@ -36,6 +37,21 @@ pub struct ApprovalStore {
 }
 
 impl ApprovalStore {
+    /// Records what a written import plan added as approved for `project`, when `scope` is
+    /// one whose servers need approval (the project's `.mcp.json`): what the user saw in
+    /// the plan is what may run. Blocking.
+    pub fn approve_import(
+        &self,
+        plan: &ImportPlan,
+        project: &Path,
+        scope: Scope,
+    ) -> std::io::Result<()> {
+        if !scope.needs_approval() || plan.entries.is_empty() {
+            return Ok(());
+        }
+        self.approve(project, &review::fingerprints(plan, project))
+    }
+
     pub fn at(path: PathBuf) -> Self {
         ApprovalStore {
             file: JsonFile::at(path),
@@ -44,7 +60,7 @@ impl ApprovalStore {
 
     /// `approvals.json` in [`data_dir`].
     pub fn default_location() -> Self {
-        Self::at(data_dir().join("approvals.json"))
+        Self::at(data_dir().join(crate::userdata::DataKind::Approvals.file_name()))
     }
 
     pub fn path(&self) -> &Path {

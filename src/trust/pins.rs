@@ -33,7 +33,7 @@ mod hints;
 pub use hints::ToolHints;
 
 /// File name of the pin store, next to the approvals file.
-pub const PINS_FILE: &str = "pins.json";
+pub const PINS_FILE: &str = crate::userdata::DataKind::Pins.file_name();
 
 /// What was pinned for one tool.
 #[derive(Debug, Clone, Serialize, Deserialize)]

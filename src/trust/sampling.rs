@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::userdata::{project_entry, project_key, JsonFile};
 
 /// File name of the sampling grants, beside `approvals.json`.
-pub const SAMPLING_FILE: &str = "sampling.json";
+pub const SAMPLING_FILE: &str = crate::userdata::DataKind::Sampling.file_name();
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct GrantFile {

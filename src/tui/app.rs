@@ -7,9 +7,11 @@
 use std::sync::Arc;
 
 use harness9::engine::event::{Event, TurnOutcome};
+use harness9::host::asks::Ask;
+use harness9::host::catalog::FeatureError;
+use harness9::host::catalog::ServerDetails;
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::manager::{Ask, ServerDetails};
-use harness9::mcp::{ServerStatus, StatusSnapshot};
+use harness9::manager::{ServerStatus, StatusSnapshot};
 use harness9::tools::ToolSpec;
 use harness9::trust::pins::HeldTool;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -49,7 +51,7 @@ pub struct App {
     /// The oldest thing a server asks the user; its modal is over everything else.
     pub ask: Option<AskView>,
     /// The prompts of the connected servers: the slash commands of [`slash`].
-    pub prompts: Vec<harness9::mcp::manager::ServerPrompt>,
+    pub prompts: Vec<harness9::host::catalog::ServerPrompt>,
     /// The slash-command hint: what Tab found.
     pub slash: SlashState,
     /// Title, icons and logging of each connected server, in `status.servers` order.
@@ -57,7 +59,7 @@ pub struct App {
     /// The recent log of the server whose details are open.
     pub log_tail: Vec<harness9::mcp::LogLine>,
     /// The connected servers' resources, for the `@` picker.
-    pub resources: Vec<harness9::mcp::manager::ServerResource>,
+    pub resources: Vec<harness9::host::catalog::ServerResource>,
     /// The open `@` picker.
     pub picker: Option<Picker>,
     /// Resources attached to the next message.
@@ -161,9 +163,11 @@ impl App {
                 details: true,
             } => match self.panel_rows().get(*selected)? {
                 PanelRow::Server(i) => self.status.servers.get(*i).map(|s| s.name.clone()),
-                _ => None,
+                PanelRow::Tool { .. } | PanelRow::Held { .. } => None,
             },
-            _ => None,
+            Modal::None | Modal::Mcp { .. } | Modal::ServerApproval(_) | Modal::ToolApproval => {
+                None
+            }
         }
     }
 
@@ -349,11 +353,11 @@ impl App {
                     t if settings::parse(t).is_some() => match settings::parse(t)? {
                         Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
                         Ok(None) => settings::start_hidden(&mut self.hidden_key, &mut self.input),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if surface::parse_roots(t).is_some() => match surface::parse_roots(t)? {
                         Ok(cmd) => return Some(Action::Roots(cmd)),
-                        Err(usage) => self.chat.push(ChatLine::System(usage)),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if t.starts_with('/') => self.chat.push(ChatLine::System(format!(
                         "unknown command {t}; commands: {}",
@@ -467,7 +471,7 @@ impl App {
                     // The text streamed already; say that it is incomplete.
                     TurnOutcome::CutOff { notice, .. } => self.chat.push(ChatLine::System(notice)),
                     TurnOutcome::Stopped => self.chat.push(ChatLine::System("stopped".into())),
-                    TurnOutcome::Failed { error } => self.chat.push(ChatLine::System(error)),
+                    TurnOutcome::Failed { error, .. } => self.chat.push(ChatLine::System(error)),
                 }
             }
             // The waiting calls come from the core's list (`show_approvals`).
@@ -515,7 +519,7 @@ impl App {
     }
 
     /// The server's answer to an [`Action::Complete`] asked for the input `input`.
-    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, String>) {
+    pub fn completion_done(&mut self, input: &str, result: Result<Vec<String>, FeatureError>) {
         slash::completion_done(&mut self.input, &mut self.slash, input, result);
     }
 

@@ -10,15 +10,15 @@
 //!
 //! Pure like the rest of the UI: keys return an [`Action`] for the runner.
 
+use harness9::host::asks::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::elicit_form::{Choice, ElicitForm, FieldKind, FieldValue};
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{ElicitRequest, ElicitResult};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use super::model::Action;
 
-pub use harness9::mcp::manager::SAMPLING_REFUSAL;
+pub use harness9::host::asks::SAMPLING_REFUSAL;
 
 /// One field's control (what the user edits; the core builds the content and checks it).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! Drawing the ask modal (see [`super::ask`]).
 
 use super::safe;
-use harness9::mcp::manager::AskKind;
+use harness9::host::asks::AskKind;
 use harness9::mcp::requests::CreateMessageRequest;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -6,7 +6,7 @@
 use super::safe;
 use harness9::engine::resources::ResourceRef;
 use harness9::harness::pick_resources;
-use harness9::mcp::manager::ServerResource;
+use harness9::host::catalog::ServerResource;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};

@@ -6,9 +6,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, ServerStatus};
 use harness9::mcp::auth::SignedIn;
-use harness9::mcp::manager::StartPhase;
-use harness9::mcp::{ServerState, ServerStatus};
 use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 

@@ -46,7 +46,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use harness9::engine::{ConversationChoice, Decision, Event};
-use harness9::mcp::ApprovalPolicy;
+use harness9::manager::ApprovalPolicy;
 use harness9::{Harness, HarnessOptions};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use tokio::sync::mpsc;
@@ -271,7 +271,7 @@ async fn event_loop(
                         AuthDone::SignOut { server, result }
                     })),
                     Action::AnswerAsk { id, answer } => {
-                        let always = matches!(&answer, harness9::mcp::manager::AskAnswer::Approve(c) if c.always);
+                        let always = matches!(&answer, harness9::host::asks::AskAnswer::Approve(c) if c.always);
                         if let Err(e) = harness.answer_ask(id, answer) {
                             app.chat.push(ChatLine::System(e.to_string()));
                         }
@@ -288,7 +288,7 @@ async fn event_loop(
                     }
                     Action::OpenAsk { id, url } => {
                         use harness9::mcp::auth::Opener;
-                        use harness9::mcp::manager::AskAnswer;
+                        use harness9::host::asks::AskAnswer;
                         use harness9::mcp::requests::ElicitResult;
                         let answer = match harness9::mcp::auth::SystemOpener.open(&url).await {
                             Ok(()) => ElicitResult::accept_url(),
@@ -349,7 +349,7 @@ async fn event_loop(
             }
             ev = surface.recv(), if surface_open => {
                 use tokio::sync::broadcast::error::RecvError;
-                use harness9::mcp::manager::SurfaceEvent;
+                use harness9::host::catalog::SurfaceEvent;
                 match ev {
                     Ok(SurfaceEvent::ListingChanged { .. }) | Err(RecvError::Lagged(_)) => {
                         // The `@` picker's resources and the slash commands' prompts.

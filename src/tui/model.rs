@@ -71,7 +71,7 @@ pub enum Action {
     /// Answer what a server asked (the ask modal).
     AnswerAsk {
         id: u64,
-        answer: harness9::mcp::manager::AskAnswer,
+        answer: harness9::host::asks::AskAnswer,
     },
     /// Open the page of a URL elicitation the user agreed to, then accept it.
     OpenAsk {
@@ -101,6 +101,18 @@ pub enum ToolDecision {
 }
 
 /// What `/roots` asks for.
+/// Why a slash command line was not taken; the text says how to use the command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    /// The command's usage line.
+    #[error("{0}")]
+    Usage(&'static str),
+    #[error(
+        "unknown provider \"{0}\": use anthropic or openai (also for OpenAI-compatible servers)"
+    )]
+    UnknownProvider(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum RootsCommand {
     List,

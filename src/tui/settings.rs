@@ -13,7 +13,7 @@ use harness9::engine::provider::settings::{ApiKey, ProviderKind};
 use harness9::engine::provider::setup::{KeySource, ProviderChange, ProviderView};
 use harness9::Harness;
 
-use super::model::{Action, SettingsCmd};
+use super::model::{Action, SettingsCmd, UsageError};
 
 /// What the input line shows while a key is typed.
 pub const HIDDEN_PROMPT: &str = "API key (hidden, Enter keeps it, Esc cancels): ";
@@ -34,7 +34,7 @@ impl std::fmt::Debug for HiddenKey {
 
 /// What a `/model` or `/permissions` line asks for; `Err` says how to use it; `None` when
 /// the line is another command. `Ok(None)`: start typing a key for the keychain.
-pub fn parse(text: &str) -> Option<Result<Option<SettingsCmd>, String>> {
+pub fn parse(text: &str) -> Option<Result<Option<SettingsCmd>, UsageError>> {
     let (command, rest) = text.split_once(' ').unwrap_or((text, ""));
     let words: Vec<&str> = rest.split_whitespace().collect();
     let default_or = |w: &str| {
@@ -49,22 +49,24 @@ pub fn parse(text: &str) -> Option<Result<Option<SettingsCmd>, String>> {
             [] => Ok(Some(SettingsCmd::ShowModel)),
             ["provider", p] => ProviderKind::parse(p)
                 .map(|k| Some(SettingsCmd::Provider(k)))
-                .ok_or(format!("unknown provider \"{p}\": use anthropic or openai (also for OpenAI-compatible servers)")),
+                .ok_or_else(|| UsageError::UnknownProvider(p.to_string())),
             ["model", m] => Ok(Some(SettingsCmd::Model(default_or(m)))),
             ["url", u] => Ok(Some(SettingsCmd::Url(default_or(u)))),
-            ["key", "env", v] => Ok(Some(SettingsCmd::KeyEnv(v.trim_start_matches('$').to_string()))),
+            ["key", "env", v] => Ok(Some(SettingsCmd::KeyEnv(
+                v.trim_start_matches('$').to_string(),
+            ))),
             ["key", "keychain"] => Ok(None),
             ["key", "forget"] => Ok(Some(SettingsCmd::ForgetKey)),
             ["test"] => Ok(Some(SettingsCmd::Test)),
-            _ => Err(MODEL_USAGE.to_string()),
+            _ => Err(UsageError::Usage(MODEL_USAGE)),
         }),
         "/permissions" => Some(match words.as_slice() {
             [] | ["list"] => Ok(Some(SettingsCmd::ListRules)),
             ["revoke", t] => Ok(Some(SettingsCmd::SetRule(t.to_string(), None))),
             [p, t] => ToolPermission::parse(p)
                 .map(|p| Some(SettingsCmd::SetRule(t.to_string(), Some(p))))
-                .ok_or_else(|| PERMISSIONS_USAGE.to_string()),
-            _ => Err(PERMISSIONS_USAGE.to_string()),
+                .ok_or(UsageError::Usage(PERMISSIONS_USAGE)),
+            _ => Err(UsageError::Usage(PERMISSIONS_USAGE)),
         }),
         _ => None,
     }

@@ -8,7 +8,7 @@
 //! a note in the transcript and the input stays for fixing. Pure: the functions work on the
 //! input line, the hint ([`SlashState`]) and the prompts they are given.
 
-use harness9::mcp::manager::ServerPrompt;
+use harness9::host::catalog::{FeatureError, ServerPrompt};
 use serde_json::{Map, Value};
 
 use super::model::{Action, COMMANDS};
@@ -246,7 +246,7 @@ pub fn completion_done(
     line: &mut String,
     hint: &mut SlashState,
     input: &str,
-    result: Result<Vec<String>, String>,
+    result: Result<Vec<String>, FeatureError>,
 ) {
     if hint.waiting.as_deref() != Some(input) || line != input {
         return;

@@ -4,8 +4,8 @@
 
 use harness9::engine::{Block, Message, Role};
 use harness9::harness::PromptError;
+use harness9::host::catalog::{FeatureError, ServerPrompt};
 use harness9::mcp::features::CompletionRef;
-use harness9::mcp::manager::ServerPrompt;
 use harness9::Harness;
 use serde_json::{Map, Value};
 
@@ -18,7 +18,7 @@ pub enum SlashDone {
     Prompts(Vec<ServerPrompt>),
     Completion {
         input: String,
-        result: Result<Vec<String>, String>,
+        result: Result<Vec<String>, FeatureError>,
     },
     /// The messages the prompt opened the turn with.
     Sent(Result<Vec<Message>, PromptError>),
@@ -43,8 +43,7 @@ pub async fn complete(
     let result = harness
         .complete(&server, &reference, &argument, &value, &context)
         .await
-        .map(|c| c.values)
-        .map_err(|e| e.to_string());
+        .map(|c| c.values);
     SlashDone::Completion { input, result }
 }
 

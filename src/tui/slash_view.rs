@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
-use harness9::mcp::manager::ServerPrompt;
+use harness9::host::catalog::ServerPrompt;
 
 use super::slash::{command_of, prompt_of, tokenize, SlashState};
 

@@ -5,20 +5,20 @@
 
 use std::path::PathBuf;
 
+use harness9::host::catalog::ServerDetails;
 use harness9::mcp::features::{LogLevel, LOG_LEVELS};
 use harness9::mcp::log::{LogLine, LogSource};
-use harness9::mcp::manager::ServerDetails;
 use harness9::tools::ToolSpec;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
-use super::model::{Action, RootsCommand};
+use super::model::{Action, RootsCommand, UsageError};
 
 /// Lines of a server's recent log shown in its details.
 pub const DETAIL_LOG_LINES: usize = 8;
 
 /// Reads `/roots`, `/roots add PATH`, `/roots remove PATH`; `Err` says how to use it.
-pub fn parse_roots(text: &str) -> Option<Result<RootsCommand, String>> {
+pub fn parse_roots(text: &str) -> Option<Result<RootsCommand, UsageError>> {
     let rest = text.strip_prefix("/roots")?;
     if !(rest.is_empty() || rest.starts_with(' ')) {
         return None;
@@ -30,9 +30,9 @@ pub fn parse_roots(text: &str) -> Option<Result<RootsCommand, String>> {
         ("" | "list", "") => Ok(RootsCommand::List),
         ("add", a) if !a.is_empty() => Ok(RootsCommand::Add(PathBuf::from(a))),
         ("remove" | "rm", a) if !a.is_empty() => Ok(RootsCommand::Remove(PathBuf::from(a))),
-        _ => Err(
-            "usage: /roots (list the extra roots) · /roots add PATH · /roots remove PATH".into(),
-        ),
+        _ => Err(UsageError::Usage(
+            "usage: /roots (list the extra roots) · /roots add PATH · /roots remove PATH",
+        )),
     })
 }
 

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use harness9::engine::event::{CallStatus, Event, TurnOutcome};
 use harness9::inspect::{ApprovalPick, ApprovalRequest};
-use harness9::mcp::manager::StartPhase;
-use harness9::mcp::{ServerState, ServerStatus, StatusSnapshot};
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, ServerStatus, StatusSnapshot};
 use harness9::tools::{ToolSource, ToolSpec};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

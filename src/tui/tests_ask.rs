@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
+use harness9::host::asks::{Ask, AskAnswer, AskKind, SamplingChoice};
 use harness9::mcp::requests::{
     CreateMessageRequest, CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult,
     SamplingMessage,

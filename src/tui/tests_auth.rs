@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, StatusSnapshot};
 use harness9::mcp::auth::SignedIn;
-use harness9::mcp::manager::StartPhase;
-use harness9::mcp::{ServerState, StatusSnapshot};
 use ratatui::crossterm::event::KeyCode;
 
 use super::app::App;

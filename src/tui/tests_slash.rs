@@ -1,8 +1,8 @@
 //! The slash commands of server prompts: Tab completion of commands, argument names and
 //! values, the hint box, and the checks Enter makes before anything is sent.
 
+use harness9::host::catalog::ServerPrompt;
 use harness9::mcp::features::{Prompt, PromptArgument};
-use harness9::mcp::manager::ServerPrompt;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{json, Map, Value};
 

@@ -9,10 +9,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness9::engine::event::Event;
+use harness9::host::asks::{Ask, AskKind};
+use harness9::host::catalog::ServerDetails;
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, StatusSnapshot};
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::manager::{Ask, AskKind, ServerDetails, StartPhase};
 use harness9::mcp::requests::{CreateMessageResult, ElicitRequest};
-use harness9::mcp::{LogLine, LogSource, ServerState, StatusSnapshot};
+use harness9::mcp::{LogLine, LogSource};
 use harness9::trust::pins::{HeldTool, ToolChange};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;

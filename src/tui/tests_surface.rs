@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
+use harness9::host::catalog::ServerDetails;
+use harness9::manager::{ServerState, StatusSnapshot};
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::manager::ServerDetails;
-use harness9::mcp::{LogLine, LogSource, ServerState, StatusSnapshot};
+use harness9::mcp::{LogLine, LogSource};
 use harness9::tools::{ToolDisplay, ToolSource, ToolSpec};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;

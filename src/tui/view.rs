@@ -4,8 +4,8 @@
 use super::safe;
 use harness9::engine::event::CallStatus;
 use harness9::inspect::ApprovalRequest;
-use harness9::mcp::manager::StartPhase;
-use harness9::mcp::{ServerState, ServerStatus};
+use harness9::manager::StartPhase;
+use harness9::manager::{ServerState, ServerStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
@@ -167,7 +167,10 @@ fn tool_line(name: &str, arguments: &str, status: &ToolLineStatus) -> Line<'stat
         } => ("no result", Color::DarkGray, String::new()),
         ToolLineStatus::Earlier { status, .. } => match status {
             CallStatus::Ok => ("ok", Color::Green, String::new()),
-            _ => ("error", Color::Red, String::new()),
+            CallStatus::Error
+            | CallStatus::TimedOut
+            | CallStatus::Denied
+            | CallStatus::Cancelled => ("error", Color::Red, String::new()),
         },
         ToolLineStatus::Done {
             status,
@@ -481,7 +484,10 @@ fn details_text(app: &App, row: &PanelRow) -> Text<'static> {
                     }
                 }
                 ServerState::NeedsAuth { .. } => {}
-                other => lines.push(Line::raw(other.word().to_string())),
+                other @ (ServerState::Starting { .. }
+                | ServerState::Disabled
+                | ServerState::AwaitingApproval
+                | ServerState::Stopped) => lines.push(Line::raw(other.word().to_string())),
             }
             lines.extend(auth::detail_lines(s));
             if app.sampling_grants.contains(&s.name) {

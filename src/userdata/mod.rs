@@ -39,6 +39,17 @@ pub enum UserDataError {
     },
 }
 
+impl UserDataError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            UserDataError::Lock { .. } => "lock-failed",
+            UserDataError::Write { .. } => "write-failed",
+        }
+    }
+}
+
 impl From<UserDataError> for std::io::Error {
     fn from(e: UserDataError) -> std::io::Error {
         let kind = match &e {

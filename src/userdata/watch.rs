@@ -25,14 +25,15 @@ pub enum DataKind {
 }
 
 impl DataKind {
-    /// The file of this kind in the data folder.
-    pub fn file_name(self) -> &'static str {
+    /// The file of this kind in the data folder. The store names the files; each owner of
+    /// a kind takes its file name from here.
+    pub const fn file_name(self) -> &'static str {
         match self {
             DataKind::Approvals => "approvals.json",
-            DataKind::Pins => crate::trust::pins::PINS_FILE,
-            DataKind::Sampling => crate::trust::sampling::SAMPLING_FILE,
-            DataKind::Permissions => crate::engine::permissions::PERMISSIONS_FILE,
-            DataKind::Roots => crate::harness::EXTRA_ROOTS_FILE,
+            DataKind::Pins => "pins.json",
+            DataKind::Sampling => "sampling.json",
+            DataKind::Permissions => "tool-permissions.json",
+            DataKind::Roots => "extra-roots.json",
         }
     }
 

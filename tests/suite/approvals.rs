@@ -3,11 +3,13 @@
 
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, ServerState};
+use harness9::manager::{ApprovalPolicy, ServerState};
 use serde_json::{json, Value};
 
-use super::http::Fixture;
-use super::{fixture_bin, harness9_bin, state_of, Project};
+use super::support::http::Fixture;
+use super::support::project::list_statuses;
+use super::support::terminal::on_terminal;
+use super::support::{fixture_bin, state_of, stderr, stdout, Project};
 
 /// Passed to the servers only through `${H9_TEST_SECRET}` references.
 const SECRET: &str = "h9-s3cr3t-7f3a91c0";
@@ -27,57 +29,24 @@ fn cli(p: &Project, args: &[&str]) -> String {
 }
 
 fn cli_split(p: &Project, args: &[&str]) -> (String, String) {
-    let o = std::process::Command::new(harness9_bin())
-        .args(args)
-        .arg("--project")
-        .arg(p.path())
-        .env("HARNESS9_DATA_DIR", p.data.path())
+    let o = p
+        .command(args)
         .env("H9_TEST_SECRET", SECRET)
-        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    (stdout(&o), stderr(&o))
 }
 
-/// `mcp list` on a real terminal (`script`), answering "always"; returns what it printed.
+/// `mcp list` on a real terminal, answering "always"; returns what it printed.
 fn approve_on_terminal(p: &Project) -> String {
-    let cmd = format!(
-        "{} mcp list --project '{}'",
-        harness9_bin(),
-        p.path().display()
-    );
-    let mut child = std::process::Command::new("script")
-        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .env("H9_TEST_SECRET", SECRET)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(b"a\n").unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let out = on_terminal(p, &["mcp", "list"], &[("H9_TEST_SECRET", SECRET)], b"a\n");
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn statuses(p: &Project) -> Vec<(String, String)> {
     let (out, err) = cli_split(p, &["mcp", "list", "--json"]);
-    let rows: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
-    rows.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["name"].as_str().unwrap().to_string(),
-                r["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    assert!(!out.is_empty(), "{err}");
+    list_statuses(&out)
 }
 
 fn status(p: &Project, name: &str) -> String {

@@ -5,96 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use harness9::mcp::auth::{
-    self, AuthContext, AuthSettings, Authorizer, CredentialStore, Opener, SignedIn,
-};
-use harness9::mcp::transport::http::{self, HttpSpec};
-use harness9::mcp::{Client, RequestOptions, ServerLog};
+use harness9::mcp::auth::{self, Authorizer, SignedIn};
 use serde_json::json;
 
-use super::http::Fixture;
-
-/// Follows the authorization endpoint's redirect to the loopback listener, like a browser
-/// whose user approves at once.
-pub(super) struct Headless;
-
-impl Opener for Headless {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
-        let url = url.to_string();
-        Box::pin(async move {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .map_err(|e| e.to_string())?;
-            let resp = http.get(&url).send().await.map_err(|e| e.to_string())?;
-            let to = resp
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or("no redirect")?
-                .to_string();
-            http.get(to).send().await.map_err(|e| e.to_string())?;
-            Ok(())
-        })
-    }
-}
-
-pub(super) fn ctx() -> AuthContext {
-    AuthContext {
-        store: Arc::new(CredentialStore::memory()),
-        settings: AuthSettings::default(),
-    }
-}
-
-pub(super) async fn connect(url: &str, auth: Arc<Authorizer>) -> Result<Client, String> {
-    let log = Arc::new(ServerLog::default());
-    let spec = HttpSpec {
-        url: url.into(),
-        headers: Vec::new(),
-        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
-        auth: Some(auth),
-    };
-    let (conn, _) = http::connect(&spec, log.clone()).expect("transport opens");
-    tokio::time::timeout(Duration::from_secs(20), Client::connect(conn, "test", log))
-        .await
-        .expect("handshake within 20 s")
-        .map_err(|e| e.to_string())
-}
-
-pub(super) async fn echo(c: &Client) -> Result<String, String> {
-    let opts = RequestOptions {
-        timeout: Some(Duration::from_secs(20)),
-        ..Default::default()
-    };
-    c.call_tool("echo", Some(json!({"text": "hi"})), opts)
-        .await
-        .map(|r| r.to_text())
-        .map_err(|e| e.to_string())
-}
-
-/// The grant types of every token request the fixture saw.
-pub(super) async fn grants(fx: &Fixture) -> Vec<String> {
-    fx.journal()
-        .await
-        .iter()
-        .filter(|e| e["path"] == "/as/token")
-        .filter_map(|e| e["body"].as_str())
-        .filter_map(|b| {
-            url::form_urlencoded::parse(b.as_bytes())
-                .find(|(k, _)| k == "grant_type")
-                .map(|(_, v)| v.into_owned())
-        })
-        .collect()
-}
-
-pub(super) async fn post(fx: &Fixture, path: &str) {
-    reqwest::Client::new()
-        .post(fx.url(path))
-        .send()
-        .await
-        .unwrap();
-}
+use super::support::auth::{connect, ctx, echo, grants, post, Headless};
+use super::support::http::Fixture;
+use super::support::wait::{poll_for_async, poll_until_async};
 
 #[tokio::test]
 async fn sign_in_then_requests_refresh_and_finally_need_sign_in_again() {
@@ -208,7 +124,19 @@ async fn a_short_lived_token_is_used_first_and_refreshed_in_the_last_half_of_its
     );
 
     // Past half its lifetime: one refresh, before the request (not after a refusal).
-    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    poll_until_async(
+        "the kept token to be in the last half of its life",
+        Duration::from_secs(10),
+        || {
+            let kept = ctx.store.tokens(&url).expect("kept tokens");
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            kept.expires_at.expect("an expiry") <= now + auth::refresh_margin(&kept)
+        },
+    )
+    .await;
     assert_eq!(echo(&c).await.unwrap(), "hi");
     assert_eq!(echo(&c).await.unwrap(), "hi");
     assert_eq!(grants(&fx).await, ["authorization_code", "refresh_token"]);
@@ -268,14 +196,19 @@ async fn concurrent_refusals_cause_one_refresh() {
 
 /// Waits until the fixture's token endpoint has seen `n` requests with `grant`.
 async fn wait_for_grants(fx: &Fixture, grant: &str, n: usize) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while grants(fx).await.iter().filter(|g| *g == grant).count() < n {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no {grant} request reached the token endpoint"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_for_async(
+        &format!("{n} {grant} request(s) at the token endpoint"),
+        Duration::from_secs(10),
+        || async {
+            let seen = grants(fx).await;
+            if seen.iter().filter(|g| *g == grant).count() >= n {
+                Ok(())
+            } else {
+                Err(format!("{seen:?}"))
+            }
+        },
+    )
+    .await
 }
 
 #[tokio::test]

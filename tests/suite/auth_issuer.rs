@@ -14,8 +14,8 @@ use futures::future::BoxFuture;
 use harness9::mcp::auth::{self, Authorizer, OAuthConfig, Opener};
 use serde_json::{json, Value};
 
-use super::auth_flow::{connect, ctx, echo, grants, post, Headless};
-use super::http::Fixture;
+use super::support::auth::{connect, ctx, echo, grants, post, Headless};
+use super::support::http::Fixture;
 
 #[tokio::test]
 async fn a_refresh_token_never_goes_to_another_authorization_server() {

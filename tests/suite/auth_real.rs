@@ -4,64 +4,15 @@
 //! real CLI with a private data dir, the file credential backend and a `$BROWSER` that
 //! follows the redirects back to harness9's loopback listener.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{external, harness9_bin, Project};
-
-/// Access token lifetime given to the server: short, so the test sees a refresh.
-const TOKEN_TTL_SECS: u64 = 3;
-
-/// The server process, killed (with its group) on drop.
-pub(super) struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child's process group.
-        unsafe {
-            libc::killpg(self.0.id() as i32, libc::SIGKILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-pub(super) fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-fn servers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers")
-}
-
-pub(super) fn start_server(python: &Path, port: u16, events: &Path) -> Server {
-    use std::os::unix::process::CommandExt;
-    let child = Command::new(python)
-        .arg(servers_dir().join("py_auth_server.py"))
-        .args(["--port", &port.to_string()])
-        .args(["--token-ttl", &TOKEN_TTL_SECS.to_string()])
-        .arg("--log")
-        .arg(events)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("start the Python auth server");
-    let server = Server(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the Python auth server did not listen on 127.0.0.1:{port} within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    server
-}
+use super::support::auth::{python_auth_server, redirect_browser, PY_TOKEN_TTL_SECS};
+use super::support::server::free_port;
+use super::support::wait::poll_until;
+use super::support::{external, stderr, stdout, Project};
 
 struct Run {
     code: i32,
@@ -69,32 +20,17 @@ struct Run {
     stderr: String,
 }
 
-/// `$BROWSER` for the tests: the redirect follower, run by the venv's python.
-pub(super) fn browser(python: &Path) -> String {
-    format!(
-        "'{}' '{}'",
-        python.display(),
-        servers_dir().join("follow-redirects.py").display()
-    )
-}
-
 fn cli(project: &Project, python: &Path, args: &[&str]) -> Run {
-    let browser = browser(python);
-    let out: Output = Command::new(harness9_bin())
-        .args(args)
-        .arg("--yes")
-        .arg("--project")
-        .arg(project.path())
-        .env("HARNESS9_DATA_DIR", project.data.path())
-        .env("HARNESS9_CREDENTIALS", "file")
-        .env("BROWSER", browser)
-        .stdin(Stdio::null())
+    let args: Vec<&str> = args.iter().copied().chain(["--yes"]).collect();
+    let out = project
+        .command(&args)
+        .env("BROWSER", redirect_browser(python))
         .output()
         .unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout: stdout(&out),
+        stderr: stderr(&out),
     }
 }
 
@@ -119,6 +55,22 @@ fn kept_tokens(credentials: &Path) -> Vec<String> {
         .collect()
 }
 
+/// When the kept access token expires, in seconds since the Unix epoch.
+fn kept_expiry(credentials: &Path) -> u64 {
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(credentials).unwrap()).unwrap();
+    let tokens = kept["tokens"].as_object().expect("kept tokens");
+    assert_eq!(tokens.len(), 1, "{kept}");
+    let expiry = tokens.values().next().unwrap()["expiresAt"].as_u64();
+    expiry.unwrap_or_else(|| panic!("no expiry kept: {kept}"))
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 fn status_of(run: &Run) -> Value {
     let rows: Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("mcp list --json printed JSON ({e}): {}", run.stdout));
@@ -133,7 +85,7 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
     let port = free_port();
     let scratch = tempfile::tempdir().unwrap();
     let events = scratch.path().join("events.log");
-    let _server = start_server(&python, port, &events);
+    let _server = python_auth_server(&python, port, &events);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let issuer = format!("http://127.0.0.1:{port}");
     let project = Project::new(&json!({"mcpServers": {"srv": {"type": "http", "url": url}}}));
@@ -229,7 +181,12 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
     outputs.push(listed);
 
     // After the access token expired, a call still works: it was refreshed.
-    std::thread::sleep(Duration::from_secs(TOKEN_TTL_SECS + 1));
+    let expiry = kept_expiry(&credentials);
+    poll_until(
+        "the kept access token to expire",
+        Duration::from_secs(PY_TOKEN_TTL_SECS + 10),
+        || now_secs() > expiry,
+    );
     let call = cli(
         &project,
         &python,
@@ -283,7 +240,7 @@ fn login_call_reuse_refresh_and_logout_against_the_python_sdk() {
 #[test]
 fn login_and_logout_are_for_remote_servers_only() {
     let project = Project::new(&json!({"mcpServers": {
-        "local": {"command": super::fixture_bin()}
+        "local": {"command": super::support::fixture_bin()}
     }}));
     let login = project.cli(&["mcp", "login", "local", "--yes"]);
     assert_eq!(login.status.code(), Some(2));
@@ -304,14 +261,14 @@ fn login_and_logout_are_for_remote_servers_only() {
 /// Records the server's state when the page is opened, then follows the redirects like a
 /// browser that is signed in already (or fails, as a machine without a browser would).
 struct RecordingOpener {
-    manager: harness9::mcp::Manager,
-    seen: std::sync::Arc<std::sync::Mutex<Option<harness9::mcp::ServerState>>>,
+    manager: harness9::manager::Manager,
+    seen: std::sync::Arc<std::sync::Mutex<Option<harness9::manager::ServerState>>>,
     works: bool,
 }
 
 impl harness9::mcp::auth::Opener for RecordingOpener {
     fn open(&self, url: &str) -> futures::future::BoxFuture<'static, Result<(), String>> {
-        *self.seen.lock().unwrap() = Some(super::state_of(&self.manager, "srv"));
+        *self.seen.lock().unwrap() = Some(super::support::state_of(&self.manager, "srv"));
         let (url, works) = (url.to_string(), self.works);
         Box::pin(async move {
             if !works {
@@ -326,9 +283,9 @@ impl harness9::mcp::auth::Opener for RecordingOpener {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_facade_signs_in_shows_the_account_and_signs_out() {
+    use harness9::manager::ServerState;
+    use harness9::manager::StartPhase;
     use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
-    use harness9::mcp::manager::StartPhase;
-    use harness9::mcp::{ApprovalPolicy, ServerState};
     use harness9::{Harness, HarnessOptions};
     use std::sync::{Arc, Mutex};
 
@@ -338,7 +295,7 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     let port = free_port();
     let scratch = tempfile::tempdir().unwrap();
     let events = scratch.path().join("events.log");
-    let _server = start_server(&python, port, &events);
+    let _server = python_auth_server(&python, port, &events);
     let issuer = format!("http://127.0.0.1:{port}");
     let project = Project::new(&json!({"mcpServers": {
         "srv": {"type": "http", "url": format!("{issuer}/mcp")}
@@ -346,23 +303,20 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     let h = Harness::open(
         project.path(),
         HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: project.approvals(),
             auth: Some(AuthContext {
                 store: Arc::new(CredentialStore::file(
                     scratch.path().join("credentials.json"),
                 )),
                 settings: AuthSettings::default(),
             }),
-            ..HarnessOptions::default()
+            ..project.harness_options()
         },
     );
     h.start(None).await;
     h.manager().wait_settled(Duration::from_secs(20)).await;
     assert!(
         matches!(
-            super::state_of(h.manager(), "srv"),
+            super::support::state_of(h.manager(), "srv"),
             ServerState::NeedsAuth { .. }
         ),
         "{:?}",
@@ -379,7 +333,7 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     let err = h.sign_in("srv", Arc::new(failing)).await.unwrap_err();
     assert!(err.contains("no browser here"), "{err}");
     assert!(
-        matches!(super::state_of(h.manager(), "srv"), ServerState::NeedsAuth { ref reason } if reason.contains("no browser here")),
+        matches!(super::support::state_of(h.manager(), "srv"), ServerState::NeedsAuth { ref reason } if reason.contains("no browser here")),
         "{:?}",
         h.status()
     );
@@ -400,7 +354,7 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     assert_eq!(signed.issuer, issuer);
     assert_eq!(signed.scopes, vec!["mcp:tools".to_string()]);
     assert!(signed.refreshable);
-    super::wait_until(h.manager(), "connected", |s| {
+    super::support::wait_until(h.manager(), "connected", |s| {
         matches!(s.servers[0].state, ServerState::Connected { .. })
     })
     .await;
@@ -413,7 +367,7 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
     assert_eq!(result.to_text(), "hi");
 
     assert_eq!(h.sign_out("srv").await, Ok(true));
-    super::wait_until(h.manager(), "needs-auth", |s| {
+    super::support::wait_until(h.manager(), "needs-auth", |s| {
         matches!(s.servers[0].state, ServerState::NeedsAuth { .. })
     })
     .await;

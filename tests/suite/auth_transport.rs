@@ -7,11 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::mcp::auth::{AuthContext, AuthSettings, Authorizer, CredentialStore, StoredTokens};
-use harness9::mcp::transport::http::{self, HttpSpec};
-use harness9::mcp::{Client, ServerLog};
 use serde_json::Value;
 
-use super::http::Fixture;
+use super::support::auth::connect_authorized as connect;
+use super::support::http::Fixture;
 
 fn ctx_with(url: &str, token: Option<&str>) -> AuthContext {
     let store = CredentialStore::memory();
@@ -31,28 +30,6 @@ fn ctx_with(url: &str, token: Option<&str>) -> AuthContext {
         store: Arc::new(store),
         settings: AuthSettings::default(),
     }
-}
-
-async fn connect(
-    url: &str,
-    headers: &[(&str, &str)],
-    auth: Arc<Authorizer>,
-) -> Result<Client, String> {
-    let log = Arc::new(ServerLog::default());
-    let spec = HttpSpec {
-        url: url.into(),
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
-        auth: Some(auth),
-    };
-    let (conn, _) = http::connect(&spec, log.clone()).expect("transport opens");
-    tokio::time::timeout(Duration::from_secs(20), Client::connect(conn, "test", log))
-        .await
-        .expect("handshake within 20 s")
-        .map_err(|e| e.to_string())
 }
 
 fn authorizations(j: &[Value]) -> Vec<(String, String, String)> {

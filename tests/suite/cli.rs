@@ -2,15 +2,8 @@
 
 use serde_json::{json, Value};
 
-use super::{fixture_bin, Project};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use super::support::terminal::on_terminal;
+use super::support::{fixture_bin, stderr, stdout, Project};
 
 fn demo() -> Project {
     let p = Project::new(&json!({"mcpServers": {
@@ -149,7 +142,7 @@ fn invalid_json_exits_2_with_position() {
 #[test]
 fn no_config_file_means_no_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(super::harness9_bin())
+    let o = std::process::Command::new(super::support::harness9_bin())
         .args(["mcp", "list", "--json", "--project"])
         .arg(dir.path())
         .output()
@@ -307,7 +300,7 @@ fn call_shows_progress_on_stderr() {
 fn bundled_demo_project_connects() {
     let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
     let data = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(super::harness9_bin())
+    let o = std::process::Command::new(super::support::harness9_bin())
         .args(["mcp", "list", "--yes", "--json", "--project"])
         .arg(&demo)
         .env("HARNESS9_DATA_DIR", data.path())
@@ -347,7 +340,7 @@ fn outside_a_terminal_servers_get_the_login_shells_path() {
     }
     let p = Project::new(&json!({"mcpServers": {"fx": {"command": "h9-only-on-login-path"}}}));
     let run = |shell: &std::path::Path| {
-        let o = std::process::Command::new(super::harness9_bin())
+        let o = std::process::Command::new(super::support::harness9_bin())
             .args(["mcp", "list", "--yes", "--json", "--project"])
             .arg(p.path())
             .env("HARNESS9_DATA_DIR", p.data.path())
@@ -374,26 +367,9 @@ fn on_a_terminal_the_cli_asks_and_remembers() {
     let p = Project::new(
         &json!({"mcpServers": {"fx": {"command": fixture_bin(), "args": ["--pages", "2"]}}}),
     );
-    // `script` gives the CLI a real terminal; "a" answers "always".
-    let cmd = format!(
-        "{} mcp list --project {}",
-        super::harness9_bin(),
-        p.path().display()
-    );
-    let mut child = std::process::Command::new("script")
-        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"a\n").unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
-    let out = stdout(&o);
+    // On a real terminal, "a" answers "always".
+    let out = on_terminal(&p, &["mcp", "list"], &[], b"a\n");
+    let out = String::from_utf8_lossy(&out);
     assert!(
         out.contains("wants to start 1 server(s) that you have not approved"),
         "{out}"

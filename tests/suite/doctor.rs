@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{fixture_bin, harness9_bin, Project};
+use super::support::{fixture_bin, harness9_bin, Project};
 
 fn run(args: &[&str]) -> (i32, String) {
     let o = std::process::Command::new(harness9_bin())

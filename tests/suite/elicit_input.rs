@@ -3,36 +3,12 @@
 //! through the real CLI and a real server, never a panic; and the process goes on
 //! answering the server's next requests.
 
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{fixture_bin, Project};
-
-/// Runs the CLI on `p` like [`Project::cli`], but fails the test instead of waiting
-/// forever when the process hangs (a dead answerer leaves the server waiting).
-fn cli_within(p: &Project, args: &[&str], limit: Duration) -> Output {
-    let mut child = p
-        .command(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "the CLI hung; stderr: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
+use super::support::process::{cli_child, output_within};
+use super::support::{fixture_bin, Project};
 
 fn form(message: &str, properties: Value) -> Value {
     let params = json!({"mode": "form", "message": message,
@@ -66,18 +42,21 @@ fn multibyte_dates_get_a_validation_result_and_the_next_requests_are_answered() 
         {"method": "sampling/createMessage", "params": r#"{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":8}"#},
     ]);
     let args = json!({"requests": requests}).to_string();
-    let o = cli_within(
-        &p,
-        &[
-            "mcp",
-            "call",
-            "fx",
-            "ask",
-            &args,
-            "--yes",
-            "--elicitation",
-            answers.to_str().unwrap(),
-        ],
+    // A dead answerer would leave the server waiting: the CLI must end on its own.
+    let o = output_within(
+        cli_child(
+            &p,
+            &[
+                "mcp",
+                "call",
+                "fx",
+                "ask",
+                &args,
+                "--yes",
+                "--elicitation",
+                answers.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(30),
     );
     let out = String::from_utf8_lossy(&o.stdout);

@@ -8,23 +8,11 @@ use harness9::config::ProtocolEra;
 use harness9::mcp::client::ConnectOptions;
 use harness9::mcp::era::Era;
 use harness9::mcp::transport::memory;
-use harness9::mcp::transport::Inbound;
 use harness9::mcp::{Client, RequestOptions};
 use serde_json::{json, Value};
 
-use super::era::Answers;
-
-/// The in-memory peer: the next request as JSON, and a way to answer.
-async fn next(peer: &mut memory::MemoryPeer) -> Value {
-    let bytes = peer.from_client.recv().await.expect("a request");
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-fn answer(peer: &memory::MemoryPeer, text: String) {
-    peer.to_client
-        .send(Inbound::Message(text.into_bytes()))
-        .unwrap();
-}
+use super::support::era::Answers;
+use super::support::memory::{next_message, send_text};
 
 async fn modern_memory() -> (Client, memory::MemoryPeer) {
     let (conn, mut peer) = memory::pair();
@@ -35,7 +23,7 @@ async fn modern_memory() -> (Client, memory::MemoryPeer) {
         ..ConnectOptions::default()
     };
     let connect = tokio::spawn(Client::connect_opts(conn, "mem", Arc::default(), opts));
-    let discover = next(&mut peer).await;
+    let discover = next_message(&mut peer).await;
     assert_eq!(discover["method"], "server/discover");
     let meta = &discover["params"]["_meta"];
     assert_eq!(
@@ -51,7 +39,7 @@ async fn modern_memory() -> (Client, memory::MemoryPeer) {
         "harness9"
     );
     let id = &discover["id"];
-    answer(
+    send_text(
         &peer,
         format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"supportedVersions":["2025-11-25","2026-07-28"],"capabilities":{{"tools":{{}}}},"_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"mem","version":"9"}}}}}}}}"#
@@ -67,7 +55,7 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
     assert_eq!(client.server_info().name, "mem");
     let call = client.call_tool("t", Some(json!({"x": 1})), RequestOptions::default());
     let serve = async {
-        let first = next(&mut peer).await;
+        let first = next_message(&mut peer).await;
         assert_eq!(first["params"]["name"], "t");
         assert_eq!(
             first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
@@ -75,7 +63,7 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
         );
         let id = &first["id"];
         // The state has escapes a re-serialization would change.
-        answer(
+        send_text(
             &peer,
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","inputRequests":{{"a":{{"method":"elicitation/create","params":{{"mode":"form","message":"Q?","requestedSchema":{{"type":"object","properties":{{"answer":{{"type":"string"}}}}}}}}}},"b":{{"method":"roots/list"}}}},"requestState":"s\u00e9\/1"}}}}"#
@@ -94,17 +82,17 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
         );
         // A second round without inputRequests: the state alone.
         let id = &retry["id"];
-        answer(
+        send_text(
             &peer,
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","requestState":"two"}}}}"#
             ),
         );
-        let third = next(&mut peer).await;
+        let third = next_message(&mut peer).await;
         assert_eq!(third["params"]["requestState"], "two");
         assert_eq!(third["params"].get("inputResponses"), None);
         let id = &third["id"];
-        answer(
+        send_text(
             &peer,
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"done"}}]}}}}"#
@@ -117,8 +105,8 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
     // An unknown resultType is an invalid answer.
     let call = client.call_tool("t", None, RequestOptions::default());
     let serve = async {
-        let id = next(&mut peer).await["id"].clone();
-        answer(
+        let id = next_message(&mut peer).await["id"].clone();
+        send_text(
             &peer,
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"later"}}}}"#),
         );
@@ -138,7 +126,7 @@ async fn input_required_rounds_echo_the_exact_state_with_a_new_id() {
             };
             let v: Value = serde_json::from_slice(&bytes).unwrap();
             let id = &v["id"];
-            answer(
+            send_text(
                 &peer,
                 format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"input_required","requestState":"again"}}}}"#
@@ -165,19 +153,19 @@ async fn a_modern_server_slow_to_answer_the_probe_stays_modern() {
         Arc::default(),
         ConnectOptions::default(),
     ));
-    let discover = next(&mut peer).await;
+    let discover = next_message(&mut peer).await;
     // The probe's wait ends: `initialize` comes…
-    let init = next(&mut peer).await;
+    let init = next_message(&mut peer).await;
     assert_eq!(init["method"], "initialize");
     // …and the server, done starting, answers both in order, as a dual-era server does.
     let (d, i) = (&discover["id"], &init["id"]);
-    answer(
+    send_text(
         &peer,
         format!(
             r#"{{"jsonrpc":"2.0","id":{d},"result":{{"supportedVersions":["2026-07-28"],"capabilities":{{}}}}}}"#
         ),
     );
-    answer(
+    send_text(
         &peer,
         format!(
             r#"{{"jsonrpc":"2.0","id":{i},"error":{{"code":-32022,"message":"this connection speaks 2026-07-28"}}}}"#
@@ -199,9 +187,9 @@ async fn a_modern_server_without_a_common_version_is_not_taken_for_legacy() {
         Arc::default(),
         ConnectOptions::default(),
     ));
-    let discover = next(&mut peer).await;
+    let discover = next_message(&mut peer).await;
     let id = &discover["id"];
-    answer(
+    send_text(
         &peer,
         format!(
             r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32022,"message":"Unsupported protocol version","data":{{"supported":["2099-01-01"],"requested":"2026-07-28"}}}}}}"#

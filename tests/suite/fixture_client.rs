@@ -1,11 +1,13 @@
 //! The client against our fixture server's misbehaviours.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::mcp::{ClientError, Content, RequestOptions};
 use serde_json::json;
 
-use super::{fixture_bin, fixture_client, spawn_client, text_of};
+use super::support::client::{fixture_client, spawn_client};
+use super::support::fixture_bin;
+use super::support::wait::{poll_until_async, DEADLINE};
 
 fn args(v: serde_json::Value) -> Option<serde_json::Value> {
     Some(v)
@@ -43,7 +45,7 @@ async fn handshake_and_tools() {
         )
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "héllo\nworld");
+    assert_eq!(r.to_text(), "héllo\nworld");
     assert!(!r.is_error);
     client.close().await;
 }
@@ -60,7 +62,7 @@ async fn garbage_on_stdout_is_skipped_and_logged() {
             )
             .await
             .unwrap();
-        assert_eq!(text_of(&r), format!("m{i}"));
+        assert_eq!(r.to_text(), format!("m{i}"));
     }
     let lines = log.tail(1000);
     assert!(
@@ -80,7 +82,7 @@ async fn a_64_mib_result_arrives_intact() {
         .call_tool("big", args(json!({"bytes": n})), RequestOptions::default())
         .await
         .unwrap();
-    let text = text_of(&r);
+    let text = r.to_text();
     assert_eq!(text.len(), n);
     assert!(
         text.starts_with("abcdefghij") && text.as_bytes().iter().all(|b| b.is_ascii_lowercase())
@@ -95,25 +97,23 @@ async fn a_64_mib_result_arrives_intact() {
         )
         .await
         .unwrap();
-    assert!(text_of(&r) == big);
+    assert!(r.to_text() == big);
     client.close().await;
 }
 
 #[tokio::test]
 async fn crash_mid_call_fails_pending_calls_with_status_and_stderr() {
     let (client, _) = fixture_client(&[]).await;
+    // The sleep would answer in ten minutes: the calls end only if the crash fails them.
     let slow = client.call_tool(
         "sleep",
-        args(json!({"ms": 5000})),
+        args(json!({"ms": 600_000})),
         RequestOptions::default(),
     );
     let crash = client.call_tool("crash", None, RequestOptions::default());
-    let started = Instant::now();
-    let (slow, crash) = tokio::join!(slow, crash);
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "pending calls must fail at once"
-    );
+    let (slow, crash) = tokio::time::timeout(DEADLINE, async { tokio::join!(slow, crash) })
+        .await
+        .expect("pending calls fail at once");
     for err in [slow.unwrap_err(), crash.unwrap_err()] {
         let msg = err.to_string();
         assert!(matches!(err, ClientError::Closed(_)), "{err:?}");
@@ -135,9 +135,16 @@ async fn crash_mid_call_fails_pending_calls_with_status_and_stderr() {
 #[tokio::test]
 async fn answers_out_of_order_reach_the_right_callers() {
     let (client, _) = fixture_client(&[]).await;
-    let slow = client.call_tool("sleep", args(json!({"ms": 400})), RequestOptions::default());
+    // Polled first, the slow call is written first (a call is queued when first polled).
+    let done = std::sync::Mutex::new(Vec::new());
+    let slow = async {
+        let r = client
+            .call_tool("sleep", args(json!({"ms": 400})), RequestOptions::default())
+            .await;
+        done.lock().unwrap().push("slow");
+        r
+    };
     let fast = async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
         let r = client
             .call_tool(
                 "echo",
@@ -145,12 +152,17 @@ async fn answers_out_of_order_reach_the_right_callers() {
                 RequestOptions::default(),
             )
             .await;
-        (r, Instant::now())
+        done.lock().unwrap().push("fast");
+        r
     };
-    let (slow, (fast, fast_done)) = tokio::join!(async { (slow.await, Instant::now()) }, fast);
-    assert_eq!(text_of(&fast.unwrap()), "fast");
-    assert_eq!(text_of(&slow.0.unwrap()), "slept 400 ms");
-    assert!(fast_done < slow.1, "the fast answer came first");
+    let (slow, fast) = tokio::join!(slow, fast);
+    assert_eq!(fast.unwrap().to_text(), "fast");
+    assert_eq!(slow.unwrap().to_text(), "slept 400 ms");
+    assert_eq!(
+        *done.lock().unwrap(),
+        ["fast", "slow"],
+        "the fast answer came first"
+    );
     client.close().await;
 }
 
@@ -161,18 +173,26 @@ async fn timeout_cancels_and_drops_the_late_answer() {
         timeout: Some(Duration::from_millis(200)),
         ..Default::default()
     };
-    let started = Instant::now();
     let err = client
         .call_tool("sleep", args(json!({"ms": 600})), opts)
         .await
         .unwrap_err();
-    assert!(started.elapsed() < Duration::from_millis(550));
     assert_eq!(
         err.to_string(),
         "the server did not answer tools/call within 200 ms; it was cancelled. Raise \"toolTimeoutSec\" in .mcp.json if the server needs longer"
     );
-    // The late answer arrives meanwhile and is dropped; the connection keeps working.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The late answer arrives and is dropped; the connection keeps working. The server
+    // writes its answers in the order they are due: the answer to a sleep of a second,
+    // asked for now, comes after the late one.
+    let r = client
+        .call_tool(
+            "sleep",
+            args(json!({"ms": 1000})),
+            RequestOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.to_text(), "slept 1000 ms");
     let r = client
         .call_tool(
             "echo",
@@ -181,7 +201,7 @@ async fn timeout_cancels_and_drops_the_late_answer() {
         )
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "still here");
+    assert_eq!(r.to_text(), "still here");
     client.close().await;
 }
 
@@ -197,7 +217,7 @@ async fn progress_reaches_the_caller() {
         .call_tool("progress", args(json!({"steps": 3})), opts)
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "done");
+    assert_eq!(r.to_text(), "done");
     let mut got = Vec::new();
     while let Ok(p) = rx.try_recv() {
         got.push((p.progress, p.total, p.message));
@@ -220,7 +240,7 @@ async fn server_requests_ping_answered_others_refused() {
         .call_tool("server_request", None, RequestOptions::default())
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "ping: ok; sampling: error -32601");
+    assert_eq!(r.to_text(), "ping: ok; sampling: error -32601");
     client.close().await;
 }
 
@@ -235,7 +255,7 @@ async fn log_notifications_go_to_the_server_log() {
         )
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "logged");
+    assert_eq!(r.to_text(), "logged");
     let line = log
         .tail(10)
         .into_iter()
@@ -283,7 +303,7 @@ async fn every_content_type_is_kept() {
         .await
         .unwrap();
     assert!(failed.is_error);
-    assert_eq!(text_of(&failed), "this tool failed");
+    assert_eq!(failed.to_text(), "this tool failed");
     client.close().await;
 }
 
@@ -342,10 +362,24 @@ async fn a_stderr_flood_neither_blocks_nor_grows_the_log() {
             )
             .await
             .unwrap();
-        assert_eq!(text_of(&r), "ok");
+        assert_eq!(r.to_text(), "ok");
     }
-    // Give the drain time to read everything; the buffer stays bounded.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Once the drain has read the flood's last whole line, the buffer is still bounded.
+    let last_line = {
+        let (mut written, mut n) = (0u64, 0u64);
+        loop {
+            let len = format!("fixture: flood line {n}\n").len() as u64;
+            if written + len > 20_000_000 {
+                break format!("fixture: flood line {}", n - 1);
+            }
+            written += len;
+            n += 1;
+        }
+    };
+    poll_until_async("the flood's last line in the log", DEADLINE, || {
+        log.tail(3).iter().any(|l| l.text == last_line)
+    })
+    .await;
     let kept: usize = log.tail(usize::MAX).iter().map(|l| l.text.len()).sum();
     assert!(kept <= harness9::mcp::log::LOG_CAPACITY_BYTES, "{kept}");
     assert!(log.tail(1)[0].text.starts_with("fixture: flood line"));

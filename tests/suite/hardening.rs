@@ -3,37 +3,14 @@
 //! (`maxMessageBytes`), stall a call with a malformed error object, or make two tools share
 //! a qualified name.
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use super::http::Fixture;
-use super::Project;
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs the CLI on `p`, sampling its peak resident memory (`VmHWM`, KiB) while it runs.
-fn cli_with_peak_rss(p: &Project, args: &[&str]) -> (Output, u64, Duration) {
-    let start = Instant::now();
-    let mut child = super::containment::cli_child(p, args);
-    let mut peak = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(kib) = super::containment::vm_hwm_kib(child.id()) {
-            peak = peak.max(kib);
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the CLI hung");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    (out, peak, start.elapsed())
-}
+use super::support::http::Fixture;
+use super::support::process::{cli_child, output_with_peak_rss, output_within};
+use super::support::wait::DEADLINE;
+use super::support::{stderr, stdout, Project};
 
 /// Requests the fixture saw, without its own journal reads and notes.
 async fn requests(f: &Fixture) -> Vec<Value> {
@@ -59,7 +36,7 @@ async fn a_cross_origin_redirect_is_refused_and_the_headers_stay_home() {
         let p_path = p.path().to_path_buf();
         let data = p.data.path().to_path_buf();
         move || {
-            Command::new(super::harness9_bin())
+            Command::new(super::support::harness9_bin())
                 .args(args)
                 .arg("--project")
                 .arg(p_path)
@@ -125,7 +102,7 @@ async fn an_answer_past_max_message_bytes_fails_its_call_without_growing_memory(
             ]);
             assert_eq!(o.status.code(), Some(0), "{server}: {}", stderr(&o));
             // 400 MiB, streamed: the call fails naming the limit, memory stays flat.
-            let (o, peak_kib, took) = cli_with_peak_rss(
+            let (o, peak_kib) = output_with_peak_rss(cli_child(
                 &p,
                 &[
                     "mcp",
@@ -135,15 +112,14 @@ async fn an_answer_past_max_message_bytes_fails_its_call_without_growing_memory(
                     r#"{"bytes": 419430400}"#,
                     "--yes",
                 ],
-            );
-            runs.push((server, o, peak_kib, took));
+            ));
+            runs.push((server, o, peak_kib));
         }
         runs
     })
     .await
     .unwrap();
-    for (server, o, peak_kib, took) in outcome {
-        eprintln!("{server}: peak RSS {peak_kib} KiB, {took:?}");
+    for (server, o, peak_kib) in outcome {
         assert_eq!(o.status.code(), Some(1), "{server}: {}", stdout(&o));
         assert!(
             stderr(&o).contains(
@@ -153,7 +129,6 @@ async fn an_answer_past_max_message_bytes_fails_its_call_without_growing_memory(
             stderr(&o)
         );
         assert!(peak_kib < 100 * 1024, "{server}: peak RSS {peak_kib} KiB");
-        assert!(took < Duration::from_secs(20), "{server}: took {took:?}");
     }
 }
 
@@ -164,16 +139,16 @@ async fn a_malformed_error_object_fails_the_call_at_once() {
     let runs = tokio::task::spawn_blocking(move || {
         ["code", "message", "string", "neither"]
             .map(|kind| {
-                let start = Instant::now();
                 let args = format!(r#"{{"kind": "{kind}"}}"#);
-                let o = p.cli(&["mcp", "call", "j", "bad_error", &args, "--yes"]);
-                (kind, o, start.elapsed())
+                // Waiting for the call's time limit (a minute) would not end in time.
+                let child = cli_child(&p, &["mcp", "call", "j", "bad_error", &args, "--yes"]);
+                (kind, output_within(child, DEADLINE))
             })
             .to_vec()
     })
     .await
     .unwrap();
-    for (kind, o, took) in runs {
+    for (kind, o) in runs {
         let expected = match kind {
             "code" => {
                 r#"the server sent an invalid answer to tools/call: the error object's "code" is missing or not an integer: {"code":"oops","message":"the code is a string"}"#
@@ -190,7 +165,6 @@ async fn a_malformed_error_object_fails_the_call_at_once() {
         };
         assert_eq!(o.status.code(), Some(1), "{kind}: {}", stdout(&o));
         assert!(stderr(&o).contains(expected), "{kind}: {}", stderr(&o));
-        assert!(took < Duration::from_secs(10), "{kind}: took {took:?}");
     }
 }
 
@@ -315,7 +289,7 @@ async fn a_progress_flood_is_dropped_past_the_queue_and_noted_once() {
 #[tokio::test]
 async fn a_repeated_tool_name_keeps_the_first_and_warns_in_the_server_log() {
     let f = Fixture::start().await;
-    let (client, log, _) = super::http::connect_http(&f.url("/dupes"), &[], false)
+    let (client, log, _) = super::support::http::connect_http(&f.url("/dupes"), &[], false)
         .await
         .unwrap();
     let tools = client.list_tools(None).await.unwrap();

@@ -4,15 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness9::mcp::{ApprovalPolicy, RestartPolicy, ServerState};
-use harness9::watch::ConfigWatcher;
+use harness9::manager::{ApprovalPolicy, RestartPolicy, ServerState};
+use harness9::watch::{ConfigWatcher, RELOAD_DEBOUNCE};
 use serde_json::json;
 
-use super::{fixture_bin, state_of, wait_until, Project};
-
-fn connected(state: &ServerState) -> bool {
-    matches!(state, ServerState::Connected { .. })
-}
+use super::support::process::{processes_with_mark, unique_mark};
+use super::support::wait::{connected, holds_for};
+use super::support::{fixture_bin, state_of, wait_until, Project};
 
 fn fast_restarts(max_attempts: u32) -> Option<RestartPolicy> {
     Some(RestartPolicy {
@@ -85,11 +83,14 @@ async fn restarts_stop_after_the_last_attempt_and_a_manual_restart_resets_them()
     }
     wait_until(&m, "gave up", |s| {
         s.servers[0].restart.as_ref().is_some_and(|r| r.gave_up)
+            && matches!(s.servers[0].state, ServerState::Failed { .. })
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(matches!(state_of(&m, "fx"), ServerState::Failed { .. }));
-    assert!(m.registry().is_empty());
+    // No restart follows (it would come after 50 ms).
+    holds_for("failed, without tools", Duration::from_millis(300), || {
+        matches!(state_of(&m, "fx"), ServerState::Failed { .. }) && m.registry().is_empty()
+    })
+    .await;
     let log: Vec<String> = m
         .log("fx")
         .unwrap()
@@ -116,9 +117,13 @@ async fn a_stopped_server_is_not_restarted() {
     m.reload(&p.config()).await;
     m.wait_settled(Duration::from_secs(10)).await;
     m.stop("fx").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(state_of(&m, "fx"), ServerState::Stopped);
-    assert_eq!(m.snapshot().servers[0].restart, None);
+    // No restart follows (it would come after 50 ms).
+    holds_for(
+        "stopped, no restart planned",
+        Duration::from_millis(300),
+        || state_of(&m, "fx") == ServerState::Stopped && m.snapshot().servers[0].restart.is_none(),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -177,8 +182,11 @@ async fn edits_of_the_file_reload_only_the_changed_servers() {
         .await
         .expect("the watcher noticed the burst")
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(changes.borrow().revision, 2);
+    // No second reload follows (it would come one debounce after the first).
+    holds_for("one reload for the burst", RELOAD_DEBOUNCE * 3, || {
+        changes.borrow().revision == 2
+    })
+    .await;
 
     // Invalid JSON keeps the running servers and reports the error.
     std::fs::write(p.path().join(".mcp.json"), "{ nope").unwrap();
@@ -199,7 +207,10 @@ async fn edits_of_the_file_reload_only_the_changed_servers() {
 async fn a_reload_returns_before_slow_servers_have_stopped() {
     let script = "trap '' TERM; \"$0\"; sleep 30";
     let slow = json!({"command": "sh", "args": ["-c", script, fixture_bin()]});
-    let p = Project::new(&json!({"mcpServers": {"gone": slow.clone(), "changed": slow.clone()}}));
+    let mark = unique_mark();
+    let mut gone = slow.clone();
+    gone["env"] = json!({"H9_TEST_MARK": mark});
+    let p = Project::new(&json!({"mcpServers": {"gone": gone, "changed": slow.clone()}}));
     let m = p.manager(ApprovalPolicy::AllowAll);
     m.reload(&p.config()).await;
     m.wait_settled(Duration::from_secs(10)).await;
@@ -211,12 +222,10 @@ async fn a_reload_returns_before_slow_servers_have_stopped() {
         json!({"mcpServers": {"changed": changed}}).to_string(),
     )
     .unwrap();
-    let started = std::time::Instant::now();
     m.reload(&p.config()).await;
     assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "the reload waited {:?}",
-        started.elapsed()
+        !processes_with_mark(&mark).is_empty(),
+        "the reload waited for the removed server's processes to end"
     );
     // The status says so at once: one server left, starting again; its old tools are gone.
     let s = m.snapshot();

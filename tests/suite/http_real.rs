@@ -4,106 +4,43 @@
 //! `tests/servers/bind-loopback.cjs`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::mcp::{Client, RequestOptions, ServerLog};
 use serde_json::json;
 
-use super::external;
-use super::http::connect_http;
+use super::support::bins::{everything_bin, python_server, servers_dir};
+use super::support::client::opts;
+use super::support::era::{call, listen_checks, Answers};
+use super::support::http::connect_http;
+use super::support::server::{free_port, LoopbackServer};
+use super::support::wait::wait_for_log;
 
-/// A server process on a loopback port, killed (with its group) on drop.
-struct Server {
-    child: tokio::process::Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(pid) = self.child.id() {
-            // SAFETY: signalling our own child's process group.
-            unsafe {
-                libc::killpg(pid as i32, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-async fn start(program: &str, args: &[&str], env: &[(&str, String)], port: u16) -> Server {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().expect("start the server");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "{program} {args:?} did not listen on 127.0.0.1:{port} within 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Server { child, port }
-}
-
-async fn everything(mode: &str) -> Option<Server> {
-    let bin = external("H9_EVERYTHING_BIN")?;
-    let preload =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/bind-loopback.cjs");
+fn everything(mode: &str) -> Option<LoopbackServer> {
+    let bin = everything_bin()?;
+    let preload = servers_dir().join("bind-loopback.cjs");
     let port = free_port();
-    Some(
-        start(
-            bin.to_str().unwrap(),
-            &[mode],
-            &[
-                ("PORT", port.to_string()),
-                ("NODE_OPTIONS", format!("--require {}", preload.display())),
-            ],
-            port,
-        )
-        .await,
-    )
+    let mut cmd = std::process::Command::new(bin);
+    cmd.arg(mode)
+        .env("PORT", port.to_string())
+        .env("NODE_OPTIONS", format!("--require {}", preload.display()));
+    Some(LoopbackServer::start(cmd, port))
 }
 
-async fn python(mode: &str) -> Option<Server> {
-    let py = external("H9_PYTHON")?;
-    let script = external("H9_PY_SERVER")?;
+fn python(mode: &str) -> Option<LoopbackServer> {
+    let (py, script) = python_server()?;
     let port = free_port();
-    let port_s = port.to_string();
-    Some(
-        start(
-            py.to_str().unwrap(),
-            &[script.to_str().unwrap(), mode, "--port", &port_s],
-            &[],
-            port,
-        )
-        .await,
-    )
+    let mut cmd = std::process::Command::new(py);
+    cmd.arg(script).args([mode, "--port", &port.to_string()]);
+    Some(LoopbackServer::start(cmd, port))
 }
 
-fn opts() -> RequestOptions {
-    RequestOptions {
-        timeout: Some(Duration::from_secs(30)),
-        ..Default::default()
-    }
-}
-
-async fn connect(s: &Server, path: &str, legacy: bool) -> (Client, Arc<ServerLog>, &'static str) {
-    let url = format!("http://127.0.0.1:{}{path}", s.port);
+async fn connect(
+    s: &LoopbackServer,
+    path: &str,
+    legacy: bool,
+) -> (Client, Arc<ServerLog>, &'static str) {
+    let url = s.url(path);
     let (c, log, kind) = connect_http(&url, &[], legacy)
         .await
         .unwrap_or_else(|e| panic!("{url}: {e}"));
@@ -170,25 +107,16 @@ async fn everything_checks(c: &Client, log: &ServerLog, expect_log: bool) {
             "{}",
             r.to_text()
         );
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while !log
-            .tail(100)
-            .iter()
-            .any(|l| l.text.contains("-level message") || l.text.contains("level-message"))
-        {
-            assert!(
-                Instant::now() < deadline,
-                "no simulated log arrived: {:?}",
-                log.tail(100)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for_log(log, "a simulated log message", |l| {
+            l.text.contains("-level message") || l.text.contains("level-message")
+        })
+        .await;
     }
 }
 
 #[tokio::test]
 async fn everything_over_streamable_http() {
-    let Some(s) = everything("streamableHttp").await else {
+    let Some(s) = everything("streamableHttp") else {
         return;
     };
     let (c, log, kind) = connect(&s, "/mcp", false).await;
@@ -199,7 +127,7 @@ async fn everything_over_streamable_http() {
 
 #[tokio::test]
 async fn everything_over_legacy_sse() {
-    let Some(s) = everything("sse").await else {
+    let Some(s) = everything("sse") else {
         return;
     };
     let (c, log, kind) = connect(&s, "/sse", true).await;
@@ -210,7 +138,7 @@ async fn everything_over_legacy_sse() {
 
 #[tokio::test]
 async fn everything_sse_url_as_http_falls_back() {
-    let Some(s) = everything("sse").await else {
+    let Some(s) = everything("sse") else {
         return;
     };
     // `type: "http"` pointed at a legacy server: POST /sse is refused, GET works.
@@ -270,7 +198,7 @@ async fn python_checks(c: &Client, log: &ServerLog) {
 
 #[tokio::test]
 async fn python_sdk_over_streamable_http() {
-    let Some(s) = python("streamable-http").await else {
+    let Some(s) = python("streamable-http") else {
         return;
     };
     let (c, log, kind) = connect(&s, "/mcp", false).await;
@@ -281,7 +209,7 @@ async fn python_sdk_over_streamable_http() {
 
 #[tokio::test]
 async fn python_sdk_over_legacy_sse() {
-    let Some(s) = python("sse").await else {
+    let Some(s) = python("sse") else {
         return;
     };
     let (c, log, kind) = connect(&s, "/sse", true).await;
@@ -292,14 +220,14 @@ async fn python_sdk_over_legacy_sse() {
 
 /// Connects over Streamable HTTP in `era`, probing without a time limit as the app does.
 async fn connect_era(
-    s: &Server,
+    s: &LoopbackServer,
     path: &str,
     era: harness9::config::ProtocolEra,
-    handler: Option<Arc<super::era::Answers>>,
+    handler: Option<Arc<Answers>>,
 ) -> (Client, Arc<ServerLog>, &'static str) {
     let log = Arc::new(ServerLog::default());
     let spec = harness9::mcp::transport::http::HttpSpec {
-        url: format!("http://127.0.0.1:{}{path}", s.port),
+        url: s.url(path),
         headers: Vec::new(),
         max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
         auth: None,
@@ -325,10 +253,10 @@ async fn connect_era(
 async fn the_probe_over_http_finds_each_servers_era() {
     use harness9::config::ProtocolEra;
     use harness9::mcp::era::Era;
-    let Some(py) = python("streamable-http").await else {
+    let Some(py) = python("streamable-http") else {
         return;
     };
-    let handler = Arc::new(super::era::Answers::default());
+    let handler = Arc::new(Answers::default());
     let (modern, _, kind) = connect_era(&py, "/mcp", ProtocolEra::Auto, Some(handler)).await;
     assert_eq!(kind, "http");
     assert_eq!(
@@ -346,8 +274,8 @@ async fn the_probe_over_http_finds_each_servers_era() {
         ("resolve_twice", json!({})),
     ] {
         assert_eq!(
-            super::era::call(&modern, tool, args.clone()).await,
-            super::era::call(&legacy, tool, args).await,
+            call(&modern, tool, args.clone()).await,
+            call(&legacy, tool, args).await,
             "{tool}"
         );
     }
@@ -355,15 +283,15 @@ async fn the_probe_over_http_finds_each_servers_era() {
     legacy.close().await;
 
     // A fresh server: change notifications ride the listen request's answer stream.
-    let Some(py) = python("streamable-http").await else {
+    let Some(py) = python("streamable-http") else {
         return;
     };
     let (modern, log, _) = connect_era(&py, "/mcp", ProtocolEra::Modern, None).await;
-    super::era::listen_checks(&modern, &log).await;
+    listen_checks(&modern, &log).await;
     modern.close().await;
 
     // Legacy servers refuse the modern request with a body that is no modern error.
-    let Some(streamable) = everything("streamableHttp").await else {
+    let Some(streamable) = everything("streamableHttp") else {
         return;
     };
     let (c, log, kind) = connect_era(&streamable, "/mcp", ProtocolEra::Auto, None).await;
@@ -380,7 +308,7 @@ async fn the_probe_over_http_finds_each_servers_era() {
         .unwrap();
     assert_eq!(r.to_text(), "Echo: auto");
     c.close().await;
-    let Some(sse) = everything("sse").await else {
+    let Some(sse) = everything("sse") else {
         return;
     };
     let (c, _, kind) = connect_era(&sse, "/sse", ProtocolEra::Auto, None).await;
@@ -390,12 +318,13 @@ async fn the_probe_over_http_finds_each_servers_era() {
 
 #[tokio::test]
 async fn a_remote_servers_era_is_probed_once() {
-    let Some(s) = everything("streamableHttp").await else {
+    let Some(s) = everything("streamableHttp") else {
         return;
     };
     let url = format!("http://127.0.0.1:{}/mcp", s.port);
-    let project =
-        super::Project::new(&json!({"mcpServers": {"remote": {"type": "http", "url": url}}}));
+    let project = super::support::Project::new(
+        &json!({"mcpServers": {"remote": {"type": "http", "url": url}}}),
+    );
     let h = project.started().await;
     let probes = || {
         h.server_log("remote", 200)

@@ -7,11 +7,14 @@
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use super::{external, harness9_bin, Project};
+use super::support::auth::{python_auth_server, redirect_browser};
+use super::support::server::free_port;
+use super::support::wait::poll_until;
+use super::support::{external, stderr, stdout, Project};
 
 /// A child process killed on drop.
 struct Killed(Child);
@@ -104,14 +107,11 @@ fn keyring(bus: &str, home: &Path) -> Killed {
         .spawn()
         .expect("start gnome-keyring-daemon");
     child.stdin.take().unwrap().write_all(b"throwaway").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !has_secret_service(bus) || !has_default_collection(bus) {
-        assert!(
-            Instant::now() < deadline,
-            "the Secret Service did not appear on the bus"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_until(
+        "the Secret Service on the bus",
+        Duration::from_secs(15),
+        || has_secret_service(bus) && has_default_collection(bus),
+    );
     Killed(child)
 }
 
@@ -128,30 +128,24 @@ fn tokens_are_kept_in_the_secret_service_when_one_answers() {
     std::fs::create_dir_all(&home).unwrap();
     let (_bus, address) = session_bus();
     let _keyring = keyring(&address, &home);
-    let port = super::auth_real::free_port();
-    let _server = super::auth_real::start_server(&python, port, &scratch.path().join("events"));
+    let port = free_port();
+    let _server = python_auth_server(&python, port, &scratch.path().join("events"));
     let project = Project::new(&json!({"mcpServers": {
         "srv": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}
     }}));
     let run = |args: &[&str]| {
-        let out = Command::new(harness9_bin())
-            .args(args)
-            .args(["--yes", "--project"])
-            .arg(project.path())
-            .env("HARNESS9_DATA_DIR", project.data.path())
+        let args: Vec<&str> = args.iter().copied().chain(["--yes"]).collect();
+        let out = project
+            .command(&args)
+            // No credentials setting: harness9 finds the keychain by itself.
             .env_remove("HARNESS9_CREDENTIALS")
             .env("DBUS_SESSION_BUS_ADDRESS", &address)
             .env("HOME", &home)
             .env_remove("XDG_RUNTIME_DIR")
-            .env("BROWSER", super::auth_real::browser(&python))
-            .stdin(Stdio::null())
+            .env("BROWSER", redirect_browser(&python))
             .output()
             .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        (out.status.code(), stdout(&out), stderr(&out))
     };
 
     let (code, out, err) = run(&["mcp", "login", "srv"]);

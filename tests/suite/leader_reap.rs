@@ -4,62 +4,43 @@
 //! sequence has sent its last signal; then it is reaped.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::mcp::log::ServerLog;
-use harness9::mcp::transport::stdio::{self, StdioSpec};
+use harness9::mcp::transport::stdio;
 
-/// The state letter of process `pid` (`Z` for a zombie), or `None` once it is reaped.
-fn state(pid: &str) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-async fn poll_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+use super::support::client::stdio_spec;
+use super::support::process::state;
+use super::support::wait::{holds_for, poll_until_async, DEADLINE};
 
 #[tokio::test]
 async fn an_exited_server_is_reaped_only_after_its_group_was_closed() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let spec = StdioSpec {
-        command: "sh".into(),
-        args: vec![
-            "-c".into(),
-            format!("echo $$ > '{}'; exit 3", pidfile.display()),
-        ],
-        env: Vec::new(),
-        cwd: None,
-        path: None,
-        max_message_bytes: harness9::config::DEFAULT_MAX_MESSAGE_BYTES,
-    };
+    let spec = stdio_spec(
+        "sh",
+        &["-c", &format!("echo $$ > '{}'; exit 3", pidfile.display())],
+        &[],
+    );
     let conn = stdio::spawn(&spec, Arc::new(ServerLog::default())).expect("spawn");
     let mut pid = String::new();
-    poll_until("the server wrote its pid", || {
+    poll_until_async("the server to write its pid", DEADLINE, || {
         pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
         pid.ends_with('\n')
     })
     .await;
-    let pid = pid.trim().to_string();
+    let pid: u32 = pid.trim().parse().unwrap();
 
     // It exited, and is kept as a zombie: its pid, the group id, cannot be reused.
-    let mut zombie_looks = 0;
-    poll_until("the leader is seen a zombie five times in a row", || {
-        zombie_looks = if state(&pid) == Some('Z') {
-            zombie_looks + 1
-        } else {
-            0
-        };
-        zombie_looks >= 5
-    })
+    poll_until_async("the leader to exit", DEADLINE, || state(pid) == Some('Z')).await;
+    holds_for(
+        "the exited leader unreaped until the close",
+        Duration::from_millis(100),
+        || state(pid) == Some('Z'),
+    )
     .await;
 
     // The close sequence signals the group, then the leader is reaped.
     conn.sender.close().await;
-    poll_until("the leader is reaped", || state(&pid).is_none()).await;
+    poll_until_async("the leader to be reaped", DEADLINE, || state(pid).is_none()).await;
 }

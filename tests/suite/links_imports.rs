@@ -6,16 +6,9 @@
 
 use serde_json::{json, Value};
 
-use super::scopes_cli::Home;
-use super::{fixture_bin, Project};
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use super::support::home::Home;
+use super::support::project::list_statuses;
+use super::support::{fixture_bin, stderr, stdout, Project};
 
 #[test]
 fn url_elicitation_links_are_checked_before_they_are_shown() {
@@ -57,17 +50,7 @@ fn url_elicitation_links_are_checked_before_they_are_shown() {
 
 /// `mcp list --json`: (name, status) of every server.
 fn statuses(h: &Home) -> Vec<(String, String)> {
-    let list: Value = serde_json::from_str(&h.ok(&["mcp", "list", "--json"])).unwrap();
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["name"].as_str().unwrap().into(),
-                r["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
+    list_statuses(&h.ok(&["mcp", "list", "--json"]))
 }
 
 #[test]

@@ -5,21 +5,9 @@ use std::time::Duration;
 use harness9::mcp::transport::memory::{self, MemoryPeer};
 use harness9::mcp::transport::Inbound;
 use harness9::mcp::{Client, RequestOptions, ServerLog};
-use serde_json::{json, Value};
+use serde_json::json;
 
-async fn next(peer: &mut MemoryPeer) -> Value {
-    let bytes = tokio::time::timeout(Duration::from_secs(5), peer.from_client.recv())
-        .await
-        .expect("client sent something")
-        .expect("open");
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-fn send(peer: &MemoryPeer, v: Value) {
-    peer.to_client
-        .send(Inbound::Message(serde_json::to_vec(&v).unwrap()))
-        .unwrap();
-}
+use super::support::memory::{next_message, send};
 
 /// Connects a client, playing the server's side of the handshake.
 async fn connected() -> (Client, MemoryPeer) {
@@ -29,7 +17,7 @@ async fn connected() -> (Client, MemoryPeer) {
         "mem",
         std::sync::Arc::new(ServerLog::default()),
     ));
-    let init = next(&mut peer).await;
+    let init = next_message(&mut peer).await;
     assert_eq!(init["method"], "initialize");
     assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["params"]["clientInfo"]["name"], "harness9");
@@ -40,7 +28,7 @@ async fn connected() -> (Client, MemoryPeer) {
         json!({"jsonrpc": "2.0", "id": "early", "method": "ping"}),
     );
     assert_eq!(
-        next(&mut peer).await,
+        next_message(&mut peer).await,
         json!({"jsonrpc": "2.0", "id": "early", "result": {}})
     );
     send(
@@ -49,7 +37,7 @@ async fn connected() -> (Client, MemoryPeer) {
     );
     let client = connect.await.unwrap().unwrap();
     assert_eq!(
-        next(&mut peer).await,
+        next_message(&mut peer).await,
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
     );
     (client, peer)
@@ -63,10 +51,10 @@ async fn timeout_sends_cancelled_and_ignores_late_answer() {
         ..Default::default()
     };
     let call = client.call_tool("slow", None, opts);
-    let (result, req) = tokio::join!(call, next(&mut peer));
+    let (result, req) = tokio::join!(call, next_message(&mut peer));
     assert!(result.is_err());
     assert_eq!(req["method"], "tools/call");
-    let cancel = next(&mut peer).await;
+    let cancel = next_message(&mut peer).await;
     assert_eq!(
         cancel,
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": req["id"], "reason": "timed out"}})
@@ -78,7 +66,7 @@ async fn timeout_sends_cancelled_and_ignores_late_answer() {
     );
     let call = client.call_tool("quick", None, RequestOptions::default());
     let answer = async {
-        let req = next(&mut peer).await;
+        let req = next_message(&mut peer).await;
         send(
             &peer,
             json!({"jsonrpc": "2.0", "id": req["id"], "result": {"content": [{"type": "text", "text": "fresh"}]}}),
@@ -94,10 +82,10 @@ async fn dropping_a_call_cancels_it() {
     let call = client.call_tool("slow", None, RequestOptions::default());
     let req = tokio::select! {
         _ = call => unreachable!("never answered"),
-        req = next(&mut peer) => req,
+        req = next_message(&mut peer) => req,
     };
     // `call` was dropped by select!: the server hears about it.
-    let cancel = next(&mut peer).await;
+    let cancel = next_message(&mut peer).await;
     assert_eq!(cancel["method"], "notifications/cancelled");
     assert_eq!(cancel["params"]["requestId"], req["id"]);
     assert_eq!(cancel["params"]["reason"], "cancelled by the user");
@@ -110,15 +98,15 @@ async fn unknown_server_requests_get_method_not_found_and_batches_are_read() {
         &peer,
         json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
     );
-    let answer = next(&mut peer).await;
+    let answer = next_message(&mut peer).await;
     assert_eq!(answer["id"], 7);
     assert_eq!(answer["error"]["code"], -32601);
     // A batch (2025-03-26 allowed them) holding two answers.
     let a = client.call_tool("a", None, RequestOptions::default());
     let b = client.call_tool("b", None, RequestOptions::default());
     let serve = async {
-        let ra = next(&mut peer).await;
-        let rb = next(&mut peer).await;
+        let ra = next_message(&mut peer).await;
+        let rb = next_message(&mut peer).await;
         send(
             &peer,
             json!([
@@ -138,7 +126,7 @@ async fn closing_fails_everything_pending_with_the_reason() {
     let (client, mut peer) = connected().await;
     let call = client.call_tool("x", None, RequestOptions::default());
     let close = async {
-        next(&mut peer).await;
+        next_message(&mut peer).await;
         peer.to_client
             .send(Inbound::Closed("the server exited with status 9".into()))
             .unwrap();
@@ -159,7 +147,7 @@ async fn unknown_content_types_are_kept() {
     let (client, mut peer) = connected().await;
     let call = client.call_tool("x", None, RequestOptions::default());
     let serve = async {
-        let r = next(&mut peer).await;
+        let r = next_message(&mut peer).await;
         send(
             &peer,
             json!({"jsonrpc": "2.0", "id": r["id"], "result": {"content": [{"type": "hologram", "frames": 3}, {"type": "text", "text": "t", "annotations": {"priority": 1}}]}}),

@@ -11,7 +11,8 @@ use harness9::mcp::requests::{CreateMessageRequest, CreateMessageResult};
 use harness9::mcp::{LogSource, RequestOptions};
 use serde_json::json;
 
-use super::{fixture_bin, spawn_client_handled, text_of};
+use super::support::client::spawn_client_handled;
+use super::support::fixture_bin;
 
 /// Panics building its first answer, panics while answering the second (after it has
 /// had to wait, so on a task of its own), and answers from then on.
@@ -65,7 +66,7 @@ async fn a_panicking_handler_answers_an_error_and_the_next_request_works() {
             .await
             .unwrap_or_else(|e| panic!("the call after a panic {round} failed: {e}"));
         assert_eq!(
-            text_of(&r),
+            r.to_text(),
             "ping: ok; sampling: error -32603",
             "panic {round}"
         );
@@ -74,7 +75,7 @@ async fn a_panicking_handler_answers_an_error_and_the_next_request_works() {
         .call_tool("server_request", None, opts())
         .await
         .expect("the request after the panics is answered");
-    let text = text_of(&r);
+    let text = r.to_text();
     assert!(
         text.starts_with("ping: ok; sampling: ok ") && text.contains("hello"),
         "{text}"

@@ -4,20 +4,14 @@
 //! nothing. Then the terminal UI in tmux: the prompt as a slash command, completed with Tab
 //! from the server's `completion/complete`.
 
-use harness9::engine::{EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome};
+use harness9::engine::{Event, TurnOutcome};
 use harness9::harness::PromptError;
 use serde_json::{json, Map, Value};
 
-use super::provider_stub::{Reply, Stub, Wire};
-use super::tui::{have_tmux, Tmux};
-use super::{external, Project};
-
-fn everything_project() -> Option<Project> {
-    let bin = external("H9_EVERYTHING_BIN")?;
-    Some(Project::new(&json!({"mcpServers": {
-        "ev": {"command": bin, "args": ["stdio"]}
-    }})))
-}
+use super::support::provider_stub::{Reply, Stub, Wire};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::turns::options;
+use super::support::Project;
 
 fn args(pairs: &[(&str, &str)]) -> Map<String, Value> {
     pairs
@@ -28,7 +22,7 @@ fn args(pairs: &[(&str, &str)]) -> Map<String, Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_of_server_everything_opens_the_turn() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let harness = p.started().await;
@@ -40,19 +34,7 @@ async fn a_prompt_of_server_everything_opens_the_turn() {
         ],
     )
     .await;
-    let engine = harness
-        .engine(EngineOptions {
-            provider: Some(stub.client()),
-            data_dir: p.data.path().to_path_buf(),
-            permissions: PermissionOptions {
-                default: ToolPermission::Allow,
-                // An explicit rule: destructive tools are asked about under a default.
-                allow: vec!["*".into()],
-                ..PermissionOptions::default()
-            },
-            ..EngineOptions::default()
-        })
-        .unwrap();
+    let engine = harness.engine(options(&p, &stub)).unwrap();
 
     // A required argument missing: a clear error, and the model is never asked.
     let err = harness
@@ -147,7 +129,7 @@ fn tui_prompt_slash_command_with_tab_completion() {
     if !have_tmux() {
         return;
     }
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let rt = tokio::runtime::Runtime::new().unwrap();

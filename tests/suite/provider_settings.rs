@@ -3,33 +3,26 @@
 //! show it back, test the connection (success, a refused key, nothing listening), and an
 //! engine that takes a change at its next turn.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use harness9::engine::provider::settings::ProviderKind;
 use harness9::engine::provider::setup::{KeySource, KeyState, ProviderChange};
 use harness9::engine::{EngineOptions, Event};
-use harness9::mcp::auth::{AuthContext, AuthSettings, CredentialStore};
-use harness9::mcp::ApprovalPolicy;
+use harness9::mcp::auth::AuthContext;
 use harness9::{Harness, HarnessOptions};
 use serde_json::json;
 
-use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-use super::Project;
+use super::support::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+use super::support::turns::options;
+use super::support::Project;
 
 /// A harness whose settings file and keychain are the test's own.
 fn harness(project: &Project, config: &tempfile::TempDir) -> Harness {
     Harness::open(
         project.path(),
         HarnessOptions {
-            policy: ApprovalPolicy::AllowAll,
-            login_shell_path: false,
-            approvals: project.approvals(),
-            auth: Some(AuthContext {
-                store: Arc::new(CredentialStore::memory()),
-                settings: AuthSettings::default(),
-            }),
-            ..HarnessOptions::default()
+            auth: Some(AuthContext::memory()),
+            ..project.harness_options()
         },
     )
     .with_settings_file(config.path().join("settings.json"))
@@ -192,7 +185,15 @@ async fn a_saved_change_applies_to_the_next_turn() {
             .into_iter()
             .find_map(|e| match e {
                 Event::TurnEnd { outcome, .. } => Some(format!("{outcome:?}")),
-                _ => None,
+                Event::TurnStart { .. }
+                | Event::ModelRequest { .. }
+                | Event::Retry { .. }
+                | Event::TextDelta { .. }
+                | Event::ToolCallStart { .. }
+                | Event::ApprovalRequest { .. }
+                | Event::ToolCallProgress { .. }
+                | Event::ToolCallEnd { .. }
+                | Event::Notice { .. } => None,
             })
             .unwrap()
     };
@@ -224,8 +225,9 @@ async fn a_saved_change_applies_to_the_next_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn permission_rules_apply_to_the_next_turn() {
     use harness9::engine::permissions::{PermissionRule, PermissionStore};
-    use harness9::engine::{CallStatus, PermissionOptions, ToolPermission};
-    let project = Project::new(&json!({"mcpServers": {"fx": {"command": super::fixture_bin()}}}));
+    use harness9::engine::{CallStatus, ToolPermission};
+    let project =
+        Project::new(&json!({"mcpServers": {"fx": {"command": super::support::fixture_bin()}}}));
     let config = tempfile::tempdir().unwrap();
     let h = harness(&project, &config)
         .with_permission_store(PermissionStore::in_dir(project.data.path()));
@@ -241,19 +243,7 @@ async fn permission_rules_apply_to_the_next_turn() {
         ],
     )
     .await;
-    let engine = h
-        .open_engine(EngineOptions {
-            provider: Some(stub.client()),
-            data_dir: project.data.path().to_path_buf(),
-            permissions: PermissionOptions {
-                default: ToolPermission::Allow,
-                allow: vec!["*".into()],
-                ..PermissionOptions::default()
-            },
-            ..EngineOptions::default()
-        })
-        .await
-        .unwrap();
+    let engine = h.open_engine(options(&project, &stub)).await.unwrap();
     assert_eq!(h.permission_rules().await, Vec::new());
     let rules = h
         .set_permission("mcp__fx__*", Some(ToolPermission::Deny))
@@ -271,7 +261,15 @@ async fn permission_rules_apply_to_the_next_turn() {
             .iter()
             .find_map(|e| match e {
                 Event::ToolCallEnd { status, .. } => Some(*status),
-                _ => None,
+                Event::TurnStart { .. }
+                | Event::ModelRequest { .. }
+                | Event::Retry { .. }
+                | Event::TextDelta { .. }
+                | Event::ToolCallStart { .. }
+                | Event::ApprovalRequest { .. }
+                | Event::ToolCallProgress { .. }
+                | Event::Notice { .. }
+                | Event::TurnEnd { .. } => None,
             })
             .unwrap()
     };

@@ -5,10 +5,11 @@ use harness9::mcp::{Client, Content, RequestOptions, ServerLog};
 use serde_json::json;
 use std::sync::Arc;
 
-use super::{external, spawn_client};
+use super::support::bins::{everything_bin, python_server};
+use super::support::client::{opts, spawn_client};
 
 async fn everything() -> Option<(Client, Arc<ServerLog>)> {
-    let bin = external("H9_EVERYTHING_BIN")?;
+    let bin = everything_bin()?;
     Some(
         spawn_client(bin.to_str().unwrap(), &["stdio"], &[])
             .await
@@ -17,8 +18,7 @@ async fn everything() -> Option<(Client, Arc<ServerLog>)> {
 }
 
 async fn python() -> Option<(Client, Arc<ServerLog>)> {
-    let py = external("H9_PYTHON")?;
-    let script = external("H9_PY_SERVER")?;
+    let (py, script) = python_server()?;
     Some(
         spawn_client(
             py.to_str().unwrap(),
@@ -28,13 +28,6 @@ async fn python() -> Option<(Client, Arc<ServerLog>)> {
         .await
         .expect("python server connects"),
     )
-}
-
-fn opts() -> RequestOptions {
-    RequestOptions {
-        timeout: Some(std::time::Duration::from_secs(30)),
-        ..Default::default()
-    }
 }
 
 #[tokio::test]
@@ -93,7 +86,11 @@ async fn everything_structured_image_progress_and_errors() {
         .unwrap();
     let img = r.content.iter().find_map(|c| match c {
         Content::Image { data, mime_type } => Some((data.clone(), mime_type.clone())),
-        _ => None,
+        Content::Text { .. }
+        | Content::Audio { .. }
+        | Content::ResourceLink { .. }
+        | Content::Resource { .. }
+        | Content::Unknown(_) => None,
     });
     let (data, mime) = img.expect("an image block");
     assert_eq!(mime, "image/png");

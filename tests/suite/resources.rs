@@ -5,47 +5,16 @@
 use std::time::Duration;
 
 use harness9::engine::resources::{ResourceRef, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL};
-use harness9::engine::{
-    CallStatus, EngineOptions, Event, PermissionOptions, ToolPermission, TurnOutcome,
-};
+use harness9::engine::{CallStatus, Event};
 use serde_json::{json, Value};
 
-use super::provider_stub::{Reply, Stub, Wire};
-use super::tui::{have_tmux, Tmux};
-use super::Project;
+use super::support::provider_stub::{Reply, Stub, Wire};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::turns::{completed, options};
+use super::support::wait::{poll_for, DEADLINE};
+use super::support::Project;
 
 const FEATURES: &str = "demo://resource/static/document/features.md";
-
-fn everything_project() -> Option<Project> {
-    let bin = super::external("H9_EVERYTHING_BIN")?;
-    Some(Project::new(
-        &json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"]}}}),
-    ))
-}
-
-fn options(project: &Project, stub: &Stub) -> EngineOptions {
-    EngineOptions {
-        provider: Some(stub.client()),
-        data_dir: project.data.path().to_path_buf(),
-        permissions: PermissionOptions {
-            default: ToolPermission::Allow,
-            // An explicit rule: destructive tools are asked about under a default.
-            allow: vec!["*".into()],
-            ..PermissionOptions::default()
-        },
-        ..EngineOptions::default()
-    }
-}
-
-fn answer(events: &[Event]) -> String {
-    match events.last() {
-        Some(Event::TurnEnd {
-            outcome: TurnOutcome::Completed { answer },
-            ..
-        }) => answer.clone(),
-        other => panic!("the turn did not complete: {other:?}"),
-    }
-}
 
 /// The text blocks of the first request's user message.
 fn user_texts(stub: &Stub) -> Vec<String> {
@@ -63,7 +32,7 @@ fn user_texts(stub: &Stub) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attached_resources_reach_the_model_with_the_message() {
-    let Some(project) = everything_project() else {
+    let Some(project) = Project::everything() else {
         return;
     };
     let harness = project.started().await;
@@ -90,7 +59,7 @@ async fn attached_resources_reach_the_model_with_the_message() {
     let events = tokio::time::timeout(Duration::from_secs(30), turn.collect())
         .await
         .unwrap();
-    assert_eq!(answer(&events), "It lists the features.");
+    assert_eq!(completed(&events), "It lists the features.");
     let texts = user_texts(&stub);
     assert_eq!(texts[0], "What does this say?");
     let header = format!("[attached resource {FEATURES} (text/markdown) from MCP server \"ev\"]\n");
@@ -119,7 +88,7 @@ async fn attached_resources_reach_the_model_with_the_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
-    let Some(project) = everything_project() else {
+    let Some(project) = Project::everything() else {
         return;
     };
     let harness = project.started().await;
@@ -142,12 +111,20 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
     let events = tokio::time::timeout(Duration::from_secs(30), turn.collect())
         .await
         .unwrap();
-    assert_eq!(answer(&events), "Resource 7 is plain text.");
+    assert_eq!(completed(&events), "Resource 7 is plain text.");
     let ends: Vec<(CallStatus, String)> = events
         .iter()
         .filter_map(|e| match e {
             Event::ToolCallEnd { status, output, .. } => Some((*status, output.clone())),
-            _ => None,
+            Event::TurnStart { .. }
+            | Event::ModelRequest { .. }
+            | Event::Retry { .. }
+            | Event::TextDelta { .. }
+            | Event::ToolCallStart { .. }
+            | Event::ApprovalRequest { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::Notice { .. }
+            | Event::TurnEnd { .. } => None,
         })
         .collect();
     assert_eq!(ends.len(), 3);
@@ -189,7 +166,7 @@ async fn no_resource_tools_without_resources() {
     let stub = Stub::start(Wire::Anthropic, vec![Reply::text("ok")]).await;
     let engine = harness.engine(options(&project, &stub)).unwrap();
     let events = engine.send("hi").unwrap().collect().await;
-    assert_eq!(answer(&events), "ok");
+    assert_eq!(completed(&events), "ok");
     let names = stub.requests()[0].tool_names();
     assert!(
         !names.contains(&LIST_RESOURCES_TOOL.to_string()),
@@ -207,7 +184,7 @@ fn tui_at_picker_attaches_a_resource() {
     if !have_tmux() {
         return;
     }
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -221,16 +198,18 @@ fn tui_at_picker_attaches_a_resource() {
     t.wait_for("anthropic · stub-model");
     // The resources are listed right after the connection; `@` opens the picker once
     // they are there.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    poll_for("the resource picker", DEADLINE, || {
         t.keys(&["@"]);
-        std::thread::sleep(Duration::from_millis(200));
-        if t.screen().contains("Enter attaches") {
-            break;
+        let s = t.wait_until("the UI to take the @", |s| {
+            s.contains("Enter attaches") || s.contains("› @")
+        });
+        if s.contains("Enter attaches") {
+            return Ok(());
         }
-        assert!(std::time::Instant::now() < deadline, "{}", t.screen());
         t.keys(&["BSpace"]);
-    }
+        t.wait_until("the @ to be erased", |s| !s.contains("› @"));
+        Err(s)
+    });
     for k in ["f", "e", "a", "t", "u", "r", "e", "s", ".", "m", "d"] {
         t.keys(&[k]);
     }

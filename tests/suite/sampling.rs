@@ -4,17 +4,17 @@
 //! review then refuse, no provider, tools in sampling.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{Ask, AskAnswer, AskKind, SamplingChoice};
-use harness9::tools::CallContext;
+use harness9::host::asks::{AskAnswer, AskKind, SamplingChoice};
 use harness9::Harness;
 use serde_json::{json, Value};
-use tokio::sync::watch;
 
-use super::provider_stub::{Reply, Stub, Wire};
-use super::{external, Project};
+use super::support::client::spawn_call;
+use super::support::provider_stub::{Reply, Stub, Wire};
+use super::support::wait::{next_ask, wait_for_tool};
+use super::support::Project;
 
 async fn open(p: &Project, stub: Option<&Stub>) -> Arc<Harness> {
     let h = p.harness();
@@ -30,53 +30,11 @@ async fn open(p: &Project, stub: Option<&Stub>) -> Arc<Harness> {
     Arc::new(h)
 }
 
-async fn wait_for_tool(h: &Harness, server: &str, tool: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while h.registry().get_mcp(server, tool).is_none() {
-        assert!(Instant::now() < deadline, "no tool {tool}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Calls a tool on a task of its own (the ask arrives while it runs).
-fn call(
-    h: &Arc<Harness>,
-    server: &str,
-    tool: &str,
-    args: Value,
-) -> tokio::task::JoinHandle<String> {
-    let (h, server, tool) = (h.clone(), server.to_string(), tool.to_string());
-    tokio::spawn(async move {
-        match h
-            .call_tool(&server, &tool, args, CallContext::default())
-            .await
-        {
-            Ok(r) => r.to_text(),
-            Err(e) => e.to_string(),
-        }
-    })
-}
-
-async fn next_ask(asks: &mut watch::Receiver<Arc<Vec<Ask>>>) -> Ask {
-    tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
-        .await
-        .expect("an ask within 20 s")
-        .unwrap()[0]
-        .clone()
-}
-
-fn everything() -> Option<Project> {
-    let bin = external("H9_EVERYTHING_BIN")?;
-    Some(Project::new(&json!({"mcpServers": {
-        "ev": {"command": bin, "args": ["stdio"]}
-    }})))
-}
-
 const TRIGGER: &str = "trigger-sampling-request";
 
 #[tokio::test]
 async fn everything_sampling_approved_refused_always_and_reviewed() {
-    let Some(p) = everything() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let stub = Stub::start(
@@ -90,23 +48,17 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     )
     .await;
     let h = open(&p, Some(&stub)).await;
-    wait_for_tool(&h, "ev", TRIGGER).await;
+    wait_for_tool(h.registry(), "ev", TRIGGER).await;
     let mut asks = h.subscribe_asks();
 
     // Approved once: the provider gets the messages, the system prompt and the limit.
-    let caller = call(
+    let caller = spawn_call(
         &h,
         "ev",
         TRIGGER,
         json!({"prompt": "Write a haiku", "maxTokens": 7}),
     );
-    let ask = next_ask(&mut asks).await;
-    let latency = ask.arrived.elapsed();
-    eprintln!(
-        "sampling ask reached the front end {:.2} ms after the request arrived",
-        latency.as_secs_f64() * 1e3
-    );
-    assert!(latency < Duration::from_millis(50), "{latency:?}");
+    let ask = next_ask(&mut asks, |_| true).await;
     assert_eq!(ask.server, "ev");
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")
@@ -126,8 +78,8 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     );
 
     // Refused: the provider is never called; the server hears the refusal.
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "again"}));
-    let ask = next_ask(&mut asks).await;
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "again"}));
+    let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(ask.id, AskAnswer::Refuse(String::new()))
         .unwrap();
     let out = caller.await.unwrap();
@@ -138,8 +90,8 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     assert_eq!(stub.requests().len(), 1);
 
     // Always for this server: this one runs, and the next asks nobody.
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "one"}));
-    let ask = next_ask(&mut asks).await;
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "one"}));
+    let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(
         ask.id,
         AskAnswer::Approve(SamplingChoice {
@@ -151,7 +103,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     assert!(caller.await.unwrap().contains("always answer 1"));
     assert_eq!(h.sampling_grants().await.len(), 1);
     let watched = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
+    let out = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "two"}))
         .await
         .unwrap();
     assert!(out.contains("always answer 2"), "{out}");
@@ -162,8 +114,8 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
     );
     // Revoked: asks again; review the answer, then refuse it.
     assert!(h.revoke_sampling("ev").await.unwrap());
-    let caller = call(&h, "ev", TRIGGER, json!({"prompt": "three"}));
-    let ask = next_ask(&mut asks).await;
+    let caller = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "three"}));
+    let ask = next_ask(&mut asks, |_| true).await;
     assert!(matches!(ask.kind, AskKind::Sampling { .. }), "{ask:?}");
     h.answer_ask(
         ask.id,
@@ -173,17 +125,10 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
         }),
     )
     .unwrap();
-    let review = tokio::time::timeout(
-        Duration::from_secs(20),
-        asks.wait_for(|a| {
-            a.iter()
-                .any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))
-        }),
-    )
-    .await
-    .unwrap()
-    .unwrap()[0]
-        .clone();
+    let review = next_ask(&mut asks, |a| {
+        matches!(a.kind, AskKind::SamplingReview { .. })
+    })
+    .await;
     let AskKind::SamplingReview { result, .. } = &review.kind else {
         panic!("{review:?}")
     };
@@ -222,7 +167,7 @@ async fn everything_sampling_approved_refused_always_and_reviewed() {
 
 #[tokio::test]
 async fn everything_sampling_without_a_provider_names_what_to_configure() {
-    let Some(p) = everything() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let resolved = harness9::engine::ProviderSettings::resolve(
@@ -233,9 +178,9 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
         return;
     }
     let h = open(&p, None).await;
-    wait_for_tool(&h, "ev", TRIGGER).await;
+    wait_for_tool(h.registry(), "ev", TRIGGER).await;
     let _asks = h.subscribe_asks();
-    let out = call(&h, "ev", TRIGGER, json!({"prompt": "hi"}))
+    let out = spawn_call(&h, "ev", TRIGGER, json!({"prompt": "hi"}))
         .await
         .unwrap();
     assert!(
@@ -257,18 +202,9 @@ async fn everything_sampling_without_a_provider_names_what_to_configure() {
     h.shutdown().await;
 }
 
-fn python() -> Option<Project> {
-    let (python, server) = (external("H9_PYTHON")?, external("H9_PY_SERVER")?);
-    Some(Project::new(&json!({"mcpServers": {
-        // ask_client makes legacy server→client requests, which the Python SDK sends
-        // only in the legacy era.
-        "py": {"command": python, "args": [server], "protocolEra": "legacy"}
-    }})))
-}
-
 #[tokio::test]
 async fn python_sampling_with_tools_preferences_and_review() {
-    let Some(p) = python() else {
+    let Some(p) = Project::python_legacy() else {
         return;
     };
     let stub = Stub::start(
@@ -290,8 +226,8 @@ async fn python_sampling_with_tools_preferences_and_review() {
     let mut asks = h.subscribe_asks();
 
     // Plain request, approved with review, then sent.
-    let caller = call(&h, "py", "ask_client", json!({"kind": "sample"}));
-    let ask = next_ask(&mut asks).await;
+    let caller = spawn_call(&h, "py", "ask_client", json!({"kind": "sample"}));
+    let ask = next_ask(&mut asks, |_| true).await;
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")
     };
@@ -304,17 +240,10 @@ async fn python_sampling_with_tools_preferences_and_review() {
         }),
     )
     .unwrap();
-    let review = tokio::time::timeout(
-        Duration::from_secs(20),
-        asks.wait_for(|a| {
-            a.iter()
-                .any(|a| matches!(a.kind, AskKind::SamplingReview { .. }))
-        }),
-    )
-    .await
-    .unwrap()
-    .unwrap()[0]
-        .clone();
+    let review = next_ask(&mut asks, |a| {
+        matches!(a.kind, AskKind::SamplingReview { .. })
+    })
+    .await;
     h.answer_ask(review.id, AskAnswer::Approve(SamplingChoice::default()))
         .unwrap();
     let out = caller.await.unwrap();
@@ -327,8 +256,8 @@ async fn python_sampling_with_tools_preferences_and_review() {
 
     // With tools: the hint picks a configured model, everything is passed through, and
     // the model's tool call comes back as tool_use with stopReason toolUse.
-    let caller = call(&h, "py", "ask_client", json!({"kind": "sample_tools"}));
-    let ask = next_ask(&mut asks).await;
+    let caller = spawn_call(&h, "py", "ask_client", json!({"kind": "sample_tools"}));
+    let ask = next_ask(&mut asks, |_| true).await;
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")
     };

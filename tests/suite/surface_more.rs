@@ -1,16 +1,17 @@
 //! Tool annotations and titles, logging levels kept across restarts, and extra roots kept
 //! per project, through the façade against real servers (server-everything, our fixture).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::harness::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
+use harness9::manager::ServerState;
 use harness9::mcp::features::LogLevel;
-use harness9::mcp::{LogSource, ServerState};
-use harness9::tools::CallContext;
+use harness9::mcp::LogSource;
 use harness9::Harness;
 use serde_json::json;
 
-use super::{external, fixture_bin, Project};
+use super::support::wait::{poll_until_async, tool_answer_contains, wait_for_tool, DEADLINE};
+use super::support::{fixture_bin, Project};
 
 fn open(p: &Project) -> Harness {
     p.harness()
@@ -24,40 +25,13 @@ async fn started(p: &Project) -> Harness {
     h
 }
 
-async fn wait_for_tool(h: &Harness, server: &str, tool: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while h.registry().get_mcp(server, tool).is_none() {
-        assert!(Instant::now() < deadline, "no tool {tool}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Calls get-roots-list until its answer contains `uri` (the server asks again after
-/// `roots/list_changed`).
-async fn server_sees_root(h: &Harness, uri: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let roots = h
-            .call_tool("ev", "get-roots-list", json!({}), CallContext::default())
-            .await
-            .unwrap()
-            .to_text();
-        if roots.contains(uri) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{roots}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn everything_tools_carry_titles_and_hints() {
-    let Some(bin) = external("H9_EVERYTHING_BIN") else {
+    let Some(p) = Project::everything() else {
         return;
     };
-    let p = Project::new(&json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"]}}}));
     let h = started(&p).await;
-    wait_for_tool(&h, "ev", "get-roots-list").await;
+    wait_for_tool(h.registry(), "ev", "get-roots-list").await;
     let tools = h.tools(Some("ev"));
     let roots = tools
         .iter()
@@ -139,11 +113,7 @@ async fn log_level_is_remembered_and_set_again_after_a_restart() {
             })
             .count()
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while said(&h) < 1 {
-        assert!(Instant::now() < deadline, "{:?}", h.server_log("fx", 50));
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until_async("the server to say its level", DEADLINE, || said(&h) >= 1).await;
     h.restart_server("fx").await;
     h.manager().wait_settled(Duration::from_secs(20)).await;
     assert!(matches!(
@@ -151,10 +121,10 @@ async fn log_level_is_remembered_and_set_again_after_a_restart() {
         ServerState::Connected { .. }
     ));
     // The new process got the level without the user choosing it again.
-    while said(&h) < 2 {
-        assert!(Instant::now() < deadline, "{:?}", h.server_log("fx", 50));
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until_async("the new process to say its level", DEADLINE, || {
+        said(&h) >= 2
+    })
+    .await;
     assert_eq!(
         h.server_details("fx").unwrap().log_level,
         Some(LogLevel::Error)
@@ -170,21 +140,20 @@ async fn log_level_is_remembered_and_set_again_after_a_restart() {
 
 #[tokio::test]
 async fn extra_roots_are_kept_per_project_and_servers_see_them() {
-    let Some(bin) = external("H9_EVERYTHING_BIN") else {
+    let Some(p) = Project::everything() else {
         return;
     };
-    let p = Project::new(&json!({"mcpServers": {"ev": {"command": bin, "args": ["stdio"]}}}));
     let config_before = std::fs::read_to_string(p.path().join(".mcp.json")).unwrap();
     let extra = tempfile::tempdir().unwrap();
     let extra_path = std::fs::canonicalize(extra.path()).unwrap();
 
     let h = started(&p).await;
-    wait_for_tool(&h, "ev", "get-roots-list").await;
+    wait_for_tool(h.registry(), "ev", "get-roots-list").await;
     assert!(h.extra_roots().is_empty());
     let now = h.add_extra_root(extra.path()).unwrap();
     assert_eq!(now, std::slice::from_ref(&extra_path));
     let extra_uri = h.roots()[1].uri.clone();
-    server_sees_root(&h, &extra_uri).await;
+    tool_answer_contains(&h, "ev", "get-roots-list", &extra_uri).await;
 
     // What the user is told when an add makes no sense.
     let missing = p.path().join("nope");
@@ -214,8 +183,8 @@ async fn extra_roots_are_kept_per_project_and_servers_see_them() {
     let h = started(&p).await;
     assert_eq!(h.extra_roots(), std::slice::from_ref(&extra_path));
     assert_eq!(h.roots()[1].uri, extra_uri);
-    wait_for_tool(&h, "ev", "get-roots-list").await;
-    server_sees_root(&h, &extra_uri).await;
+    wait_for_tool(h.registry(), "ev", "get-roots-list").await;
+    tool_answer_contains(&h, "ev", "get-roots-list", &extra_uri).await;
     assert!(h.remove_extra_root(&extra_path).unwrap().is_empty());
     assert_eq!(h.roots().len(), 1);
     h.shutdown().await;

@@ -5,15 +5,10 @@
 //! prompt, `mcp list`, `mcp tools`, `mcp call`, `doctor` and the terminal UI must show
 //! them escaped (`\x1b`, `\u{202e}`), never pass them through.
 
-use std::io::{Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
 use serde_json::json;
 
-use super::{fixture_bin, harness9_bin, Project};
+use super::support::terminal::{on_terminal, Pty};
+use super::support::{fixture_bin, Project};
 
 /// Every kind of sequence that can repaint or hide text.
 const HOSTILE: &str =
@@ -25,117 +20,9 @@ const SHOWN: &str =
 const HOSTILE_JSON: &str =
     r"\u001b]8;;http://evil\u0007link\u001b]8;;\u0007\r\u001b[2Kfake\u202etxt\u200bx\udb40\udc41";
 
-/// A program under a pseudo-terminal, its output collected as it comes.
-struct Pty {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: Arc<Mutex<Vec<u8>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Pty {
-    /// Runs `args` of the binary (which name project `p`) in a 120×40 terminal.
-    fn start(p: &Project, args: &[&str]) -> Pty {
-        let quoted: Vec<String> = std::iter::once(harness9_bin())
-            .chain(args.iter().copied())
-            .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
-            .collect();
-        let cmd = format!("stty cols 120 rows 40; exec {}", quoted.join(" "));
-        let mut child = Command::new("script")
-            .args(["-q", "-e", "-c", &cmd, "/dev/null"])
-            .env("SHELL", "/bin/sh")
-            .env("HARNESS9_DATA_DIR", p.data.path())
-            .env("HARNESS9_CONFIG_DIR", p.data.path().join("config"))
-            .env("HARNESS9_CREDENTIALS", "file")
-            .env("HARNESS9_PROVIDER", "")
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("script runs");
-        let mut stdout = child.stdout.take().unwrap();
-        let out = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&out);
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().extend_from_slice(&buf[..n]);
-            }
-        });
-        Pty {
-            stdin: child.stdin.take(),
-            child,
-            out,
-            reader: Some(reader),
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(bytes).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.out.lock()).into_owned()
-    }
-
-    /// Waits until the output holds `what`; returns the output so far.
-    fn wait_for(&self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let text = self.text();
-            if text.contains(what) {
-                return text;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {what:?}; the terminal got:\n{}",
-                text.escape_debug()
-            );
-            std::thread::sleep(Duration::from_millis(30));
-        }
-    }
-
-    /// Waits for the program to end (closing its input first); returns all it wrote.
-    fn finish(mut self) -> Vec<u8> {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the program did not end");
-            std::thread::sleep(Duration::from_millis(30));
-        }
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
-        std::mem::take(&mut *self.out.lock())
-    }
-}
-
-impl Drop for Pty {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Runs `args` to the end with `input` typed; returns what reached the terminal.
 fn run(p: &Project, args: &[&str], input: &[u8]) -> Vec<u8> {
-    let project = p.path().to_string_lossy();
-    let args: Vec<&str> = args
-        .iter()
-        .copied()
-        .chain(["--project", &project])
-        .collect();
-    let mut t = Pty::start(p, &args);
-    if !input.is_empty() {
-        t.send(input);
-    }
-    t.finish()
+    on_terminal(p, args, &[], input)
 }
 
 /// No byte of a hostile sequence reached the terminal. The terminal's own line ends
@@ -269,7 +156,6 @@ fn tui_shows_a_hostile_server_escaped() {
     t.wait_for("dead\\u{202e}x");
     t.wait_for("● 11 tools");
     t.send(b"/mcp");
-    std::thread::sleep(Duration::from_millis(100));
     t.send(b"\r");
     // The panel shows the description's first line, escaped, cut to the room left.
     t.wait_for("does \\x1b]8;;http://evil\\x07link");

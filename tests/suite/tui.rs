@@ -2,144 +2,14 @@
 //! `.mcp.json` through $EDITOR with hot reload, and a clean exit.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use super::{fixture_bin, harness9_bin, processes_with_mark, unique_mark, Project};
-
-pub(super) struct Tmux {
-    socket: String,
-}
-
-/// Whether tmux is here. Under CI its absence fails the test (the test command installs
-/// it); elsewhere the test is skipped.
-pub(super) fn have_tmux() -> bool {
-    if Command::new("tmux").arg("-V").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is missing; the test command installs it"
-    );
-    eprintln!("skipped: tmux is not installed");
-    false
-}
-
-impl Tmux {
-    /// `harness9 tui --yes` on project `p`, chatting with the scripted Anthropic-wire model
-    /// at `model_url`, with the project's private data folder and `config` as the config
-    /// folder (it must outlive the session).
-    pub(super) fn chat(p: &Project, model_url: String, config: &Path) -> Tmux {
-        let cmd = format!("{} tui --yes {}", harness9_bin(), p.path().display());
-        Tmux::start(
-            &cmd,
-            &[
-                ("HARNESS9_DATA_DIR", p.data.path().display().to_string()),
-                ("XDG_CONFIG_HOME", config.display().to_string()),
-                ("HARNESS9_CONFIG_DIR", config.display().to_string()),
-                ("HARNESS9_PROVIDER", "anthropic".into()),
-                ("HARNESS9_MODEL", "stub-model".into()),
-                ("ANTHROPIC_BASE_URL", model_url),
-                ("ANTHROPIC_API_KEY", super::provider_stub::TEST_KEY.into()),
-                ("TERM", "xterm-256color".into()),
-            ],
-        )
-    }
-
-    pub(super) fn start(cmd: &str, env: &[(&str, String)]) -> Tmux {
-        let socket = format!("h9-{}", unique_mark());
-        let mut c = Command::new("tmux");
-        c.args([
-            "-L",
-            &socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "30",
-        ]);
-        for (k, v) in env {
-            c.arg("-e").arg(format!("{k}={v}"));
-        }
-        let status = c.arg(cmd).status().expect("tmux runs");
-        assert!(status.success());
-        Tmux { socket }
-    }
-
-    pub(super) fn screen(&self) -> String {
-        let o = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    pub(super) fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let status = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", k])
-                .status()
-                .unwrap();
-            assert!(status.success());
-            std::thread::sleep(Duration::from_millis(60));
-        }
-    }
-
-    /// Types `text` as it is (tmux's literal mode: no key names).
-    pub(super) fn text(&self, text: &str) {
-        let status = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-l", text])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    pub(super) fn wait_for(&self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let s = self.screen();
-            if s.contains(what) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {what:?}; the screen shows:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// A tmux format about the pane: `#{alternate_on}`, `#{cursor_flag}`, …
-    pub(super) fn pane(&self, format: &str) -> String {
-        let o = Command::new("tmux")
-            .args(["-L", &self.socket, "display-message", "-p", format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout).trim().to_string()
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "has-session"])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
+use super::support::process::{processes_with_mark, unique_mark, wait_none_marked};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::wait::DEADLINE;
+use super::support::{fixture_bin, harness9_bin, Project};
 
 fn write_editor_script(dir: &Path, new_config: &serde_json::Value) -> std::path::PathBuf {
     let script = dir.join("fake-editor");
@@ -217,29 +87,13 @@ fn tui_bar_panel_editor_and_exit() {
 
     // Ctrl+C exits and leaves no server behind.
     t.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while t.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "the TUI did not exit:\n{}",
-            t.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with_mark(&mark).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "servers left: {:?}",
-            processes_with_mark(&mark)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    t.wait_exit(Duration::from_secs(10));
+    wait_none_marked(&mark, DEADLINE);
 }
 
 #[test]
 fn tui_chat_runs_tools_asks_and_stops() {
-    use super::provider_stub::{Reply, Stub, Wire};
+    use super::support::provider_stub::{Reply, Stub, Wire};
     if !have_tmux() {
         return;
     }
@@ -291,7 +145,7 @@ fn tui_chat_runs_tools_asks_and_stops() {
 /// second waits behind the first), both run, and the turn ends.
 #[test]
 fn tui_asks_about_parallel_tool_calls_one_after_another() {
-    use super::provider_stub::{Reply, Stub, Wire};
+    use super::support::provider_stub::{Reply, Stub, Wire};
     if !have_tmux() {
         return;
     }
@@ -347,8 +201,8 @@ fn tui_restart_does_not_freeze_the_ui() {
         &json!({"mcpServers": {"slow": {"command": "sh", "args": ["-c", script, fixture_bin()]}}}),
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let stub = rt.block_on(super::provider_stub::Stub::start(
-        super::provider_stub::Wire::Anthropic,
+    let stub = rt.block_on(super::support::provider_stub::Stub::start(
+        super::support::provider_stub::Wire::Anthropic,
         vec![],
     ));
     let config = tempfile::tempdir().unwrap();
@@ -357,8 +211,8 @@ fn tui_restart_does_not_freeze_the_ui() {
     t.keys(&["/", "m", "c", "p", "Enter"]);
     t.wait_for("r restart");
     t.keys(&["r", "Escape"]);
-    // (A pause, or the terminal reads Escape and the next key as Alt+key.)
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The panel closed: Escape was read on its own (not as Alt with the next key).
+    t.wait_until("the panel closed", |s| !s.contains("r restart"));
     for k in ["a", "b", "c"] {
         t.keys(&[k]);
     }
@@ -373,7 +227,7 @@ fn tui_restart_does_not_freeze_the_ui() {
 /// with its history; the model then gets that history.
 #[test]
 fn tui_lists_and_reopens_conversations() {
-    use super::provider_stub::{Reply, Stub, Wire};
+    use super::support::provider_stub::{Reply, Stub, Wire};
     if !have_tmux() {
         return;
     }

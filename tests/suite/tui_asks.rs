@@ -5,16 +5,16 @@
 
 use serde_json::json;
 
-use super::tui::{have_tmux, Tmux};
-use super::{external, Project};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::Project;
 
 #[test]
 fn tui_answers_a_python_servers_form() {
-    use super::provider_stub::{Reply, Stub, Wire};
+    use super::support::provider_stub::{Reply, Stub, Wire};
     if !have_tmux() {
         return;
     }
-    let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+    let Some(p) = Project::python_legacy() else {
         return;
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -25,10 +25,6 @@ fn tui_answers_a_python_servers_form() {
             Reply::text("Profile saved."),
         ],
     ));
-    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
-    let p = Project::new(
-        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
-    );
     let config = tempfile::tempdir().unwrap();
     let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");
@@ -44,16 +40,10 @@ fn tui_answers_a_python_servers_form() {
     assert!(s.contains("Age: 30"), "{s}");
     assert!(s.contains("Subscribe: [x]"), "{s}");
     // Change the name to Bo and turn subscribe off, then accept.
-    let focused_name = s.lines().any(|l| l.contains("> Name: Ann"));
-    if !focused_name {
-        while !t.screen().lines().any(|l| l.contains("> Name:")) {
-            t.keys(&["Tab"]);
-        }
-    }
+    let focused = |field: &'static str| move |s: &str| s.lines().any(|l| l.contains(field));
+    t.press_until("Tab", "focus on Name", 8, focused("> Name:"));
     t.keys(&["BSpace", "BSpace", "BSpace", "B", "o"]);
-    while !t.screen().lines().any(|l| l.contains("> Subscribe:")) {
-        t.keys(&["Tab"]);
-    }
+    t.press_until("Tab", "focus on Subscribe", 8, focused("> Subscribe:"));
     t.keys(&["Space", "Enter"]);
     let s = t.wait_for("Profile saved.");
     assert!(!s.contains("asks for input"), "{s}");
@@ -73,11 +63,11 @@ fn tui_answers_a_python_servers_form() {
 /// it; the server gets it.
 #[test]
 fn tui_approves_reviews_and_sends_a_sampling_request() {
-    use super::provider_stub::{Reply, Stub, Wire};
+    use super::support::provider_stub::{Reply, Stub, Wire};
     if !have_tmux() {
         return;
     }
-    let (Some(python), Some(server)) = (external("H9_PYTHON"), external("H9_PY_SERVER")) else {
+    let Some(p) = Project::python_legacy() else {
         return;
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -90,10 +80,6 @@ fn tui_approves_reviews_and_sends_a_sampling_request() {
             Reply::text("The server got it."),
         ],
     ));
-    // ask_client makes legacy server→client requests (the Python SDK's legacy era only).
-    let p = Project::new(
-        &json!({"mcpServers": {"py": {"command": python, "args": [server], "protocolEra": "legacy"}}}),
-    );
     let config = tempfile::tempdir().unwrap();
     let t = Tmux::chat(&p, stub.base_url(), config.path());
     t.wait_for("[MCP] py ●");

@@ -5,12 +5,13 @@
 //! afterwards, then hands the pane to an interactive shell.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::tui::{have_tmux, Tmux};
-use super::{fixture_bin, harness9_bin, processes_with_mark, unique_mark, Project};
+use super::support::process::{processes_with_mark, unique_mark, wait_none_marked};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::wait::DEADLINE;
+use super::support::{fixture_bin, harness9_bin, Project};
 
 /// The pid of the `harness9` process running the UI on `project`.
 fn ui_pid(project: &Path) -> Option<u32> {
@@ -71,15 +72,7 @@ fn assert_restored(t: &Tmux, mark: &str) {
     t.wait_for("ready$");
     t.keys(&["echo typed-$((6*7))", "Enter"]);
     t.wait_for("typed-42");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with_mark(mark).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "servers left: {:?}",
-            processes_with_mark(mark)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_none_marked(mark, DEADLINE);
 }
 
 fn signal_ends_the_ui(signal: i32, status: i32) {

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 
-use super::provider_stub::{Reply, Stub, Wire, TEST_KEY};
-use super::tui::{have_tmux, Tmux};
-use super::{fixture_bin, harness9_bin, Project};
+use super::support::provider_stub::{Reply, Stub, Wire, TEST_KEY};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::{fixture_bin, harness9_bin, Project};
 
 #[test]
 fn tui_model_and_permissions_commands() {

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use super::tui::{have_tmux, Tmux};
-use super::{fixture_bin, harness9_bin, Project};
+use super::support::terminal::{have_tmux, Tmux};
+use super::support::{fixture_bin, harness9_bin, Project};
 
 #[test]
 fn tui_log_level_and_roots() {

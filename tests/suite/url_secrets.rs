@@ -8,11 +8,12 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::Project;
+use super::support::process::output_within;
+use super::support::{stderr, stdout, Project};
 
 /// The secrets the URLs carry: in the userinfo and in query values.
 const SECRETS: &[&str] = &["USECRET0", "PWSECRET1", "QSECRET2", "QSECRET3", "QSECRET4"];
@@ -122,9 +123,9 @@ fn secret_url(port: u16) -> String {
     format!("http://USECRET0:PWSECRET1@127.0.0.1:{port}/mcp?sig=QSECRET2&key=QSECRET3&v=QSECRET4")
 }
 
-/// Runs the binary on `p` with debug logging, killed after 60 s.
+/// Runs the binary on `p` with debug logging (60 s at most).
 fn run(p: &Project, args: &[&str]) -> (String, String) {
-    let mut child = p
+    let child = p
         .command(args)
         .env("HARNESS9_LOG", "debug")
         .env("BROWSER", "true")
@@ -132,25 +133,8 @@ fn run(p: &Project, args: &[&str]) -> (String, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let reading = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut stdout = String::new();
-    let _ = out.read_to_string(&mut stdout);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.wait();
-    (stdout, reading.join().unwrap())
+    let o = output_within(child, Duration::from_secs(60));
+    (stdout(&o), stderr(&o))
 }
 
 fn leaks(what: &str, text: &str) -> Vec<String> {

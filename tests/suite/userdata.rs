@@ -4,16 +4,19 @@
 //! symlink is never written through.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness9::engine::sampling::SamplingSource;
-use harness9::mcp::manager::{AskAnswer, AskKind, SamplingChoice};
-use harness9::tools::CallContext;
+use harness9::host::asks::{AskAnswer, AskKind, SamplingChoice};
 use harness9::trust::sampling::SamplingGrants;
 use serde_json::{json, Value};
 
-use super::provider_stub::{Reply, Stub, Wire};
-use super::{fixture_bin, Project};
+use super::support::client::spawn_call;
+use super::support::process::output_within;
+use super::support::provider_stub::{Reply, Stub, Wire};
+use super::support::turns::exec;
+use super::support::wait::next_ask;
+use super::support::{fixture_bin, Project};
 
 /// Set in a child process of this test binary: `DIR|PREFIX`, where it makes its changes.
 const WRITER_ENV: &str = "H9_USERDATA_WRITER";
@@ -49,7 +52,6 @@ fn userdata_writer_child() {
 fn two_processes_making_a_thousand_changes_each_lose_none() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("project")).unwrap();
-    let started = Instant::now();
     let children: Vec<_> = ["one", "two"]
         .iter()
         .map(|prefix| {
@@ -66,18 +68,13 @@ fn two_processes_making_a_thousand_changes_each_lose_none() {
                 .unwrap()
         })
         .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
+    for c in children {
+        // A minute at most: writers that starve each other fail rather than hang.
+        assert!(output_within(c, Duration::from_secs(60)).status.success());
     }
-    let took = started.elapsed();
-    eprintln!(
-        "2 processes x {CHANGES_PER_PROCESS} changes: {:.2} s",
-        took.as_secs_f64()
-    );
     let grants = SamplingGrants::beside(&dir.path().join("approvals.json"));
     let granted = grants.granted(&dir.path().join("project"));
     assert_eq!(granted.len(), 2 * CHANGES_PER_PROCESS, "changes were lost");
-    assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
 #[cfg(unix)]
@@ -99,14 +96,8 @@ fn a_symlink_planted_at_the_temp_path_is_not_followed() {
     assert!(grants.is_granted(dir.path(), "fx", "fp"));
 }
 
-async fn wait_for_ask(h: &harness9::Harness) -> harness9::mcp::manager::Ask {
-    let mut asks = h.subscribe_asks();
-    let ask = tokio::time::timeout(Duration::from_secs(20), asks.wait_for(|a| !a.is_empty()))
-        .await
-        .expect("an ask within 20 s")
-        .unwrap()[0]
-        .clone();
-    ask
+async fn wait_for_ask(h: &harness9::Harness) -> harness9::host::asks::Ask {
+    next_ask(&mut h.subscribe_asks(), |_| true).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,15 +120,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     h.manager().wait_settled(Duration::from_secs(30)).await;
     let _watch = h.watch_config().unwrap();
     let h = Arc::new(h);
-    let call = |h: &Arc<harness9::Harness>| {
-        let h = h.clone();
-        tokio::spawn(async move {
-            h.call_tool("fx", "server_request", json!({}), CallContext::default())
-                .await
-                .map(|r| r.to_text())
-                .unwrap_or_else(|e| e.to_string())
-        })
-    };
+    let call = |h: &Arc<harness9::Harness>| spawn_call(h, "fx", "server_request", json!({}));
     // "Always for this server", then a request that asks nobody.
     let caller = call(&h);
     let ask = wait_for_ask(&h).await;
@@ -155,7 +138,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     assert!(out.contains("granted answer"), "{out}");
 
     // The CLI, another process, revokes it; the running session follows at once.
-    let mut changes = h.manager().subscribe_user_data();
+    let mut changes = h.subscribe_user_data();
     let seen = *changes.borrow_and_update();
     let o = p.cli(&["mcp", "sampling", "--revoke", "fx"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
@@ -266,7 +249,7 @@ async fn a_permission_rule_of_one_server_is_not_inherited_by_a_renamed_one() {
     let p = Arc::new(p);
     let run = |p: &Arc<Project>| {
         let (p, stub) = (p.clone(), stub.clone());
-        tokio::task::spawn_blocking(move || super::engine::exec(&p, Some(&stub), &["--yes", "go"]))
+        tokio::task::spawn_blocking(move || exec(&p, Some(&stub), &["--yes", "go"]))
     };
     // The existing rule keeps working for the server it was given to, and is tied to it.
     let o = run(&p).await.unwrap();

@@ -11,7 +11,7 @@
 // like, drawing as the app does by default (compositing off), launched in turns, PSS of each
 // one's app and WebKit processes (the process reaper included) after it settled; writes
 // out/desktop-memory.json. Build first: `cargo build --release -p harness9-desktop --bins
-// --example empty-window && cargo build --release --bin harness9 --bin mcp-fixture`.
+// --example empty-window && cargo build --release --bin harness9 && cargo build --release -p harness9-fixtures --bin mcp-fixture`.
 //
 // Each run launches the binary on a temporary project of 20 stdio servers (harness9's own
 // `mcp serve`, approved in a private data folder, so they all start behind the window),

@@ -36,6 +36,7 @@ mod listen;
 mod modern;
 mod mrtr;
 mod notify;
+mod pages;
 mod recover;
 mod reply;
 mod served;
@@ -98,6 +99,24 @@ pub enum ClientError {
     NoCommonVersion { offered: String },
     #[error("{what} is not in this protocol era (the server speaks {version})")]
     NotInEra { what: String, version: String },
+}
+
+impl ClientError {
+    /// A stable kebab-case code for front ends and `--json` output. Codes never change
+    /// once released; a new variant gets a new code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ClientError::Closed(_) => "connection-closed",
+            ClientError::Timeout { .. } => "timeout",
+            ClientError::Rpc { .. } => "server-error",
+            ClientError::Invalid { .. } => "invalid-response",
+            ClientError::UnsupportedVersion(_) => "unsupported-version",
+            ClientError::RepeatedCursor { .. } => "repeated-cursor",
+            ClientError::Cancelled => "cancelled",
+            ClientError::NoCommonVersion { .. } => "no-common-version",
+            ClientError::NotInEra { .. } => "not-in-era",
+        }
+    }
 }
 
 pub fn fmt_duration(d: Duration) -> String {
@@ -300,52 +319,15 @@ impl Client {
         if !self.init.capabilities.contains_key("tools") {
             return Ok(Vec::new());
         }
-        let mut tools = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        let mut digest = self.inner.recovery.digest();
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let opts = RequestOptions {
-                timeout,
-                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
-                progress: None,
-            };
-            let body = self
-                .inner
-                .request("tools/list", Params::from_value(params), opts, true)
-                .await?;
-            let page: ListToolsPage = body.parse("tools/list")?;
-            drop(body);
-            if let Some(d) = &mut digest {
-                d.add(&page.tools);
-            }
-            if tools.is_empty() {
-                tools = page.tools; // one page (the usual case): no copy
-            } else {
-                tools.extend(page.tools);
-            }
-            match page.next_cursor {
-                None => {
-                    self.inner.recovery.listed("tools/list", digest);
-                    let tools = self.inner.without_repeats(tools);
-                    return Ok(match self.era {
-                        Era::Legacy => tools,
-                        Era::Modern => self.inner.without_bad_headers(tools),
-                    });
-                }
-                Some(c) if !seen.insert(c.clone()) => {
-                    return Err(ClientError::RepeatedCursor {
-                        method: "tools/list".into(),
-                        cursor: c,
-                    })
-                }
-                Some(c) => cursor = Some(c),
-            }
-        }
-        Err(ClientError::Invalid {
-            method: "tools/list".into(),
-            detail: format!("more than {MAX_TOOL_PAGES} pages"),
+        let tools = self
+            .list_pages("tools/list", MAX_TOOL_PAGES, timeout, |p: ListToolsPage| {
+                (p.tools, p.next_cursor)
+            })
+            .await?;
+        let tools = self.inner.without_repeats(tools);
+        Ok(match self.era {
+            Era::Legacy => tools,
+            Era::Modern => self.inner.without_bad_headers(tools),
         })
     }
 
@@ -393,7 +375,14 @@ fn initialize_error(e: ClientError) -> ClientError {
             }
             ClientError::Rpc { method, error }
         }
-        other => other,
+        other @ (ClientError::Closed(_)
+        | ClientError::Timeout { .. }
+        | ClientError::Invalid { .. }
+        | ClientError::UnsupportedVersion(_)
+        | ClientError::RepeatedCursor { .. }
+        | ClientError::Cancelled
+        | ClientError::NoCommonVersion { .. }
+        | ClientError::NotInEra { .. }) => other,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod auth;
 pub mod client;
 pub mod contain;
 pub mod handler;
+pub mod http;
 pub mod links;
 pub mod log;
 pub mod mask;

@@ -62,6 +62,20 @@ pub enum LinkRefused {
     Credentials,
 }
 
+impl LinkRefused {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            LinkRefused::NotUrl(_) => "not-a-url",
+            LinkRefused::Scheme(_) => "scheme-refused",
+            LinkRefused::PlainHttp(_) => "plain-http",
+            LinkRefused::NoHost => "no-host",
+            LinkRefused::Credentials => "credentials-in-link",
+        }
+    }
+}
+
 /// Decides whether `text` (a URL a server or a page supplied) may be opened, and gives the
 /// form to open. See the module documentation for the rule.
 pub fn check_link(text: &str) -> Result<SafeLink, LinkRefused> {

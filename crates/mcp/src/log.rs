@@ -203,7 +203,10 @@ mod tests {
                 }
             })
         };
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        // Following starts once the writer is under way (and most likely before it ends).
+        while log.tail(1).is_empty() {
+            std::thread::yield_now();
+        }
         let mut f = log.follow(usize::MAX);
         writer.join().unwrap();
         let mut seen: Vec<String> = f.recent.iter().map(|l| l.text.clone()).collect();

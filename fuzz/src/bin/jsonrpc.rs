@@ -1,7 +1,7 @@
-//! AFL++ entry point for the `jsonrpc` target; the body is `harness9::fuzz_targets`.
+//! AFL++ entry point for the `jsonrpc` target; the body is in `harness9_fuzz_targets`.
 
 fn main() {
     afl::fuzz!(|data: &[u8]| {
-        harness9::fuzz_targets::run("jsonrpc", data);
+        harness9_fuzz_targets::run("jsonrpc", data);
     });
 }

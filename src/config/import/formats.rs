@@ -64,7 +64,39 @@ pub(super) enum Reader {
 
 pub(super) type Part = (String, Vec<(String, Value)>, Vec<String>);
 
-pub(super) fn read(reader: Reader, text: &str, project: &Path) -> Result<Vec<Part>, String> {
+/// Why another tool's config file cannot be read (shown after the file's path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    #[error("invalid TOML: {0}")]
+    Toml(String),
+    #[error("the servers must be an object of servers by name")]
+    ServersNotObject,
+    #[error("\"servers\" must be an object of servers by name")]
+    VscodeServersNotObject,
+    #[error("[mcp_servers] must be a table of servers by name")]
+    CodexServersNotTable,
+    #[error("[mcp_servers.{0}] must be a table")]
+    CodexServerNotTable(String),
+}
+
+impl FormatError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            FormatError::Json(_) => "invalid-json",
+            FormatError::Toml(_) => "invalid-toml",
+            FormatError::ServersNotObject
+            | FormatError::VscodeServersNotObject
+            | FormatError::CodexServersNotTable
+            | FormatError::CodexServerNotTable(_) => "invalid-config",
+        }
+    }
+}
+
+pub(super) fn read(reader: Reader, text: &str, project: &Path) -> Result<Vec<Part>, FormatError> {
     match reader {
         Reader::McpServers => {
             let doc = parse_json(text)?;
@@ -113,15 +145,15 @@ pub(super) fn read(reader: Reader, text: &str, project: &Path) -> Result<Vec<Par
     }
 }
 
-fn parse_json(text: &str) -> Result<Value, String> {
+fn parse_json(text: &str) -> Result<Value, FormatError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
-    serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))
+    serde_json::from_str(text).map_err(|e| FormatError::Json(e.to_string()))
 }
 
 /// JSON with comments and trailing commas, as VS Code writes its settings.
-pub fn parse_jsonc(text: &str) -> Result<Value, String> {
+pub fn parse_jsonc(text: &str) -> Result<Value, FormatError> {
     parse_json(&strip_jsonc(text))
 }
 
@@ -188,14 +220,17 @@ pub fn strip_jsonc(text: &str) -> String {
 }
 
 /// The servers of an `mcpServers`-like object, strings normalized to our references.
-fn json_servers(servers: Option<&Value>, project: &Path) -> Result<Vec<(String, Value)>, String> {
+fn json_servers(
+    servers: Option<&Value>,
+    project: &Path,
+) -> Result<Vec<(String, Value)>, FormatError> {
     match servers {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Object(m)) => Ok(m
             .iter()
             .map(|(k, v)| (k.clone(), normalize(v.clone(), project, &mut Vec::new())))
             .collect()),
-        Some(_) => Err("the servers must be an object of servers by name".into()),
+        Some(_) => Err(FormatError::ServersNotObject),
     }
 }
 
@@ -271,7 +306,7 @@ fn normalize_str(s: &str, project: &Path, inputs: &mut Vec<String>) -> String {
 }
 
 /// VS Code's `{"servers": {...}, "inputs": [...]}`, with a note for every input used.
-fn vscode_part(part: &str, doc: &Value, project: &Path) -> Result<Part, String> {
+fn vscode_part(part: &str, doc: &Value, project: &Path) -> Result<Part, FormatError> {
     let mut used = Vec::new();
     let servers = match doc.get("servers") {
         None | Some(Value::Null) => Vec::new(),
@@ -279,7 +314,7 @@ fn vscode_part(part: &str, doc: &Value, project: &Path) -> Result<Part, String> 
             .iter()
             .map(|(k, v)| (k.clone(), normalize(v.clone(), project, &mut used)))
             .collect(),
-        Some(_) => return Err("\"servers\" must be an object of servers by name".into()),
+        Some(_) => return Err(FormatError::VscodeServersNotObject),
     };
     let described = |id: &str| -> Option<String> {
         doc.get("inputs")?
@@ -307,20 +342,20 @@ fn vscode_part(part: &str, doc: &Value, project: &Path) -> Result<Part, String> 
 }
 
 /// Codex's `[mcp_servers.NAME]` tables as our entries.
-fn codex_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
+fn codex_servers(text: &str) -> Result<Vec<(String, Value)>, FormatError> {
     let doc: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| format!("invalid TOML: {}", e.message()))?;
+        .map_err(|e: toml::de::Error| FormatError::Toml(e.message().to_string()))?;
     let Some(servers) = doc.get("mcp_servers") else {
         return Ok(Vec::new());
     };
     let servers = servers
         .as_table()
-        .ok_or("[mcp_servers] must be a table of servers by name")?;
+        .ok_or(FormatError::CodexServersNotTable)?;
     let mut out = Vec::new();
     for (name, t) in servers {
         let Some(t) = t.as_table() else {
-            return Err(format!("[mcp_servers.{name}] must be a table"));
+            return Err(FormatError::CodexServerNotTable(name.clone()));
         };
         let json = |k: &str| t.get(k).and_then(|v| serde_json::to_value(v).ok());
         let mut entry = Map::new();

@@ -10,8 +10,6 @@ use serde_json::Value;
 use sha2::Digest;
 
 use super::{ImportError, ImportPlan};
-use crate::config::Scope;
-use crate::trust::approvals::ApprovalStore;
 
 /// A digest of the entries a plan adds (names and entries as written) and the file they
 /// go to.
@@ -42,18 +40,4 @@ pub fn fingerprints(plan: &ImportPlan, project: &Path) -> Vec<(String, String)> 
             Some((name.clone(), cfg.fingerprint(project)))
         })
         .collect()
-}
-
-/// Records what a written plan added as approved for `project`, when `scope` is one whose
-/// servers need approval (the project's `.mcp.json`). Blocking.
-pub fn record_approval(
-    plan: &ImportPlan,
-    project: &Path,
-    scope: Scope,
-    store: &ApprovalStore,
-) -> std::io::Result<()> {
-    if !scope.needs_approval() || plan.entries.is_empty() {
-        return Ok(());
-    }
-    store.approve(project, &fingerprints(plan, project))
 }

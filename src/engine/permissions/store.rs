@@ -18,7 +18,7 @@ use crate::tools::{ToolSource, ToolSpec};
 use crate::userdata::{project_entry, project_key, JsonFile, UserDataError};
 
 /// File in the data directory holding remembered tool permissions.
-pub const PERMISSIONS_FILE: &str = "tool-permissions.json";
+pub const PERMISSIONS_FILE: &str = crate::userdata::DataKind::Permissions.file_name();
 
 /// One project's remembered rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,12 +13,13 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use harness9_mcp::transport::sse_parse::SseEvent;
 use serde_json::{json, Map, Value};
 
-use super::sse::SseEvent;
 use super::{
-    post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage, RETRYABLE_STREAM_ERRORS,
+    event_text, post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient,
+    ProviderError, ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
+    RETRYABLE_STREAM_ERRORS,
 };
 use crate::engine::message::{Block, Message, ResultPart, Role};
 
@@ -222,7 +223,7 @@ impl Decoder for AnthropicDecoder {
         ev: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, DecodeError> {
-        let v = parse(&ev.data)?;
+        let v = parse(&event_text(ev))?;
         let kind = v
             .get("type")
             .and_then(Value::as_str)
@@ -347,13 +348,14 @@ pub(crate) fn tool_call(id: String, name: String, json: &str) -> StreamEvent {
 mod tests {
     use super::*;
     use crate::engine::message::ToolDefinition;
+    use crate::engine::provider::test_event;
 
     /// What the decoder makes of one `error` event, as text.
     fn error_event(kind: &str, message: &str) -> String {
-        let ev = SseEvent {
-            event: "error".into(),
-            data: json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
-        };
+        let ev = test_event(
+            "error",
+            json!({"type": "error", "error": {"type": kind, "message": message}}),
+        );
         match AnthropicDecoder::default().event(&ev, &mut VecDeque::new()) {
             Err(DecodeError::Busy { kind, detail }) => format!("busy {kind}: {detail}"),
             Err(DecodeError::Fatal(e)) => format!("fatal {e}"),

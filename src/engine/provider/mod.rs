@@ -15,7 +15,6 @@ pub mod anthropic;
 pub mod openai;
 pub mod settings;
 pub mod setup;
-pub mod sse;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +23,7 @@ use std::time::Duration;
 
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use harness9_mcp::transport::sse_parse::{SseEvent, SseParser};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -47,6 +47,11 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const TOKEN_LIMIT_STOP_REASONS: &[&str] = &["max_tokens", "length"];
 /// Start of the tool-call ids harness9 makes up for calls a provider sent without one.
 pub const FALLBACK_CALL_ID_PREFIX: &str = "call_h9_";
+/// The largest one event (its `data:` lines) of a provider's stream: a stream that passes
+/// it, such as one without line ends, fails with [`ProviderError::EventTooLarge`] rather
+/// than growing memory. Real events are a few kilobytes; a whole tool call's arguments
+/// arrive in many of them.
+pub const MAX_PROVIDER_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Everything one model round-trip needs. Cheap to clone (shared parts are `Arc`s).
 #[derive(Debug, Clone)]
@@ -179,6 +184,13 @@ pub enum ProviderError {
     },
     #[error("the model provider's stream broke off: {0}")]
     Stream(String),
+    /// One event of the stream passed [`MAX_PROVIDER_EVENT_BYTES`].
+    #[error("the model provider at {url} sent a stream event larger than {limit_mib} MiB (or a stream without line ends), so harness9 stopped reading it; check that {url_var} points at the provider's API")]
+    EventTooLarge {
+        url: String,
+        url_var: String,
+        limit_mib: usize,
+    },
     /// A busy error in the stream (see [`RETRYABLE_STREAM_ERRORS`]) on every attempt.
     #[error("the model provider was still busy after {retries} retries ({kind}: {detail}); try again in a minute")]
     Busy {
@@ -194,6 +206,26 @@ pub enum ProviderError {
     Remote(String),
     #[error("the model provider sent something harness9 does not understand: {0}")]
     Protocol(String),
+}
+
+impl ProviderError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::Unauthorized { .. } => "unauthorized",
+            ProviderError::RateLimited { .. } => "rate-limited",
+            ProviderError::Server { .. } => "provider-failed",
+            ProviderError::Rejected { .. } => "request-rejected",
+            ProviderError::Network { .. } => "network",
+            ProviderError::Stream(_) => "stream-broken",
+            ProviderError::EventTooLarge { .. } => "event-too-large",
+            ProviderError::Busy { .. } => "provider-busy",
+            ProviderError::MidAnswer { .. } => "answer-incomplete",
+            ProviderError::Remote(_) => "provider-error",
+            ProviderError::Protocol(_) => "protocol-error",
+        }
+    }
 }
 
 /// Retries of 429 and 5xx answers and of busy errors in the stream.
@@ -362,7 +394,7 @@ pub(crate) trait Decoder: Default + Send + 'static {
     /// Handles one SSE event; pushes what it yields. `Ok(true)` ends the stream.
     fn event(
         &mut self,
-        event: &sse::SseEvent,
+        event: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, DecodeError>;
     /// The body ended without an explicit end: whatever is pending, or an error.
@@ -377,7 +409,7 @@ enum Phase<D> {
     },
     Streaming {
         bytes: BoxStream<'static, reqwest::Result<Vec<u8>>>,
-        parser: sse::SseParser,
+        parser: SseParser,
         decoder: D,
     },
     Done,
@@ -429,6 +461,46 @@ impl<D> State<D> {
     }
 }
 
+/// A parser for one provider stream, bounded by [`MAX_PROVIDER_EVENT_BYTES`].
+pub(crate) fn event_parser() -> SseParser {
+    SseParser::new(MAX_PROVIDER_EVENT_BYTES)
+}
+
+/// The events `chunk` completes. One that passed the limit comes out with `too_large`
+/// set (and no data) as soon as it passes it.
+pub(crate) fn feed(parser: &mut SseParser, chunk: &[u8]) -> Vec<SseEvent> {
+    let mut events = Vec::new();
+    parser.feed(chunk, |ev| events.push(ev));
+    events
+}
+
+/// An event's data as text, as the decoders read it (a stray invalid byte becomes U+FFFD
+/// rather than failing the whole event).
+pub(crate) fn event_text(ev: &SseEvent) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&ev.data)
+}
+
+/// An event as the parser hands it to a decoder, for the decoders' tests.
+#[cfg(test)]
+pub(crate) fn test_event(event: &str, data: impl ToString) -> SseEvent {
+    SseEvent {
+        event: event.into(),
+        data: data.to_string().into_bytes(),
+        id: None,
+        too_large: false,
+    }
+}
+
+impl HttpTarget {
+    fn event_too_large(&self) -> ProviderError {
+        ProviderError::EventTooLarge {
+            url: self.url.clone(),
+            url_var: self.url_var.clone(),
+            limit_mib: MAX_PROVIDER_EVENT_BYTES / (1024 * 1024),
+        }
+    }
+}
+
 /// Posts `body` and streams the decoded answer. 429/5xx answers, and busy errors in the
 /// stream before any text or tool call was yielded, are retried.
 pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>) -> EventStream {
@@ -459,7 +531,7 @@ pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>) -> Ev
                         let bytes = resp.bytes_stream().map(|r| r.map(|b| b.to_vec())).boxed();
                         st.phase = Phase::Streaming {
                             bytes,
-                            parser: sse::SseParser::default(),
+                            parser: event_parser(),
                             decoder: D::default(),
                         };
                     }
@@ -507,7 +579,10 @@ pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>) -> Ev
                         }
                         Some(Ok(data)) => {
                             let mut ended = false;
-                            for ev in parser.feed(&data) {
+                            for ev in feed(&mut parser, &data) {
+                                if ev.too_large {
+                                    return Some((Err(st.target.event_too_large()), st));
+                                }
                                 match decoder.event(&ev, &mut st.queue) {
                                     Ok(true) => {
                                         ended = true;

@@ -18,13 +18,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use harness9_mcp::transport::sse_parse::SseEvent;
 use serde_json::{json, Map, Value};
 
 use super::anthropic::tool_call;
-use super::sse::SseEvent;
 use super::{
-    post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient, ProviderError,
-    ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage, RETRYABLE_STREAM_ERRORS,
+    event_text, post_sse, ChatRequest, DecodeError, Decoder, EventStream, HttpTarget, LlmClient,
+    ProviderError, ProviderInfo, ProviderSettings, StreamEvent, ToolChoice, Usage,
+    RETRYABLE_STREAM_ERRORS,
 };
 use crate::engine::message::{Block, ResultPart, Role};
 
@@ -335,12 +336,13 @@ impl Decoder for OpenAiDecoder {
         ev: &SseEvent,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, DecodeError> {
-        if ev.data.trim() == "[DONE]" {
+        let data = event_text(ev);
+        if data.trim() == "[DONE]" {
             self.end(out);
             return Ok(true);
         }
-        let v: Value = serde_json::from_str(&ev.data)
-            .map_err(|e| ProviderError::Protocol(format!("{e} in {:.200}", ev.data)))?;
+        let v: Value = serde_json::from_str(&data)
+            .map_err(|e| ProviderError::Protocol(format!("{e} in {data:.200}")))?;
         if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(e));
         }
@@ -397,6 +399,7 @@ impl Decoder for OpenAiDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::provider::test_event;
 
     /// A chunk as OpenAI streams it.
     fn chunk(delta: Value, finish: Option<&str>) -> Value {
@@ -417,16 +420,10 @@ mod tests {
         all.extend_from_slice(chunks);
         all.push(chunk(json!({}), Some("tool_calls")));
         for c in all {
-            let ev = SseEvent {
-                event: String::new(),
-                data: c.to_string(),
-            };
+            let ev = test_event("", c);
             assert!(!d.event(&ev, &mut out).unwrap());
         }
-        let done = SseEvent {
-            event: String::new(),
-            data: "[DONE]".into(),
-        };
+        let done = test_event("", "[DONE]");
         assert!(d.event(&done, &mut out).unwrap());
         out.into_iter()
             .filter_map(|e| match e {
@@ -437,7 +434,9 @@ mod tests {
                     invalid: None,
                 } => Some((id, name, input)),
                 StreamEvent::Finished { .. } => None,
-                other => panic!("unexpected {other:?}"),
+                other @ (StreamEvent::Retrying { .. }
+                | StreamEvent::TextDelta(_)
+                | StreamEvent::ToolCall { .. }) => panic!("unexpected {other:?}"),
             })
             .collect()
     }
@@ -451,10 +450,7 @@ mod tests {
 
     /// What the decoder makes of one chunk with an `error`, as text.
     fn error_chunk(chunk: Value) -> String {
-        let ev = SseEvent {
-            event: String::new(),
-            data: chunk.to_string(),
-        };
+        let ev = test_event("", chunk);
         match OpenAiDecoder::default().event(&ev, &mut VecDeque::new()) {
             Err(DecodeError::Busy { kind, detail }) => format!("busy {kind}: {detail}"),
             Err(DecodeError::Fatal(e)) => format!("fatal {e}"),

@@ -185,6 +185,22 @@ pub enum SettingsError {
     KeyStore { location: String, detail: String },
 }
 
+impl SettingsError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SettingsError::NotConfigured(_) => "not-configured",
+            SettingsError::UnknownProvider(_) => "unknown-provider",
+            SettingsError::MissingKey { .. } | SettingsError::MissingKeychainKey { .. } => {
+                "missing-api-key"
+            }
+            SettingsError::BadFile { .. } => "bad-settings-file",
+            SettingsError::KeyStore { .. } => "key-store-failed",
+        }
+    }
+}
+
 /// The user's config directory for harness9.
 pub fn config_dir() -> PathBuf {
     match std::env::var_os(CONFIG_DIR_ENV) {

@@ -246,9 +246,9 @@ pub fn save(
         let key = key.expose().trim();
         if !key.is_empty() {
             keys.save_provider_key(change.provider.name(), Some(key))
-                .map_err(|detail| SettingsError::KeyStore {
+                .map_err(|e| SettingsError::KeyStore {
                     location: keys.location(),
-                    detail,
+                    detail: e.to_string(),
                 })?;
         }
     }
@@ -264,9 +264,9 @@ pub fn forget_key(
     provider: ProviderKind,
 ) -> Result<ProviderView, SettingsError> {
     keys.save_provider_key(provider.name(), None)
-        .map_err(|detail| SettingsError::KeyStore {
+        .map_err(|e| SettingsError::KeyStore {
             location: keys.location(),
-            detail,
+            detail: e.to_string(),
         })?;
     Ok(view(file, keys))
 }
@@ -406,7 +406,13 @@ fn explain(s: &ProviderSettings, e: &ProviderError) -> String {
         ProviderError::RateLimited { .. } => {
             "the key works, but the provider is rate limiting it (429) right now".into()
         }
-        other => other.to_string(),
+        other @ (ProviderError::Server { .. }
+        | ProviderError::Stream(_)
+        | ProviderError::EventTooLarge { .. }
+        | ProviderError::Busy { .. }
+        | ProviderError::MidAnswer { .. }
+        | ProviderError::Remote(_)
+        | ProviderError::Protocol(_)) => other.to_string(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "unsupported" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, };
 
@@ -40,13 +40,13 @@ scope: Scope,
  */
 target: string, state: ServerState, 
 /**
- * Automatic restarts after crashes in a row (see [`RestartPolicy`]); `None` when the
+ * Automatic restarts after crashes in a row (see the manager's `RestartPolicy`); `None` when the
  * server has not crashed since it was last started by hand.
  */
 restart: RestartStatus | null, 
 /**
  * Tools whose definition changed since they were pinned, held back from the model
- * until the user accepts them (see [`Manager::held_tools`]).
+ * until the user accepts them (counted by the tool sink: `ToolSink::held`).
  */
 heldTools: number, 
 /**
@@ -437,7 +437,7 @@ spilled: string | null, } | { "type": "notice", message: string, } | { "type": "
 
 export type CallStatus = "ok" | "error" | "timed_out" | "denied" | "cancelled";
 
-export type TurnOutcome = { "status": "completed", answer: string, } | { "status": "cut_off", answer: string, notice: string, } | { "status": "stopped" } | { "status": "failed", error: string, };
+export type TurnOutcome = { "status": "completed", answer: string, } | { "status": "cut_off", answer: string, notice: string, } | { "status": "stopped" } | { "status": "failed", error: string, code: string, };
 
 export type Usage = { inputTokens: number, outputTokens: number, };
 

@@ -8,6 +8,7 @@
 use futures::future::BoxFuture;
 
 use super::Opener;
+use crate::links::LinkRefused;
 
 /// The environment variable naming the browser command (split like a command line; the
 /// URL is appended as its last argument, or replaces `%s` when present).
@@ -26,24 +27,70 @@ pub struct SystemOpener;
 
 impl Opener for SystemOpener {
     fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
-        let browser = std::env::var(BROWSER_ENV).ok();
-        // A server chose this URL: only what the link rule allows opens, in its parsed form.
-        let result = crate::links::check_link(url)
-            .map_err(|e| format!("refused to open {url:?}: {e}"))
-            .and_then(|link| command_for(browser.as_deref(), link.as_str()))
-            .and_then(|argv| spawn_detached(&argv));
+        let result = open_now(url).map_err(|e| e.to_string());
         Box::pin(async move { result })
     }
 }
 
+/// Why the browser was not started; the text says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrowserError {
+    /// A server chose the URL, and the link rules refuse it.
+    #[error("refused to open {url:?}: {refused}")]
+    Refused { url: String, refused: LinkRefused },
+    /// [`BROWSER_ENV`] cannot be split into words.
+    #[error("${BROWSER_ENV} cannot be used ({0}); fix it, or open the URL printed above")]
+    BadVariable(SplitError),
+    #[error("no browser command")]
+    NoCommand,
+    #[error("could not start the browser ({program}: {reason}); set ${BROWSER_ENV} or open the URL printed above")]
+    Spawn { program: String, reason: String },
+}
+
+impl BrowserError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            BrowserError::Refused { .. } => "link-refused",
+            BrowserError::BadVariable(_) => "bad-browser-variable",
+            BrowserError::NoCommand => "no-browser",
+            BrowserError::Spawn { .. } => "browser-not-started",
+        }
+    }
+}
+
+/// Why a command line could not be split into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SplitError {
+    #[error("unterminated single quote")]
+    SingleQuote,
+    #[error("unterminated double quote")]
+    DoubleQuote,
+    #[error("a backslash at the end")]
+    TrailingBackslash,
+    #[error("it is empty")]
+    Empty,
+}
+
+/// Opens `url` in the browser now (see [`SystemOpener`]).
+fn open_now(url: &str) -> Result<(), BrowserError> {
+    let browser = std::env::var(BROWSER_ENV).ok();
+    // A server chose this URL: only what the link rule allows opens, in its parsed form.
+    let link = crate::links::check_link(url).map_err(|refused| BrowserError::Refused {
+        url: url.to_string(),
+        refused,
+    })?;
+    let argv = command_for(browser.as_deref(), link.as_str())?;
+    spawn_detached(&argv)
+}
+
 /// The command line that opens `url`: `$BROWSER` split into words, else the system opener.
-pub fn command_for(browser: Option<&str>, url: &str) -> Result<Vec<String>, String> {
+pub fn command_for(browser: Option<&str>, url: &str) -> Result<Vec<String>, BrowserError> {
     let Some(browser) = browser.filter(|b| !b.trim().is_empty()) else {
         return Ok(vec![SYSTEM_OPENER.to_string(), url.to_string()]);
     };
-    let mut words = split_command_line(browser).map_err(|e| {
-        format!("${BROWSER_ENV} cannot be used ({e}); fix it, or open the URL printed above")
-    })?;
+    let mut words = split_command_line(browser).map_err(BrowserError::BadVariable)?;
     if words.iter().any(|w| w.contains("%s")) {
         for w in &mut words {
             *w = w.replace("%s", url);
@@ -54,8 +101,8 @@ pub fn command_for(browser: Option<&str>, url: &str) -> Result<Vec<String>, Stri
     Ok(words)
 }
 
-fn spawn_detached(argv: &[String]) -> Result<(), String> {
-    let (program, args) = argv.split_first().ok_or("no browser command")?;
+fn spawn_detached(argv: &[String]) -> Result<(), BrowserError> {
+    let (program, args) = argv.split_first().ok_or(BrowserError::NoCommand)?;
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .stdin(std::process::Stdio::null())
@@ -67,8 +114,9 @@ fn spawn_detached(argv: &[String]) -> Result<(), String> {
         // Its own process group: a Ctrl-C meant for harness9 does not close the browser.
         cmd.process_group(0);
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        format!("could not start the browser ({program}: {e}); set ${BROWSER_ENV} or open the URL printed above")
+    let mut child = cmd.spawn().map_err(|e| BrowserError::Spawn {
+        program: program.clone(),
+        reason: e.to_string(),
     })?;
     // Reap it whenever it exits, without waiting here.
     let _ = std::thread::Builder::new()
@@ -81,7 +129,7 @@ fn spawn_detached(argv: &[String]) -> Result<(), String> {
 
 /// Splits a command line into words the way a POSIX shell would for plain words, single
 /// and double quotes and backslash escapes (no expansions).
-pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
+pub fn split_command_line(s: &str) -> Result<Vec<String>, SplitError> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -94,7 +142,7 @@ pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(ch) => word.push(ch),
-                        None => return Err("unterminated single quote".into()),
+                        None => return Err(SplitError::SingleQuote),
                     }
                 }
             }
@@ -109,10 +157,10 @@ pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
                                 word.push('\\');
                                 word.push(ch);
                             }
-                            None => return Err("unterminated double quote".into()),
+                            None => return Err(SplitError::DoubleQuote),
                         },
                         Some(ch) => word.push(ch),
-                        None => return Err("unterminated double quote".into()),
+                        None => return Err(SplitError::DoubleQuote),
                     }
                 }
             }
@@ -120,7 +168,7 @@ pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
                 in_word = true;
                 match chars.next() {
                     Some(ch) => word.push(ch),
-                    None => return Err("a backslash at the end".into()),
+                    None => return Err(SplitError::TrailingBackslash),
                 }
             }
             c if c.is_whitespace() => {
@@ -139,7 +187,7 @@ pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
         words.push(word);
     }
     if words.is_empty() {
-        return Err("it is empty".into());
+        return Err(SplitError::Empty);
     }
     Ok(words)
 }
@@ -179,14 +227,16 @@ mod tests {
     fn a_broken_browser_variable_says_what_to_do() {
         let err = command_for(Some("'firefox"), URL).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "$BROWSER cannot be used (unterminated single quote); fix it, or open the URL printed above"
         );
     }
 
     #[test]
     fn a_missing_browser_says_what_to_do() {
-        let err = spawn_detached(&["/nonexistent/browser-h9".into(), URL.into()]).unwrap_err();
+        let err = spawn_detached(&["/nonexistent/browser-h9".into(), URL.into()])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("could not start the browser (/nonexistent/browser-h9: "),
             "{err}"
@@ -199,8 +249,27 @@ mod tests {
 
     #[test]
     fn the_browser_is_not_waited_for() {
-        let started = std::time::Instant::now();
-        spawn_detached(&["sleep".into(), "5".into()]).unwrap();
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // A browser that runs until the test lets it go: it waits for a pipe to be written.
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+        assert!(made.unwrap().success());
+        let argv = vec![
+            "sh".to_string(),
+            "-c".to_string(),
+            "cat \"$0\" > /dev/null".to_string(),
+            pipe.display().to_string(),
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(spawn_detached(&argv));
+        });
+        let returned = rx.recv_timeout(std::time::Duration::from_secs(20));
+        if !matches!(returned, Ok(Err(_))) {
+            // Lets the browser go (opening the pipe to write waits for it to read).
+            drop(std::fs::OpenOptions::new().write(true).open(&pipe).unwrap());
+        }
+        let returned = returned.expect("spawn_detached returned while the browser still ran");
+        assert_eq!(returned, Ok(()));
     }
 }

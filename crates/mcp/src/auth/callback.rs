@@ -67,7 +67,7 @@ impl CallbackListener {
     /// Binds `127.0.0.1:port` (0 = any free port).
     pub async fn bind(port: u16) -> Result<CallbackListener, AuthError> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
-            AuthError(if port == 0 {
+            AuthError::Browser(if port == 0 {
                 format!("cannot listen on 127.0.0.1 for the sign-in redirect: {e}")
             } else {
                 format!("cannot listen on 127.0.0.1:{port} for the sign-in redirect ({e}); free the port or change \"callbackPort\" in .mcp.json")
@@ -75,7 +75,9 @@ impl CallbackListener {
         })?;
         let port = listener
             .local_addr()
-            .map_err(|e| AuthError(format!("cannot read the redirect listener's port: {e}")))?
+            .map_err(|e| {
+                AuthError::Browser(format!("cannot read the redirect listener's port: {e}"))
+            })?
             .port();
         Ok(CallbackListener { listener, port })
     }
@@ -92,7 +94,7 @@ impl CallbackListener {
     pub async fn wait(self, timeout: Duration, state: &str) -> Result<CallbackParams, AuthError> {
         match tokio::time::timeout(timeout, self.accept_loop(state)).await {
             Ok(r) => r,
-            Err(_) => Err(AuthError(format!(
+            Err(_) => Err(AuthError::Browser(format!(
                 "sign-in was not finished within {}; try again",
                 minutes(timeout)
             ))),
@@ -101,11 +103,9 @@ impl CallbackListener {
 
     async fn accept_loop(self, state: &str) -> Result<CallbackParams, AuthError> {
         loop {
-            let (stream, _) = self
-                .listener
-                .accept()
-                .await
-                .map_err(|e| AuthError(format!("the sign-in redirect listener failed: {e}")))?;
+            let (stream, _) = self.listener.accept().await.map_err(|e| {
+                AuthError::Browser(format!("the sign-in redirect listener failed: {e}"))
+            })?;
             if let Some(p) = serve(stream, state).await {
                 return Ok(p);
             }
@@ -279,7 +279,10 @@ mod tests {
 
         let l = CallbackListener::bind(0).await.unwrap();
         let e = l.wait(Duration::from_millis(50), "s").await.unwrap_err();
-        assert_eq!(e.0, "sign-in was not finished within 0 s; try again");
+        assert_eq!(
+            e.to_string(),
+            "sign-in was not finished within 0 s; try again"
+        );
         assert_eq!(minutes(CALLBACK_TIMEOUT), "5 minutes");
     }
 }

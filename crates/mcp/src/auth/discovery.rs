@@ -62,9 +62,9 @@ pub fn http_client() -> Result<reqwest::Client, AuthError> {
     reqwest::Client::builder()
         .timeout(DISCOVERY_TIMEOUT)
         .user_agent(concat!("harness9/", env!("CARGO_PKG_VERSION")))
-        .redirect(crate::transport::http_limits::redirect_policy())
+        .redirect(crate::http::redirect::redirect_policy())
         .build()
-        .map_err(|e| AuthError(format!("cannot set up the HTTP client: {e}")))
+        .map_err(|e| AuthError::Internal(format!("cannot set up the HTTP client: {e}")))
 }
 
 /// The canonical URI of an MCP server (RFC 8707 `resource`, and the key its tokens are
@@ -72,7 +72,7 @@ pub fn http_client() -> Result<reqwest::Client, AuthError> {
 /// slash.
 pub fn canonical_resource(url: &str) -> Result<String, AuthError> {
     let mut u = Url::parse(url)
-        .map_err(|e| AuthError(format!("the server URL \"{url}\" is not valid: {e}")))?;
+        .map_err(|e| AuthError::Discovery(format!("the server URL \"{url}\" is not valid: {e}")))?;
     u.set_fragment(None);
     let mut s = u.to_string();
     if u.query().is_none() && s.ends_with('/') {
@@ -114,7 +114,7 @@ pub fn resource_matches(resource: &str, server_url: &str) -> bool {
 }
 
 fn parse(u: &str) -> Result<Url, AuthError> {
-    Url::parse(u).map_err(|e| AuthError(format!("\"{u}\" is not a valid URL: {e}")))
+    Url::parse(u).map_err(|e| AuthError::Discovery(format!("\"{u}\" is not a valid URL: {e}")))
 }
 
 /// Where to look for the PRM: the challenge's `resource_metadata` when given, else the
@@ -172,33 +172,59 @@ pub async fn get_json<T: serde::de::DeserializeOwned>(
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| AuthError(format!("cannot fetch the {what} at {url}: {}", short(&e))))?;
+        .map_err(|e| {
+            AuthError::Discovery(format!("cannot fetch the {what} at {url}: {}", short(&e)))
+        })?;
     let status = resp.status();
     if status.is_client_error() {
         return Ok(None);
     }
     if !status.is_success() {
-        return Err(AuthError(format!(
+        return Err(AuthError::Discovery(format!(
             "the {what} at {url} could not be read (HTTP {status})"
         )));
     }
     let body = read_limited(resp)
         .await
-        .map_err(|e| AuthError(format!("the {what} at {url} could not be read: {e}")))?;
+        .map_err(|e| AuthError::Discovery(format!("the {what} at {url} could not be read: {e}")))?;
     serde_json::from_slice(&body)
         .map(Some)
-        .map_err(|e| AuthError(format!("the {what} at {url} is not valid: {e}")))
+        .map_err(|e| AuthError::Discovery(format!("the {what} at {url} is not valid: {e}")))
+}
+
+/// Why an answer of an authorization server (or of the server's metadata) could not be
+/// read; the caller says whose answer it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// Longer than [`MAX_METADATA_BYTES`].
+    #[error("it is larger than {} KiB", MAX_METADATA_BYTES / 1024)]
+    TooLarge,
+    /// The connection broke while reading; the text says how ([`short`]).
+    #[error("{0}")]
+    Broken(String),
+}
+
+impl ReadError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReadError::TooLarge => "answer-too-large",
+            ReadError::Broken(_) => "connection-broken",
+        }
+    }
 }
 
 /// Reads a body of at most [`MAX_METADATA_BYTES`].
-pub async fn read_limited(mut resp: reqwest::Response) -> Result<Vec<u8>, String> {
+pub async fn read_limited(mut resp: reqwest::Response) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| short(&e))? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ReadError::Broken(short(&e)))?
+    {
         if body.len() + chunk.len() > MAX_METADATA_BYTES {
-            return Err(format!(
-                "it is larger than {} KiB",
-                MAX_METADATA_BYTES / 1024
-            ));
+            return Err(ReadError::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
@@ -237,7 +263,7 @@ pub async fn resource_metadata(
         };
         if let Some(r) = &prm.resource {
             if !resource_matches(r, server_url) {
-                return Err(AuthError(format!(
+                return Err(AuthError::Discovery(format!(
                     "the server's protected resource metadata is for \"{r}\", not for {server_url}; not signing in (check the server URL)"
                 )));
             }
@@ -314,7 +340,7 @@ fn same_origin(issuer: &str, origin: &str) -> bool {
 }
 
 fn wrong_issuer(url: &Url, named: &str, expected: &str) -> AuthError {
-    AuthError(format!(
+    AuthError::Discovery(format!(
         "the authorization server metadata at {url} names the issuer \"{named}\", not \"{expected}\"; not signing in (the server may be misconfigured or impersonated)"
     ))
 }
@@ -348,7 +374,7 @@ pub fn check_endpoints(m: &ServerMetadata) -> Result<(), AuthError> {
     ];
     for (what, url) in named {
         if let Some(u) = url.filter(|u| !secure_endpoint(u)) {
-            return Err(AuthError(format!(
+            return Err(AuthError::Discovery(format!(
                 "the authorization server's {what} \"{u}\" is not an https: URL; harness9 signs in only over HTTPS (http: only to this machine)"
             )));
         }

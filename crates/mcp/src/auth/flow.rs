@@ -47,14 +47,14 @@ pub async fn discover(
         });
     };
     let Some(issuer) = prm.authorization_servers.first() else {
-        return Err(AuthError(
+        return Err(AuthError::Discovery(
             "the server's protected resource metadata names no authorization server; the server is misconfigured".into(),
         ));
     };
     let meta = discovery::server_metadata(http, issuer)
         .await?
         .ok_or_else(|| {
-            AuthError(format!(
+            AuthError::Discovery(format!(
                 "the authorization server {issuer} publishes no metadata (tried RFC 8414 and OpenID Connect discovery)"
             ))
         })?;
@@ -103,10 +103,10 @@ pub fn choose_scopes(
 pub fn check_iss(expected: &str, got: Option<&str>, advertised: bool) -> Result<(), AuthError> {
     match got {
         Some(i) if i == expected => Ok(()),
-        Some(i) => Err(AuthError(format!(
+        Some(i) => Err(AuthError::Browser(format!(
             "the sign-in answer names the issuer \"{i}\", not \"{expected}\" that harness9 sent you to; refused (it may come from another server)"
         ))),
-        None if advertised => Err(AuthError(format!(
+        None if advertised => Err(AuthError::Browser(format!(
             "the sign-in answer does not name its issuer although {expected} says it always does (RFC 9207); refused"
         ))),
         None => Ok(()),
@@ -129,7 +129,7 @@ pub async fn authorize(
             .as_ref()
             .is_some_and(|l| l.iter().any(|m| m == "S256"));
         if !s256 {
-            return Err(AuthError(format!(
+            return Err(AuthError::Discovery(format!(
                 "the authorization server {} does not offer PKCE with S256 (code_challenge_methods_supported); harness9 does not sign in without it",
                 meta.issuer
             )));
@@ -137,7 +137,7 @@ pub async fn authorize(
     }
     let listener = bind_listener(ctx, oauth, meta).await?;
     let client = register::client_for(http, ctx, meta, oauth, &listener.redirect_uri()).await?;
-    let pkce = Pkce::new().map_err(AuthError)?;
+    let pkce = Pkce::new()?;
     let url = authorization_url(
         meta,
         &client.client_id,
@@ -155,12 +155,12 @@ pub async fn authorize(
             .as_deref()
             .map(|d| format!(" ({d})"))
             .unwrap_or_default();
-        return Err(AuthError(format!(
+        return Err(AuthError::Browser(format!(
             "the authorization server did not sign you in: {e}{d}"
         )));
     }
     if !pkce.state_matches(answer.state.as_deref()) {
-        return Err(AuthError(
+        return Err(AuthError::Browser(
             "the sign-in answer does not belong to this sign-in (its state does not match); try again".into(),
         ));
     }
@@ -170,7 +170,7 @@ pub async fn authorize(
         meta.authorization_response_iss_parameter_supported,
     )?;
     let Some(code) = answer.code else {
-        return Err(AuthError(
+        return Err(AuthError::Browser(
             "the sign-in answer carried no authorization code; try again".into(),
         ));
     };
@@ -230,13 +230,13 @@ fn authorization_url(
     resource: &str,
 ) -> Result<Url, AuthError> {
     let mut url = Url::parse(&meta.authorization_endpoint).map_err(|e| {
-        AuthError(format!(
+        AuthError::Discovery(format!(
             "the authorization endpoint \"{}\" is not a valid URL: {e}",
             meta.authorization_endpoint
         ))
     })?;
     if !matches!(url.scheme(), "https" | "http") {
-        return Err(AuthError(format!(
+        return Err(AuthError::Discovery(format!(
             "the authorization endpoint \"{url}\" is not an http(s) URL"
         )));
     }
@@ -271,7 +271,7 @@ async fn open_and_wait(
         r = &mut wait => r,
         o = &mut open => match o {
             Ok(()) => wait.await,
-            Err(e) => Err(AuthError(format!("cannot open the sign-in page: {e}; open it yourself: {url}"))),
+            Err(e) => Err(AuthError::Browser(format!("cannot open the sign-in page: {e}; open it yourself: {url}"))),
         },
     }
 }
@@ -324,7 +324,7 @@ pub async fn probe(
         .send()
         .await
         .map_err(|e| {
-            AuthError(format!(
+            AuthError::Discovery(format!(
                 "cannot reach {server_url}: {}",
                 discovery::short(&e)
             ))
@@ -402,7 +402,10 @@ mod tests {
         assert!(check_iss(e, None, true).is_err());
         assert!(check_iss(e, Some("https://as.example/"), true).is_err());
         let err = check_iss(e, Some("https://evil.example"), false).unwrap_err();
-        assert!(err.0.contains("\"https://evil.example\""), "{err}");
+        assert!(
+            err.to_string().contains("\"https://evil.example\""),
+            "{err}"
+        );
     }
 
     #[test]

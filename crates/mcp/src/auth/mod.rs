@@ -144,20 +144,62 @@ pub struct SignedIn {
 
 /// Why signing in did not work; the text says what to do. It shows with every URL in it
 /// masked ([`crate::mask::mask_urls_in`]): the texts name endpoints and server
-/// URLs, whose query or userinfo may hold a secret.
+/// URLs, whose query or userinfo may hold a secret. The variant says which step failed
+/// ([`AuthError::code`]).
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", crate::mask::mask_urls_in(.0))]
-pub struct AuthError(String);
+pub enum AuthError {
+    /// The server needs the user to sign in (again).
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    NeedsSignIn(String),
+    /// The server refused access, and signing in again would not change that.
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Refused(String),
+    /// The server does not ask for sign-in at all.
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    NotNeeded(String),
+    /// The server, its protected resource metadata or its authorization server could not
+    /// be reached, read or used (discovery).
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Discovery(String),
+    /// harness9 could not register itself as a client, or the configured client does not
+    /// fit the authorization server.
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Registration(String),
+    /// The token endpoint refused or failed (code exchange, refresh).
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Token(String),
+    /// The browser step: opening the page, the redirect listener, the answer it brought.
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Browser(String),
+    /// The tokens could not be kept or forgotten ([`store::CredentialError`]).
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Credentials(String),
+    /// Something inside harness9 failed (no HTTP client, no random numbers).
+    #[error("{}", crate::mask::mask_urls_in(.0))]
+    Internal(String),
+}
 
 impl AuthError {
-    pub fn new(text: impl Into<String>) -> AuthError {
-        AuthError(text.into())
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AuthError::NeedsSignIn(_) => "needs-auth",
+            AuthError::Refused(_) => "access-refused",
+            AuthError::NotNeeded(_) => "sign-in-not-needed",
+            AuthError::Discovery(_) => "auth-discovery-failed",
+            AuthError::Registration(_) => "auth-registration-failed",
+            AuthError::Token(_) => "auth-token-failed",
+            AuthError::Browser(_) => "sign-in-not-finished",
+            AuthError::Credentials(_) => "credentials-failed",
+            AuthError::Internal(_) => "internal",
+        }
     }
 }
 
 impl std::fmt::Debug for AuthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "AuthError({:?})", self.to_string())
+        write!(f, "AuthError({}: {:?})", self.code(), self.to_string())
     }
 }
 
@@ -279,7 +321,7 @@ impl Authorizer {
         let held = self.state.lock().tokens.clone();
         if status == 403 {
             if !ch.is_insufficient_scope() {
-                return Err(AuthError(format!(
+                return Err(AuthError::Refused(format!(
                     "the server refused access (HTTP 403){}",
                     describe(&ch)
                 )));
@@ -317,7 +359,7 @@ impl Authorizer {
                         return signed_in;
                     }
                     Err(RefreshError::Failed(e)) => {
-                        return Err(AuthError(format!(
+                        return Err(AuthError::Token(format!(
                             "the access token expired and refreshing it failed ({e}); the sign-in is kept, the next request tries again"
                         )))
                     }
@@ -374,7 +416,7 @@ impl Authorizer {
             "the server requires sign-in ({why}); sign in with `harness9 mcp login` or the app's Sign in button"
         );
         *self.needs_auth.lock() = Some(why);
-        AuthError(text)
+        AuthError::NeedsSignIn(text)
     }
 
     fn http(&self) -> Result<reqwest::Client, AuthError> {
@@ -472,7 +514,7 @@ pub async fn sign_in(
         // It let us in: sign in only when it publishes resource metadata.
         let found = discovery::resource_metadata(&http, server_url, None).await?;
         if found.is_none() {
-            return Err(AuthError(format!(
+            return Err(AuthError::NotNeeded(format!(
                 "{server_url} does not ask for sign-in (it answered without asking for a token and publishes no protected resource metadata)"
             )));
         }
@@ -492,8 +534,10 @@ pub async fn sign_in(
     let signed = signed_in_from(&tokens, &ctx.store);
     tokio::task::spawn_blocking(move || store.save_tokens(&key, &tokens))
         .await
-        .map_err(|e| AuthError(format!("keeping the sign-in failed: {e}")))?
-        .map_err(|e| AuthError(format!("signed in, but the tokens could not be kept: {e}")))?;
+        .map_err(|e| AuthError::Internal(format!("keeping the sign-in failed: {e}")))?
+        .map_err(|e| {
+            AuthError::Credentials(format!("signed in, but the tokens could not be kept: {e}"))
+        })?;
     Ok(signed)
 }
 
@@ -502,6 +546,6 @@ pub async fn sign_out(server_url: &str, ctx: &AuthContext) -> Result<bool, AuthE
     let (store, key) = (ctx.store.clone(), resource_key(server_url));
     tokio::task::spawn_blocking(move || store.forget_tokens(&key))
         .await
-        .map_err(|e| AuthError(format!("signing out failed: {e}")))?
-        .map_err(|e| AuthError(format!("signing out failed: {e}")))
+        .map_err(|e| AuthError::Internal(format!("signing out failed: {e}")))?
+        .map_err(|e| AuthError::Credentials(format!("signing out failed: {e}")))
 }

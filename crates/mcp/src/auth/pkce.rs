@@ -5,6 +5,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
+use super::AuthError;
+
 /// Random bytes behind a code verifier: 32 bytes give the 43-character verifier RFC 7636
 /// §4.1 recommends (it allows 43 to 128).
 pub const VERIFIER_BYTES: usize = 32;
@@ -26,7 +28,9 @@ impl std::fmt::Debug for Pkce {
 }
 
 impl Pkce {
-    pub fn new() -> Result<Pkce, String> {
+    /// A fresh verifier, its challenge and a `state`; fails only when the system gives no
+    /// random numbers.
+    pub fn new() -> Result<Pkce, AuthError> {
         let verifier = random_b64(VERIFIER_BYTES)?;
         let challenge = challenge_for(&verifier);
         Ok(Pkce {
@@ -53,9 +57,10 @@ pub fn challenge_for(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
-fn random_b64(n: usize) -> Result<String, String> {
+fn random_b64(n: usize) -> Result<String, AuthError> {
     let mut buf = vec![0u8; n];
-    getrandom::fill(&mut buf).map_err(|e| format!("the system gave no random numbers: {e}"))?;
+    getrandom::fill(&mut buf)
+        .map_err(|e| AuthError::Internal(format!("the system gave no random numbers: {e}")))?;
     Ok(URL_SAFE_NO_PAD.encode(buf))
 }
 

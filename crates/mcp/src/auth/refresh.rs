@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::OwnedMutexGuard;
 
+use super::store::CredentialError;
 use super::{flow, register, token, AuthError, Authorizer, StoredTokens};
 
 /// A token expiring within this is refreshed before the next request; a short-lived one
@@ -71,7 +72,7 @@ impl Authorizer {
     ) -> (Result<(), RefreshError>, Option<OwnedMutexGuard<()>>) {
         let Some(me) = self.me.upgrade() else {
             return (
-                Err(RefreshError::Failed(AuthError(
+                Err(RefreshError::Failed(AuthError::Internal(
                     "the connection is closed".into(),
                 ))),
                 Some(serial),
@@ -84,7 +85,7 @@ impl Authorizer {
         match task.await {
             Ok((outcome, serial)) => (outcome, Some(serial)),
             Err(e) => (
-                Err(RefreshError::Failed(AuthError(format!(
+                Err(RefreshError::Failed(AuthError::Internal(format!(
                     "refreshing the access token failed: {e}"
                 )))),
                 None,
@@ -183,7 +184,7 @@ impl Authorizer {
             store.save_tokens_if(&key, &saving, expected.as_ref(), since)
         })
         .await
-        .unwrap_or_else(|e| Err(e.to_string()));
+        .unwrap_or_else(|e| Err(CredentialError::Interrupted(e.to_string())));
         let now_kept = match saved {
             Ok(true) => Some(Some(tokens.clone())),
             Ok(false) => None,
@@ -226,7 +227,7 @@ impl Authorizer {
         let forgetting = refused.clone();
         let forgot = tokio::task::spawn_blocking(move || store.forget_tokens_if(&key, &forgetting))
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(CredentialError::Interrupted(e.to_string())));
         if let Err(e) = forgot {
             tracing::warn!("forgetting the tokens of {} failed: {e}", self.server_url);
         }

@@ -14,9 +14,7 @@ use super::{AuthContext, AuthError, OAuthConfig, StoredClient, StoredTokens};
 /// `client_name` sent in Dynamic Client Registration.
 pub const CLIENT_NAME: &str = "harness9";
 
-pub const AUTH_BASIC: &str = "client_secret_basic";
-pub const AUTH_POST: &str = "client_secret_post";
-pub const AUTH_NONE: &str = "none";
+pub use super::token::{AUTH_BASIC, AUTH_NONE, AUTH_POST};
 
 /// The client to use with `meta`'s issuer for `redirect_uri`; registers when needed.
 pub async fn client_for(
@@ -52,7 +50,7 @@ pub async fn client_for(
         }
     }
     let Some(endpoint) = &meta.registration_endpoint else {
-        return Err(AuthError(format!(
+        return Err(AuthError::Registration(format!(
             "the authorization server {} does not let harness9 register itself; register a client there and add \"oauth\": {{\"clientId\": \"…\", \"clientSecret\": \"${{SECRET}}\"}} to the server's entry in .mcp.json",
             meta.issuer
         )));
@@ -75,7 +73,7 @@ pub fn check_configured_secret(
 ) -> Result<(), AuthError> {
     let has_secret = oauth.is_some_and(|o| o.client_id.is_some() && o.client_secret.is_some());
     match kept {
-        Some(t) if has_secret && t.issuer != meta.issuer => Err(AuthError(format!(
+        Some(t) if has_secret && t.issuer != meta.issuer => Err(AuthError::Registration(format!(
             "the server now names the authorization server {}, not {} where you signed in with the client secret from .mcp.json; harness9 does not send that secret to another server. If the new one is right, sign out (`harness9 mcp logout`) and sign in again",
             meta.issuer, t.issuer
         ))),
@@ -165,32 +163,32 @@ async fn register(
         "token_endpoint_auth_method": asked,
     });
     let resp = http.post(endpoint).json(&body).send().await.map_err(|e| {
-        AuthError(format!(
+        AuthError::Registration(format!(
             "cannot register harness9 with the authorization server at {endpoint}: {}",
             discovery::short(&e)
         ))
     })?;
     let status = resp.status();
     let bytes = discovery::read_limited(resp).await.map_err(|e| {
-        AuthError(format!(
+        AuthError::Registration(format!(
             "the client registration answer of {endpoint} could not be read: {e}"
         ))
     })?;
     if !status.is_success() {
         let why = super::token::error_text(&bytes);
-        return Err(AuthError(format!(
+        return Err(AuthError::Registration(format!(
             "the authorization server refused to register harness9 (HTTP {status}{why}); register a client there and add \"oauth\": {{\"clientId\": \"…\"}} to the server's entry in .mcp.json"
         )));
     }
     let r: Registered = serde_json::from_slice(&bytes).map_err(|e| {
-        AuthError(format!(
+        AuthError::Registration(format!(
             "the client registration answer of {endpoint} is not valid: {e}"
         ))
     })?;
     let method = match r.token_endpoint_auth_method.as_deref() {
         Some(m @ (AUTH_BASIC | AUTH_POST | AUTH_NONE)) => m.to_string(),
         Some(other) => {
-            return Err(AuthError(format!(
+            return Err(AuthError::Registration(format!(
                 "the authorization server registered harness9 for token endpoint authentication \"{other}\", which harness9 does not speak (it speaks client_secret_basic, client_secret_post and none)"
             )))
         }

@@ -12,8 +12,11 @@
 //! Methods are synchronous and may block briefly (a file write, a keychain call); async
 //! code calls the writing ones through `spawn_blocking`.
 
+mod error;
 mod file;
 mod keychain;
+
+pub use error::CredentialError;
 
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -156,7 +159,7 @@ pub(crate) enum Key<'a> {
 
 /// Whether the OS keychain answers within `timeout` (`Err` says why not), as
 /// [`CredentialStore::open`] decides.
-pub fn probe_keychain(timeout: Duration) -> Result<(), String> {
+pub fn probe_keychain(timeout: Duration) -> Result<(), CredentialError> {
     keychain::probe(timeout)
 }
 
@@ -214,7 +217,7 @@ impl CredentialStore {
         match &self.backend {
             Backend::Memory(_) => "in memory only".into(),
             Backend::File(f) => format!("a file readable only by you: {}", f.path().display()),
-            Backend::Keychain(_) => format!("the system keychain ({})", keychain::NAME),
+            Backend::Keychain(_) => format!("the system keychain ({})", error::NAME),
         }
     }
 
@@ -240,13 +243,17 @@ impl CredentialStore {
             .and_then(|v| serde_json::from_value(v).ok())
     }
 
-    pub fn save_tokens(&self, resource: &str, tokens: &StoredTokens) -> Result<(), String> {
-        let value = serde_json::to_value(tokens).map_err(|e| e.to_string())?;
+    pub fn save_tokens(
+        &self,
+        resource: &str,
+        tokens: &StoredTokens,
+    ) -> Result<(), CredentialError> {
+        let value = to_value(tokens)?;
         self.put(Key::Tokens(resource), Some(value)).map(|_| ())
     }
 
     /// Signs out of `resource`: forgets its tokens. `Ok(true)` when tokens were kept.
-    pub fn forget_tokens(&self, resource: &str) -> Result<bool, String> {
+    pub fn forget_tokens(&self, resource: &str) -> Result<bool, CredentialError> {
         let mut sign_outs = self.sign_outs.lock();
         *sign_outs.entry(resource.to_string()).or_default() += 1;
         self.put(Key::Tokens(resource), None)
@@ -270,7 +277,7 @@ impl CredentialStore {
         tokens: &StoredTokens,
         expected: Option<&StoredTokens>,
         since: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, CredentialError> {
         let sign_outs = self.sign_outs.lock();
         if sign_outs.get(resource).copied().unwrap_or(0) != since {
             return Ok(false);
@@ -284,7 +291,7 @@ impl CredentialStore {
         &self,
         resource: &str,
         expected: &StoredTokens,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, CredentialError> {
         let _sign_outs = self.sign_outs.lock();
         self.swap_tokens(resource, Some(expected), None)
     }
@@ -298,7 +305,7 @@ impl CredentialStore {
         resource: &str,
         expected: Option<&StoredTokens>,
         new: Option<&StoredTokens>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, CredentialError> {
         let swap = |kept: &mut Kept| {
             if kept.tokens.get(resource) != expected {
                 return false;
@@ -316,10 +323,7 @@ impl CredentialStore {
                 if self.tokens(resource).as_ref() != expected {
                     return Ok(false);
                 }
-                let value = new
-                    .map(serde_json::to_value)
-                    .transpose()
-                    .map_err(|e| e.to_string())?;
+                let value = new.map(to_value).transpose()?;
                 self.put(Key::Tokens(resource), value).map(|_| true)
             }
         }
@@ -330,13 +334,13 @@ impl CredentialStore {
             .and_then(|v| serde_json::from_value(v).ok())
     }
 
-    pub fn save_client(&self, issuer: &str, client: &StoredClient) -> Result<(), String> {
-        let value = serde_json::to_value(client).map_err(|e| e.to_string())?;
+    pub fn save_client(&self, issuer: &str, client: &StoredClient) -> Result<(), CredentialError> {
+        let value = to_value(client)?;
         self.put(Key::Client(issuer), Some(value)).map(|_| ())
     }
 
     /// Forgets the registration with `issuer` (it was rejected; register again).
-    pub fn forget_client(&self, issuer: &str) -> Result<(), String> {
+    pub fn forget_client(&self, issuer: &str) -> Result<(), CredentialError> {
         self.put(Key::Client(issuer), None).map(|_| ())
     }
 
@@ -349,7 +353,11 @@ impl CredentialStore {
     }
 
     /// Keeps (Some) or forgets (None) the API key of a model provider.
-    pub fn save_provider_key(&self, provider: &str, key: Option<&str>) -> Result<(), String> {
+    pub fn save_provider_key(
+        &self,
+        provider: &str,
+        key: Option<&str>,
+    ) -> Result<(), CredentialError> {
         let value = key.map(|k| serde_json::Value::String(k.to_string()));
         self.put(Key::Provider(provider), value).map(|_| ())
     }
@@ -375,13 +383,18 @@ impl CredentialStore {
     }
 
     /// Sets (Some) or removes (None) one entry; `Ok(true)` when it was there before.
-    fn put(&self, key: Key<'_>, value: Option<serde_json::Value>) -> Result<bool, String> {
+    fn put(&self, key: Key<'_>, value: Option<serde_json::Value>) -> Result<bool, CredentialError> {
         match &self.backend {
             Backend::Memory(m) => Ok(kept_put(&mut m.lock(), &key, value)),
             Backend::File(f) => f.update(|kept| kept_put(kept, &key, value)),
             Backend::Keychain(k) => k.put(&key, value),
         }
     }
+}
+
+/// What is kept, as the JSON the backends file.
+fn to_value(v: &impl Serialize) -> Result<serde_json::Value, CredentialError> {
+    serde_json::to_value(v).map_err(|e| CredentialError::Encode(e.to_string()))
 }
 
 fn kept_get(kept: &Kept, key: &Key<'_>) -> Option<serde_json::Value> {

@@ -10,10 +10,13 @@ use base64::Engine;
 use serde::Deserialize;
 
 use super::discovery::{self, ServerMetadata};
-#[cfg(test)]
-use super::register::AUTH_NONE;
-use super::register::{AUTH_BASIC, AUTH_POST};
 use super::{AuthError, StoredClient, StoredTokens};
+
+/// How a client authenticates at the token endpoint (`token_endpoint_auth_method`):
+/// HTTP Basic with its secret, the secret in the form, or not at all (a public client).
+pub const AUTH_BASIC: &str = "client_secret_basic";
+pub const AUTH_POST: &str = "client_secret_post";
+pub const AUTH_NONE: &str = "none";
 
 /// A successful token response (RFC 6749 §5.1).
 #[derive(Deserialize)]
@@ -38,7 +41,7 @@ pub struct TokenError {
 
 impl From<TokenError> for AuthError {
     fn from(e: TokenError) -> AuthError {
-        AuthError(e.message)
+        AuthError::Token(e.message)
     }
 }
 

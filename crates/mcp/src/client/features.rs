@@ -3,14 +3,13 @@
 //! roots notification. Listings follow `nextCursor` to the end with the same guards as
 //! `tools/list` (a repeated cursor or too many pages stop them with an error).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
+use super::{pages, Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
 use crate::protocol::era::Era;
 use crate::protocol::features::{
     CompleteResult, Completion, CompletionRef, GetPromptResult, LogLevel, Prompt, PromptsPage,
@@ -48,9 +47,12 @@ impl Client {
         if !self.has_capability("resources") {
             return Ok(Vec::new());
         }
-        self.list_pages("resources/list", timeout, |p: ResourcesPage| {
-            (p.resources, p.next_cursor)
-        })
+        self.list_pages(
+            "resources/list",
+            MAX_LIST_PAGES,
+            timeout,
+            |p: ResourcesPage| (p.resources, p.next_cursor),
+        )
         .await
     }
 
@@ -62,9 +64,12 @@ impl Client {
         if !self.has_capability("resources") {
             return Ok(Vec::new());
         }
-        self.list_pages("resources/templates/list", timeout, |p: TemplatesPage| {
-            (p.resource_templates, p.next_cursor)
-        })
+        self.list_pages(
+            "resources/templates/list",
+            MAX_LIST_PAGES,
+            timeout,
+            |p: TemplatesPage| (p.resource_templates, p.next_cursor),
+        )
         .await
     }
 
@@ -76,7 +81,7 @@ impl Client {
         if !self.has_capability("prompts") {
             return Ok(Vec::new());
         }
-        self.list_pages("prompts/list", timeout, |p: PromptsPage| {
+        self.list_pages("prompts/list", MAX_LIST_PAGES, timeout, |p: PromptsPage| {
             (p.prompts, p.next_cursor)
         })
         .await
@@ -200,54 +205,33 @@ impl Client {
         body.parse(method)
     }
 
-    async fn list_pages<P: DeserializeOwned, T: Serialize>(
+    /// Every item of a listing, all pages, with the start-up timeout's setting named when
+    /// a page takes too long ([`pages::all_pages`]). On a transport with sessions, a digest
+    /// of the list is kept, to tell after a lost session whether it changed.
+    pub(super) async fn list_pages<P: DeserializeOwned, T: Serialize>(
         &self,
         method: &str,
+        max_pages: usize,
         timeout: Option<Duration>,
         split: impl Fn(P) -> (Vec<T>, Option<String>),
     ) -> Result<Vec<T>, ClientError> {
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        let mut digest = self.inner.recovery.digest();
-        for _ in 0..MAX_LIST_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let opts = RequestOptions {
-                timeout,
-                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
-                progress: None,
-            };
-            let body = self
-                .inner
-                .request(method, Params::from_value(params), opts, true)
-                .await?;
-            let (page, next) = split(body.parse(method)?);
-            drop(body);
-            if let Some(d) = &mut digest {
-                d.add(&page);
-            }
-            if items.is_empty() {
-                items = page;
-            } else {
-                items.extend(page);
-            }
-            match next {
-                None => {
-                    self.inner.recovery.listed(method, digest);
-                    return Ok(items);
-                }
-                Some(c) if !seen.insert(c.clone()) => {
-                    return Err(ClientError::RepeatedCursor {
-                        method: method.into(),
-                        cursor: c,
-                    })
-                }
-                Some(c) => cursor = Some(c),
-            }
+        let opts = RequestOptions {
+            timeout,
+            timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
+            progress: None,
+        };
+        let inner = &*self.inner;
+        let items = pages::all_pages(
+            method,
+            max_pages,
+            move |params| inner.request(method, params, opts.clone(), true),
+            split,
+        )
+        .await?;
+        if let Some(mut digest) = inner.recovery.digest() {
+            digest.add(&items);
+            inner.recovery.listed(method, Some(digest));
         }
-        Err(ClientError::Invalid {
-            method: method.into(),
-            detail: format!("more than {MAX_LIST_PAGES} pages"),
-        })
+        Ok(items)
     }
 }

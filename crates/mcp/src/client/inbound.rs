@@ -60,7 +60,13 @@ impl Inner {
                         None
                     }
                 },
-                other => {
+                other @ (Kind::Response {
+                    outcome: Err(_), ..
+                }
+                | Kind::BadResponse { .. }
+                | Kind::Request { .. }
+                | Kind::Notification { .. }
+                | Kind::Invalid) => {
                     self.handle(other);
                     None
                 }

@@ -18,7 +18,7 @@ use crate::log::LogSource;
 use crate::protocol::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::schema_text::escapes_ascii;
-use crate::protocol::types::ToolDef;
+use crate::protocol::types::{ListToolsPage, ToolDef};
 use crate::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::transport::mcp_headers;
 
@@ -150,7 +150,9 @@ impl Inner {
                 return Ok(body);
             }
             let header: ResultHeader = body.parse(method)?;
-            match era::result_kind_of(header.result_type.as_deref()).map_err(invalid)? {
+            match era::result_kind_of(header.result_type.as_deref())
+                .map_err(|e| invalid(e.to_string()))?
+            {
                 ResultKind::Complete => return Ok(body),
                 ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
                     return Err(invalid(
@@ -183,27 +185,27 @@ impl Inner {
     }
 
     /// Every page of `tools/list`, for their mirrored parameters (the caller re-lists for
-    /// the registry on the `ToolsChanged` event).
+    /// the registry on the `ToolsChanged` event). Sent as they are, past the list cache and
+    /// without `resultType` rounds.
     async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
-        let mut cursor: Option<String> = None;
-        for _ in 0..super::MAX_TOOL_PAGES {
-            let params = match &cursor {
-                Some(c) => Params::Value(serde_json::json!({ "cursor": c })),
-                None => Params::None,
-            };
-            let opts = RequestOptions {
-                timeout: opts.timeout,
-                ..RequestOptions::default()
-            };
-            let body = self.request_once("tools/list", &params, opts, true).await?;
-            let page: crate::protocol::types::ListToolsPage = body.parse("tools/list")?;
-            mcp_headers::note_tools(&page.tools, &mut self.tool_headers.lock());
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(()),
-            }
-        }
-        Ok(())
+        let opts = RequestOptions {
+            timeout: opts.timeout,
+            ..RequestOptions::default()
+        };
+        super::pages::all_pages(
+            "tools/list",
+            super::MAX_TOOL_PAGES,
+            |params| {
+                let opts = opts.clone();
+                async move { self.request_once("tools/list", &params, opts, true).await }
+            },
+            |p: ListToolsPage| {
+                mcp_headers::note_tools(&p.tools, &mut self.tool_headers.lock());
+                (Vec::<()>::new(), p.next_cursor)
+            },
+        )
+        .await
+        .map(drop)
     }
 
     /// Answers every input request of one round, one after the other (one dialog at a time).

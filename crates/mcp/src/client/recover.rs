@@ -354,26 +354,23 @@ impl Inner {
         method: &str,
         split: impl Fn(P) -> (Vec<T>, Option<String>),
     ) -> Result<u64, ClientError> {
+        let opts = RequestOptions {
+            timeout: Some(RECOVERY_TIMEOUT),
+            timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
+            progress: None,
+        };
+        let items = super::pages::all_pages(
+            method,
+            super::MAX_TOOL_PAGES,
+            |params| {
+                let opts = opts.clone();
+                async move { self.request_once(method, &params, opts, true).await }
+            },
+            split,
+        )
+        .await?;
         let mut digest = ListDigest::default();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..super::MAX_TOOL_PAGES {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let opts = RequestOptions {
-                timeout: Some(RECOVERY_TIMEOUT),
-                timeout_field: Some(crate::settings::STARTUP_TIMEOUT_FIELD),
-                progress: None,
-            };
-            let body = self
-                .request_once(method, &Params::from_value(params), opts, true)
-                .await?;
-            let (items, next) = split(body.parse(method)?);
-            digest.add(&items);
-            match next {
-                Some(c) if seen.insert(c.clone()) => cursor = Some(c),
-                _ => return Ok(digest.finish()),
-            }
-        }
+        digest.add(&items);
         Ok(digest.finish())
     }
 }

@@ -146,7 +146,7 @@ impl Inner {
         match (method, self.handler.clone()) {
             ("elicitation/create", Some(h)) if handles.elicitation() => {
                 match ElicitRequest::from_params(&params) {
-                    Err(e) => ready(Err(error(INVALID_PARAMS, e))),
+                    Err(e) => ready(Err(error(INVALID_PARAMS, e.to_string()))),
                     Ok(req) => {
                         let announced = match &req {
                             ElicitRequest::Form { .. } => handles.elicitation_form,

@@ -304,7 +304,7 @@ fn required_message(kind: &FieldKind) -> &'static str {
     match kind {
         FieldKind::Enum { .. } => "Choose one",
         FieldKind::Multi { .. } => "Choose at least one",
-        _ => "Required",
+        FieldKind::String { .. } | FieldKind::Number { .. } | FieldKind::Boolean => "Required",
     }
 }
 

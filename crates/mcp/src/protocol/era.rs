@@ -230,12 +230,25 @@ pub enum ResultKind {
     InputRequired,
 }
 
+/// A `resultType` this client does not know ([`result_kind_of`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown resultType {0:?}")]
+pub struct UnknownResultType(pub String);
+
+impl UnknownResultType {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "unknown-result-type"
+    }
+}
+
 /// What a result's `resultType` (`None` when absent) says; an unknown value is an error.
-pub fn result_kind_of(result_type: Option<&str>) -> Result<ResultKind, String> {
+pub fn result_kind_of(result_type: Option<&str>) -> Result<ResultKind, UnknownResultType> {
     match result_type {
         None | Some("complete") => Ok(ResultKind::Complete),
         Some("input_required") => Ok(ResultKind::InputRequired),
-        Some(other) => Err(format!("unknown resultType {other:?}")),
+        Some(other) => Err(UnknownResultType(other.to_string())),
     }
 }
 
@@ -273,8 +286,8 @@ mod tests {
             Ok(ResultKind::InputRequired)
         );
         assert_eq!(
-            result_kind_of(Some("later")),
-            Err("unknown resultType \"later\"".into())
+            result_kind_of(Some("later")).map_err(|e| e.to_string()),
+            Err("unknown resultType \"later\"".to_string())
         );
     }
 

@@ -7,131 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::types::Content;
-
-/// An icon a server offers for a tool, resource, prompt or itself. Only `https:` and
-/// `data:` icons are ever loaded ([`Icon::is_loadable`]).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct Icon {
-    pub src: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sizes: Vec<String>,
-    /// `light` or `dark`, when the icon is meant for one theme.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub theme: Option<String>,
-}
-
-impl Icon {
-    /// Whether a front end may load it: `https:` and `data:` only (never `http:`,
-    /// `file:` or `javascript:`).
-    pub fn is_loadable(&self) -> bool {
-        let scheme = self.src.split(':').next().unwrap_or("");
-        scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("data")
-    }
-}
-
-/// A tool's annotations as the spec defines them, with the spec's defaults. Hints from
-/// the server: untrusted, used to decide what to ask, never to skip asking.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolAnnotations {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub destructive_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotent_hint: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_world_hint: Option<bool>,
-}
-
-impl ToolAnnotations {
-    /// Reads the annotations of a tool (absent or malformed: all defaults).
-    pub fn from_value(v: Option<&Value>) -> ToolAnnotations {
-        v.and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default()
-    }
-
-    /// `readOnlyHint`, default false.
-    pub fn read_only(&self) -> bool {
-        self.read_only_hint.unwrap_or(false)
-    }
-
-    /// `destructiveHint`, default true; meaningless (false) for a read-only tool.
-    pub fn destructive(&self) -> bool {
-        !self.read_only() && self.destructive_hint.unwrap_or(true)
-    }
-
-    /// `idempotentHint`, default false.
-    pub fn idempotent(&self) -> bool {
-        self.idempotent_hint.unwrap_or(false)
-    }
-
-    /// `openWorldHint`, default true.
-    pub fn open_world(&self) -> bool {
-        self.open_world_hint.unwrap_or(true)
-    }
-
-    /// The annotations as a front end shows them.
-    pub fn hints(&self) -> ToolHints {
-        ToolHints {
-            read_only_hint: self.read_only_hint,
-            destructive_hint: self.destructive_hint,
-            idempotent_hint: self.idempotent_hint,
-            open_world_hint: self.open_world_hint,
-            read_only: self.read_only(),
-            destructive: self.destructive(),
-            idempotent: self.idempotent(),
-            open_world: self.open_world(),
-            marks: self.marks(),
-        }
-    }
-
-    /// Short marks for a listing: `read-only`, `destructive`, `idempotent`, `open-world`
-    /// (only the ones the server set or that follow from its hints).
-    pub fn marks(&self) -> Vec<&'static str> {
-        let mut marks = Vec::new();
-        if self.read_only() {
-            marks.push("read-only");
-        } else if self.destructive_hint.is_some() || self.read_only_hint.is_some() {
-            // Without any hint the default (destructive) says nothing about the tool.
-            if self.destructive() {
-                marks.push("destructive");
-            }
-        }
-        if self.idempotent() {
-            marks.push("idempotent");
-        }
-        if self.open_world_hint == Some(true) {
-            marks.push("open-world");
-        }
-        marks
-    }
-}
-
-/// A tool's annotations as a details view shows them: what the server set (`None`: not
-/// set) and what counts, with the spec's defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct ToolHints {
-    pub read_only_hint: Option<bool>,
-    pub destructive_hint: Option<bool>,
-    pub idempotent_hint: Option<bool>,
-    pub open_world_hint: Option<bool>,
-    /// `destructive` counts only when the tool is not read-only.
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    pub open_world: bool,
-    /// [`ToolAnnotations::marks`].
-    pub marks: Vec<&'static str>,
-}
+// Icons and tool annotations are part of the core types; they are named here too, beside
+// the other features' payloads.
+pub use super::types::{Icon, ToolAnnotations, ToolHints};
 
 /// One resource a server lists.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -350,16 +228,26 @@ impl LogLevel {
     }
 }
 
+/// A word that names no [`LogLevel`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown log level \"{0}\"; use one of {all}", all = LOG_LEVELS.map(LogLevel::as_str).join(", "))]
+pub struct UnknownLogLevel(pub String);
+
+impl UnknownLogLevel {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "unknown-log-level"
+    }
+}
+
 impl std::str::FromStr for LogLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownLogLevel;
+    fn from_str(s: &str) -> Result<Self, UnknownLogLevel> {
         LOG_LEVELS
             .into_iter()
             .find(|l| l.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let all: Vec<&str> = LOG_LEVELS.iter().map(|l| l.as_str()).collect();
-                format!("unknown log level \"{s}\"; use one of {}", all.join(", "))
-            })
+            .ok_or_else(|| UnknownLogLevel(s.to_string()))
     }
 }
 
@@ -460,6 +348,7 @@ mod tests {
         assert!("loud"
             .parse::<LogLevel>()
             .unwrap_err()
+            .to_string()
             .contains("debug, info"));
     }
 }

@@ -522,7 +522,10 @@ mod tests {
                     outcome: Err(e), ..
                 } => Ok(Ok(e.code)),
                 Kind::BadResponse { problem, .. } => Ok(Err(problem)),
-                _ => Err(()),
+                Kind::Response { outcome: Ok(_), .. }
+                | Kind::Request { .. }
+                | Kind::Notification { .. }
+                | Kind::Invalid => Err(()),
             }
         };
         assert_eq!(

@@ -12,6 +12,29 @@ pub const URL_ELICITATION_REQUIRED: i64 = -32042;
 /// Error code a client answers a sampling request with when the user refused it.
 pub const USER_REJECTED: i64 = -1;
 
+/// Why the params of an `elicitation/create` request cannot be used (the server is told,
+/// as an invalid-params error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ElicitParamsError {
+    #[error("elicitation/create needs a string \"{0}\"")]
+    NoText(&'static str),
+    #[error("elicitation/create needs an object \"requestedSchema\"")]
+    NoSchema,
+    #[error("unknown elicitation mode \"{0}\"")]
+    UnknownMode(String),
+}
+
+impl ElicitParamsError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ElicitParamsError::NoText(_) | ElicitParamsError::NoSchema => "invalid-params",
+            ElicitParamsError::UnknownMode(_) => "unknown-elicitation-mode",
+        }
+    }
+}
+
 /// What a server asks the user for in `elicitation/create`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "mode", rename_all = "lowercase")]
@@ -33,11 +56,11 @@ pub enum ElicitRequest {
 
 impl ElicitRequest {
     /// Reads the params of `elicitation/create` (a request without `mode` is a form).
-    pub fn from_params(params: &Value) -> Result<ElicitRequest, String> {
-        let text = |key: &str| -> Result<String, String> {
+    pub fn from_params(params: &Value) -> Result<ElicitRequest, ElicitParamsError> {
+        let text = |key: &'static str| -> Result<String, ElicitParamsError> {
             match params.get(key) {
                 Some(Value::String(s)) => Ok(s.clone()),
-                _ => Err(format!("elicitation/create needs a string \"{key}\"")),
+                _ => Err(ElicitParamsError::NoText(key)),
             }
         };
         match params.get("mode").and_then(Value::as_str).unwrap_or("form") {
@@ -45,9 +68,7 @@ impl ElicitRequest {
                 message: text("message")?,
                 requested_schema: match params.get("requestedSchema") {
                     Some(s @ Value::Object(_)) => s.clone(),
-                    _ => {
-                        return Err("elicitation/create needs an object \"requestedSchema\"".into())
-                    }
+                    _ => return Err(ElicitParamsError::NoSchema),
                 },
             }),
             "url" => Ok(ElicitRequest::Url {
@@ -55,7 +76,7 @@ impl ElicitRequest {
                 url: text("url")?,
                 elicitation_id: text("elicitationId")?,
             }),
-            other => Err(format!("unknown elicitation mode \"{other}\"")),
+            other => Err(ElicitParamsError::UnknownMode(other.to_string())),
         }
     }
 
@@ -305,11 +326,15 @@ mod tests {
             }
         );
         assert_eq!(
-            ElicitRequest::from_params(&json!({"message": "x"})).unwrap_err(),
+            ElicitRequest::from_params(&json!({"message": "x"}))
+                .unwrap_err()
+                .to_string(),
             "elicitation/create needs an object \"requestedSchema\""
         );
         assert_eq!(
-            ElicitRequest::from_params(&json!({"mode": "telepathy", "message": "x"})).unwrap_err(),
+            ElicitRequest::from_params(&json!({"mode": "telepathy", "message": "x"}))
+                .unwrap_err()
+                .to_string(),
             "unknown elicitation mode \"telepathy\""
         );
     }

@@ -21,9 +21,9 @@ pub struct Implementation {
     pub title: Option<String>,
     /// Icons of the server (2025-11-25); front ends load only [`Icon::is_loadable`] ones.
     ///
-    /// [`Icon::is_loadable`]: super::features::Icon::is_loadable
+    /// [`Icon::is_loadable`]: Icon::is_loadable
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub icons: Vec<super::features::Icon>,
+    pub icons: Vec<Icon>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -57,7 +57,7 @@ pub struct ToolDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub icons: Vec<super::features::Icon>,
+    pub icons: Vec<Icon>,
 }
 
 impl ToolDef {
@@ -71,8 +71,8 @@ impl ToolDef {
     }
 
     /// The annotations with the spec's defaults (untrusted hints).
-    pub fn hints(&self) -> super::features::ToolAnnotations {
-        super::features::ToolAnnotations::from_value(self.annotations.as_ref())
+    pub fn hints(&self) -> ToolAnnotations {
+        ToolAnnotations::from_value(self.annotations.as_ref())
     }
 }
 
@@ -236,16 +236,93 @@ impl<'de> Deserialize<'de> for Key {
 
 /// The entries as an object, built as `Value`'s own deserializer builds it (a repeated key
 /// keeps its first place and its last value).
-fn object(entries: Vec<(Key, Value)>) -> Value {
-    let named = entries.into_iter().map(|(k, v)| {
+fn object(entries: impl Iterator<Item = (Key, Field)>) -> Value {
+    let named = entries.map(|(k, v)| {
         let k = match k {
             Key::Type => "type".to_owned(),
             Key::Text => "text".to_owned(),
             Key::Other(k) => k,
         };
-        (k, v)
+        (k, v.into_value())
     });
     Value::Object(named.collect())
+}
+
+/// The value of one entry of a content block: a string is kept as text (the word `text`,
+/// the usual type, without an allocation), anything else as a [`Value`].
+enum Field {
+    TextWord,
+    Str(String),
+    Other(Value),
+}
+
+impl Field {
+    fn into_value(self) -> Value {
+        match self {
+            Field::TextWord => Value::String("text".to_owned()),
+            Field::Str(s) => Value::String(s),
+            Field::Other(v) => v,
+        }
+    }
+
+    fn into_text(self) -> Option<String> {
+        match self {
+            Field::TextWord => Some("text".to_owned()),
+            Field::Str(s) => Some(s),
+            Field::Other(_) => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldVisitor {
+            type Value = Field;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "text" => Field::TextWord,
+                    _ => Field::Str(v.to_owned()),
+                })
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Field, E> {
+                Ok(match v.as_str() {
+                    "text" => Field::TextWord,
+                    _ => Field::Str(v),
+                })
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Field, E> {
+                Ok(Field::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Field, E> {
+                Ok(Field::Other(Value::from(v)))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Field, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Field, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Field, A::Error> {
+                let de = serde::de::value::SeqAccessDeserializer::new(seq);
+                Value::deserialize(de).map(Field::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Field, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(map);
+                Value::deserialize(de).map(Field::Other)
+            }
+        }
+        d.deserialize_any(FieldVisitor)
+    }
 }
 
 /// Reads one content block; see [`Content`]'s `Deserialize`.
@@ -259,22 +336,32 @@ impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
-        let mut entries: Vec<(Key, Value)> = Vec::with_capacity(2);
+        // The first two entries in place (a plain text block has no more), the rest in a
+        // vector that allocates only when there is a third.
+        let mut first: Option<(Key, Field)> = None;
+        let mut second: Option<(Key, Field)> = None;
+        let mut more: Vec<(Key, Field)> = Vec::new();
         while let Some(key) = map.next_key::<Key>()? {
-            let value = map.next_value::<Value>()?;
-            entries.push((key, value));
-        }
-        if let [(k1, v1), (k2, v2)] = entries.as_mut_slice() {
-            let (text, kind) = match (&*k1, &*k2) {
-                (Key::Text, Key::Type) => (v1, v2),
-                (Key::Type, Key::Text) => (v2, v1),
-                _ => return Ok(Entries::Other(object(entries))),
-            };
-            if let (Value::String(text), Some("text")) = (text, kind.as_str()) {
-                return Ok(Entries::Text(std::mem::take(text)));
+            let value = map.next_value::<Field>()?;
+            if first.is_none() {
+                first = Some((key, value));
+            } else if second.is_none() {
+                second = Some((key, value));
+            } else {
+                more.push((key, value));
             }
         }
-        Ok(Entries::Other(object(entries)))
+        match (first, second) {
+            (Some((Key::Type, Field::TextWord)), Some((Key::Text, text)))
+            | (Some((Key::Text, text)), Some((Key::Type, Field::TextWord)))
+                if more.is_empty() && !matches!(text, Field::Other(_)) =>
+            {
+                Ok(Entries::Text(text.into_text().unwrap_or_default()))
+            }
+            (first, second) => Ok(Entries::Other(object(
+                first.into_iter().chain(second).chain(more),
+            ))),
+        }
     }
 
     // Not an object: keep the value as it is (it becomes `Content::Unknown`).
@@ -375,6 +462,131 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+/// An icon a server offers for a tool, resource, prompt or itself. Only `https:` and
+/// `data:` icons are ever loaded ([`Icon::is_loadable`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    pub src: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// `light` or `dark`, when the icon is meant for one theme.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+impl Icon {
+    /// Whether a front end may load it: `https:` and `data:` only (never `http:`,
+    /// `file:` or `javascript:`).
+    pub fn is_loadable(&self) -> bool {
+        let scheme = self.src.split(':').next().unwrap_or("");
+        scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("data")
+    }
+}
+
+/// A tool's annotations as the spec defines them, with the spec's defaults. Hints from
+/// the server: untrusted, used to decide what to ask, never to skip asking.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Reads the annotations of a tool (absent or malformed: all defaults).
+    pub fn from_value(v: Option<&Value>) -> ToolAnnotations {
+        v.and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// `readOnlyHint`, default false.
+    pub fn read_only(&self) -> bool {
+        self.read_only_hint.unwrap_or(false)
+    }
+
+    /// `destructiveHint`, default true; meaningless (false) for a read-only tool.
+    pub fn destructive(&self) -> bool {
+        !self.read_only() && self.destructive_hint.unwrap_or(true)
+    }
+
+    /// `idempotentHint`, default false.
+    pub fn idempotent(&self) -> bool {
+        self.idempotent_hint.unwrap_or(false)
+    }
+
+    /// `openWorldHint`, default true.
+    pub fn open_world(&self) -> bool {
+        self.open_world_hint.unwrap_or(true)
+    }
+
+    /// The annotations as a front end shows them.
+    pub fn hints(&self) -> ToolHints {
+        ToolHints {
+            read_only_hint: self.read_only_hint,
+            destructive_hint: self.destructive_hint,
+            idempotent_hint: self.idempotent_hint,
+            open_world_hint: self.open_world_hint,
+            read_only: self.read_only(),
+            destructive: self.destructive(),
+            idempotent: self.idempotent(),
+            open_world: self.open_world(),
+            marks: self.marks(),
+        }
+    }
+
+    /// Short marks for a listing: `read-only`, `destructive`, `idempotent`, `open-world`
+    /// (only the ones the server set or that follow from its hints).
+    pub fn marks(&self) -> Vec<&'static str> {
+        let mut marks = Vec::new();
+        if self.read_only() {
+            marks.push("read-only");
+        } else if self.destructive_hint.is_some() || self.read_only_hint.is_some() {
+            // Without any hint the default (destructive) says nothing about the tool.
+            if self.destructive() {
+                marks.push("destructive");
+            }
+        }
+        if self.idempotent() {
+            marks.push("idempotent");
+        }
+        if self.open_world_hint == Some(true) {
+            marks.push("open-world");
+        }
+        marks
+    }
+}
+
+/// A tool's annotations as a details view shows them: what the server set (`None`: not
+/// set) and what counts, with the spec's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHints {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+    /// `destructive` counts only when the tool is not read-only.
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+    /// [`ToolAnnotations::marks`].
+    pub marks: Vec<&'static str>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +606,23 @@ mod tests {
             text("hi")
         );
         assert_eq!(parse(r#"{"type":"text","text":"a","text":"b"}"#), text("b"));
+        assert_eq!(parse(r#"{"type":"text","text":"text"}"#), text("text"));
+        assert_eq!(parse(r#"{"text":"t\u00e9","type":"text"}"#), text("té"));
+        assert_eq!(
+            parse(r#"{"type":"text","type":"text","text":"x"}"#),
+            text("x")
+        );
+        let nested = r#"{"type":"text","text":{"a":[1,2.5,"s"]}}"#;
+        assert_eq!(
+            parse(nested),
+            Content::Unknown(serde_json::from_str(nested).unwrap())
+        );
+        let odd_type = r#"{"type":"other","text":"x"}"#;
+        assert_eq!(
+            parse(odd_type),
+            Content::Unknown(serde_json::from_str(odd_type).unwrap())
+        );
+        assert_eq!(parse("{}"), Content::Unknown(json!({})));
         assert_eq!(
             parse(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#),
             Content::Image {

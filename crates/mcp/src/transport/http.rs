@@ -42,13 +42,13 @@ use tokio::sync::{mpsc, watch};
 
 pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
 use super::http_conn::{LegacySession, Mode, Shared};
-pub use super::http_errors::{classify_failure, describe_status_parts};
-use super::http_h1::Wire;
-use super::http_limits;
-use super::http_wire::Target;
 use super::{
     Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver, TransportSender,
 };
+pub use crate::http::errors::{classify_failure, describe_status_parts};
+use crate::http::h1::Wire;
+use crate::http::limits;
+use crate::http::wire::Target;
 use crate::log::ServerLog;
 use crate::mask::MaskedUrl;
 
@@ -108,12 +108,12 @@ pub(crate) fn open(
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_nodelay(true)
         .user_agent(USER_AGENT)
-        .redirect(http_limits::redirect_policy())
+        .redirect(crate::http::redirect::redirect_policy())
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
     // Unbounded, but every reader waits for room in `backlog` before reading on.
     let (in_tx, in_rx) = mpsc::unbounded_channel();
-    let backlog = Arc::new(http_limits::Backlog::default());
+    let backlog = Arc::new(limits::Backlog::default());
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let kind = TransportKind::new(match mode {
         Mode::Streamable => "http",
@@ -200,7 +200,7 @@ impl TransportSender for HttpSender {
 struct HttpReceiver {
     rx: mpsc::UnboundedReceiver<Inbound>,
     done: bool,
-    backlog: Arc<http_limits::Backlog>,
+    backlog: Arc<limits::Backlog>,
 }
 
 impl Drop for HttpReceiver {

@@ -15,10 +15,10 @@ use futures::FutureExt;
 use serde_json::value::RawValue;
 
 use super::http_conn::{is_event_stream, response_id, Shared};
-use super::http_errors::error_chain;
-use super::http_limits::{self, BodyError};
-use super::http_wire::HttpResponse;
 use super::sse_parse::{SseEvent, SseParser};
+use crate::http::errors::error_chain;
+use crate::http::limits::{self, BodyError};
+use crate::http::wire::HttpResponse;
 
 /// How long to keep reading an SSE answer after its response (for connection reuse).
 const AFTER_RESPONSE_GRACE: Duration = Duration::from_millis(500);
@@ -54,7 +54,7 @@ impl Shared {
             too_large: false,
         };
         if !is_event_stream(&resp) {
-            match http_limits::read_body(&mut resp, self.max_message_bytes).await {
+            match limits::read_body(&mut resp, self.max_message_bytes).await {
                 Ok(body) => {
                     if body.iter().any(|b| !b.is_ascii_whitespace()) {
                         let id = response_id(&body);
@@ -120,7 +120,7 @@ impl Shared {
             }
             for ev in events.drain(..) {
                 if ev.too_large {
-                    let message = http_limits::too_large(self.max_message_bytes);
+                    let message = limits::too_large(self.max_message_bytes);
                     if want.is_some() && !end.got_response {
                         // It may be the response: the request fails rather than waits.
                         end.too_large = true;

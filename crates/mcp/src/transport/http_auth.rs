@@ -12,8 +12,8 @@ use reqwest::header::{HeaderMap, AUTHORIZATION};
 use reqwest::{StatusCode, Url};
 
 use super::http_conn::Shared;
-use super::http_wire::{Exchange, HttpError, HttpResponse, Target};
 use crate::auth::challenge;
+use crate::http::wire::{Exchange, HttpError, HttpResponse, Target};
 
 /// Refusals of one request handed to the authorizer (each may mean a sign-in) before the
 /// request fails.
@@ -98,7 +98,7 @@ impl Shared {
     /// redirect it gets is followed through reqwest), else reqwest.
     pub(crate) async fn execute(&self, ex: Exchange) -> Result<HttpResponse, HttpError> {
         if let (Some(wire), Target::Own) = (&self.wire, &ex.target) {
-            let resp = wire.send(&ex).await?;
+            let resp = ex.send_lean(wire).await?;
             if !is_redirect(resp.status()) {
                 return Ok(resp);
             }

@@ -23,10 +23,11 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use super::http_errors::{self, describe_status_parts};
-use super::http_h1::Wire;
-use super::http_wire::{Exchange, HttpResponse, Target};
-use super::{http_limits, EraHeaders, Inbound, Outbound};
+use super::{EraHeaders, Inbound, Outbound};
+use crate::http::errors::{self, describe_status_parts};
+use crate::http::h1::Wire;
+use crate::http::limits;
+use crate::http::wire::{Exchange, HttpResponse, Target};
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
@@ -104,7 +105,7 @@ pub(crate) struct SessionSnapshot {
 
 pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
-    /// The lean client for the server's own URL, when it can serve it ([`super::http_wire`]).
+    /// The lean client for the server's own URL, when it can serve it ([`crate::http::wire`]).
     pub(crate) wire: Option<Wire>,
     pub(crate) url: Url,
     pub(crate) headers: HeaderMap,
@@ -115,7 +116,7 @@ pub(crate) struct Shared {
     pub(crate) max_message_bytes: usize,
     pub(crate) inbound: mpsc::UnboundedSender<Inbound>,
     /// What `inbound` holds; readers wait on it before reading more from the server.
-    pub(crate) backlog: Arc<http_limits::Backlog>,
+    pub(crate) backlog: Arc<limits::Backlog>,
     pub(crate) log: Arc<ServerLog>,
     pub(crate) closed: AtomicBool,
     pub(crate) closing: watch::Sender<bool>,
@@ -334,7 +335,7 @@ async fn describe(shared: &Shared, resp: HttpResponse) -> String {
         .get(reqwest::header::WWW_AUTHENTICATE)
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split_whitespace().next().unwrap_or("").to_string());
-    let detail = http_errors::body_detail(resp).await;
+    let detail = errors::body_detail(resp).await;
     describe_status_parts(
         status,
         challenge.as_deref(),

@@ -20,9 +20,10 @@ use super::http_conn::{
     describe_status, is_event_stream, LegacySession, SessionSnapshot, Shared, ACK_TIMEOUT,
     EVENT_STREAM, SESSION_HEADER, TRANSPORT_ERROR_CODE,
 };
-use super::http_errors::{describe_send_error, describe_status_parts};
-use super::http_wire::{Exchange, HttpResponse, Target};
-use super::{http_limits, mcp_headers, Inbound, Outbound};
+use super::{mcp_headers, Inbound, Outbound};
+use crate::http::errors::{describe_send_error, describe_status_parts};
+use crate::http::limits;
+use crate::http::wire::{Exchange, HttpResponse, Target};
 use crate::log::LogSource;
 
 /// `Accept` of every POST.
@@ -156,12 +157,12 @@ impl Shared {
         };
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && snap.id.is_some() {
-            http_limits::drain_ack(resp).await;
+            limits::drain_ack(resp).await;
             return self.session_lost(snap.epoch, None);
         }
         if status.is_success() {
             // Drain the (normally empty) body so the connection can be reused.
-            http_limits::drain_ack(resp).await;
+            limits::drain_ack(resp).await;
         } else {
             let reason = describe_status(&self, resp).await;
             self.warn(&format!("a notification was not accepted: {reason}"));
@@ -198,7 +199,7 @@ impl Shared {
         };
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && snap.id.is_some() {
-            http_limits::drain_ack(resp).await;
+            limits::drain_ack(resp).await;
             return self.session_lost(snap.epoch, Some(out));
         }
         if status == StatusCode::BAD_REQUEST && modern {
@@ -227,7 +228,7 @@ impl Shared {
         }
         if status == StatusCode::ACCEPTED {
             // No body: the answer will come on the GET stream.
-            http_limits::drain_ack(resp).await;
+            limits::drain_ack(resp).await;
             return;
         }
         let sse = is_event_stream(&resp);
@@ -306,7 +307,7 @@ impl Shared {
                 }
             };
             if resp.status() == StatusCode::NOT_FOUND && snap.id.is_some() {
-                http_limits::drain_ack(resp).await;
+                limits::drain_ack(resp).await;
                 return self.session_lost(snap.epoch, Some(out));
             }
             if !resp.status().is_success() || !is_event_stream(&resp) {

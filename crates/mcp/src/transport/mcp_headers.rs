@@ -26,10 +26,42 @@ const SENTINEL_END: &str = "?=";
 /// One mirrored parameter: its path of `properties` keys and its header name part.
 pub type HeaderParam = (Vec<String>, String);
 
+/// Why a tool's `x-mcp-header` annotations break the rules (the tool is not offered).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderParamError {
+    #[error("{X_MCP_HEADER} must be a string")]
+    NotString,
+    #[error("{X_MCP_HEADER} {0:?} is not a header name")]
+    NotHeaderName(String),
+    #[error("{X_MCP_HEADER} {0:?} is on the schema root")]
+    OnRoot(String),
+    #[error("{X_MCP_HEADER} {name:?} is on a parameter of type {}", .kind.as_deref().unwrap_or("(none)"))]
+    WrongType { name: String, kind: Option<String> },
+    #[error("{X_MCP_HEADER} inside \"{0}\" (only parameters reached through \"properties\" may have one)")]
+    NotAParameter(String),
+    #[error("{X_MCP_HEADER} {0:?} is used twice")]
+    Twice(String),
+}
+
+impl HeaderParamError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            HeaderParamError::NotString
+            | HeaderParamError::NotHeaderName(_)
+            | HeaderParamError::OnRoot(_)
+            | HeaderParamError::WrongType { .. }
+            | HeaderParamError::NotAParameter(_)
+            | HeaderParamError::Twice(_) => "invalid-header-annotation",
+        }
+    }
+}
+
 /// [`header_params`] of a schema's text, parsed only when it mentions the annotation.
 pub fn header_params_text(
     schema: &crate::protocol::schema_text::SchemaText,
-) -> Result<Vec<HeaderParam>, String> {
+) -> Result<Vec<HeaderParam>, HeaderParamError> {
     if !schema.mentions(X_MCP_HEADER) {
         return Ok(Vec::new());
     }
@@ -37,7 +69,7 @@ pub fn header_params_text(
 }
 
 /// The mirrored parameters of a tool's `inputSchema`, or why its annotations are invalid.
-pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, HeaderParamError> {
     // Most schemas have none: one look without building paths settles them.
     if !mentions_header(schema) {
         return Ok(Vec::new());
@@ -47,35 +79,37 @@ pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     let mut seen = std::collections::HashSet::new();
     for (_, name) in &out {
         if !seen.insert(name.to_ascii_lowercase()) {
-            return Err(format!("{X_MCP_HEADER} {name:?} is used twice"));
+            return Err(HeaderParamError::Twice(name.clone()));
         }
     }
     Ok(out)
 }
 
-fn walk(node: &Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) -> Result<(), String> {
+fn walk(
+    node: &Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<HeaderParam>,
+) -> Result<(), HeaderParamError> {
     let Some(obj) = node.as_object() else {
         return Ok(());
     };
     for (key, value) in obj {
         match key.as_str() {
             X_MCP_HEADER => {
-                let name = value
-                    .as_str()
-                    .ok_or_else(|| format!("{X_MCP_HEADER} must be a string"))?;
+                let name = value.as_str().ok_or(HeaderParamError::NotString)?;
                 if name.is_empty() || !name.bytes().all(is_tchar) {
-                    return Err(format!("{X_MCP_HEADER} {name:?} is not a header name"));
+                    return Err(HeaderParamError::NotHeaderName(name.to_string()));
                 }
                 if path.is_empty() {
-                    return Err(format!("{X_MCP_HEADER} {name:?} is on the schema root"));
+                    return Err(HeaderParamError::OnRoot(name.to_string()));
                 }
                 match obj.get("type").and_then(Value::as_str) {
                     Some("string" | "integer" | "boolean") => {}
                     other => {
-                        return Err(format!(
-                            "{X_MCP_HEADER} {name:?} is on a parameter of type {}",
-                            other.unwrap_or("(none)")
-                        ))
+                        return Err(HeaderParamError::WrongType {
+                            name: name.to_string(),
+                            kind: other.map(str::to_string),
+                        })
                     }
                 }
                 out.push((path.clone(), name.to_string()));
@@ -93,9 +127,7 @@ fn walk(node: &Value, path: &mut Vec<String>, out: &mut Vec<HeaderParam>) -> Res
             "default" | "const" | "enum" | "examples" => {}
             _ => {
                 if mentions_header(value) {
-                    return Err(format!(
-                        "{X_MCP_HEADER} inside \"{key}\" (only parameters reached through \"properties\" may have one)"
-                    ));
+                    return Err(HeaderParamError::NotAParameter(key.clone()));
                 }
             }
         }
@@ -191,7 +223,7 @@ pub(crate) fn modern_headers(
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// The start of a response body (an error body is small), without waiting long for it.
-pub(crate) async fn read_small_body(mut resp: super::http_wire::HttpResponse) -> Vec<u8> {
+pub(crate) async fn read_small_body(mut resp: crate::http::wire::HttpResponse) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < ERROR_BODY_BYTES {
         match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {

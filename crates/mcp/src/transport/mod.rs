@@ -16,11 +16,7 @@ pub mod http;
 mod http_answer;
 mod http_auth;
 mod http_conn;
-mod http_errors;
 mod http_exchange;
-mod http_h1;
-pub mod http_limits;
-mod http_wire;
 pub mod mcp_headers;
 pub mod memory;
 pub mod sse;
@@ -39,6 +35,17 @@ pub enum TransportError {
     /// The server stopped reading its input (stdio): the write queue is full.
     #[error("the server is not reading its input ({queued} bytes are waiting to be written); restart the server")]
     Backlog { queued: usize },
+}
+
+impl TransportError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TransportError::Closed => "connection-closed",
+            TransportError::Backlog { .. } => "server-not-reading",
+        }
+    }
 }
 
 /// One message on its way to the server, as the client's encoder wrote it.

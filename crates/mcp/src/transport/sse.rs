@@ -20,11 +20,11 @@ use reqwest::Url;
 use crate::mask::MaskedUrl;
 
 use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
-use super::http_errors::{describe_send_error, error_chain};
-use super::http_limits;
-use super::http_wire::{HttpResponse, Target};
 use super::sse_parse::{SseEvent, SseParser};
 use super::Outbound;
+use crate::http::errors::{describe_send_error, error_chain};
+use crate::http::limits;
+use crate::http::wire::{HttpResponse, Target};
 
 /// How long the server may take to send its `endpoint` event.
 pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
@@ -81,7 +81,7 @@ impl LegacySession {
             }
             for ev in events.drain(..) {
                 if ev.too_large {
-                    return Err(http_limits::too_large(shared.max_message_bytes));
+                    return Err(limits::too_large(shared.max_message_bytes));
                 }
                 if endpoint.is_none() && ev.kind() == "endpoint" {
                     let text = String::from_utf8_lossy(&ev.data).trim().to_string();
@@ -147,7 +147,7 @@ impl LegacySession {
             }
         };
         if resp.status().is_success() {
-            http_limits::drain_ack(resp).await;
+            limits::drain_ack(resp).await;
             return;
         }
         let reason = describe_status(shared, resp).await;
@@ -189,7 +189,7 @@ async fn read_stream(shared: Arc<Shared>, mut resp: HttpResponse, mut parser: Ss
                 if events.iter().any(|e| e.too_large) {
                     // Responses come only on this stream: one lost would leave its call
                     // waiting, so the connection ends with the reason instead.
-                    break http_limits::too_large(shared.max_message_bytes);
+                    break limits::too_large(shared.max_message_bytes);
                 }
                 for ev in events.drain(..) {
                     deliver_event(&shared, ev);

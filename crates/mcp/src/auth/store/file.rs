@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::Kept;
+use super::{CredentialError, Kept};
 
 /// Permission bits of the credentials file and its lock file: the user only.
 #[cfg(unix)]
@@ -35,46 +35,40 @@ impl FileBackend {
     }
 
     /// What the file holds (nothing when it does not exist yet).
-    pub fn load(&self) -> Result<Kept, String> {
+    pub fn load(&self) -> Result<Kept, CredentialError> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Kept::default()),
             Err(e) => {
-                return Err(format!(
-                    "cannot read the credentials file {}: {e}",
-                    self.path.display()
-                ))
+                return Err(CredentialError::ReadFile {
+                    path: self.path.display().to_string(),
+                    reason: e.to_string(),
+                })
             }
         };
         self.check_permissions();
-        serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "the credentials file {} is damaged ({}); delete it and sign in again",
-                self.path.display(),
-                // Only the position: the text around it may hold a token.
-                position(&e)
-            )
+        serde_json::from_str(&text).map_err(|e| CredentialError::Damaged {
+            path: self.path.display().to_string(),
+            // Only the position: the text around it may hold a token.
+            position: position(&e),
         })
     }
 
     /// Reads, changes and writes the file under the lock; returns what `change` returned.
-    pub fn update<T>(&self, change: impl FnOnce(&mut Kept) -> T) -> Result<T, String> {
+    pub fn update<T>(&self, change: impl FnOnce(&mut Kept) -> T) -> Result<T, CredentialError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| {
-            format!(
-                "cannot create {} for the credentials file: {e}",
-                dir.display()
-            )
+        std::fs::create_dir_all(dir).map_err(|e| CredentialError::CreateDir {
+            dir: dir.display().to_string(),
+            reason: e.to_string(),
         })?;
         let _lock = FileLock::take(&self.path.with_extension("lock"))?;
         let mut kept = self.load()?;
         let out = change(&mut kept);
-        let text = serde_json::to_vec_pretty(&kept).map_err(|e| e.to_string())?;
-        write_private(&self.path, &text).map_err(|e| {
-            format!(
-                "cannot write the credentials file {}: {e}",
-                self.path.display()
-            )
+        let text =
+            serde_json::to_vec_pretty(&kept).map_err(|e| CredentialError::Encode(e.to_string()))?;
+        write_private(&self.path, &text).map_err(|e| CredentialError::WriteFile {
+            path: self.path.display().to_string(),
+            reason: e.to_string(),
         })?;
         Ok(out)
     }
@@ -149,7 +143,7 @@ struct FileLock {
 }
 
 impl FileLock {
-    fn take(path: &Path) -> Result<FileLock, String> {
+    fn take(path: &Path) -> Result<FileLock, CredentialError> {
         let mut o = std::fs::OpenOptions::new();
         o.read(true).write(true).create(true).truncate(false);
         #[cfg(unix)]
@@ -157,19 +151,19 @@ impl FileLock {
             use std::os::unix::fs::OpenOptionsExt;
             o.mode(FILE_MODE);
         }
-        let file = o
-            .open(path)
-            .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+        let file = o.open(path).map_err(|e| CredentialError::OpenLock {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         #[cfg(unix)]
         {
             use std::os::unix::io::AsRawFd;
             // SAFETY: flock on a descriptor we own; released when the file is closed.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(format!(
-                    "cannot lock {}: {}",
-                    path.display(),
-                    std::io::Error::last_os_error()
-                ));
+                return Err(CredentialError::Lock {
+                    path: path.display().to_string(),
+                    reason: std::io::Error::last_os_error().to_string(),
+                });
             }
         }
         Ok(FileLock { file })

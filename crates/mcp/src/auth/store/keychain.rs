@@ -4,18 +4,8 @@
 
 use std::time::Duration;
 
-use super::{Key, KEYCHAIN_SERVICE};
-
-/// The keychain's name, for the user.
-#[cfg(target_os = "macos")]
-pub const NAME: &str = "macOS Keychain";
-#[cfg(target_os = "windows")]
-pub const NAME: &str = "Windows Credential Manager";
-#[cfg(not(any(target_os = "macos", target_os = "windows")))]
-pub const NAME: &str = "Secret Service";
-
-/// What to do when the keychain does not work.
-const KEYCHAIN_HINT: &str = "unlock the keychain, or set HARNESS9_CREDENTIALS=file to keep credentials in a file readable only by you";
+use super::error::NAME;
+use super::{CredentialError, Key, KEYCHAIN_SERVICE};
 
 pub struct Keychain;
 
@@ -27,38 +17,39 @@ fn account(key: &Key<'_>) -> String {
     }
 }
 
-fn entry(key: &Key<'_>) -> Result<keyring::Entry, String> {
+fn entry(key: &Key<'_>) -> Result<keyring::Entry, CredentialError> {
     keyring::Entry::new(KEYCHAIN_SERVICE, &account(key)).map_err(|e| {
-        format!(
-            "the {NAME} cannot be used: {}; {KEYCHAIN_HINT}",
-            describe(&e)
-        )
+        CredentialError::KeychainUnusable {
+            reason: describe(&e),
+        }
     })
 }
 
 impl Keychain {
-    pub fn get(&self, key: &Key<'_>) -> Result<Option<serde_json::Value>, String> {
+    pub fn get(&self, key: &Key<'_>) -> Result<Option<serde_json::Value>, CredentialError> {
         match entry(key)?.get_password() {
             Ok(text) => Ok(serde_json::from_str(&text).ok()),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(format!(
-                "cannot read from the {NAME}: {}; {KEYCHAIN_HINT}",
-                describe(&e)
-            )),
+            Err(e) => Err(CredentialError::KeychainRead {
+                reason: describe(&e),
+            }),
         }
     }
 
     /// Sets (Some) or deletes (None) an entry; `Ok(true)` when it existed before.
-    pub fn put(&self, key: &Key<'_>, value: Option<serde_json::Value>) -> Result<bool, String> {
+    pub fn put(
+        &self,
+        key: &Key<'_>,
+        value: Option<serde_json::Value>,
+    ) -> Result<bool, CredentialError> {
         let e = entry(key)?;
         let existed = match e.get_password() {
             Ok(_) => true,
             Err(keyring::Error::NoEntry) => false,
             Err(err) => {
-                return Err(format!(
-                    "cannot read from the {NAME}: {}; {KEYCHAIN_HINT}",
-                    describe(&err)
-                ))
+                return Err(CredentialError::KeychainRead {
+                    reason: describe(&err),
+                })
             }
         };
         let result = match value {
@@ -68,10 +59,9 @@ impl Keychain {
         };
         match result {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(existed),
-            Err(err) => Err(format!(
-                "cannot write to the {NAME}: {}; {KEYCHAIN_HINT}",
-                describe(&err)
-            )),
+            Err(err) => Err(CredentialError::KeychainWrite {
+                reason: describe(&err),
+            }),
         }
     }
 }
@@ -95,14 +85,14 @@ fn describe(e: &keyring::Error) -> String {
 /// Whether the keychain answers within `timeout`: a D-Bus session must exist (Linux) and
 /// a harmless lookup must come back. The lookup runs on its own thread, so a keychain
 /// that hangs (a Secret Service that never starts) only costs `timeout`.
-pub fn probe(timeout: Duration) -> Result<(), String> {
+pub fn probe(timeout: Duration) -> Result<(), CredentialError> {
     #[cfg(all(unix, not(target_os = "macos")))]
     {
         let has_bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|a| !a.is_empty())
             || std::env::var_os("XDG_RUNTIME_DIR")
                 .is_some_and(|d| std::path::Path::new(&d).join("bus").exists());
         if !has_bus {
-            return Err("no D-Bus session".into());
+            return Err(CredentialError::NoKeychain("no D-Bus session".into()));
         }
     }
     let (tx, rx) = std::sync::mpsc::channel();
@@ -118,12 +108,14 @@ pub fn probe(timeout: Duration) -> Result<(), String> {
                 });
             let _ = tx.send(outcome);
         })
-        .map_err(|e| format!("cannot start the keychain probe: {e}"))?;
+        .map_err(|e| {
+            CredentialError::NoKeychain(format!("cannot start the keychain probe: {e}"))
+        })?;
     match rx.recv_timeout(timeout) {
-        Ok(outcome) => outcome,
-        Err(_) => Err(format!(
+        Ok(outcome) => outcome.map_err(CredentialError::NoKeychain),
+        Err(_) => Err(CredentialError::NoKeychain(format!(
             "the {NAME} did not answer within {} s",
             timeout.as_secs()
-        )),
+        ))),
     }
 }

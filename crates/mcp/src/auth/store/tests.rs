@@ -109,7 +109,10 @@ fn a_damaged_file_is_reported_without_its_content() {
     std::fs::write(&path, "{\"tokens\": {\"x\": \"secret-access-token\"").unwrap();
     let store = CredentialStore::file(path.clone());
     assert_eq!(store.tokens("x"), None);
-    let err = store.save_tokens("y", &tokens("t")).unwrap_err();
+    let err = store
+        .save_tokens("y", &tokens("t"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("is damaged"), "{err}");
     assert!(err.contains("delete it and sign in again"), "{err}");
     assert!(!err.contains("secret-access-token"), "{err}");
@@ -147,10 +150,13 @@ fn without_a_bus_the_file_is_chosen_at_once() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let started = std::time::Instant::now();
     let store = CredentialStore::open_as("auto", dir.path());
     assert!(store.file_path().is_some(), "{}", store.location());
-    assert!(started.elapsed() < KEYCHAIN_PROBE_TIMEOUT);
+    // Decided without asking a keychain (and so without waiting for one to answer).
+    assert_eq!(
+        probe_keychain(KEYCHAIN_PROBE_TIMEOUT).map_err(|e| e.to_string()),
+        Err("no D-Bus session".to_string())
+    );
 }
 
 #[test]

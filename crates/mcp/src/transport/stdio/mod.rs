@@ -79,6 +79,19 @@ pub enum SpawnError {
     Other { command: String, message: String },
 }
 
+impl SpawnError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SpawnError::NotFound { .. } => "command-not-found",
+            SpawnError::PermissionDenied { .. } => "permission-denied",
+            SpawnError::NoCwd(_) => "no-working-directory",
+            SpawnError::Other { .. } => "spawn-failed",
+        }
+    }
+}
+
 /// Starts the child and returns its connection. `log` receives its stderr.
 pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnError> {
     if let Some(cwd) = &spec.cwd {
@@ -129,6 +142,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             wrote_directly: false,
             closing: false,
             grown: false,
+            skip: 0,
         }),
         wake: Notify::new(),
     });
@@ -138,7 +152,7 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
     }));
 
     let sender = Arc::new(StdioSender {
-        out,
+        out: out.clone(),
         max_queued: spec.max_message_bytes.max(MIN_QUEUE_BYTES),
         exit: exit_rx.clone(),
         group: group.clone(),
@@ -149,7 +163,9 @@ pub fn spawn(spec: &StdioSpec, log: Arc<ServerLog>) -> Result<Connection, SpawnE
             spec.max_message_bytes,
         ),
         log,
+        exited: Some(reader::exited(exit_rx.clone())),
         exit: exit_rx,
+        out,
         stderr_done: stderr_done_rx,
         group,
         max_message_bytes: spec.max_message_bytes,

@@ -12,8 +12,10 @@
 //! and the group is then no longer signalled at all.
 
 use parking_lot::Mutex;
+use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,6 +42,9 @@ pub(super) struct Group {
     reaped: Arc<Mutex<bool>>,
     /// Set when a close sequence has sent its last signal: the leader may be reaped.
     done: watch::Sender<bool>,
+    /// Set when a close sequence starts: the connection's end and its close may both ask
+    /// for one, and one is enough (it scans the process table while it waits).
+    ending: AtomicBool,
 }
 
 impl Group {
@@ -78,17 +83,29 @@ fn members_running(pgid: i32) -> bool {
         if pid == pgid {
             return false;
         }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        // One read into a small buffer (no size query, no growing string): the fields
+        // needed come right after the command name, which is at most 16 bytes.
+        let mut buf = [0u8; 512];
+        let Ok(n) =
+            std::fs::File::open(format!("/proc/{pid}/stat")).and_then(|mut f| f.read(&mut buf))
+        else {
             return false;
         };
+        let stat = buf.get(..n).unwrap_or_default();
         // `pid (comm) state ppid pgrp …`; comm may hold anything, so read after its `)`.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
+        let Some(close) = stat.iter().rposition(|b| *b == b')') else {
             return false;
         };
-        let mut fields = rest.split_whitespace();
+        let rest = stat.get(close + 1..).unwrap_or_default();
+        let mut fields = rest
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty());
         let state = fields.next();
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
-        pgrp == Some(pgid) && state != Some("Z")
+        let pgrp = fields
+            .nth(1)
+            .and_then(|p| std::str::from_utf8(p).ok())
+            .and_then(|p| p.parse::<i32>().ok());
+        pgrp == Some(pgid) && state != Some(b"Z".as_slice())
     })
 }
 
@@ -105,6 +122,7 @@ pub(super) fn watch_leader(
         pgid,
         reaped: Arc::default(),
         done: done_tx,
+        ending: AtomicBool::new(false),
     });
     let reaped = group.reaped.clone();
     tokio::spawn(async move {
@@ -186,6 +204,12 @@ fn peek_exit(pid: i32) -> Option<ExitStatus> {
 /// then SIGKILL; then the leader may be reaped (and the reaper forgets the group).
 pub(super) async fn end_group(group: Arc<Group>, mut exit: watch::Receiver<Option<ExitStatus>>) {
     if group.pgid <= 0 {
+        return;
+    }
+    if group.ending.swap(true, Ordering::AcqRel) {
+        // Another sequence runs (or ran): this one ends with it.
+        let mut done = group.done.subscribe();
+        let _ = done.wait_for(|d| *d).await;
         return;
     }
     // Even when the leader exited, its group may hold children (npx → node).

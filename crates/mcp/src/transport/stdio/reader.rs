@@ -1,7 +1,9 @@
 //! The reading half: frames from stdout, and the end of the connection noticed from the
 //! child's exit status as well as from end of file (a grandchild may hold stdout open).
 
+use std::future::Future;
 use std::os::fd::AsRawFd;
+use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use tokio::sync::watch;
 
 use super::framer::{Frame, LineReader};
 use super::process::{describe_exit, end_group, Group};
-use super::writer::{grow_pipe, HANDOFF_MIN};
+use super::writer::{grow_pipe, Outbox, HANDOFF_MIN};
 use crate::log::{LogSource, ServerLog};
 use crate::transport::{Inbound, TransportReceiver};
 
@@ -25,10 +27,25 @@ pub const EXIT_OUTPUT_GRACE: Duration = Duration::from_millis(250);
 /// After the server exits, the longest stdout may keep delivering.
 pub const EXIT_OUTPUT_MAX: Duration = Duration::from_secs(3);
 
+/// Resolves once the server has exited (or its exit can no longer be learnt).
+type Exited = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The server's exit as one future for the whole connection, so that waiting for a frame
+/// does not register and unregister a watcher of the exit status for every message.
+pub(super) fn exited(mut exit: watch::Receiver<Option<ExitStatus>>) -> Exited {
+    Box::pin(async move {
+        let _ = exit.wait_for(|s| s.is_some()).await;
+    })
+}
+
 pub(super) struct StdioReceiver {
     pub(super) lines: LineReader<BufReader<ChildStdout>>,
     pub(super) log: Arc<ServerLog>,
+    /// `None` once the exit was seen.
+    pub(super) exited: Option<Exited>,
     pub(super) exit: watch::Receiver<Option<ExitStatus>>,
+    /// The sending half's state: every message read ends the burst of requests before it.
+    pub(super) out: Arc<Outbox>,
     pub(super) stderr_done: watch::Receiver<bool>,
     pub(super) group: Arc<Group>,
     pub(super) max_message_bytes: usize,
@@ -46,21 +63,33 @@ impl TransportReceiver for StdioReceiver {
             // Set once the server exited: (silence deadline, hard deadline, bytes read).
             let mut after_exit: Option<(tokio::time::Instant, tokio::time::Instant, u64)> = None;
             loop {
-                let frame = match after_exit {
-                    None => tokio::select! {
-                        biased;
-                        f = self.lines.next_frame() => f,
-                        _ = self.exit.wait_for(|s| s.is_some()) => {
-                            let now = tokio::time::Instant::now();
-                            after_exit = Some((
-                                now + EXIT_OUTPUT_GRACE,
-                                now + EXIT_OUTPUT_MAX,
-                                self.lines.consumed(),
-                            ));
-                            continue;
+                let frame = match (after_exit, self.exited.as_mut()) {
+                    (None, Some(exited)) => {
+                        let next = tokio::select! {
+                            biased;
+                            f = self.lines.next_frame() => Some(f),
+                            () = exited => None,
+                        };
+                        match next {
+                            Some(f) => f,
+                            None => {
+                                self.exited = None;
+                                continue;
+                            }
                         }
-                    },
-                    Some((quiet, hard, seen)) => tokio::select! {
+                    }
+                    // The exit was seen (in this call or an earlier one): stdout gets its
+                    // grace from now.
+                    (None, None) => {
+                        let now = tokio::time::Instant::now();
+                        after_exit = Some((
+                            now + EXIT_OUTPUT_GRACE,
+                            now + EXIT_OUTPUT_MAX,
+                            self.lines.consumed(),
+                        ));
+                        continue;
+                    }
+                    (Some((quiet, hard, seen)), _) => tokio::select! {
                         biased;
                         f = self.lines.next_frame() => f,
                         _ = tokio::time::sleep_until(quiet.min(hard)) => {
@@ -76,6 +105,7 @@ impl TransportReceiver for StdioReceiver {
                 match frame {
                     Err(_) | Ok(Frame::Eof) => return self.end(None).await,
                     Ok(Frame::Message(msg)) => {
+                        self.out.burst_over();
                         if msg.len() >= HANDOFF_MIN && !self.grown {
                             self.grown = true;
                             grow_pipe(self.lines.get_ref().get_ref().as_raw_fd());

@@ -126,13 +126,9 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let start = Instant::now();
+        // Waiting for the end of the output (which the `sleep` holds open) would run into
+        // the time limit, and then there is no PATH.
         let path = ask_shell(shell.to_str().unwrap());
         assert_eq!(path, Some(OsString::from("/from/shell")));
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            start.elapsed()
-        );
     }
 }

@@ -1,10 +1,14 @@
 //! The writing half: messages leave in order, batched by one writer task.
 //!
-//! When nothing is queued and nothing was written directly since the writer task last ran,
-//! `send` writes the message to the (non-blocking) pipe itself, which saves a task switch
-//! per request on an idle connection; everything else (a burst of requests, a full pipe,
-//! the rest of a partial write) is appended to one queue that the writer task writes in
-//! large batches. The pipe is only written with the queue's lock held or by the writer task
+//! When nothing is queued and nothing was written directly since the burst began, `send`
+//! writes the message to the (non-blocking) pipe itself, which saves a task switch per
+//! request on an idle connection; everything else (a burst of requests, a full pipe, the
+//! rest of a partial write) is appended to one queue that the writer task writes in large
+//! batches. A burst ends when the writer task runs or a message arrives from the server
+//! (the reader calls [`Outbox::burst_over`]): a direct write wakes no task, so a caller
+//! that waits for each answer before the next request costs one system call per request
+//! and nothing else. The rest of a large message that the pipe did not take at once goes
+//! to the writer task as it is, without a copy. The pipe is only written with the queue's lock held or by the writer task
 //! while it owns the queue's contents, so writes never interleave; the lock also guards the
 //! descriptor, which is marked closed before it is dropped.
 //!
@@ -72,11 +76,20 @@ pub(super) struct OutState {
     pub(super) closing: bool,
     /// The pipe was enlarged for a large message.
     pub(super) grown: bool,
+    /// Bytes at the start of `queue` already written (the head of a large message whose
+    /// buffer became the queue).
+    pub(super) skip: usize,
 }
 
 impl Outbox {
     fn lock(&self) -> MutexGuard<'_, OutState> {
         self.state.lock()
+    }
+
+    /// The server answered: whatever is sent next starts a new burst, and may be written
+    /// directly.
+    pub(super) fn burst_over(&self) {
+        self.lock().wrote_directly = false;
     }
 }
 
@@ -134,6 +147,7 @@ impl Drop for StdinGuard {
         state.fd = None;
         state.closing = true;
         state.queue = Vec::new();
+        state.skip = 0;
         drop(self.stdin.take());
     }
 }
@@ -142,12 +156,12 @@ pub(super) async fn write_loop(mut guard: StdinGuard) {
     let out = guard.out.clone();
     let mut batch: Vec<u8> = Vec::new();
     loop {
-        let closing = {
+        let (closing, skip) = {
             let mut state = out.lock();
             state.wrote_directly = false;
             std::mem::swap(&mut batch, &mut state.queue);
             state.writing = !batch.is_empty();
-            state.closing
+            (state.closing, std::mem::take(&mut state.skip))
         };
         if batch.is_empty() {
             if closing {
@@ -159,7 +173,11 @@ pub(super) async fn write_loop(mut guard: StdinGuard) {
         let Some(stdin) = guard.stdin.as_mut() else {
             break;
         };
-        if stdin.write_all(&batch).await.is_err() {
+        if stdin
+            .write_all(batch.get(skip..).unwrap_or_default())
+            .await
+            .is_err()
+        {
             break; // the child is gone; the reader reports why
         }
         if batch.capacity() > 4 * WRITE_BATCH {
@@ -198,10 +216,8 @@ impl TransportSender for StdioSender {
         if !state.writing && state.queue.is_empty() && !state.wrote_directly {
             match write_direct(fd, &message) {
                 Direct::All => {
+                    // No task to wake: the burst ends with the answer (or the writer task).
                     state.wrote_directly = true;
-                    drop(state);
-                    // Let the writer task see the direct write (it ends the burst).
-                    self.out.wake.notify_one();
                     return Ok(());
                 }
                 Direct::Some(n) => written = n,
@@ -221,10 +237,19 @@ impl TransportSender for StdioSender {
                 queued: state.queue.len(),
             });
         }
-        if written < message.len() {
-            state.queue.extend_from_slice(&message[written..]);
+        if message.len() - written >= HANDOFF_MIN && state.queue.is_empty() {
+            // The rest of a large message: its own buffer becomes the queue (the client's
+            // encoder made it from a vector nobody else holds, so no copy).
+            let mut message = Vec::from(message);
+            message.push(b'\n');
+            state.queue = message;
+            state.skip = written;
+        } else {
+            if written < message.len() {
+                state.queue.extend_from_slice(&message[written..]);
+            }
+            state.queue.push(b'\n');
         }
-        state.queue.push(b'\n');
         drop(state);
         self.out.wake.notify_one();
         Ok(())

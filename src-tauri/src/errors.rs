@@ -1,0 +1,344 @@
+//! How errors cross the bridge: every command fails with one [`BridgeError`], `{ code,
+//! message }`, whose code is one of a closed set the UI can branch on ([`ErrorCode`]) and
+//! whose message is the core's text (it says what to do).
+//!
+//! This is the only place that decides codes: each core error names its code here
+//! ([`WireCode`], matching every variant, so a new variant of a core error does not compile
+//! until it has one), and the few errors of the desktop crate itself have a constructor
+//! here. Commands convert with `?` or `map_err(BridgeError::from)`.
+
+use std::fmt::Display;
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use harness9::config::import::ImportError;
+use harness9::config::SaveError;
+use harness9::engine::provider::settings::SettingsError;
+use harness9::engine::EngineError;
+use harness9::harness::{
+    CallError, ConfigSaveError, PermissionError, PromptError, RootsError, SaveResourceError,
+};
+use harness9::host::asks::{AskError, ReplyError};
+use harness9::host::catalog::FeatureError;
+use harness9::host::pins::AcceptError;
+use harness9::inspect::EditError;
+use harness9::links::LinkRefused;
+
+/// What went wrong, as a closed set the UI can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// No project is open.
+    NoProject,
+    /// No such server, tool, prompt or folder.
+    NotFound,
+    /// The server is not connected (stopped, failed, disabled, awaiting approval).
+    NotConnected,
+    /// The server does not offer what was asked (resources, prompts, logging).
+    Unsupported,
+    /// The tool call itself failed (timeout, protocol error, server gone).
+    ToolFailed,
+    /// The tool changed since it was pinned and is held back until the user accepts it.
+    Held,
+    /// The text is not a valid `.mcp.json`; nothing was written.
+    InvalidConfig,
+    /// `.mcp.json` changed on disk since it was loaded, or what was shown changed since;
+    /// nothing was written.
+    ChangedOnDisk,
+    /// A file could not be read or written.
+    Io,
+    /// The call was cancelled by the user.
+    Cancelled,
+    /// No model provider is configured: the message says what to set.
+    NotConfigured,
+    /// A chat turn is already running.
+    Busy,
+    /// Signing in to a remote server did not work: the message says why and what to do.
+    SignInFailed,
+    /// Arguments are missing or wrong (a prompt's required ones): the message names them.
+    InvalidArguments,
+    /// A request to a server failed (an error answer, a timeout, the server gone).
+    RequestFailed,
+    /// Anything else (a bug): the message says what.
+    Internal,
+}
+
+/// The error of every command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct BridgeError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+pub type BridgeResult<T> = Result<T, BridgeError>;
+
+impl BridgeError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        BridgeError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn no_project() -> Self {
+        Self::new(ErrorCode::NoProject, "open a project folder first")
+    }
+
+    /// Signing in failed; the text says why.
+    pub fn sign_in_failed(why: String) -> Self {
+        Self::new(ErrorCode::SignInFailed, why)
+    }
+
+    /// Signing out failed (the tokens could not be forgotten); the text says why.
+    pub fn sign_out_failed(why: String) -> Self {
+        Self::new(ErrorCode::Io, why)
+    }
+
+    /// A file, folder or link could not be handed to the desktop's opener.
+    pub fn cannot_open(what: impl Display, why: impl Display) -> Self {
+        Self::new(ErrorCode::Io, format!("cannot open {what}: {why}"))
+    }
+
+    /// A link the link rules refuse ([`harness9::links::check_link`]).
+    pub fn link_refused(url: &str, refused: LinkRefused) -> Self {
+        Self::new(
+            ErrorCode::InvalidArguments,
+            format!("refused to open {url:?}: {refused}"),
+        )
+    }
+
+    /// A folder the window asked to open that cannot be opened.
+    pub fn folder(message: String) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    /// No server of that name (for what only the desktop crate looks up).
+    pub fn no_server(server: &str) -> Self {
+        Self::new(ErrorCode::NotFound, format!("no server named \"{server}\""))
+    }
+
+    /// The Downloads folder is not known.
+    pub fn no_downloads(why: impl Display) -> Self {
+        Self::new(
+            ErrorCode::Io,
+            format!("no Downloads folder is known ({why}); set XDG_DOWNLOAD_DIR"),
+        )
+    }
+
+    /// The sampling grants could not be written.
+    pub fn grants(why: std::io::Error) -> Self {
+        Self::new(
+            ErrorCode::Io,
+            format!("cannot change the sampling grants: {why}"),
+        )
+    }
+}
+
+/// A core error's code on the bridge.
+pub trait WireCode: Display {
+    fn wire_code(&self) -> ErrorCode;
+}
+
+impl<E: WireCode> From<E> for BridgeError {
+    fn from(e: E) -> Self {
+        BridgeError::new(e.wire_code(), e.to_string())
+    }
+}
+
+impl WireCode for std::io::Error {
+    fn wire_code(&self) -> ErrorCode {
+        ErrorCode::Io
+    }
+}
+
+/// A blocking task of the backend that ended early (a bug).
+impl WireCode for tokio::task::JoinError {
+    fn wire_code(&self) -> ErrorCode {
+        ErrorCode::Internal
+    }
+}
+
+impl WireCode for CallError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            CallError::UnknownServer { .. } | CallError::UnknownTool { .. } => ErrorCode::NotFound,
+            CallError::NotConnected { .. } => ErrorCode::NotConnected,
+            CallError::Tool(_) => ErrorCode::ToolFailed,
+            CallError::Held { .. } => ErrorCode::Held,
+            CallError::Cancelled => ErrorCode::Cancelled,
+        }
+    }
+}
+
+impl WireCode for AcceptError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            AcceptError::NotConnected(_) => ErrorCode::NotConnected,
+            AcceptError::NotHeld { .. } => ErrorCode::NotFound,
+            AcceptError::Save(_) => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for SaveError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SaveError::Invalid(_) => ErrorCode::InvalidConfig,
+            SaveError::Io { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for EditError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            EditError::Unknown(_) => ErrorCode::NotFound,
+            EditError::Invalid(_)
+            | EditError::EmptyName
+            | EditError::NotAnObject
+            | EditError::Duplicate(_) => ErrorCode::InvalidConfig,
+        }
+    }
+}
+
+impl WireCode for ConfigSaveError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            ConfigSaveError::ChangedOnDisk { .. } => ErrorCode::ChangedOnDisk,
+            ConfigSaveError::Save(e) => e.wire_code(),
+            ConfigSaveError::Edit(e) => e.wire_code(),
+            ConfigSaveError::Io(_) => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for ImportError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            ImportError::Target { .. } => ErrorCode::Io,
+            ImportError::Save(e) => e.wire_code(),
+            ImportError::NotConfirmed => ErrorCode::InvalidArguments,
+            ImportError::Changed => ErrorCode::ChangedOnDisk,
+        }
+    }
+}
+
+impl WireCode for SettingsError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SettingsError::BadFile { .. } | SettingsError::KeyStore { .. } => ErrorCode::Io,
+            SettingsError::NotConfigured(_)
+            | SettingsError::MissingKey { .. }
+            | SettingsError::MissingKeychainKey { .. } => ErrorCode::NotConfigured,
+            SettingsError::UnknownProvider(_) => ErrorCode::InvalidArguments,
+        }
+    }
+}
+
+impl WireCode for EngineError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            // Whatever keeps the provider from being used, the chat shows what to set.
+            EngineError::Settings(_) => ErrorCode::NotConfigured,
+            EngineError::Store(_) => ErrorCode::Io,
+            EngineError::Busy => ErrorCode::Busy,
+            EngineError::EmptyPrompt => ErrorCode::InvalidArguments,
+        }
+    }
+}
+
+impl WireCode for FeatureError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            FeatureError::UnknownServer { .. } => ErrorCode::NotFound,
+            FeatureError::NotConnected { .. } => ErrorCode::NotConnected,
+            FeatureError::Unsupported { .. } => ErrorCode::Unsupported,
+            FeatureError::Client { .. } => ErrorCode::RequestFailed,
+        }
+    }
+}
+
+impl WireCode for PromptError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            PromptError::Feature(e) => e.wire_code(),
+            PromptError::Engine(e) => e.wire_code(),
+            PromptError::UnknownPrompt { .. } => ErrorCode::NotFound,
+            PromptError::MissingArguments { .. } => ErrorCode::InvalidArguments,
+        }
+    }
+}
+
+impl WireCode for SaveResourceError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SaveResourceError::Read(e) => e.wire_code(),
+            SaveResourceError::Empty { .. } | SaveResourceError::BadData { .. } => {
+                ErrorCode::RequestFailed
+            }
+            SaveResourceError::Io { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for ReplyError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            ReplyError::Ask(AskError::Unknown(_)) => ErrorCode::NotFound,
+            ReplyError::Ask(AskError::WrongAnswer { .. } | AskError::Invalid { .. }) => {
+                ErrorCode::InvalidArguments
+            }
+            ReplyError::Ask(AskError::Failed { .. }) => ErrorCode::Internal,
+            ReplyError::Open { .. } => ErrorCode::Io,
+            ReplyError::Refused { .. } => ErrorCode::InvalidArguments,
+        }
+    }
+}
+
+impl WireCode for RootsError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            RootsError::NotAFolder { .. } | RootsError::NotThere { .. } => ErrorCode::NotFound,
+            RootsError::IsProject { .. } | RootsError::AlreadyThere { .. } => {
+                ErrorCode::InvalidConfig
+            }
+            RootsError::Save { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for PermissionError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            PermissionError::EmptyPattern => ErrorCode::InvalidArguments,
+            PermissionError::Save { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_cross_as_code_and_message() {
+        let e = BridgeError::new(ErrorCode::ChangedOnDisk, "changed");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "changed-on-disk", "message": "changed"})
+        );
+    }
+
+    #[test]
+    fn a_core_error_keeps_its_text_and_gets_its_code() {
+        let e = BridgeError::from(EditError::Unknown("web".into()));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "not-found", "message": "there is no server named \"web\""})
+        );
+        let e = BridgeError::from(ImportError::Changed);
+        assert_eq!(e.code, ErrorCode::ChangedOnDisk);
+    }
+}
