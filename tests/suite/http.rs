@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::support::client::opts;
 use super::support::http::{connect_http, Fixture};
-use super::support::wait::wait_for_log;
+use super::support::wait::{poll_for_async, wait_for_log};
 use super::support::{state_of, Project};
 
 async fn call_text(c: &Client, tool: &str, args: Value) -> String {
@@ -287,11 +287,19 @@ async fn a_cut_answer_stream_is_resumed_with_last_event_id() {
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_and_is_cancelled() {
     let f = Fixture::start().await;
-    for path in ["/json", "/stream"] {
+    // `hang` sends nothing; `stall` stops in the middle of its answer (a JSON body short of
+    // its length, an SSE event without its end).
+    let mut notes: std::collections::HashMap<&str, usize> = Default::default();
+    for (path, tool) in [
+        ("/json", "hang"),
+        ("/stream", "hang"),
+        ("/json", "stall"),
+        ("/stream", "stall"),
+    ] {
         let (c, _, _) = connect_http(&f.url(path), &[], false).await.unwrap();
         let err = c
             .call_tool(
-                "hang",
+                tool,
                 None,
                 RequestOptions {
                     timeout: Some(Duration::from_millis(300)),
@@ -300,25 +308,52 @@ async fn a_server_that_never_answers_times_out_and_is_cancelled() {
             )
             .await
             .unwrap_err();
-        assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
-        let j = f
-            .wait_journal("notifications/cancelled", |e| {
-                e["path"] == path && rpc_method(e) == "notifications/cancelled"
-            })
-            .await;
-        let hang_id = posts(&j, path)
-            .iter()
-            .find(|e| e["body"]["params"]["name"] == "hang")
-            .map(|e| e["body"]["id"].clone())
-            .unwrap();
-        let cancel = posts(&j, path)
-            .into_iter()
-            .find(|e| rpc_method(e) == "notifications/cancelled")
-            .unwrap();
-        assert_eq!(cancel["body"]["params"]["requestId"], hang_id);
-        // The HTTP exchange of the cancelled request is dropped too.
-        f.wait_journal("hang-closed", |e| e["note"] == "hang-closed")
-            .await;
+        assert!(matches!(err, ClientError::Timeout { .. }), "{tool}: {err}");
+        // The call and its cancellation, in this connection's session.
+        let cancelled = |e: &Value, j: &[Value]| {
+            let call = rpc_method(e) == "tools/call" && e["body"]["params"]["name"] == tool;
+            call && e["path"] == path
+                && j.iter().any(|c| {
+                    rpc_method(c) == "notifications/cancelled"
+                        && c["headers"]["mcp-session-id"] == e["headers"]["mcp-session-id"]
+                        && c["body"]["params"]["requestId"] == e["body"]["id"]
+                })
+        };
+        poll_for_async(
+            &format!("{tool} on {path} to be cancelled"),
+            Duration::from_secs(10),
+            || async {
+                let j = f.journal().await;
+                if j.iter().any(|e| cancelled(e, &j)) {
+                    Ok(())
+                } else {
+                    Err(format!("{j:#?}"))
+                }
+            },
+        )
+        .await;
+        // The HTTP exchange of the cancelled request is dropped too (its connection closed).
+        let closed = format!("{tool}-closed");
+        *notes.entry(tool).or_insert(0) += 1;
+        let want = notes[tool];
+        poll_for_async(
+            &format!("{want} {closed}"),
+            Duration::from_secs(10),
+            || async {
+                let n = f
+                    .journal()
+                    .await
+                    .iter()
+                    .filter(|e| e["note"] == closed.as_str())
+                    .count();
+                if n >= want {
+                    Ok(())
+                } else {
+                    Err(format!("{n} of {want}"))
+                }
+            },
+        )
+        .await;
         // The connection still works.
         assert_eq!(call_text(&c, "echo", json!({"text": "ok"})).await, "ok");
         c.close().await;
@@ -402,7 +437,7 @@ async fn manager_statuses_for_remote_servers() {
     };
     for n in ["remote", "fallback", "legacy"] {
         assert!(
-            matches!(state_of(&m, n), ServerState::Connected { tools: 10, .. }),
+            matches!(state_of(&m, n), ServerState::Connected { tools: 11, .. }),
             "{n}: {:?}",
             state_of(&m, n)
         );

@@ -4,6 +4,7 @@
 //! the lean HTTP/1.1 client of [`super::h1`]. Either way the caller gets an
 //! [`HttpResponse`] (status, headers, body read chunk by chunk) or an [`HttpError`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,21 +26,56 @@ pub(crate) enum Target {
 pub(crate) struct Exchange {
     pub(crate) method: Method,
     pub(crate) target: Target,
-    pub(crate) headers: HeaderMap,
+    /// The headers from `.mcp.json`, shared by every exchange (not copied for each).
+    pub(crate) configured: Arc<HeaderMap>,
+    /// This exchange's own headers; each replaces a configured one of the same name.
+    pub(crate) own: Vec<(HeaderName, HeaderValue)>,
     pub(crate) body: Option<Bytes>,
     /// For the whole exchange, body included.
     pub(crate) timeout: Option<Duration>,
 }
 
 impl Exchange {
-    pub(crate) fn header(mut self, name: HeaderName, value: &'static str) -> Exchange {
-        self.headers.insert(name, HeaderValue::from_static(value));
-        self
+    /// A request with the configured headers and room for `own` more of its own.
+    pub(crate) fn new(
+        method: Method,
+        target: Target,
+        configured: Arc<HeaderMap>,
+        own: usize,
+    ) -> Exchange {
+        Exchange {
+            method,
+            target,
+            configured,
+            own: Vec::with_capacity(own),
+            body: None,
+            timeout: None,
+        }
+    }
+
+    pub(crate) fn header(self, name: HeaderName, value: &'static str) -> Exchange {
+        self.header_value(name, HeaderValue::from_static(value))
     }
 
     pub(crate) fn header_value(mut self, name: HeaderName, value: HeaderValue) -> Exchange {
-        self.headers.insert(name, value);
+        self.set(name, value);
         self
+    }
+
+    /// Sets one of the exchange's own headers (replacing an earlier value).
+    pub(crate) fn set(&mut self, name: HeaderName, value: HeaderValue) {
+        match self.own.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.own.push((name, value)),
+        }
+    }
+
+    /// The value the request carries for `name`.
+    pub(crate) fn get(&self, name: &HeaderName) -> Option<&HeaderValue> {
+        match self.own.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => Some(v),
+            None => self.configured.get(name),
+        }
     }
 
     pub(crate) fn body(mut self, body: Bytes) -> Exchange {
@@ -56,7 +92,8 @@ impl Exchange {
     pub(crate) async fn send_lean(&self, wire: &Wire) -> Result<HttpResponse, HttpError> {
         let req = WireRequest {
             method: &self.method,
-            headers: &self.headers,
+            configured: &self.configured,
+            own: &self.own,
             body: self.body.as_deref(),
             timeout: self.timeout,
         };
@@ -76,7 +113,11 @@ impl Exchange {
             Target::Own => own.clone(),
             Target::Other(u) => u,
         };
-        let mut req = client.request(self.method, url).headers(self.headers);
+        let mut headers = HeaderMap::clone(&self.configured);
+        for (name, value) in self.own {
+            headers.insert(name, value);
+        }
+        let mut req = client.request(self.method, url).headers(headers);
         if let Some(b) = self.body {
             req = req.body(b);
         }

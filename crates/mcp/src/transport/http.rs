@@ -124,7 +124,7 @@ pub(crate) fn open(
         client,
         wire,
         url,
-        headers,
+        headers: Arc::new(headers),
         has_auth_header,
         auth: spec.auth.clone().filter(|_| !has_auth_header),
         max_message_bytes: spec.max_message_bytes,

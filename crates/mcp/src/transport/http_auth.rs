@@ -8,7 +8,7 @@
 //! only goes to the origin of the configured URL; one request is refused at most
 //! [`MAX_AUTH_ATTEMPTS`] times before it fails.
 
-use reqwest::header::{HeaderMap, AUTHORIZATION};
+use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::{StatusCode, Url};
 
 use super::http_conn::Shared;
@@ -22,14 +22,12 @@ pub const MAX_AUTH_ATTEMPTS: u32 = 3;
 impl Shared {
     /// The `Authorization` header for a request to `url`, when an authorizer holds a token
     /// and `url` is on the server's origin.
-    pub(crate) fn auth_header_for(&self, url: &Url, headers: &mut HeaderMap) {
-        if let Some(auth) = &self.auth {
-            if url.origin() == self.url.origin() {
-                if let Some(h) = auth.header() {
-                    headers.insert(AUTHORIZATION, h);
-                }
-            }
+    pub(crate) fn auth_header_for(&self, url: &Url) -> Option<HeaderValue> {
+        let auth = self.auth.as_ref()?;
+        if url.origin() != self.url.origin() {
+            return None;
         }
+        auth.header()
     }
 
     /// Sends the request `build` makes; with an authorizer, refreshes a token about to
@@ -61,7 +59,7 @@ impl Shared {
                     return self.execute(ex).await;
                 }
             }
-            let used = ex.headers.get(AUTHORIZATION).cloned();
+            let used = ex.get(&AUTHORIZATION).cloned();
             let mut resp = self.execute(ex).await?;
             let status = resp.status().as_u16();
             let refused = match status {

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::Url;
 
 use crate::mask::mask_urls_in;
@@ -108,7 +108,7 @@ pub(crate) struct Shared {
     /// The lean client for the server's own URL, when it can serve it ([`crate::http::wire`]).
     pub(crate) wire: Option<Wire>,
     pub(crate) url: Url,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: Arc<HeaderMap>,
     pub(crate) has_auth_header: bool,
     /// OAuth ([`super::http_auth`]); `None` when the entry sets its own `Authorization`.
     pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
@@ -282,31 +282,30 @@ impl Shared {
         session: Option<&SessionSnapshot>,
         era: Option<&EraHeaders>,
     ) -> Exchange {
-        let mut headers = self.headers.clone();
+        let more = era.map(|e| e.more.as_slice()).unwrap_or_default();
+        // Room for these and the two a POST adds (Accept, Content-Type).
+        let mut ex = Exchange::new(method, target, self.headers.clone(), 5 + more.len());
         if let Some(id) = session.and_then(|s| s.id.clone()) {
-            headers.insert(SESSION_HEADER, id);
+            ex.set(SESSION_HEADER, id);
         }
         let version = match era {
             Some(e) => e.version.clone(),
             None => session.and_then(|s| s.version.clone()),
         };
         if let Some(v) = version {
-            headers.insert(VERSION_HEADER, v);
+            ex.set(VERSION_HEADER, v);
         }
-        for (name, value) in era.map(|e| e.more.as_slice()).unwrap_or_default() {
-            headers.insert(name.clone(), value.clone());
+        for (name, value) in more {
+            ex.set(name.clone(), value.clone());
         }
-        match &target {
-            Target::Own => self.auth_header_for(&self.url, &mut headers),
-            Target::Other(url) => self.auth_header_for(url, &mut headers),
+        let url = match &ex.target {
+            Target::Own => &self.url,
+            Target::Other(url) => url,
+        };
+        if let Some(h) = self.auth_header_for(url) {
+            ex.set(AUTHORIZATION, h);
         }
-        Exchange {
-            method,
-            target,
-            headers,
-            body: None,
-            timeout: None,
-        }
+        ex
     }
 }
 

@@ -110,8 +110,12 @@ impl Shared {
         s.id = None;
         s.epoch += 1;
         if let Some(v) = resp.headers().get(&SESSION_HEADER) {
-            if !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b)) {
-                let mut v = v.clone();
+            let visible = !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b));
+            // A copy: the response's own value may share the buffer the head was read into.
+            if let Some(mut v) = visible
+                .then(|| HeaderValue::from_bytes(v.as_bytes()).ok())
+                .flatten()
+            {
                 v.set_sensitive(true);
                 s.id = Some(v);
             } else {
