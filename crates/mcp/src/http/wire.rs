@@ -53,11 +53,7 @@ impl Exchange {
         }
     }
 
-    pub(crate) fn header(self, name: HeaderName, value: &'static str) -> Exchange {
-        self.header_value(name, HeaderValue::from_static(value))
-    }
-
-    pub(crate) fn header_value(mut self, name: HeaderName, value: HeaderValue) -> Exchange {
+    pub(crate) fn header(mut self, name: HeaderName, value: HeaderValue) -> Exchange {
         self.set(name, value);
         self
     }

@@ -31,6 +31,10 @@ use crate::http::wire::{Exchange, HttpResponse, Target};
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
+/// Header values built once, when compiled (a value made at run time is checked byte by
+/// byte on every request).
+pub(crate) const EVENT_STREAM_VALUE: HeaderValue = HeaderValue::from_static(EVENT_STREAM);
+pub(crate) const JSON_VALUE: HeaderValue = HeaderValue::from_static("application/json");
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// A POST that only needs an acknowledgement (notification, response, legacy message) may

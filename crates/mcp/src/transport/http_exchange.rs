@@ -18,7 +18,7 @@ use super::http::{DEFAULT_RETRY, MAX_IDLE_RESUMES, STREAM_BROKEN};
 use super::http_answer::AnswerEnd;
 use super::http_conn::{
     describe_status, is_event_stream, LegacySession, SessionSnapshot, Shared, ACK_TIMEOUT,
-    EVENT_STREAM, SESSION_HEADER, TRANSPORT_ERROR_CODE,
+    EVENT_STREAM_VALUE, JSON_VALUE, SESSION_HEADER, TRANSPORT_ERROR_CODE,
 };
 use super::{mcp_headers, Inbound, Outbound};
 use crate::http::errors::{describe_send_error, describe_status_parts};
@@ -27,7 +27,7 @@ use crate::http::wire::{Exchange, HttpResponse, Target};
 use crate::log::LogSource;
 
 /// `Accept` of every POST.
-const ACCEPT_POST: &str = "application/json, text/event-stream";
+const ACCEPT_POST: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// An event id as a header value (one that cannot be is sent empty: the stream starts
@@ -40,7 +40,7 @@ impl Shared {
     fn post_builder(&self, out: &Outbound, session: Option<&SessionSnapshot>) -> Exchange {
         self.request(reqwest::Method::POST, Target::Own, session, Some(&out.era))
             .header(ACCEPT, ACCEPT_POST)
-            .header(CONTENT_TYPE, "application/json")
+            .header(CONTENT_TYPE, JSON_VALUE)
             .body(out.bytes.clone())
     }
 
@@ -297,8 +297,8 @@ impl Shared {
             let resp = self
                 .send(|| {
                     self.request(reqwest::Method::GET, Target::Own, Some(&snap), None)
-                        .header(ACCEPT, EVENT_STREAM)
-                        .header_value(LAST_EVENT_ID, event_value(&event_id))
+                        .header(ACCEPT, EVENT_STREAM_VALUE)
+                        .header(LAST_EVENT_ID, event_value(&event_id))
                 })
                 .await;
             let resp = match resp {
@@ -378,9 +378,9 @@ impl Shared {
             let build = || {
                 let req = self
                     .request(reqwest::Method::GET, Target::Own, Some(&snap), None)
-                    .header(ACCEPT, EVENT_STREAM);
+                    .header(ACCEPT, EVENT_STREAM_VALUE);
                 match &last_id {
-                    Some(l) => req.header_value(LAST_EVENT_ID, event_value(l)),
+                    Some(l) => req.header(LAST_EVENT_ID, event_value(l)),
                     None => req,
                 }
             };

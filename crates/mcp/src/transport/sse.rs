@@ -19,7 +19,10 @@ use reqwest::Url;
 
 use crate::mask::MaskedUrl;
 
-use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
+use super::http_conn::{
+    describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT, EVENT_STREAM_VALUE,
+    JSON_VALUE,
+};
 use super::sse_parse::{SseEvent, SseParser};
 use super::Outbound;
 use crate::http::errors::{describe_send_error, error_chain};
@@ -37,7 +40,7 @@ impl LegacySession {
             .send(|| {
                 shared
                     .request(reqwest::Method::GET, target_of(shared, &url), None, None)
-                    .header(ACCEPT, "text/event-stream")
+                    .header(ACCEPT, EVENT_STREAM_VALUE)
             })
             .await
             .map_err(|e| describe_send_error(&url, &e))?;
@@ -121,7 +124,7 @@ impl LegacySession {
                         None,
                         None,
                     )
-                    .header(CONTENT_TYPE, "application/json")
+                    .header(CONTENT_TYPE, JSON_VALUE)
                     .body(out.bytes.clone())
                     .timeout(ACK_TIMEOUT)
             })

@@ -261,9 +261,9 @@ impl Wire {
         req: &WireRequest<'_>,
         deadline: Option<Instant>,
     ) -> Result<WireResponse, WireError> {
-        let mut request = self.head(req)?;
         let body = req.body.unwrap_or_default();
         let joined = body.len() <= JOINED_BODY;
+        let mut request = self.head(req, if joined { body.len() } else { 0 })?;
         if joined {
             request.extend_from_slice(body);
         }
@@ -290,11 +290,18 @@ impl Wire {
         ))
     }
 
-    /// The request head: request line, our headers, the request's, the body's length.
-    fn head(&self, req: &WireRequest<'_>) -> Result<Vec<u8>, WireError> {
+    /// The request head: request line, our headers, the request's, the body's length;
+    /// with room for `more` bytes after it.
+    fn head(&self, req: &WireRequest<'_>, more: usize) -> Result<Vec<u8>, WireError> {
         let own = |name: &HeaderName| req.own.iter().any(|(n, _)| n == name);
         let has = |name: &HeaderName| req.configured.contains_key(name) || own(name);
-        let mut out = Vec::with_capacity(192 + self.target.len() + 48 * req.own.len());
+        let lines: usize = (req.configured.iter())
+            .chain(req.own.iter().map(|(n, v)| (n, v)))
+            .map(|(n, v)| n.as_str().len() + v.len() + 4)
+            .sum();
+        // Request line, host, user agent, the headers, the length, the empty line.
+        let room = 64 + self.target.len() + self.host_line.len() + self.agent_line.len();
+        let mut out = Vec::with_capacity(room + lines + more);
         out.extend_from_slice(req.method.as_str().as_bytes());
         out.push(b' ');
         out.extend_from_slice(self.target.as_bytes());
