@@ -5,9 +5,9 @@
 //! resume it.
 //!
 //! Invariants: no body or event is kept past the size limit; the wanted response is held
-//! back until what already arrived after it has been read, so the connection goes back to
-//! the pool before the caller, woken by the response, sends its next request; a stream is
-//! read while the client's backlog has room.
+//! back until what already arrived after it has been read (at most [`MAX_HELD_AFTER`]
+//! messages), so the connection goes back to the pool before the caller, woken by the
+//! response, sends its next request; a stream is read while the client's backlog has room.
 
 use std::time::Duration;
 
@@ -22,6 +22,9 @@ use crate::http::wire::HttpResponse;
 
 /// How long to keep reading an SSE answer after its response (for connection reuse).
 const AFTER_RESPONSE_GRACE: Duration = Duration::from_millis(500);
+/// Messages that arrived after the response held back with it at most; past this the
+/// response and they go to the client at once.
+const MAX_HELD_AFTER: usize = 16;
 
 /// How an SSE or JSON answer ended.
 pub(crate) struct AnswerEnd {
@@ -90,7 +93,7 @@ impl Shared {
         let mut after: Vec<(Vec<u8>, Option<u64>)> = Vec::new();
         let mut ended = false;
         while !ended {
-            let chunk = if held.is_some() {
+            let chunk = if held.is_some() && after.len() < MAX_HELD_AFTER {
                 // Read only what is already there: when the stream's end is, the connection
                 // goes back to the pool before the caller (woken by the response) sends its
                 // next request, instead of that request opening a new connection.
@@ -102,6 +105,8 @@ impl Shared {
                     }
                 }
             } else if end.got_response {
+                Self::flush_held(self, &mut held, &mut after, &mut on_message);
+                self.backlog.wait_for_room().await;
                 match tokio::time::timeout(AFTER_RESPONSE_GRACE, resp.chunk()).await {
                     Ok(c) => c,
                     Err(_) => break,

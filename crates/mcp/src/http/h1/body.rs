@@ -211,15 +211,17 @@ async fn line(conn: &mut WireConn) -> Result<BytesMut, WireError> {
     }
 }
 
-/// One CRLF-ended line off the front of `buf` (without its CRLF), if it is all there.
+/// One CRLF-ended line off the front of `buf` (without its CRLF), if it is all there. A
+/// line ended by a bare LF is a framing doubt, refused.
 fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, WireError> {
     let window = buf.get(..MAX_CHUNK_LINE + 2).unwrap_or(buf);
-    match memchr::memmem::find(window, b"\r\n") {
-        Some(at) => {
-            let line = buf.split_to(at);
+    match memchr::memchr(b'\n', window) {
+        Some(at) if at > 0 && window.get(at - 1) == Some(&b'\r') => {
+            let line = buf.split_to(at - 1);
             buf.advance(2);
             Ok(Some(line))
         }
+        Some(_) => Err(WireError::invalid("a chunk line ended without CR")),
         None if buf.len() >= MAX_CHUNK_LINE + 2 => Err(WireError::invalid(format!(
             "a chunk line longer than {MAX_CHUNK_LINE} bytes"
         ))),

@@ -452,6 +452,10 @@ async fn every_buffer_a_server_fills_is_bounded() {
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n".into(),
             "invalid HTTP response: a chunk longer than its size",
         ),
+        (
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n".into(),
+            "invalid HTTP response: a chunk line ended without CR",
+        ),
     ];
     for (answer, want) in cases {
         let (url, server) = serve(vec![Answer::Bytes(answer.into_bytes())]).await;
