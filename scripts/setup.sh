@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs into ignored folders under .deps/:
-#   .deps/node  - real MCP servers from npm (@modelcontextprotocol/server-everything)
+#   .deps/node  - real MCP servers from npm (@modelcontextprotocol/server-everything, and the
+#                 MCP Apps examples server-basic-vanillajs and server-system-monitor)
 #   .deps/py    - a Python venv with the official MCP Python SDK (mcp)
 #   .deps/tauri-driver - tauri-driver, the WebDriver bridge for the desktop app's E2E test
 #   node_modules (root) - the desktop UI's npm packages (npm ci from package-lock.json)
@@ -21,6 +22,7 @@ set -euo pipefail
 
 # ---- pinned versions --------------------------------------------------------
 EVERYTHING_VERSION="2026.8.31" # npm  @modelcontextprotocol/server-everything
+APPS_EXAMPLES_VERSION="2.0.3"  # npm  @modelcontextprotocol/server-basic-vanillajs, server-system-monitor
 MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK; FastMCP is mcp.server.mcpserver.MCPServer)
 TAURI_DRIVER_VERSION="2.1.0"   # cargo install tauri-driver (3.x alphas exist: keep the pin)
 
@@ -30,6 +32,8 @@ LOCKS="$ROOT/scripts/deps"
 NODE_DIR="$DEPS/node"
 PY_DIR="$DEPS/py"
 EVERYTHING_BIN="$NODE_DIR/node_modules/.bin/mcp-server-everything"
+APPS_BASIC_BIN="$NODE_DIR/node_modules/.bin/mcp-server-basic-vanillajs"
+APPS_MONITOR_BIN="$NODE_DIR/node_modules/.bin/mcp-system-monitor-server"
 PY_SERVER="$ROOT/tests/servers/py_server.py"
 NODE_LOCK="$LOCKS/package-lock.json"
 PY_LOCK="$LOCKS/py-constraints.txt"
@@ -104,13 +108,13 @@ setup_node() {
     command -v node >/dev/null || die "node is not installed (need Node >= 18 with npm)"
     local stamp="$NODE_DIR/.h9-stamp"
     local want
-    want="server-everything=$EVERYTHING_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
-    if stamp_ok "$stamp" "$want" && [ -x "$EVERYTHING_BIN" ]; then
-        log "node deps up to date (server-everything $EVERYTHING_VERSION)"
+    want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
+    if stamp_ok "$stamp" "$want" && [ -x "$EVERYTHING_BIN" ] && [ -x "$APPS_BASIC_BIN" ] && [ -x "$APPS_MONITOR_BIN" ]; then
+        log "node deps up to date (server-everything $EVERYTHING_VERSION, MCP Apps examples $APPS_EXAMPLES_VERSION)"
         return 0
     fi
     command -v npm >/dev/null || die "npm is not installed"
-    log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into .deps/node"
+    log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION and the MCP Apps examples @$APPS_EXAMPLES_VERSION into .deps/node"
     mkdir -p "$NODE_DIR"
     rm -f "$stamp"
     cat >"$NODE_DIR/package.json" <<EOF
@@ -119,21 +123,25 @@ setup_node() {
   "private": true,
   "description": "MCP servers used by the harness9 tests (written by scripts/setup.sh)",
   "dependencies": {
-    "@modelcontextprotocol/server-everything": "$EVERYTHING_VERSION"
+    "@modelcontextprotocol/server-basic-vanillajs": "$APPS_EXAMPLES_VERSION",
+    "@modelcontextprotocol/server-everything": "$EVERYTHING_VERSION",
+    "@modelcontextprotocol/server-system-monitor": "$APPS_EXAMPLES_VERSION"
   }
 }
 EOF
     local npm_flags=(--prefix "$NODE_DIR" --no-audit --no-fund --no-update-notifier
         --omit-lockfile-registry-resolved --loglevel=error)
-    local locked_version=""
+    # The lock fits when it locks exactly the dependencies of the package.json above.
+    local deps_of='
+        const f = require(process.argv[1]);
+        const d = (f.packages ? (f.packages[""] || {}).dependencies : f.dependencies) || {};
+        process.stdout.write(JSON.stringify(Object.keys(d).sort().map(k => [k, d[k]])));'
+    local locked="" wanted
+    wanted="$(node -e "$deps_of" "$NODE_DIR/package.json")"
     if [ -f "$NODE_LOCK" ]; then
-        locked_version="$(node -e '
-            const l = require(process.argv[1]);
-            const d = ((l.packages || {})[""] || {}).dependencies || {};
-            process.stdout.write(d["@modelcontextprotocol/server-everything"] || "");
-        ' "$NODE_LOCK" 2>/dev/null || true)"
+        locked="$(node -e "$deps_of" "$NODE_LOCK" 2>/dev/null || true)"
     fi
-    if [ "$locked_version" = "$EVERYTHING_VERSION" ]; then
+    if [ "$locked" = "$wanted" ]; then
         cp "$NODE_LOCK" "$NODE_DIR/package-lock.json"
         npm ci "${npm_flags[@]}" >&2
     else
@@ -143,11 +151,17 @@ EOF
         mkdir -p "$LOCKS"
         cp "$NODE_DIR/package-lock.json" "$NODE_LOCK"
         log "wrote scripts/deps/package-lock.json (commit it)"
-        want="server-everything=$EVERYTHING_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
+        want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
     fi
-    [ -x "$EVERYTHING_BIN" ] || die "expected $EVERYTHING_BIN after npm install"
+    local bin
+    for bin in "$EVERYTHING_BIN" "$APPS_BASIC_BIN" "$APPS_MONITOR_BIN"; do
+        [ -x "$bin" ] || die "expected $bin after npm install"
+    done
     log "checking that server-everything answers initialize on stdio"
     probe_stdio "$EVERYTHING_BIN" stdio || die "server-everything did not answer on stdio"
+    log "checking that the MCP Apps examples answer initialize on stdio"
+    probe_stdio "$APPS_BASIC_BIN" --stdio || die "server-basic-vanillajs did not answer on stdio"
+    probe_stdio "$APPS_MONITOR_BIN" --stdio || die "server-system-monitor did not answer on stdio"
     echo "$want" >"$stamp"
 }
 
@@ -241,4 +255,4 @@ need_apt dbus-daemon dbus-bin gnome-keyring
 setup_node
 setup_python
 setup_desktop
-log "ready: server-everything $EVERYTHING_VERSION, mcp $MCP_PY_VERSION, tauri-driver $TAURI_DRIVER_VERSION"
+log "ready: server-everything $EVERYTHING_VERSION, MCP Apps examples $APPS_EXAMPLES_VERSION, mcp $MCP_PY_VERSION, tauri-driver $TAURI_DRIVER_VERSION"

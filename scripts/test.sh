@@ -5,6 +5,8 @@
 #   H9_EVERYTHING_BIN  @modelcontextprotocol/server-everything's bin (start: "$H9_EVERYTHING_BIN" stdio)
 #   H9_PYTHON          the venv's python with the mcp SDK
 #   H9_PY_SERVER       tests/servers/py_server.py (start: "$H9_PYTHON" "$H9_PY_SERVER" stdio)
+#   H9_APPS_BASIC_BIN  @modelcontextprotocol/server-basic-vanillajs's bin (MCP Apps; start with --stdio)
+#   H9_APPS_MONITOR_BIN @modelcontextprotocol/server-system-monitor's bin (MCP Apps; start with --stdio)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +17,8 @@ bash scripts/setup.sh
 export H9_EVERYTHING_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-server-everything"
 export H9_PYTHON="$ROOT/.deps/py/bin/python"
 export H9_PY_SERVER="$ROOT/tests/servers/py_server.py"
+export H9_APPS_BASIC_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-server-basic-vanillajs"
+export H9_APPS_MONITOR_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-system-monitor-server"
 
 echo "test: cargo fmt --all --check" >&2
 cargo fmt --all --check

@@ -1,6 +1,7 @@
 //! The façade every front end talks to: one project, its servers and its tools. Front ends
 //! (CLI, TUI, desktop) make one call here per user action and hold no logic of their own.
 
+mod apps;
 mod chat;
 mod prompts;
 mod resource_view;
@@ -10,6 +11,7 @@ mod settings;
 mod surface;
 mod tool_view;
 mod userdata;
+pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
@@ -123,6 +125,21 @@ pub enum CallError {
     Cancelled,
 }
 
+impl CallError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallError::UnknownServer { .. } => "unknown-server",
+            CallError::UnknownTool { .. } => "unknown-tool",
+            CallError::NotConnected { .. } => "not-connected",
+            CallError::Tool(t) => t.code(),
+            CallError::Held { .. } => "held",
+            CallError::Cancelled => "cancelled",
+        }
+    }
+}
+
 fn list_hint(known: &[String]) -> String {
     if known.is_empty() {
         String::new()
@@ -144,6 +161,8 @@ pub struct Harness {
     signin: Arc<SignIn>,
     pins: Arc<Pins>,
     asks: Arc<Asks>,
+    /// MCP Apps views ([`crate::host::apps`]).
+    apps: crate::host::apps::Apps,
     /// The folder of the user-data files the services read (approvals, pins, grants).
     user_data_dir: PathBuf,
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
@@ -203,6 +222,7 @@ impl Harness {
             signin,
             pins,
             asks,
+            apps: Default::default(),
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
@@ -337,6 +357,8 @@ impl Harness {
     /// Stops every server; no child process is left.
     pub async fn shutdown(&self) {
         self.manual_calls.cancel_all();
+        self.apps
+            .close_all(crate::host::apps::TeardownReason::ProjectClosed);
         self.manager.shutdown().await;
     }
 
@@ -465,13 +487,13 @@ impl Harness {
         &self,
         server: &str,
         opener: std::sync::Arc<dyn crate::mcp::auth::Opener>,
-    ) -> Result<crate::mcp::auth::SignedIn, String> {
+    ) -> Result<crate::mcp::auth::SignedIn, crate::host::signin::SignInError> {
         self.signin.sign_in(&self.manager, server, opener).await
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then needs sign-in
     /// again). `Ok(true)` when tokens were kept.
-    pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
+    pub async fn sign_out(&self, server: &str) -> Result<bool, crate::host::signin::SignInError> {
         self.signin.sign_out(&self.manager, server).await
     }
 
@@ -795,6 +817,19 @@ pub enum ConfigSaveError {
     Edit(#[from] EditError),
     #[error("cannot read .mcp.json: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl ConfigSaveError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigSaveError::ChangedOnDisk { .. } => "changed-on-disk",
+            ConfigSaveError::Save(e) => e.code(),
+            ConfigSaveError::Edit(e) => e.code(),
+            ConfigSaveError::Io(_) => "config-unreadable",
+        }
+    }
 }
 
 /// Runs blocking file I/O (reads, atomic writes with fsync) on tokio's blocking pool, so

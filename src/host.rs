@@ -4,6 +4,8 @@
 //! ([`crate::manager::Hooks`], [`crate::manager::ToolSink`]) or works on the manager it is
 //! given.
 //!
+//! - [`apps`]: MCP Apps views (a tool's interactive view: opening it, what it may ask,
+//!   when it goes).
 //! - [`asks`]: what servers ask of the user and the model (elicitation, sampling, roots):
 //!   the consent queue, the handler of each server's requests, the sampling flow.
 //! - [`catalog`]: what the servers offer beyond tools (resources, templates, prompts,
@@ -12,6 +14,7 @@
 //!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
 
+pub mod apps;
 pub mod asks;
 pub mod catalog;
 pub mod pins;

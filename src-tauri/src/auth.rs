@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tauri::AppHandle;
 use tauri_plugin_opener::OpenerExt;
 
-use harness9::mcp::auth::{Opener, SystemOpener};
+use harness9::mcp::auth::{BrowserError, Opener, SystemOpener};
 
 /// The variable that names the browser command; when set it wins over the system opener.
 const BROWSER_ENV: &str = "BROWSER";
@@ -23,17 +23,19 @@ struct AppOpener {
 }
 
 impl Opener for AppOpener {
-    fn open(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
+    fn open(&self, url: &str) -> Pin<Box<dyn Future<Output = Result<(), BrowserError>> + Send>> {
         let app = self.app.clone();
         // The same link rule as every other opener; the parsed form is what opens.
         let link = harness9::links::check_link(url);
         let url = url.to_string();
         Box::pin(async move {
-            let link = link.map_err(|e| format!("refused to open {url:?}: {e}"))?;
+            let link = link.map_err(|refused| BrowserError::Refused { url, refused })?;
             app.opener()
                 .open_url(link.as_str(), None::<&str>)
                 .map_err(|e| {
-                    format!("cannot open the browser: {e}; set BROWSER to the browser's command")
+                    BrowserError::NotShown(format!(
+                        "cannot open the browser: {e}; set BROWSER to the browser's command"
+                    ))
                 })
         })
     }

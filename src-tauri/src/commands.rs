@@ -137,7 +137,7 @@ pub async fn sign_in(
     harness
         .sign_in(&server, crate::auth::opener(&app))
         .await
-        .map_err(BridgeError::sign_in_failed)
+        .map_err(BridgeError::from)
 }
 
 /// Forgets the tokens kept for a remote server; true when some were kept.
@@ -148,7 +148,7 @@ pub async fn sign_out(state: S<'_>, server: String) -> BridgeResult<bool> {
         .await?
         .sign_out(&server)
         .await
-        .map_err(BridgeError::sign_out_failed)
+        .map_err(BridgeError::from)
 }
 
 // ---- tools -------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 //! How errors cross the bridge: every command fails with one [`BridgeError`], `{ code,
-//! message }`, whose code is one of a closed set the UI can branch on ([`ErrorCode`]) and
-//! whose message is the core's text (it says what to do).
+//! message, detail }`, whose code is one of a closed set the UI can branch on
+//! ([`ErrorCode`]), whose message is the core's text (it says what to do), and whose
+//! detail is the core error's own stable code (its `code()`), finer than the closed set.
 //!
 //! This is the only place that decides codes: each core error names its code here
 //! ([`WireCode`], matching every variant, so a new variant of a core error does not compile
-//! until it has one), and the few errors of the desktop crate itself have a constructor
-//! here. Commands convert with `?` or `map_err(BridgeError::from)`.
+//! until it has one) and hands over its own `code()` as the detail, and the few errors of
+//! the desktop crate itself have a constructor here. Commands convert with `?` or
+//! `map_err(BridgeError::from)`.
 
 use std::fmt::Display;
 
@@ -22,8 +24,11 @@ use harness9::harness::{
 use harness9::host::asks::{AskError, ReplyError};
 use harness9::host::catalog::FeatureError;
 use harness9::host::pins::AcceptError;
+use harness9::host::signin::SignInError;
 use harness9::inspect::EditError;
 use harness9::links::LinkRefused;
+use harness9::manager::PauseError;
+use harness9::mcp::auth::AuthError;
 
 /// What went wrong, as a closed set the UI can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -70,6 +75,10 @@ pub enum ErrorCode {
 pub struct BridgeError {
     pub code: ErrorCode,
     pub message: String,
+    /// The core error's own stable kebab-case code (`needs-auth`, `timeout`,
+    /// `unknown-prompt`, …; never changed once released), finer than `code`; null for the
+    /// desktop crate's own errors and plain I/O errors.
+    pub detail: Option<String>,
 }
 
 pub type BridgeResult<T> = Result<T, BridgeError>;
@@ -79,21 +88,12 @@ impl BridgeError {
         BridgeError {
             code,
             message: message.into(),
+            detail: None,
         }
     }
 
     pub fn no_project() -> Self {
         Self::new(ErrorCode::NoProject, "open a project folder first")
-    }
-
-    /// Signing in failed; the text says why.
-    pub fn sign_in_failed(why: String) -> Self {
-        Self::new(ErrorCode::SignInFailed, why)
-    }
-
-    /// Signing out failed (the tokens could not be forgotten); the text says why.
-    pub fn sign_out_failed(why: String) -> Self {
-        Self::new(ErrorCode::Io, why)
     }
 
     /// A file, folder or link could not be handed to the desktop's opener.
@@ -103,10 +103,13 @@ impl BridgeError {
 
     /// A link the link rules refuse ([`harness9::links::check_link`]).
     pub fn link_refused(url: &str, refused: LinkRefused) -> Self {
-        Self::new(
-            ErrorCode::InvalidArguments,
-            format!("refused to open {url:?}: {refused}"),
-        )
+        BridgeError {
+            detail: Some(refused.code().to_string()),
+            ..Self::new(
+                ErrorCode::InvalidArguments,
+                format!("refused to open {url:?}: {refused}"),
+            )
+        }
     }
 
     /// A folder the window asked to open that cannot be opened.
@@ -139,11 +142,17 @@ impl BridgeError {
 /// A core error's code on the bridge.
 pub trait WireCode: Display {
     fn wire_code(&self) -> ErrorCode;
+    /// The error's own stable code (the core's `code()`), when it has one.
+    fn detail(&self) -> Option<&'static str>;
 }
 
 impl<E: WireCode> From<E> for BridgeError {
     fn from(e: E) -> Self {
-        BridgeError::new(e.wire_code(), e.to_string())
+        BridgeError {
+            code: e.wire_code(),
+            message: e.to_string(),
+            detail: e.detail().map(str::to_string),
+        }
     }
 }
 
@@ -151,12 +160,18 @@ impl WireCode for std::io::Error {
     fn wire_code(&self) -> ErrorCode {
         ErrorCode::Io
     }
+    fn detail(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A blocking task of the backend that ended early (a bug).
 impl WireCode for tokio::task::JoinError {
     fn wire_code(&self) -> ErrorCode {
         ErrorCode::Internal
+    }
+    fn detail(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -170,6 +185,9 @@ impl WireCode for CallError {
             CallError::Cancelled => ErrorCode::Cancelled,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for AcceptError {
@@ -180,6 +198,9 @@ impl WireCode for AcceptError {
             AcceptError::Save(_) => ErrorCode::Io,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for SaveError {
@@ -188,6 +209,9 @@ impl WireCode for SaveError {
             SaveError::Invalid(_) => ErrorCode::InvalidConfig,
             SaveError::Io { .. } => ErrorCode::Io,
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 
@@ -201,6 +225,9 @@ impl WireCode for EditError {
             | EditError::Duplicate(_) => ErrorCode::InvalidConfig,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for ConfigSaveError {
@@ -212,6 +239,9 @@ impl WireCode for ConfigSaveError {
             ConfigSaveError::Io(_) => ErrorCode::Io,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for ImportError {
@@ -222,6 +252,9 @@ impl WireCode for ImportError {
             ImportError::NotConfirmed => ErrorCode::InvalidArguments,
             ImportError::Changed => ErrorCode::ChangedOnDisk,
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 
@@ -235,6 +268,9 @@ impl WireCode for SettingsError {
             SettingsError::UnknownProvider(_) => ErrorCode::InvalidArguments,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for EngineError {
@@ -247,6 +283,9 @@ impl WireCode for EngineError {
             EngineError::EmptyPrompt => ErrorCode::InvalidArguments,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for FeatureError {
@@ -257,6 +296,9 @@ impl WireCode for FeatureError {
             FeatureError::Unsupported { .. } => ErrorCode::Unsupported,
             FeatureError::Client { .. } => ErrorCode::RequestFailed,
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 
@@ -269,6 +311,9 @@ impl WireCode for PromptError {
             PromptError::MissingArguments { .. } => ErrorCode::InvalidArguments,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for SaveResourceError {
@@ -280,6 +325,9 @@ impl WireCode for SaveResourceError {
             }
             SaveResourceError::Io { .. } => ErrorCode::Io,
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 
@@ -295,6 +343,9 @@ impl WireCode for ReplyError {
             ReplyError::Refused { .. } => ErrorCode::InvalidArguments,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for RootsError {
@@ -307,6 +358,59 @@ impl WireCode for RootsError {
             RootsError::Save { .. } => ErrorCode::Io,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for SignInError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SignInError::UnknownServer(_) => ErrorCode::NotFound,
+            SignInError::Unusable { .. } => ErrorCode::InvalidConfig,
+            SignInError::LocalSignIn(_)
+            | SignInError::LocalSignOut(_)
+            | SignInError::OwnAuthorization(_) => ErrorCode::InvalidArguments,
+            SignInError::Disabled(_) => ErrorCode::NotConnected,
+            SignInError::Pause(e) => e.wire_code(),
+            SignInError::Auth(e) => e.wire_code(),
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for PauseError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            PauseError::Unknown(_) => ErrorCode::NotFound,
+            PauseError::Unusable { .. } => ErrorCode::InvalidConfig,
+            PauseError::NotApproved(_) => ErrorCode::NotConnected,
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for AuthError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            AuthError::NeedsSignIn(_)
+            | AuthError::Refused(_)
+            | AuthError::NotNeeded(_)
+            | AuthError::Discovery(_)
+            | AuthError::Registration(_)
+            | AuthError::Token(_)
+            | AuthError::Browser(_) => ErrorCode::SignInFailed,
+            AuthError::Credentials(_) => ErrorCode::Io,
+            AuthError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for PermissionError {
@@ -315,6 +419,9 @@ impl WireCode for PermissionError {
             PermissionError::EmptyPattern => ErrorCode::InvalidArguments,
             PermissionError::Save { .. } => ErrorCode::Io,
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 
@@ -327,7 +434,7 @@ mod tests {
         let e = BridgeError::new(ErrorCode::ChangedOnDisk, "changed");
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
-            serde_json::json!({"code": "changed-on-disk", "message": "changed"})
+            serde_json::json!({"code": "changed-on-disk", "message": "changed", "detail": null})
         );
     }
 
@@ -336,9 +443,26 @@ mod tests {
         let e = BridgeError::from(EditError::Unknown("web".into()));
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
-            serde_json::json!({"code": "not-found", "message": "there is no server named \"web\""})
+            serde_json::json!({"code": "not-found", "message": "there is no server named \"web\"",
+                               "detail": "unknown-server"})
         );
         let e = BridgeError::from(ImportError::Changed);
         assert_eq!(e.code, ErrorCode::ChangedOnDisk);
+    }
+
+    #[test]
+    fn a_sign_in_error_crosses_with_the_core_code_as_detail() {
+        let e = BridgeError::from(SignInError::LocalSignOut("local".into()));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "invalid-arguments",
+                               "message": "server \"local\" is a local (stdio) server; there is no sign-in to forget",
+                               "detail": "local-server"})
+        );
+        let e = BridgeError::from(SignInError::Auth(AuthError::Credentials("locked".into())));
+        assert_eq!(
+            (e.code, e.detail.as_deref()),
+            (ErrorCode::Io, Some("credentials-failed"))
+        );
     }
 }

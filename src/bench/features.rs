@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{figures, round_to, Figures, Stats};
+use super::{figures, round_to, BenchError, Outcome, Stats};
 use crate::mcp::Client;
 
 /// Resources the server is asked to offer.
@@ -24,7 +24,7 @@ pub(crate) const ENV_PROMPTS: &str = "REFSERVER_PROMPTS";
 const CALLS: usize = 5;
 
 /// Lists everything [`CALLS`] times; the value is the median of resources + prompts.
-pub(crate) async fn big_features_on(client: &Client) -> Result<Figures, String> {
+pub(crate) async fn big_features_on(client: &Client) -> Outcome {
     let mut totals = Vec::with_capacity(CALLS);
     let mut resource_ms = Vec::with_capacity(CALLS);
     let mut prompt_ms = Vec::with_capacity(CALLS);
@@ -33,19 +33,19 @@ pub(crate) async fn big_features_on(client: &Client) -> Result<Figures, String> 
         let resources = client
             .list_resources(None)
             .await
-            .map_err(|e| format!("resources/list failed: {e}"))?;
+            .map_err(|e| BenchError::request("resources/list", e))?;
         let middle = Instant::now();
         let prompts = client
             .list_prompts(None)
             .await
-            .map_err(|e| format!("prompts/list failed: {e}"))?;
+            .map_err(|e| BenchError::request("prompts/list", e))?;
         let end = Instant::now();
         if resources.len() < BIG_RESOURCES || prompts.len() < BIG_PROMPTS {
-            return Err(format!(
+            return Err(BenchError::WrongAnswer(format!(
                 "the server listed {} resources and {} prompts, fewer than the {BIG_RESOURCES} and {BIG_PROMPTS} asked for with {ENV_RESOURCES} and {ENV_PROMPTS}",
                 resources.len(),
                 prompts.len()
-            ));
+            )));
         }
         totals.push((end - start).as_secs_f64() * 1e3);
         resource_ms.push((middle - start).as_secs_f64() * 1e3);

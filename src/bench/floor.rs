@@ -26,9 +26,9 @@ use memchr::memmem;
 use serde_json::Value;
 
 use super::{
-    big_text, small_text, to_millis, Sizes, Stats, BIG_LIST_CALLS, BIG_LIST_TOOLS,
-    BIG_RESULT_BYTES, BIG_RESULT_CALLS, BIG_RESULT_WARMUP, ENV_INIT_DELAY, ENV_TOOLS,
-    FANOUT_INIT_DELAY_MS, FANOUT_SERVERS, SCENARIO_TIMEOUT, THROUGHPUT_IN_FLIGHT,
+    big_text, small_text, to_millis, too_few_tools, BenchError, Sizes, Stats, BIG_LIST_CALLS,
+    BIG_LIST_TOOLS, BIG_RESULT_BYTES, BIG_RESULT_CALLS, BIG_RESULT_WARMUP, ENV_INIT_DELAY,
+    ENV_TOOLS, FANOUT_INIT_DELAY_MS, FANOUT_SERVERS, SCENARIO_TIMEOUT, THROUGHPUT_IN_FLIGHT,
 };
 use crate::config::ProtocolEra;
 use crate::mcp::era::MODERN_PROTOCOL_VERSION;
@@ -76,7 +76,7 @@ impl Floor {
     }
 
     /// One run of `scenario` on a thread of its own: its `value`, or why it failed.
-    pub(super) fn run(self: &Arc<Self>, scenario: &'static str) -> Result<f64, String> {
+    pub(super) fn run(self: &Arc<Self>, scenario: &'static str) -> Result<f64, BenchError> {
         let (tx, rx) = mpsc::channel();
         let floor = self.clone();
         std::thread::Builder::new()
@@ -84,18 +84,17 @@ impl Floor {
             .spawn(move || {
                 let _ = tx.send(floor.scenario(scenario));
             })
-            .map_err(|e| format!("cannot start the floor's thread: {e}"))?;
+            .map_err(|e| BenchError::Crashed(format!("cannot start the floor's thread: {e}")))?;
         match rx.recv_timeout(SCENARIO_TIMEOUT) {
             Ok(outcome) => outcome,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
-                "did not finish within {} s",
-                SCENARIO_TIMEOUT.as_secs()
-            )),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the floor crashed".into()),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(BenchError::Timeout(SCENARIO_TIMEOUT)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(BenchError::Crashed("the floor crashed".into()))
+            }
         }
     }
 
-    fn scenario(&self, name: &str) -> Result<f64, String> {
+    fn scenario(&self, name: &str) -> Result<f64, BenchError> {
         match name {
             "handshake" => self.handshake(),
             "seq_latency" => self.seq_latency(),
@@ -103,16 +102,18 @@ impl Floor {
             "big_list" => self.big_list(),
             "big_result" => self.big_result(),
             "fanout_start" => self.fanout_start(),
-            other => Err(format!("the floor has no scenario {other}")),
+            other => Err(BenchError::NotRun(format!(
+                "the floor has no scenario {other}"
+            ))),
         }
     }
 
-    fn spawn(&self, env: &[(&str, String)]) -> Result<Server, String> {
+    fn spawn(&self, env: &[(&str, String)]) -> Result<Server, BenchError> {
         Server::spawn(&self.command, env)
     }
 
     /// Spawns the server and completes the handshake.
-    fn connect(&self, env: &[(&str, String)]) -> Result<Server, String> {
+    fn connect(&self, env: &[(&str, String)]) -> Result<Server, BenchError> {
         let mut server = self.spawn(env)?;
         server.send(self.wire.opening.as_bytes())?;
         self.finish_opening(&mut server)?;
@@ -120,7 +121,7 @@ impl Floor {
     }
 
     /// Reads the answer to the opening request and sends what follows it (`initialized`).
-    fn finish_opening(&self, server: &mut Server) -> Result<(), String> {
+    fn finish_opening(&self, server: &mut Server) -> Result<(), BenchError> {
         let answer = result_of(server.read_value()?, self.wire.opening_method())?;
         if self.wire.modern {
             let speaks = answer
@@ -128,9 +129,9 @@ impl Floor {
                 .and_then(Value::as_array)
                 .is_some_and(|v| v.iter().any(|v| v == MODERN_PROTOCOL_VERSION));
             if !speaks {
-                return Err(format!(
+                return Err(BenchError::WrongAnswer(format!(
                     "server/discover does not offer {MODERN_PROTOCOL_VERSION}"
-                ));
+                )));
             }
             Ok(())
         } else {
@@ -138,7 +139,7 @@ impl Floor {
         }
     }
 
-    fn handshake(&self) -> Result<f64, String> {
+    fn handshake(&self) -> Result<f64, BenchError> {
         let mut times = Vec::with_capacity(self.handshakes);
         for _ in 0..self.handshakes {
             let start = Instant::now();
@@ -149,7 +150,7 @@ impl Floor {
         Ok(Stats::of(&to_millis(&times)).median)
     }
 
-    fn seq_latency(&self) -> Result<f64, String> {
+    fn seq_latency(&self) -> Result<f64, BenchError> {
         let mut server = self.connect(&[])?;
         let (warmup, calls) = self.seq;
         let mut times = Vec::with_capacity(calls);
@@ -166,7 +167,7 @@ impl Floor {
                     break;
                 }
                 if !is_from_server(line) {
-                    return Err(format!("echo answered: {}", preview(line)));
+                    return Err(wrong_echo(line));
                 }
             }
             if i >= warmup {
@@ -177,7 +178,7 @@ impl Floor {
         Ok(Stats::of(&us).median)
     }
 
-    fn throughput(&self) -> Result<f64, String> {
+    fn throughput(&self) -> Result<f64, BenchError> {
         let mut server = self.connect(&[])?;
         let (warmup, calls) = self.throughput;
         self.pipelined(&mut server, 0..warmup)?;
@@ -189,13 +190,17 @@ impl Floor {
     /// Echo calls numbered `range`: a writer thread keeps at most [`THROUGHPUT_IN_FLIGHT`]
     /// in flight (writing what it has whenever it must wait), this thread reads, checks
     /// and counts the answers, handing the writer credits once it has read all it holds.
-    fn pipelined(&self, server: &mut Server, range: std::ops::Range<usize>) -> Result<(), String> {
+    fn pipelined(
+        &self,
+        server: &mut Server,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), BenchError> {
         let total = range.len();
         let (credit_tx, credits) = mpsc::channel::<usize>();
         let Server { stdin, stdout, .. } = server;
-        let stdin = stdin.as_mut().ok_or("the server's stdin is closed")?;
+        let stdin = stdin.as_mut().ok_or_else(stdin_closed)?;
         std::thread::scope(|scope| {
-            let writer = scope.spawn(move || -> Result<(), String> {
+            let writer = scope.spawn(move || -> Result<(), BenchError> {
                 let mut out = Vec::with_capacity(THROUGHPUT_IN_FLIGHT * 160);
                 let mut in_flight = 0;
                 for i in range.clone() {
@@ -218,13 +223,13 @@ impl Floor {
             drop(credit_tx);
             let wrote = writer
                 .join()
-                .unwrap_or_else(|_| Err("the writer crashed".into()));
+                .unwrap_or_else(|_| Err(BenchError::Crashed("the writer crashed".into())));
             read.and(wrote)
         })
     }
 
     /// `tools/list`, every page, parsed; the number of tools.
-    fn list_tools(&self, server: &mut Server, first_id: u64) -> Result<usize, String> {
+    fn list_tools(&self, server: &mut Server, first_id: u64) -> Result<usize, BenchError> {
         let mut out = Vec::with_capacity(256);
         self.wire.list_tools(&mut out, first_id, None);
         server.send(&out)?;
@@ -232,14 +237,16 @@ impl Floor {
     }
 
     /// Reads the answer to `tools/list` (sent with id `id`), asking for the next pages.
-    fn read_tool_list(&self, server: &mut Server, mut id: u64) -> Result<usize, String> {
+    fn read_tool_list(&self, server: &mut Server, mut id: u64) -> Result<usize, BenchError> {
         let mut count = 0;
         loop {
             let result = result_of(server.read_value()?, "tools/list")?;
             count += result
                 .get("tools")
                 .and_then(Value::as_array)
-                .ok_or("tools/list answered without a tools array")?
+                .ok_or_else(|| {
+                    BenchError::WrongAnswer("tools/list answered without a tools array".into())
+                })?
                 .len();
             let Some(cursor) = result.get("nextCursor").and_then(Value::as_str) else {
                 return Ok(count);
@@ -251,7 +258,7 @@ impl Floor {
         }
     }
 
-    fn big_list(&self) -> Result<f64, String> {
+    fn big_list(&self) -> Result<f64, BenchError> {
         let mut server = self.connect(&[(ENV_TOOLS, BIG_LIST_TOOLS.to_string())])?;
         let mut times = Vec::with_capacity(BIG_LIST_CALLS);
         for call in 0..BIG_LIST_CALLS as u64 {
@@ -259,15 +266,13 @@ impl Floor {
             let listed = self.list_tools(&mut server, FIRST_CALL_ID + call * 1000)?;
             times.push(start.elapsed());
             if listed < BIG_LIST_TOOLS {
-                return Err(format!(
-                    "the server listed {listed} tools, fewer than the {BIG_LIST_TOOLS} asked for with {ENV_TOOLS}"
-                ));
+                return Err(too_few_tools(listed));
             }
         }
         Ok(Stats::of(&to_millis(&times)).median)
     }
 
-    fn big_result(&self) -> Result<f64, String> {
+    fn big_result(&self) -> Result<f64, BenchError> {
         let mut server = self.connect(&[])?;
         let text = big_text(BIG_RESULT_BYTES);
         let mut times = Vec::with_capacity(BIG_RESULT_CALLS);
@@ -280,7 +285,11 @@ impl Floor {
             let result = result_of(server.read_value()?, "tools/call echo")?;
             match result.pointer("/content/0/text").and_then(Value::as_str) {
                 Some(echoed) if echoed == text => {}
-                _ => return Err("echo answered different text".into()),
+                _ => {
+                    return Err(BenchError::WrongAnswer(
+                        "echo answered different text".into(),
+                    ))
+                }
             }
             drop(result);
             if i >= BIG_RESULT_WARMUP {
@@ -293,7 +302,7 @@ impl Floor {
     /// Starts every server and sends each its opening request, then completes each
     /// handshake in turn (the servers wait in parallel) and asks for its tools, then reads
     /// every list.
-    fn fanout_start(&self) -> Result<f64, String> {
+    fn fanout_start(&self) -> Result<f64, BenchError> {
         let env = [(ENV_INIT_DELAY, FANOUT_INIT_DELAY_MS.to_string())];
         let start = Instant::now();
         let mut servers = Vec::with_capacity(FANOUT_SERVERS);
@@ -322,7 +331,7 @@ fn read_echoes(
     stdout: &mut BufReader<ChildStdout>,
     total: usize,
     credits: &mpsc::Sender<usize>,
-) -> Result<(), String> {
+) -> Result<(), BenchError> {
     let mut line = Vec::with_capacity(512);
     let mut unsent = 0;
     let mut answered = 0;
@@ -331,7 +340,7 @@ fn read_echoes(
         match stdout.read_until(b'\n', &mut line) {
             Ok(0) => return Err(closed()),
             Ok(_) => {}
-            Err(e) => return Err(format!("cannot read from the server: {e}")),
+            Err(e) => return Err(cannot_read(e)),
         }
         if is_from_server(&line) {
             continue;
@@ -340,10 +349,10 @@ fn read_echoes(
             .and_then(|id| id.checked_sub(FIRST_CALL_ID))
             .and_then(|i| usize::try_from(i).ok());
         let Some(call) = call else {
-            return Err(format!("echo answered: {}", preview(&line)));
+            return Err(wrong_echo(&line));
         };
         if !echoes(&line, &small_text(call)) {
-            return Err(format!("echo answered: {}", preview(&line)));
+            return Err(wrong_echo(&line));
         }
         answered += 1;
         unsent += 1;
@@ -389,30 +398,50 @@ fn is_from_server(line: &[u8]) -> bool {
     METHOD_KEY.find(line).is_some() || line.trim_ascii().is_empty()
 }
 
-fn write_all(stdin: &mut ChildStdin, out: &mut Vec<u8>) -> Result<(), String> {
+fn write_all(stdin: &mut ChildStdin, out: &mut Vec<u8>) -> Result<(), BenchError> {
     if out.is_empty() {
         return Ok(());
     }
-    stdin
-        .write_all(out)
-        .map_err(|e| format!("cannot write to the server: {e}"))?;
+    stdin.write_all(out).map_err(cannot_write)?;
     out.clear();
     Ok(())
 }
 
 /// The `result` of an answer, or its error as text.
-fn result_of(mut answer: Value, method: &str) -> Result<Value, String> {
+fn result_of(mut answer: Value, method: &'static str) -> Result<Value, BenchError> {
     if let Some(result) = answer.get_mut("result") {
         return Ok(result.take());
     }
     match answer.get("error") {
-        Some(error) => Err(format!("{method} failed: {error}")),
-        None => Err(format!("{method} answered neither a result nor an error")),
+        Some(error) => Err(BenchError::Request {
+            method,
+            error: error.to_string(),
+        }),
+        None => Err(BenchError::WrongAnswer(format!(
+            "{method} answered neither a result nor an error"
+        ))),
     }
 }
 
-fn closed() -> String {
-    "the server closed its stdout".into()
+fn closed() -> BenchError {
+    BenchError::Server("the server closed its stdout".into())
+}
+
+fn stdin_closed() -> BenchError {
+    BenchError::Server("the server's stdin is closed".into())
+}
+
+fn cannot_read(e: std::io::Error) -> BenchError {
+    BenchError::Server(format!("cannot read from the server: {e}"))
+}
+
+fn cannot_write(e: std::io::Error) -> BenchError {
+    BenchError::Server(format!("cannot write to the server: {e}"))
+}
+
+/// An answer line that is not the echo of the call it answers.
+fn wrong_echo(line: &[u8]) -> BenchError {
+    BenchError::WrongAnswer(format!("echo answered: {}", preview(line)))
 }
 
 fn preview(line: &[u8]) -> String {
@@ -537,8 +566,10 @@ struct Server {
 }
 
 impl Server {
-    fn spawn(command: &[String], env: &[(&str, String)]) -> Result<Server, String> {
-        let (program, args) = command.split_first().ok_or("no server command")?;
+    fn spawn(command: &[String], env: &[(&str, String)]) -> Result<Server, BenchError> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| BenchError::Server("no server command".into()))?;
         let mut child = Command::new(program)
             .args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -546,11 +577,11 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start \"{program}\": {e}"))?;
+            .map_err(|e| BenchError::Server(format!("cannot start \"{program}\": {e}")))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err("the server's pipes are missing".into());
+            return Err(BenchError::Server("the server's pipes are missing".into()));
         };
         Ok(Server {
             child,
@@ -560,32 +591,36 @@ impl Server {
         })
     }
 
-    fn send(&mut self, bytes: &[u8]) -> Result<(), String> {
+    fn send(&mut self, bytes: &[u8]) -> Result<(), BenchError> {
         self.stdin
             .as_mut()
-            .ok_or("the server's stdin is closed")?
+            .ok_or_else(stdin_closed)?
             .write_all(bytes)
-            .map_err(|e| format!("cannot write to the server: {e}"))
+            .map_err(cannot_write)
     }
 
-    fn read_line(&mut self) -> Result<&[u8], String> {
+    fn read_line(&mut self) -> Result<&[u8], BenchError> {
         self.line.clear();
         match self.stdout.read_until(b'\n', &mut self.line) {
             Ok(0) => Err(closed()),
             Ok(_) => Ok(&self.line),
-            Err(e) => Err(format!("cannot read from the server: {e}")),
+            Err(e) => Err(cannot_read(e)),
         }
     }
 
     /// The next answer, parsed (the server's own messages skipped).
-    fn read_value(&mut self) -> Result<Value, String> {
+    fn read_value(&mut self) -> Result<Value, BenchError> {
         loop {
             let line = self.read_line()?;
             if line.trim_ascii().is_empty() {
                 continue;
             }
-            let value: Value = serde_json::from_slice(line)
-                .map_err(|e| format!("the server wrote invalid JSON ({e}): {}", preview(line)))?;
+            let value: Value = serde_json::from_slice(line).map_err(|e| {
+                BenchError::WrongAnswer(format!(
+                    "the server wrote invalid JSON ({e}): {}",
+                    preview(line)
+                ))
+            })?;
             if value.get("method").is_none() {
                 return Ok(value);
             }

@@ -15,10 +15,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-pub use super::outcome_line;
-use super::{big_text, emit, figures as fields, round_to as num, small_text, table, Stats};
+use super::{
+    big_text, emit, figures as fields, round_to as num, small_text, table, BenchError, Stats,
+};
+pub use super::{outcome_line, Outcome};
 use crate::mcp::transport::http::{self, HttpSpec};
 use crate::mcp::{Client, Content, RequestOptions, ServerLog};
 
@@ -51,9 +53,6 @@ pub struct HttpBenchOptions {
     pub scenarios: Option<String>,
     pub quick: bool,
 }
-
-/// One scenario's figures (the fields after `"ok":true`), or why it failed.
-pub type Outcome = Result<Map<String, Value>, String>;
 
 /// Runs the benchmark, printing the JSON lines to stdout and a table to stderr; returns the
 /// exit code (0 when every requested scenario ran, even with `ok:false`; 2 for an unknown
@@ -110,18 +109,15 @@ pub async fn scenario(opts: &HttpBenchOptions, name: &str) -> Outcome {
             "seq_latency" => bench.seq_latency().await,
             "throughput" => bench.throughput().await,
             "big_result" => bench.big_result().await,
-            "big_list" | "fanout_start" => Err(format!(
+            "big_list" | "fanout_start" => Err(BenchError::NotRun(format!(
                 "{name} does not apply over HTTP: it needs a server the benchmark starts itself (use the stdio mode)"
-            )),
-            other => Err(format!("unknown scenario {other}")),
+            ))),
+            other => Err(BenchError::NotRun(format!("unknown scenario {other}"))),
         }
     };
     match tokio::time::timeout(SCENARIO_TIMEOUT, run).await {
         Ok(o) => o,
-        Err(_) => Err(format!(
-            "did not finish within {} s",
-            SCENARIO_TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(BenchError::Timeout(SCENARIO_TIMEOUT)),
     }
 }
 
@@ -182,7 +178,7 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    async fn connect(&self) -> Result<Client, String> {
+    async fn connect(&self) -> Result<Client, BenchError> {
         let log = Arc::new(ServerLog::default());
         let spec = HttpSpec {
             url: self.opts.url.clone(),
@@ -190,13 +186,13 @@ impl Bench<'_> {
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             auth: None,
         };
-        let (conn, _) = http::connect(&spec, log.clone())?;
+        let (conn, _) = http::connect(&spec, log.clone()).map_err(BenchError::Server)?;
         Client::connect(conn, "bench", log)
             .await
-            .map_err(|e| format!("initialize failed: {e}"))
+            .map_err(|e| BenchError::Initialize(Box::new(e)))
     }
 
-    async fn handshake(&self) -> Result<Map<String, Value>, String> {
+    async fn handshake(&self) -> Outcome {
         let mut ms = Vec::with_capacity(self.sizes.handshake);
         for _ in 0..self.sizes.handshake {
             let start = Instant::now();
@@ -204,7 +200,7 @@ impl Bench<'_> {
             let listed = client.list_tools(None).await;
             let elapsed = start.elapsed();
             client.close().await;
-            listed.map_err(|e| format!("tools/list failed: {e}"))?;
+            listed.map_err(|e| BenchError::request("tools/list", e))?;
             ms.push(elapsed.as_secs_f64() * 1e3);
         }
         let s = Stats::of(&ms);
@@ -217,7 +213,7 @@ impl Bench<'_> {
         ]))
     }
 
-    async fn seq_latency(&self) -> Result<Map<String, Value>, String> {
+    async fn seq_latency(&self) -> Outcome {
         let client = self.connect().await?;
         let result = async {
             let (warmup, calls) = (self.sizes.seq_warmup, self.sizes.seq_calls);
@@ -245,7 +241,7 @@ impl Bench<'_> {
         result
     }
 
-    async fn throughput(&self) -> Result<Map<String, Value>, String> {
+    async fn throughput(&self) -> Outcome {
         let client = self.connect().await?;
         let result = async {
             let (warmup, calls) = (self.sizes.throughput_warmup, self.sizes.throughput_calls);
@@ -266,7 +262,7 @@ impl Bench<'_> {
         result
     }
 
-    async fn big_result(&self) -> Result<Map<String, Value>, String> {
+    async fn big_result(&self) -> Outcome {
         let client = self.connect().await?;
         let result = async {
             let text = big_text(BIG_RESULT_BYTES);
@@ -293,7 +289,7 @@ impl Bench<'_> {
     }
 }
 
-async fn pipelined(client: &Client, range: std::ops::Range<usize>) -> Result<(), String> {
+async fn pipelined(client: &Client, range: std::ops::Range<usize>) -> Result<(), BenchError> {
     futures::stream::iter(range)
         .map(|i| async move { checked_echo(client, &small_text(i)).await })
         .buffer_unordered(THROUGHPUT_IN_FLIGHT)
@@ -302,7 +298,7 @@ async fn pipelined(client: &Client, range: std::ops::Range<usize>) -> Result<(),
 }
 
 /// One `tools/call echo {text}`, failing unless the answer is exactly that text.
-async fn checked_echo(client: &Client, text: &str) -> Result<(), String> {
+async fn checked_echo(client: &Client, text: &str) -> Result<(), BenchError> {
     let r = client
         .call_tool(
             "echo",
@@ -310,24 +306,24 @@ async fn checked_echo(client: &Client, text: &str) -> Result<(), String> {
             RequestOptions::default(),
         )
         .await
-        .map_err(|e| format!("tools/call echo failed: {e}"))?;
+        .map_err(|e| BenchError::request("tools/call echo", e))?;
     if r.is_error {
-        return Err(format!(
+        return Err(BenchError::WrongAnswer(format!(
             "tools/call echo returned a tool error: {}",
             r.to_text()
-        ));
+        )));
     }
     match r.content.as_slice() {
         [Content::Text { text: got }] if got == text => Ok(()),
-        [Content::Text { text: got }] => Err(format!(
+        [Content::Text { text: got }] => Err(BenchError::WrongAnswer(format!(
             "echo answered different text ({} bytes, expected {})",
             got.len(),
             text.len()
-        )),
-        other => Err(format!(
+        ))),
+        other => Err(BenchError::WrongAnswer(format!(
             "echo answered {} content blocks instead of one text block",
             other.len()
-        )),
+        ))),
     }
 }
 
@@ -349,7 +345,10 @@ mod tests {
 
     #[test]
     fn failure_line() {
-        let l = outcome_line("big_list", &Err("does not apply".into()));
+        let l = outcome_line(
+            "big_list",
+            &Err(BenchError::NotRun("does not apply".into())),
+        );
         assert_eq!(l["ok"], false);
         assert_eq!(l["error"], "does not apply");
     }

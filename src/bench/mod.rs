@@ -15,6 +15,7 @@
 //! the agent engine's own benchmark is [`engine`].
 
 pub mod engine;
+mod error;
 mod features;
 mod floor;
 pub mod http;
@@ -30,6 +31,8 @@ use crate::config::ProtocolEra;
 use crate::mcp::client::ConnectOptions;
 use crate::mcp::transport::stdio::{spawn, StdioSpec};
 use crate::mcp::{Client, Content, RequestOptions, ServerLog};
+
+pub use error::BenchError;
 
 /// Schema tag of every output line.
 pub const SCHEMA: &str = "mcp-bench/1";
@@ -186,26 +189,23 @@ pub fn run(
 /// One run of a scenario, as a spawned task, as an application's work runs. (The future
 /// given to `block_on` itself is polled outside the task queue, which costs an extra poll
 /// of the I/O driver every time another task wakes it.)
-async fn run_scenario(bench: Arc<Bench>, name: &'static str) -> Result<Figures, String> {
+async fn run_scenario(bench: Arc<Bench>, name: &'static str) -> Outcome {
     let task = tokio::spawn(async move {
         match tokio::time::timeout(SCENARIO_TIMEOUT, bench.scenario(name)).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(format!(
-                "did not finish within {} s",
-                SCENARIO_TIMEOUT.as_secs()
-            )),
+            Err(_) => Err(BenchError::Timeout(SCENARIO_TIMEOUT)),
         }
     });
     match task.await {
         Ok(outcome) => outcome,
-        Err(e) => Err(format!("the scenario crashed: {e}")),
+        Err(e) => Err(BenchError::Crashed(format!("the scenario crashed: {e}"))),
     }
 }
 
 /// The outcome of several runs of one scenario: the first failure, or the run whose value
 /// is the median (the lower middle one of an even count), with `runs` and `run_values`
 /// added when there was more than one.
-fn median_run(outcomes: Vec<Result<Figures, String>>) -> Result<Figures, String> {
+fn median_run(outcomes: Vec<Outcome>) -> Outcome {
     let count = outcomes.len();
     let mut runs = Vec::with_capacity(count);
     for outcome in outcomes {
@@ -229,14 +229,14 @@ const FLOOR_RUNTIME: &str = "rust, blocking std I/O, serde_json::Value, no MCP l
 /// an even count, as for the client), `ours_over_floor` (the client's `value` over it:
 /// below 1 is faster for times, slower for `calls/s`), every floor run's value when there
 /// were several, or `floor_error` when a floor run failed.
-fn add_floor(figures: &mut Figures, floor_runs: Vec<Result<f64, String>>) {
+fn add_floor(figures: &mut Figures, floor_runs: Vec<Result<f64, BenchError>>) {
     let count = floor_runs.len();
     let mut values = Vec::with_capacity(count);
     for run in floor_runs {
         match run {
             Ok(v) => values.push(v),
             Err(e) => {
-                figures.insert("floor_error".into(), json!(e));
+                figures.insert("floor_error".into(), json!(e.to_string()));
                 return;
             }
         }
@@ -314,6 +314,9 @@ impl Sizes {
 /// A scenario's figures: the fields after `"ok":true`, in output order.
 pub(crate) type Figures = Map<String, Value>;
 
+/// One scenario's figures, or why it failed.
+pub type Outcome = Result<Map<String, Value>, BenchError>;
+
 struct Bench {
     command: Vec<String>,
     sizes: Sizes,
@@ -329,7 +332,7 @@ fn era_word(era: ProtocolEra) -> &'static str {
 }
 
 impl Bench {
-    async fn scenario(&self, name: &str) -> Result<Figures, String> {
+    async fn scenario(&self, name: &str) -> Outcome {
         match name {
             "handshake" => self.handshake().await,
             "seq_latency" => self.seq_latency().await,
@@ -348,12 +351,12 @@ impl Bench {
                 client.close().await;
                 result
             }
-            other => Err(format!("unknown scenario {other}")),
+            other => Err(BenchError::NotRun(format!("unknown scenario {other}"))),
         }
     }
 
     /// Spawns the server and runs the handshake.
-    async fn connect(&self, env: &[(&str, String)]) -> Result<Client, String> {
+    async fn connect(&self, env: &[(&str, String)]) -> Result<Client, BenchError> {
         let spec = StdioSpec {
             command: self.command[0].clone(),
             args: self.command[1..].to_vec(),
@@ -366,17 +369,17 @@ impl Bench {
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
         };
         let log = Arc::new(ServerLog::default());
-        let conn = spawn(&spec, log.clone()).map_err(|e| e.to_string())?;
+        let conn = spawn(&spec, log.clone())?;
         let opts = ConnectOptions {
             era: self.era,
             ..ConnectOptions::default()
         };
         Client::connect_opts(conn, "bench", log, opts)
             .await
-            .map_err(|e| format!("initialize failed: {e}"))
+            .map_err(|e| BenchError::Initialize(Box::new(e)))
     }
 
-    async fn handshake(&self) -> Result<Figures, String> {
+    async fn handshake(&self) -> Outcome {
         let mut times = Vec::with_capacity(self.sizes.handshake);
         for _ in 0..self.sizes.handshake {
             let start = Instant::now();
@@ -384,7 +387,7 @@ impl Bench {
             let listed = client.list_tools(None).await;
             let elapsed = start.elapsed();
             client.close().await;
-            listed.map_err(|e| format!("tools/list failed: {e}"))?;
+            listed.map_err(|e| BenchError::request("tools/list", e))?;
             times.push(elapsed);
         }
         let ms = to_millis(&times);
@@ -398,14 +401,14 @@ impl Bench {
         ]))
     }
 
-    async fn seq_latency(&self) -> Result<Figures, String> {
+    async fn seq_latency(&self) -> Outcome {
         let client = self.connect(&[]).await?;
         let result = self.seq_latency_on(&client).await;
         client.close().await;
         result
     }
 
-    async fn seq_latency_on(&self, client: &Client) -> Result<Figures, String> {
+    async fn seq_latency_on(&self, client: &Client) -> Outcome {
         let (warmup, calls) = (self.sizes.seq_warmup, self.sizes.seq_calls);
         let mut times = Vec::with_capacity(calls);
         for i in 0..warmup + calls {
@@ -430,14 +433,14 @@ impl Bench {
         ]))
     }
 
-    async fn throughput(&self) -> Result<Figures, String> {
+    async fn throughput(&self) -> Outcome {
         let client = self.connect(&[]).await?;
         let result = self.throughput_on(&client).await;
         client.close().await;
         result
     }
 
-    async fn throughput_on(&self, client: &Client) -> Result<Figures, String> {
+    async fn throughput_on(&self, client: &Client) -> Outcome {
         let (warmup, calls) = (self.sizes.throughput_warmup, self.sizes.throughput_calls);
         pipelined_echoes(client, 0..warmup).await?;
         let start = Instant::now();
@@ -453,7 +456,7 @@ impl Bench {
         ]))
     }
 
-    async fn big_list(&self) -> Result<Figures, String> {
+    async fn big_list(&self) -> Outcome {
         let client = self
             .connect(&[(ENV_TOOLS, BIG_LIST_TOOLS.to_string())])
             .await?;
@@ -462,14 +465,14 @@ impl Bench {
         result
     }
 
-    async fn big_result(&self) -> Result<Figures, String> {
+    async fn big_result(&self) -> Outcome {
         let client = self.connect(&[]).await?;
         let result = big_result_on(&client).await;
         client.close().await;
         result
     }
 
-    async fn fanout_start(&self) -> Result<Figures, String> {
+    async fn fanout_start(&self) -> Outcome {
         let env = [(ENV_INIT_DELAY, FANOUT_INIT_DELAY_MS.to_string())];
         let start = Instant::now();
         let started = futures::future::join_all((0..FANOUT_SERVERS).map(|_| async {
@@ -478,7 +481,7 @@ impl Bench {
                 Ok(tools) => Ok((client, tools.len())),
                 Err(e) => {
                     client.close().await;
-                    Err(format!("tools/list failed: {e}"))
+                    Err(BenchError::request("tools/list", e))
                 }
             }
         }))
@@ -505,7 +508,7 @@ impl Bench {
     }
 }
 
-async fn big_list_on(client: &Client) -> Result<Figures, String> {
+async fn big_list_on(client: &Client) -> Outcome {
     let mut times = Vec::with_capacity(BIG_LIST_CALLS);
     let mut listed = 0;
     for _ in 0..BIG_LIST_CALLS {
@@ -513,13 +516,11 @@ async fn big_list_on(client: &Client) -> Result<Figures, String> {
         let tools = client
             .list_tools(None)
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| BenchError::request("tools/list", e))?;
         times.push(start.elapsed());
         listed = tools.len();
         if listed < BIG_LIST_TOOLS {
-            return Err(format!(
-                "the server listed {listed} tools, fewer than the {BIG_LIST_TOOLS} asked for with {ENV_TOOLS}"
-            ));
+            return Err(too_few_tools(listed));
         }
         drop(tools);
     }
@@ -534,7 +535,7 @@ async fn big_list_on(client: &Client) -> Result<Figures, String> {
     ]))
 }
 
-async fn big_result_on(client: &Client) -> Result<Figures, String> {
+async fn big_result_on(client: &Client) -> Outcome {
     let text = big_text(BIG_RESULT_BYTES);
     let mut times = Vec::with_capacity(BIG_RESULT_CALLS);
     for i in 0..BIG_RESULT_WARMUP + BIG_RESULT_CALLS {
@@ -558,7 +559,10 @@ async fn big_result_on(client: &Client) -> Result<Figures, String> {
 }
 
 /// Echo calls numbered `range`, at most [`THROUGHPUT_IN_FLIGHT`] at a time, all checked.
-async fn pipelined_echoes(client: &Client, range: std::ops::Range<usize>) -> Result<(), String> {
+async fn pipelined_echoes(
+    client: &Client,
+    range: std::ops::Range<usize>,
+) -> Result<(), BenchError> {
     futures::stream::iter(range)
         .map(|i| async move {
             let text = small_text(i);
@@ -575,30 +579,37 @@ fn echo_args(text: &str) -> Value {
 
 /// One `tools/call echo`, failing unless the answer is exactly one text block equal to
 /// `expected`.
-async fn checked_echo(client: &Client, args: Value, expected: &str) -> Result<(), String> {
+async fn checked_echo(client: &Client, args: Value, expected: &str) -> Result<(), BenchError> {
     let result = client
         .call_tool("echo", Some(args), RequestOptions::default())
         .await
-        .map_err(|e| format!("tools/call echo failed: {e}"))?;
+        .map_err(|e| BenchError::request("tools/call echo", e))?;
     if result.is_error {
-        return Err(format!(
+        return Err(BenchError::WrongAnswer(format!(
             "tools/call echo returned a tool error: {}",
             preview(&result.to_text())
-        ));
+        )));
     }
     match result.content.as_slice() {
         [Content::Text { text }] if text == expected => Ok(()),
-        [Content::Text { text }] => Err(format!(
+        [Content::Text { text }] => Err(BenchError::WrongAnswer(format!(
             "echo answered different text ({} bytes, expected {}): {}",
             text.len(),
             expected.len(),
             preview(text)
-        )),
-        other => Err(format!(
+        ))),
+        other => Err(BenchError::WrongAnswer(format!(
             "echo answered {} content blocks instead of one text block",
             other.len()
-        )),
+        ))),
     }
+}
+
+/// `big_list` got fewer tools than it asked for.
+fn too_few_tools(listed: usize) -> BenchError {
+    BenchError::WrongAnswer(format!(
+        "the server listed {listed} tools, fewer than the {BIG_LIST_TOOLS} asked for with {ENV_TOOLS}"
+    ))
 }
 
 fn preview(text: &str) -> String {
@@ -690,7 +701,7 @@ pub(crate) fn figures<const N: usize>(fields: [(&str, Value); N]) -> Figures {
 }
 
 /// The JSON line of one scenario.
-pub fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
+pub fn outcome_line(name: &str, outcome: &Outcome) -> Value {
     let mut line = Map::new();
     line.insert("schema".into(), json!(SCHEMA));
     line.insert("client".into(), json!("harness9"));
@@ -704,7 +715,7 @@ pub fn outcome_line(name: &str, outcome: &Result<Figures, String>) -> Value {
         }
         Err(error) => {
             line.insert("ok".into(), json!(false));
-            line.insert("error".into(), json!(error));
+            line.insert("error".into(), json!(error.to_string()));
         }
     }
     Value::Object(line)
@@ -718,7 +729,7 @@ pub(crate) fn emit(line: &Value) {
 }
 
 /// The human-readable summary for stderr; with the floor's columns when a row has them.
-pub(crate) fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
+pub(crate) fn table(rows: &[(&str, Outcome)]) -> String {
     let with_floor = rows
         .iter()
         .any(|(_, o)| o.as_ref().is_ok_and(|f| f.contains_key("floor")));
@@ -753,6 +764,7 @@ pub(crate) fn table(rows: &[(&str, Result<Figures, String>)]) -> String {
                 text.push('\n');
             }
             Err(error) => {
+                let error = error.to_string();
                 let first = error.lines().next().unwrap_or("");
                 text.push_str(&format!("{name:<14} {:>14} {:<8} {first}\n", "FAILED", ""));
             }
@@ -812,11 +824,15 @@ mod tests {
             json!({"unit": "us", "value": 12.0, "floor": 8.0, "ours_over_floor": 1.5,
                    "floor_run_values": [8.0, 6.0, 30.0]})
         );
-        let text = table(&[("seq_latency", Ok(f)), ("big_features", Err("boom".into()))]);
+        let boom = BenchError::Crashed("boom".into());
+        let text = table(&[("seq_latency", Ok(f)), ("big_features", Err(boom))]);
         assert!(text.contains("ours/floor"), "{text}");
         assert!(text.contains("1.500x"), "{text}");
         let mut f = figures([("value", json!(3.0))]);
-        add_floor(&mut f, vec![Ok(1.0), Err("no server".into())]);
+        add_floor(
+            &mut f,
+            vec![Ok(1.0), Err(BenchError::Server("no server".into()))],
+        );
         assert_eq!(
             Value::Object(f),
             json!({"value": 3.0, "floor_error": "no server"})
@@ -825,7 +841,7 @@ mod tests {
 
     #[test]
     fn failure_line() {
-        let line = outcome_line("big_result", &Err("boom".into()));
+        let line = outcome_line("big_result", &Err(BenchError::Crashed("boom".into())));
         assert_eq!(
             line.to_string(),
             r#"{"schema":"mcp-bench/1","client":"harness9","scenario":"big_result","ok":false,"error":"boom"}"#

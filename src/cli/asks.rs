@@ -138,6 +138,10 @@ fn decide(ask: &Ask, answers: Option<&Map<String, Value>>) -> AskAnswer {
             }
             AskAnswer::Elicit(ElicitResult::decline())
         }
+        // Only the desktop app shows views; none runs here.
+        AskKind::View { .. } => {
+            AskAnswer::Refuse("harness9 cannot show views in this command".into())
+        }
         AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => {
             errln!("harness9: server \"{server}\" asked to use your model (sampling); refused because no one can approve it here. Run it from the terminal UI (`harness9`) or the desktop app to approve it.");
             AskAnswer::Refuse(

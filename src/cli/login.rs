@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use harness9::host::signin::SignInError;
 use harness9::manager::{ServerState, ServerStatus};
-use harness9::mcp::auth::{Opener, SignedIn, SystemOpener};
+use harness9::mcp::auth::{BrowserError, Opener, SignedIn, SystemOpener};
 use harness9::Harness;
 use serde_json::json;
 
@@ -23,7 +24,7 @@ pub const LOGIN_CONNECT_WAIT: Duration = Duration::from_secs(30);
 struct PrintingOpener;
 
 impl Opener for PrintingOpener {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>> {
         errln!(
             "Opening the sign-in page in your browser. If it does not open, visit:\n\n  {url}\n"
         );
@@ -43,7 +44,9 @@ fn known_server(args: &ProjectArgs, server: &str) -> Result<(), i32> {
     let cfg = harness9::config::McpConfig::load_scoped(&args.project);
     if cfg.error.is_none() && !cfg.servers.contains_key(server) {
         let known: Vec<&String> = cfg.servers.keys().collect();
-        errln!("harness9: no server named \"{server}\" in any config scope (servers: {known:?})");
+        let message =
+            format!("no server named \"{server}\" in any config scope (servers: {known:?})");
+        crate::cli::out::failure(args.json, "unknown-server", &message);
         return Err(EXIT_USAGE);
     }
     Ok(())
@@ -72,6 +75,21 @@ fn connection_line(status: Option<&ServerStatus>) -> (String, bool) {
     }
 }
 
+/// The exit code of a failed sign-in or sign-out: 2 when the request itself was wrong
+/// (an unknown or local server), else 1.
+fn exit_code(e: &SignInError) -> i32 {
+    match e {
+        SignInError::UnknownServer(_)
+        | SignInError::LocalSignIn(_)
+        | SignInError::LocalSignOut(_) => EXIT_USAGE,
+        SignInError::Unusable { .. }
+        | SignInError::Disabled(_)
+        | SignInError::OwnAuthorization(_)
+        | SignInError::Pause(_)
+        | SignInError::Auth(_) => EXIT_FAILED,
+    }
+}
+
 fn scopes_text(s: &SignedIn) -> String {
     if s.scopes.is_empty() {
         "(none)".into()
@@ -94,7 +112,8 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
         ..
     }) = status_of(&harness, &server)
     {
-        errln!("harness9: server \"{server}\" is awaiting approval; run with --yes, or approve it when asked on a terminal");
+        let message = format!("server \"{server}\" is awaiting approval; run with --yes, or approve it when asked on a terminal");
+        crate::cli::out::failure(args.json, "not-approved", &message);
         harness.shutdown().await;
         return EXIT_FAILED;
     }
@@ -127,12 +146,9 @@ pub async fn login(args: ProjectArgs, server: String) -> i32 {
             }
         }
         Err(e) => {
-            errln!("harness9: signing in to \"{server}\" failed: {e}");
-            if e.contains("local (stdio) server") {
-                EXIT_USAGE
-            } else {
-                EXIT_FAILED
-            }
+            let message = format!("signing in to \"{server}\" failed: {e}");
+            crate::cli::out::failure(args.json, e.code(), &message);
+            exit_code(&e)
         }
     };
     if let Some(w) = harness.signin().auth_context().store.warning() {
@@ -172,12 +188,9 @@ pub async fn logout(args: ProjectArgs, server: String) -> i32 {
             0
         }
         Err(e) => {
-            errln!("harness9: signing out of \"{server}\" failed: {e}");
-            if e.contains("local (stdio) server") {
-                EXIT_USAGE
-            } else {
-                EXIT_FAILED
-            }
+            let message = format!("signing out of \"{server}\" failed: {e}");
+            crate::cli::out::failure(args.json, e.code(), &message);
+            exit_code(&e)
         }
     };
     harness.shutdown().await;

@@ -374,10 +374,16 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
             .map(|(name, server, tool, spec)| {
                 let def = def_of(server, tool);
                 let mut row = json!({"name": name, "server": server, "tool": tool, "description": spec.description, "inputSchema": spec.input_schema});
+                let mut marks = def.map(|d| d.hints().marks()).unwrap_or_default();
+                marks.extend(spec.display.apps_marks());
                 if let Some(d) = def {
                     row["title"] = json!(d.title);
                     row["annotations"] = json!(d.annotations);
-                    row["marks"] = json!(d.hints().marks());
+                }
+                row["marks"] = json!(marks);
+                // MCP Apps: the view's resource and who may see the tool.
+                if let Some(ui) = &spec.display.ui {
+                    row["ui"] = json!(ui);
                 }
                 row
             })
@@ -386,8 +392,10 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
     } else {
         let marks: Vec<String> = rows
             .iter()
-            .map(|(_, server, tool, _)| {
-                def_of(server, tool).map_or(String::new(), |d| d.hints().marks().join(","))
+            .map(|(_, server, tool, spec)| {
+                let mut marks = def_of(server, tool).map_or(Vec::new(), |d| d.hints().marks());
+                marks.extend(spec.display.apps_marks());
+                marks.join(",")
             })
             .collect();
         let cells: Vec<(String, String, &str)> = rows
@@ -500,31 +508,17 @@ pub async fn call(
             }
         }
         Err(e @ harness9::harness::CallError::UnknownTool { .. }) => {
-            out::failure(args.json, call_error_code(&e), &e.to_string());
+            out::failure(args.json, e.code(), &e.to_string());
             EXIT_USAGE
         }
         Err(e) => {
-            out::failure(args.json, call_error_code(&e), &e.to_string());
+            out::failure(args.json, e.code(), &e.to_string());
             asks::explain_required_elicitations(&e);
             EXIT_FAILED
         }
     };
     harness.shutdown().await;
     code
-}
-
-/// The stable code of a failed call, for `--json` (to move to `CallError` itself when the
-/// façade's errors get their codes).
-fn call_error_code(e: &harness9::harness::CallError) -> &'static str {
-    use harness9::harness::CallError;
-    match e {
-        CallError::UnknownServer { .. } => "unknown-server",
-        CallError::UnknownTool { .. } => "unknown-tool",
-        CallError::NotConnected { .. } => "not-connected",
-        CallError::Tool(t) => t.code(),
-        CallError::Held { .. } => "held",
-        CallError::Cancelled => "cancelled",
-    }
 }
 
 pub async fn serve(args: ProjectArgs) -> i32 {

@@ -62,7 +62,7 @@ pub async fn accept(args: ProjectArgs, what: Vec<String>) -> i32 {
             0
         }
         Err(e) => {
-            errln!("harness9: {e}");
+            crate::cli::out::failure(args.json, e.code(), &e.to_string());
             EXIT_FAILED
         }
     };

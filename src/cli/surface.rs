@@ -126,8 +126,9 @@ async fn finish(harness: Harness, code: i32) -> i32 {
     code
 }
 
-fn fail(e: FeatureError) -> i32 {
-    errln!("harness9: {e}");
+/// Reports a failed request (with `--json`, also its error object) and gives the exit code.
+fn fail(json: bool, e: FeatureError) -> i32 {
+    crate::cli::out::failure(json, e.code(), &e.to_string());
     exit_code(&e)
 }
 
@@ -148,7 +149,7 @@ async fn resources(args: ProjectArgs, server: Option<String>) -> i32 {
     };
     let (resources, templates) = match listed.await {
         Ok(both) => both,
-        Err(e) => return finish(harness, fail(e)).await,
+        Err(e) => return finish(harness, fail(args.json, e)).await,
     };
     if args.json {
         print_json(&json!({"resources": resources, "resourceTemplates": templates}));
@@ -201,7 +202,7 @@ async fn read(args: ProjectArgs, server: String, uri: String, output: Option<Pat
     };
     let result = match harness.read_resource(&server, &uri).await {
         Ok(r) => r,
-        Err(e) => return finish(harness, fail(e)).await,
+        Err(e) => return finish(harness, fail(args.json, e)).await,
     };
     let code = if args.json {
         print_json(&result);
@@ -265,7 +266,7 @@ async fn prompts(args: ProjectArgs, server: Option<String>) -> i32 {
     report_unavailable(&harness);
     let prompts = match harness.prompts(server.as_deref()).await {
         Ok(p) => p,
-        Err(e) => return finish(harness, fail(e)).await,
+        Err(e) => return finish(harness, fail(args.json, e)).await,
     };
     if args.json {
         print_json(&prompts);
@@ -323,7 +324,7 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
     };
     let known = match harness.prompts(Some(&server)).await {
         Ok(p) => p,
-        Err(e) => return finish(harness, fail(e)).await,
+        Err(e) => return finish(harness, fail(args.json, e)).await,
     };
     let Some(found) = known.iter().find(|p| p.prompt.name == name) else {
         let names: Vec<&str> = known.iter().map(|p| p.prompt.name.as_str()).collect();
@@ -354,7 +355,7 @@ async fn prompt(args: ProjectArgs, server: String, name: String, arguments: Opti
     }
     let result = match harness.get_prompt(&server, &name, arguments).await {
         Ok(r) => r,
-        Err(e) => return finish(harness, fail(e)).await,
+        Err(e) => return finish(harness, fail(args.json, e)).await,
     };
     if args.json {
         print_json(&result);

@@ -129,6 +129,7 @@ mod tests {
             error: None,
             output: String::new(),
             spilled: None,
+            view: None,
         }));
         assert_eq!(p.first().unwrap().call_id, "c");
         assert!(p.observe(&Event::TurnEnd {

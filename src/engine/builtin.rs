@@ -2,7 +2,7 @@
 //! no answer. The text is what the model is told, so it says what to send instead.
 
 /// Why a built-in tool gave no answer (a tool error the model sees, never a crash).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum BuiltinToolError {
     #[error("give a \"query\": words describing the tool you need")]
     NoQuery,
@@ -20,8 +20,8 @@ pub enum BuiltinToolError {
     #[error("this chat cannot read resources")]
     NoResources,
     /// Listing or reading resources failed; the text says why.
-    #[error("{0}")]
-    Resources(String),
+    #[error(transparent)]
+    Resources(#[from] crate::host::catalog::FeatureError),
 }
 
 impl BuiltinToolError {
@@ -35,7 +35,7 @@ impl BuiltinToolError {
             BuiltinToolError::BadOutputId(_) | BuiltinToolError::NoOutput(_) => "unknown-output",
             BuiltinToolError::ReadFailed(_) => "internal",
             BuiltinToolError::NoResources => "unsupported",
-            BuiltinToolError::Resources(_) => "request-failed",
+            BuiltinToolError::Resources(e) => e.code(),
         }
     }
 }

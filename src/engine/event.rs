@@ -2,10 +2,11 @@
 //! lines and the desktop bridge are these values as JSON: `{"type": "text_delta", ...}`,
 //! fields in camelCase).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::provider::Usage;
+use crate::mcp::CallToolResult;
 
 /// What front ends tell the user when an answer stopped at the output token limit (the
 /// saved conversation shows it too, see [`super::history`]).
@@ -72,6 +73,11 @@ pub enum Event {
         output: String,
         /// The whole output was saved and only its first page shown to the model.
         spilled: Option<String>,
+        /// Set when the tool has an interactive view (MCP Apps) and the call returned a
+        /// result: what a front end that renders views needs to open it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        view: Option<Box<CallView>>,
     },
     /// Something the user should know (tools disappeared, a settings problem).
     Notice {
@@ -114,4 +120,19 @@ pub enum TurnOutcome {
     /// The provider failed or the round-trip bound was reached. `code` is stable and
     /// kebab-case (the provider error's code, or `round-trip-limit`).
     Failed { error: String, code: &'static str },
+}
+
+/// A tool call whose tool has an interactive view (MCP Apps): the server, the tool, its
+/// `ui://` resource, the call's input and its whole result. The conversation keeps it
+/// (never the view's HTML, which is read from the server each time the view opens).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct CallView {
+    pub server: String,
+    pub tool: String,
+    pub resource_uri: String,
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
+    pub arguments: Value,
+    pub result: CallToolResult,
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::event::CUT_OFF_NOTICE;
+use super::event::{CallView, CUT_OFF_NOTICE};
 use super::message::{Block, Message, ResultPart, Role};
 
 /// One entry of a saved conversation, as the chat pane shows it when reopened.
@@ -34,6 +34,11 @@ pub enum ChatItem {
         /// `null` when the conversation holds no result for the call.
         output: Option<String>,
         is_error: bool,
+        /// The call's interactive view (MCP Apps), when its tool has one: a front end
+        /// that renders views opens it again; the others show a note.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        view: Option<Box<CallView>>,
     },
     /// A note the app added to the conversation (tools that disappeared).
     Notice {
@@ -48,6 +53,14 @@ pub enum ChatItem {
 
 /// The conversation as chat items: prompts, answers and tool calls with their results.
 pub fn history(messages: &[Arc<Message>]) -> Vec<ChatItem> {
+    history_with_views(messages, &HashMap::new())
+}
+
+/// [`history`] with the views of tool calls (MCP Apps), by call id.
+pub fn history_with_views(
+    messages: &[Arc<Message>],
+    views: &HashMap<String, CallView>,
+) -> Vec<ChatItem> {
     let mut out: Vec<ChatItem> = Vec::new();
     let mut calls: HashMap<&str, usize> = HashMap::new();
     for m in messages {
@@ -86,6 +99,7 @@ pub fn history(messages: &[Arc<Message>]) -> Vec<ChatItem> {
                         arguments: input.clone(),
                         output: None,
                         is_error: false,
+                        view: views.get(id).cloned().map(Box::new),
                     });
                 }
                 Block::ToolResult {

@@ -73,7 +73,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use event::{CallStatus, Event, TurnOutcome, CUT_OFF_NOTICE};
+pub use event::{CallStatus, CallView, Event, TurnOutcome, CUT_OFF_NOTICE};
 pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{
@@ -191,6 +191,8 @@ struct ConvState {
     used: BTreeSet<String>,
     /// Disappeared tools the model was already told about.
     announced_missing: HashSet<String>,
+    /// The views of tool calls, by call id (MCP Apps).
+    views: HashMap<String, CallView>,
 }
 
 struct Inner {
@@ -296,6 +298,7 @@ impl Engine {
                     loaded: loaded.tools_loaded.into_iter().collect(),
                     used,
                     announced_missing: HashSet::new(),
+                    views: loaded.views,
                 }),
                 busy: AtomicBool::new(false),
                 resources: opts.resources,
@@ -318,6 +321,11 @@ impl Engine {
         self.inner.state.lock().messages.clone()
     }
 
+    /// The views of the conversation's tool calls (MCP Apps), by call id.
+    pub fn views(&self) -> HashMap<String, CallView> {
+        self.inner.state.lock().views.clone()
+    }
+
     /// Whether a turn is running.
     pub fn is_busy(&self) -> bool {
         self.inner.busy.load(Ordering::Acquire)
@@ -336,6 +344,22 @@ impl Engine {
         attachments: Vec<ResourceRef>,
     ) -> Result<TurnHandle, EngineError> {
         self.start(vec![Message::user_text(prompt)], attachments)
+    }
+
+    /// [`Engine::send_with`] with `context` after the prompt: text the model reads with
+    /// the message (what MCP Apps views gave it), shown as notes when the conversation is
+    /// reopened.
+    pub fn send_with_context(
+        &self,
+        prompt: impl Into<String>,
+        context: Vec<String>,
+        attachments: Vec<ResourceRef>,
+    ) -> Result<TurnHandle, EngineError> {
+        let mut message = Message::user_text(prompt);
+        message
+            .content
+            .extend(context.into_iter().map(|text| Block::Text { text }));
+        self.start(vec![message], attachments)
     }
 
     /// Starts a turn whose opening is these messages (a server prompt's, see

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::builtin::BuiltinToolError;
 use super::message::{resource_header, Block, ResultPart, ToolDefinition};
-use crate::host::catalog::{ServerResource, ServerTemplate};
+use crate::host::catalog::{FeatureError, ServerResource, ServerTemplate};
 use crate::mcp::features::{ReadResourceResult, ResourceContents};
 
 /// The built-in tool that lists the servers' resources.
@@ -48,12 +48,12 @@ pub trait ResourceAccess: Send + Sync {
     /// Whether any connected server lists resources or templates now.
     fn has_resources(&self) -> bool;
     /// The resources and templates of every connected server (or of one).
-    fn list(&self, server: Option<String>) -> BoxFuture<'_, Result<Listing, String>>;
+    fn list(&self, server: Option<String>) -> BoxFuture<'_, Result<Listing, FeatureError>>;
     fn read(
         &self,
         server: String,
         uri: String,
-    ) -> BoxFuture<'_, Result<ReadResourceResult, String>>;
+    ) -> BoxFuture<'_, Result<ReadResourceResult, FeatureError>>;
 }
 
 /// The blocks attached resources add to a user message, and notes for the user.
@@ -307,14 +307,14 @@ mod tests {
         fn has_resources(&self) -> bool {
             true
         }
-        fn list(&self, _server: Option<String>) -> BoxFuture<'_, Result<Listing, String>> {
+        fn list(&self, _server: Option<String>) -> BoxFuture<'_, Result<Listing, FeatureError>> {
             async { Ok((Vec::new(), Vec::new())) }.boxed()
         }
         fn read(
             &self,
             _server: String,
             uri: String,
-        ) -> BoxFuture<'_, Result<ReadResourceResult, String>> {
+        ) -> BoxFuture<'_, Result<ReadResourceResult, FeatureError>> {
             let contents: Vec<ResourceContents> = self
                 .0
                 .lock()

@@ -31,7 +31,7 @@ use super::provider::{
     RequestOptions, StreamEvent, ToolChoice,
 };
 use crate::mcp::requests::{CreateMessageRequest, CreateMessageResult, SamplingMessage};
-use crate::mcp::sampling::{SampleFuture, Sampler};
+use crate::mcp::sampling::{SampleError, SampleFuture, Sampler};
 
 /// Why a sampling request did not run on the model; the text is shown to the user and
 /// sent to the server.
@@ -59,6 +59,12 @@ impl SamplingError {
             SamplingError::UnknownRole(_) => "unknown-role",
             SamplingError::Interrupted(_) => "internal",
         }
+    }
+}
+
+impl From<SamplingError> for SampleError {
+    fn from(e: SamplingError) -> SampleError {
+        SampleError::new(e.code(), e.to_string())
     }
 }
 
@@ -94,13 +100,13 @@ async fn resolve(overrides: ProviderOverrides) -> Result<ProviderSettings, Sampl
 }
 
 impl Sampler for EngineSampler {
-    fn check(&self) -> BoxFuture<'static, Result<(), String>> {
+    fn check(&self) -> BoxFuture<'static, Result<(), SampleError>> {
         let source = self.source.clone();
         Box::pin(async move {
             match source {
                 SamplingSource::Client { .. } => Ok(()),
                 SamplingSource::Settings(o) => {
-                    resolve(o).await.map(|_| ()).map_err(|e| e.to_string())
+                    resolve(o).await.map(|_| ()).map_err(SampleError::from)
                 }
             }
         })
@@ -112,13 +118,13 @@ impl Sampler for EngineSampler {
             let (client, models) = match source {
                 SamplingSource::Client { client, models } => (client, models),
                 SamplingSource::Settings(o) => {
-                    let s = resolve(o).await.map_err(|e| e.to_string())?;
+                    let s = resolve(o).await.map_err(SampleError::from)?;
                     (provider::connect(&s), s.sampling_models)
                 }
             };
             sample_with(client.as_ref(), &models, &request)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(SampleError::from)
         })
     }
 }

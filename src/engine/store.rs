@@ -18,6 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::event::CallView;
 use super::message::{Block, Message, ResultPart, Role};
 use super::writer::AppendWriter;
 
@@ -27,9 +28,21 @@ pub const CONVERSATIONS_DIR: &str = "conversations";
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Record {
-    Header { project: String, created_ms: u64 },
-    Message { message: Message },
-    ToolsLoaded { names: Vec<String> },
+    Header {
+        project: String,
+        created_ms: u64,
+    },
+    Message {
+        message: Message,
+    },
+    ToolsLoaded {
+        names: Vec<String>,
+    },
+    /// A tool call with an interactive view (MCP Apps): what reopens it.
+    View {
+        call_id: String,
+        view: Box<CallView>,
+    },
 }
 
 /// A saved conversation, as a front end lists it.
@@ -49,6 +62,8 @@ pub struct ConversationSummary {
 pub struct Loaded {
     pub messages: Vec<Arc<Message>>,
     pub tools_loaded: Vec<String>,
+    /// The views of tool calls, by call id (MCP Apps).
+    pub views: std::collections::HashMap<String, CallView>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,6 +192,9 @@ impl ConversationStore {
                 Ok(Record::Header { created_ms, .. }) => created = created_ms,
                 Ok(Record::Message { message }) => loaded.messages.push(Arc::new(message)),
                 Ok(Record::ToolsLoaded { names }) => loaded.tools_loaded.extend(names),
+                Ok(Record::View { call_id, view }) => {
+                    loaded.views.insert(call_id, *view);
+                }
                 Err(_) => {} // a torn line or a record from a newer version
             }
         }
@@ -292,6 +310,14 @@ impl ConversationFile {
     pub fn append_tools_loaded(&self, names: &[String]) -> Result<(), StoreError> {
         self.append_record(&Record::ToolsLoaded {
             names: names.to_vec(),
+        })
+    }
+
+    /// Keeps the view of tool call `call_id` (MCP Apps) with the conversation.
+    pub fn append_view(&self, call_id: &str, view: &CallView) -> Result<(), StoreError> {
+        self.append_record(&Record::View {
+            call_id: call_id.to_string(),
+            view: Box::new(view.clone()),
         })
     }
 

@@ -219,7 +219,8 @@ impl ToolSets {
                 if engine_own {
                     tracing::warn!("a tool named {name} hides the engine's own; it is skipped");
                 }
-                !engine_own
+                // MCP Apps: a tool visible to views only is never offered to the model.
+                !engine_own && t.spec().display.model_visible()
             })
             .unzip();
         let mut defs = Vec::with_capacity(tools.len());

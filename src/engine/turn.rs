@@ -19,7 +19,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::builtin::BuiltinToolError;
-use super::event::{CallStatus, Event, TurnOutcome};
+use super::event::{CallStatus, CallView, Event, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
 use super::provider::{fallback_call_id, hit_token_limit, ChatRequest, StreamEvent, Usage};
@@ -485,6 +485,7 @@ async fn run_calls(
                         error: Some("cancelled by the user".into()),
                         output: text.clone(),
                         spilled: None,
+                        view: None,
                     },
                 );
                 blocks.push(error_block(&c.id, text));
@@ -509,6 +510,8 @@ struct Done {
     text: String,
     images: Vec<(String, String)>,
     is_error: bool,
+    /// The call's view (MCP Apps), when its tool has one and it returned a result.
+    view: Option<Box<CallView>>,
 }
 
 impl Done {
@@ -519,6 +522,7 @@ impl Done {
             text,
             images: Vec::new(),
             is_error: true,
+            view: None,
         }
     }
 }
@@ -573,6 +577,9 @@ async fn run_call(
         ));
         parts.push(ResultPart::Image { media_type, data });
     }
+    if let Some(view) = &done.view {
+        keep_view(inner, tx, &call.id, view);
+    }
     emit(
         tx,
         Event::ToolCallEnd {
@@ -584,6 +591,7 @@ async fn run_call(
             error: done.error,
             output: shown,
             spilled,
+            view: done.view,
         },
     );
     slots.lock()[index] = Some(Block::ToolResult {
@@ -739,7 +747,10 @@ async fn execute(
         progress(p);
     }
     match result {
-        Ok(Ok(r)) => from_result(&r),
+        Ok(Ok(r)) => Done {
+            view: view_of(tool.spec(), &call.input, &r),
+            ..from_result(&r)
+        },
         Ok(Err(e)) => {
             let status = match &e {
                 ToolError::Client(ClientError::Timeout { .. }) => CallStatus::TimedOut,
@@ -765,6 +776,45 @@ fn ok_text(text: String) -> Done {
         text,
         images: Vec::new(),
         is_error: false,
+        view: None,
+    }
+}
+
+/// The view of a call whose tool has one (MCP Apps).
+fn view_of(
+    spec: &crate::tools::ToolSpec,
+    arguments: &serde_json::Value,
+    result: &CallToolResult,
+) -> Option<Box<CallView>> {
+    let ToolSource::Mcp { server, tool } = &spec.source else {
+        return None;
+    };
+    let uri = spec.display.ui.as_ref()?.resource_uri.clone()?;
+    Some(Box::new(CallView {
+        server: server.clone(),
+        tool: tool.clone(),
+        resource_uri: uri,
+        arguments: arguments.clone(),
+        result: result.clone(),
+    }))
+}
+
+/// Keeps a call's view with the conversation (in memory and in its file).
+fn keep_view(inner: &Inner, tx: &Emitter, call_id: &str, view: &CallView) {
+    inner
+        .state
+        .lock()
+        .views
+        .insert(call_id.to_string(), view.clone());
+    if let Some(file) = &inner.file {
+        if let Err(e) = file.append_view(call_id, view) {
+            emit(
+                tx,
+                Event::Notice {
+                    message: e.to_string(),
+                },
+            );
+        }
     }
 }
 
@@ -867,5 +917,6 @@ fn from_result(r: &CallToolResult) -> Done {
         text,
         images,
         is_error: r.is_error,
+        view: None,
     }
 }

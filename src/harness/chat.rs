@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::{Harness, PromptError};
 use crate::engine::approvals::{PendingApproval, PendingApprovals};
-use crate::engine::history::{history, ChatItem};
+use crate::engine::history::{history_with_views, ChatItem};
 use crate::engine::resources::ResourceRef;
 use crate::engine::{
     ConversationChoice, ConversationSummary, Decision, Engine, EngineError, EngineOptions, Event,
@@ -130,6 +130,11 @@ impl Chat<'_> {
             return Err(EngineError::Busy);
         }
         slot.engine = Some(engine.clone());
+        drop(slot);
+        // The views of the conversation left go (MCP Apps).
+        self.harness
+            .apps
+            .conversation_shown(engine.conversation_id());
         Ok(engine)
     }
 
@@ -168,7 +173,7 @@ impl Chat<'_> {
                 error: None,
                 busy: e.is_busy(),
                 conversation_id: Some(e.conversation_id().to_string()),
-                history: history(&e.messages()),
+                history: history_with_views(&e.messages(), &e.views()),
                 pending: self.pending(),
             }),
             Err(EngineError::Settings(e)) => Ok(ChatState {
@@ -198,7 +203,12 @@ impl Chat<'_> {
         sink: EventSink,
     ) -> Result<(), EngineError> {
         let engine = self.engine(ConversationChoice::Latest, false).await?;
-        let handle = engine.send_with(prompt, attachments)?;
+        // What views gave the model since the last message goes with this one.
+        let context = self
+            .harness
+            .apps
+            .take_model_context(engine.conversation_id());
+        let handle = engine.send_with_context(prompt, context, attachments)?;
         self.forward(handle, sink);
         Ok(())
     }

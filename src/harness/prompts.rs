@@ -62,6 +62,19 @@ pub enum PromptError {
     Engine(#[from] EngineError),
 }
 
+impl PromptError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            PromptError::Feature(e) => e.code(),
+            PromptError::UnknownPrompt { .. } => "unknown-prompt",
+            PromptError::MissingArguments { .. } => "missing-arguments",
+            PromptError::Engine(e) => e.code(),
+        }
+    }
+}
+
 fn known_prompts(known: &[String]) -> String {
     if known.is_empty() {
         " (it offers none)".to_string()

@@ -8,7 +8,7 @@ use futures::FutureExt;
 
 use super::{Harness, FEATURES_WAIT};
 use crate::engine::resources::ResourceAccess;
-use crate::host::catalog::{Catalog, ServerResource, ServerTemplate};
+use crate::host::catalog::{Catalog, FeatureError, ServerResource, ServerTemplate};
 use crate::manager::Manager;
 use crate::mcp::features::ReadResourceResult;
 
@@ -29,13 +29,12 @@ impl ResourceAccess for CatalogResources {
     fn list(
         &self,
         server: Option<String>,
-    ) -> BoxFuture<'_, Result<crate::engine::resources::Listing, String>> {
+    ) -> BoxFuture<'_, Result<crate::engine::resources::Listing, FeatureError>> {
         async move {
             let all = self
                 .catalog
                 .features(&self.manager, server.as_deref(), FEATURES_WAIT)
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let mut resources = Vec::new();
             let mut templates = Vec::new();
             for (s, f) in &all {
@@ -57,12 +56,11 @@ impl ResourceAccess for CatalogResources {
         &self,
         server: String,
         uri: String,
-    ) -> BoxFuture<'_, Result<ReadResourceResult, String>> {
+    ) -> BoxFuture<'_, Result<ReadResourceResult, FeatureError>> {
         async move {
             self.catalog
                 .read_resource(&self.manager, &server, &uri)
                 .await
-                .map_err(|e| e.to_string())
         }
         .boxed()
     }
@@ -182,6 +180,19 @@ pub enum SaveResourceError {
     BadData { uri: String },
     #[error("cannot write {path}: {error}; check that the folder exists and is writable")]
     Io { path: String, error: std::io::Error },
+}
+
+impl SaveResourceError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SaveResourceError::Read(e) => e.code(),
+            SaveResourceError::Empty { .. } => "empty-resource",
+            SaveResourceError::BadData { .. } => "invalid-resource-data",
+            SaveResourceError::Io { .. } => "write-failed",
+        }
+    }
 }
 
 impl Harness {

@@ -32,6 +32,20 @@ pub enum RootsError {
     Save { file: String, error: String },
 }
 
+impl RootsError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RootsError::NotAFolder { .. } => "not-a-folder",
+            RootsError::IsProject { .. } => "is-project-folder",
+            RootsError::AlreadyThere { .. } => "already-a-root",
+            RootsError::NotThere { .. } => "not-a-root",
+            RootsError::Save { .. } => "write-failed",
+        }
+    }
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct StoreFile {
     /// project folder → extra folders, in the order they were added

@@ -24,6 +24,17 @@ pub enum PermissionError {
     Save { file: String, error: String },
 }
 
+impl PermissionError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            PermissionError::EmptyPattern => "empty-pattern",
+            PermissionError::Save { .. } => "write-failed",
+        }
+    }
+}
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     tokio::task::spawn_blocking(f)
         .await

@@ -25,7 +25,9 @@ use tokio::sync::{broadcast, watch};
 
 use super::Harness;
 use crate::engine::sampling::{EngineSampler, SamplingSource};
-use crate::host::asks::{Ask, AskAnswer, AskError, AskReply, AskView, Asks, ReplyError, Resolved};
+use crate::host::asks::{
+    Ask, AskAnswer, AskError, AskKind, AskReply, AskView, Asks, ReplyError, Resolved,
+};
 use crate::host::catalog::{
     FeatureError, ServerDetails, ServerFeatures, ServerPrompt, ServerResource, ServerTemplate,
     SurfaceEvent,
@@ -242,7 +244,16 @@ impl Harness {
                 if let Err(reason) = opener.open(link.as_str()).await {
                     return Err(ReplyError::Open { url, reason });
                 }
-                self.answer_ask(id, AskAnswer::Elicit(ElicitResult::accept_url()))
+                let answer = match &ask.kind {
+                    // A view's link, opened: the view hears it was.
+                    AskKind::View { .. } => AskAnswer::Approve(Default::default()),
+                    AskKind::Elicitation { .. }
+                    | AskKind::Sampling { .. }
+                    | AskKind::SamplingReview { .. } => {
+                        AskAnswer::Elicit(ElicitResult::accept_url())
+                    }
+                };
+                self.answer_ask(id, answer)
             }
         };
         match outcome {

@@ -31,6 +31,10 @@ pub struct ToolEntry {
     pub marks: Vec<&'static str>,
     /// Only `https:` and `data:` icons.
     pub icons: Vec<Icon>,
+    /// The tool has an interactive view (MCP Apps): a call of it can open one.
+    pub has_view: bool,
+    /// Only the server's views may call it (MCP Apps): never offered to the model.
+    pub app_only: bool,
 }
 
 /// What a front end shows of one tool once it is opened, beside its list entry.
@@ -57,8 +61,14 @@ impl From<&ToolSpec> for ToolEntry {
             description: t.description.clone(),
             read_only: t.read_only,
             title: t.display.title.clone(),
-            marks: t.display.annotations.marks(),
+            marks: {
+                let mut marks = t.display.annotations.marks();
+                marks.extend(t.display.apps_marks());
+                marks
+            },
             icons: t.display.icons.clone(),
+            has_view: t.display.has_view(),
+            app_only: !t.display.model_visible(),
         }
     }
 }

@@ -15,10 +15,12 @@ mod queue;
 mod sampling;
 mod view;
 pub use queue::{
-    Ask, AskAnswer, AskError, AskKind, SamplingChoice, Unanswered, DEFAULT_ASK_TIMEOUT,
+    Ask, AskAnswer, AskError, AskKind, SamplingChoice, Unanswered, ViewAsk, DEFAULT_ASK_TIMEOUT,
 };
 pub use sampling::NO_SAMPLER;
-pub use view::{AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL};
+pub use view::{
+    AskDetail, AskReply, AskView, ReplyError, Resolved, SAMPLING_REFUSAL, VIEW_REFUSAL,
+};
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -42,6 +44,8 @@ use crate::trust::sampling::SamplingGrants;
 struct Shared {
     queue: Arc<queue::AskQueue>,
     sampling: AtomicBool,
+    /// Announce MCP Apps (the host renders views) to servers started from now on.
+    apps: AtomicBool,
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
     grants: SamplingGrants,
     project: PathBuf,
@@ -99,6 +103,7 @@ impl RequestHandlers for Asks {
             sampling_tools: sampling,
             roots: true,
             roots_list_changed: true,
+            apps: shared.apps.load(Ordering::Relaxed),
         };
         Arc::new(handler::ServerHandler {
             server: server.to_string(),
@@ -123,6 +128,7 @@ impl Asks {
             shared: Arc::new(Shared {
                 queue: Arc::default(),
                 sampling: AtomicBool::new(false),
+                apps: AtomicBool::new(false),
                 sampler: Mutex::default(),
                 grants: SamplingGrants::beside(approvals),
                 project: project.to_path_buf(),
@@ -168,6 +174,56 @@ impl Asks {
     /// by default: only turn it on when something answers sampling asks).
     pub fn set_sampling(&self, enabled: bool) {
         self.shared.sampling.store(enabled, Ordering::Relaxed);
+    }
+
+    /// Whether sampling is turned on ([`Asks::set_sampling`]).
+    pub fn sampling_enabled(&self) -> bool {
+        self.shared.sampling.load(Ordering::Relaxed)
+    }
+
+    /// Whether servers started from now on are told the host renders MCP Apps views (the
+    /// `io.modelcontextprotocol/ui` extension in the client capabilities, in both eras).
+    /// Off by default: only a front end that shows views turns it on.
+    pub fn set_apps(&self, enabled: bool) {
+        self.shared.apps.store(enabled, Ordering::Relaxed);
+    }
+
+    /// Asks the user on behalf of view `view_id` of `server` (MCP Apps), through the same
+    /// queue as the servers' own asks; the answer, or why there is none.
+    pub async fn ask_for_view(
+        &self,
+        server: &str,
+        view_id: &str,
+        request: ViewAsk,
+    ) -> Result<AskAnswer, Unanswered> {
+        let kind = AskKind::View {
+            view_id: view_id.to_string(),
+            request,
+        };
+        self.shared.queue.ask(server, kind).answer().await
+    }
+
+    /// Runs a view's `sampling/createMessage` through the same consent flow as its
+    /// server's own requests (an "always" grant for the server covers its views too);
+    /// what became of it goes to the server's `log`.
+    pub async fn sample_for_view(
+        &self,
+        server: &str,
+        fingerprint: Option<String>,
+        log: Arc<ServerLog>,
+        request: crate::mcp::requests::CreateMessageRequest,
+    ) -> Result<crate::mcp::requests::CreateMessageResult, crate::mcp::jsonrpc::RpcError> {
+        sampling::SamplingFlow {
+            shared: self.shared.clone(),
+            server: server.to_string(),
+            fingerprint,
+            notes: Notes {
+                server: server.to_string(),
+                log,
+            },
+        }
+        .run(request)
+        .await
     }
 
     /// What runs approved sampling requests (`None`: they are answered with an error that

@@ -99,6 +99,19 @@ pub enum FeatureError {
     Client { server: String, error: ClientError },
 }
 
+impl FeatureError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            FeatureError::UnknownServer { .. } => "unknown-server",
+            FeatureError::NotConnected { .. } => "not-connected",
+            FeatureError::Unsupported { .. } => "unsupported",
+            FeatureError::Client { error, .. } => error.code(),
+        }
+    }
+}
+
 fn known_hint(known: &[String]) -> String {
     if known.is_empty() {
         String::new()

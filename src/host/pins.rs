@@ -49,6 +49,18 @@ pub enum AcceptError {
     Save(#[from] std::io::Error),
 }
 
+impl AcceptError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AcceptError::NotConnected(_) => "not-connected",
+            AcceptError::NotHeld { .. } => "not-held",
+            AcceptError::Save(_) => "write-failed",
+        }
+    }
+}
+
 /// The pinning gate of one project's servers, in front of its tool registry.
 pub struct Pins {
     project: PathBuf,

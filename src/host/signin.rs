@@ -13,9 +13,52 @@ pub use crate::mcp::auth::CLIENT_METADATA_URL_ENV;
 use std::sync::Arc;
 
 use crate::config::{ServerConfig, TransportConfig};
-use crate::manager::{Authorizers, Manager, ServerState, StartPhase};
-use crate::mcp::auth::{self, AuthContext, Authorizer, Opener, SignedIn};
+use crate::manager::{Authorizers, Manager, PauseError, ServerState, StartPhase};
+use crate::mcp::auth::{self, AuthContext, AuthError, Authorizer, Opener, SignedIn};
 use crate::mcp::log::LogSource;
+
+/// Why signing in to a server (or out of it) did not happen; the text says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignInError {
+    #[error("no server named \"{0}\" in any config scope")]
+    UnknownServer(String),
+    /// The entry of the server is invalid.
+    #[error("server \"{name}\" cannot be used: {reason}")]
+    Unusable { name: String, reason: String },
+    /// A stdio server: it takes credentials from `env`, there is no sign-in.
+    #[error("server \"{0}\" is a local (stdio) server; signing in is for remote (http or sse) servers. Give it credentials through \"env\" in .mcp.json")]
+    LocalSignIn(String),
+    /// A stdio server asked to sign out.
+    #[error("server \"{0}\" is a local (stdio) server; there is no sign-in to forget")]
+    LocalSignOut(String),
+    #[error("server \"{0}\" is disabled; enable it in .mcp.json first")]
+    Disabled(String),
+    /// The entry sends its own `Authorization` header; OAuth stays out of it.
+    #[error("server \"{0}\" sends its own Authorization header (\"headers\" in .mcp.json); remove it to sign in instead")]
+    OwnAuthorization(String),
+    /// The server could not be paused for the sign-in (not approved, gone meanwhile).
+    #[error(transparent)]
+    Pause(#[from] PauseError),
+    /// The authorization flow, or forgetting the tokens, failed.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+}
+
+impl SignInError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SignInError::UnknownServer(_) => "unknown-server",
+            SignInError::Unusable { .. } => "invalid-entry",
+            SignInError::LocalSignIn(_) | SignInError::LocalSignOut(_) => "local-server",
+            SignInError::Disabled(_) => "server-disabled",
+            SignInError::OwnAuthorization(_) => "own-authorization",
+            SignInError::Pause(e) => e.code(),
+            SignInError::Auth(e) => e.code(),
+        }
+    }
+}
 
 /// The sign-in service of one project's servers.
 pub struct SignIn {
@@ -41,10 +84,13 @@ fn has_own_authorization(cfg: &ServerConfig) -> bool {
 }
 
 /// The entry of `name`, or why there is none to use.
-fn entry_of(manager: &Manager, name: &str) -> Result<ServerConfig, String> {
+fn entry_of(manager: &Manager, name: &str) -> Result<ServerConfig, SignInError> {
     match manager.entry(name) {
-        None => Err(format!("no server named \"{name}\" in any config scope")),
-        Some(Err(e)) => Err(format!("server \"{name}\" cannot be used: {}", e.message)),
+        None => Err(SignInError::UnknownServer(name.to_string())),
+        Some(Err(e)) => Err(SignInError::Unusable {
+            name: name.to_string(),
+            reason: e.message,
+        }),
         Some(Ok(cfg)) => Ok(cfg),
     }
 }
@@ -83,27 +129,18 @@ impl SignIn {
         manager: &Manager,
         name: &str,
         opener: Arc<dyn Opener>,
-    ) -> Result<SignedIn, String> {
+    ) -> Result<SignedIn, SignInError> {
         let cfg = entry_of(manager, name)?;
         if remote_url(&cfg).is_none() {
-            return Err(format!(
-                "server \"{name}\" is a local (stdio) server; signing in is for remote (http or sse) servers. Give it credentials through \"env\" in .mcp.json"
-            ));
+            return Err(SignInError::LocalSignIn(name.to_string()));
         }
         if cfg.disabled {
-            return Err(format!(
-                "server \"{name}\" is disabled; enable it in .mcp.json first"
-            ));
+            return Err(SignInError::Disabled(name.to_string()));
         }
         if has_own_authorization(&cfg) {
-            return Err(format!(
-                "server \"{name}\" sends its own Authorization header (\"headers\" in .mcp.json); remove it to sign in instead"
-            ));
+            return Err(SignInError::OwnAuthorization(name.to_string()));
         }
-        let (run, cfg) = manager
-            .pause(name, StartPhase::SigningIn)
-            .await
-            .map_err(|e| e.to_string())?;
+        let (run, cfg) = manager.pause(name, StartPhase::SigningIn).await?;
         let url = remote_url(&cfg).unwrap_or_default().to_string();
         let log = manager.log(name);
         if let Some(log) = &log {
@@ -131,19 +168,17 @@ impl SignIn {
                     log.push(LogSource::Host, "error", &format!("sign-in failed: {e}"));
                 }
                 manager.needs_sign_in(&run, e.to_string());
-                Err(e.to_string())
+                Err(e.into())
             }
         }
     }
 
     /// Forgets the tokens kept for a remote server and restarts it (it then shows
     /// `needs-auth`). `Ok(true)` when tokens were kept.
-    pub async fn sign_out(&self, manager: &Manager, name: &str) -> Result<bool, String> {
+    pub async fn sign_out(&self, manager: &Manager, name: &str) -> Result<bool, SignInError> {
         let cfg = entry_of(manager, name)?;
         let Some(url) = remote_url(&cfg) else {
-            return Err(format!(
-                "server \"{name}\" is a local (stdio) server; there is no sign-in to forget"
-            ));
+            return Err(SignInError::LocalSignOut(name.to_string()));
         };
         let was_running = manager.state(name).is_some_and(|s| {
             !matches!(
@@ -157,7 +192,7 @@ impl SignIn {
         }
         let forgot = auth::sign_out(url, &self.auth)
             .await
-            .map_err(|e| e.to_string());
+            .map_err(SignInError::from);
         if was_running {
             manager.start_server(name);
         }

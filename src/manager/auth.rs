@@ -22,6 +22,18 @@ pub enum PauseError {
     NotApproved(String),
 }
 
+impl PauseError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            PauseError::Unknown(_) => "unknown-server",
+            PauseError::Unusable { .. } => "invalid-entry",
+            PauseError::NotApproved(_) => "not-approved",
+        }
+    }
+}
+
 impl Manager {
     /// A fresh authorizer for this start of a remote server (kept on the slot so the
     /// status can show who is signed in); `None` without one from the hook.

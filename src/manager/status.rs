@@ -160,6 +160,17 @@ pub enum Unavailable {
     NotConnected { server: String, reason: String },
 }
 
+impl Unavailable {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Unavailable::Unknown { .. } => "unknown-server",
+            Unavailable::NotConnected { .. } => "not-connected",
+        }
+    }
+}
+
 fn known_hint(known: &[String]) -> String {
     if known.is_empty() {
         String::new()
@@ -243,7 +254,12 @@ impl Manager {
                     restart: slot.restart.clone(),
                     held_tools: match slot.state {
                         ServerState::Connected { .. } => self.inner.tools.held(name),
-                        _ => 0,
+                        ServerState::Starting { .. }
+                        | ServerState::Failed { .. }
+                        | ServerState::Disabled
+                        | ServerState::AwaitingApproval
+                        | ServerState::NeedsAuth { .. }
+                        | ServerState::Stopped => 0,
                     },
                     signed_in: slot.authorizer.as_ref().and_then(|a| a.signed_in()),
                 })

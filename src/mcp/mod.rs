@@ -3,7 +3,7 @@
 //! [`crate::manager`].
 
 pub use harness9_mcp::protocol::{
-    elicit_form, era, features, jsonrpc, requests, schema_text, types,
+    apps, elicit_form, era, features, jsonrpc, requests, schema_text, types,
 };
 pub use harness9_mcp::{auth, client, contain, handler, log, transport};
 

@@ -8,15 +8,41 @@ use futures::future::BoxFuture;
 
 use super::requests::{CreateMessageRequest, CreateMessageResult};
 
-/// What a sampler answers: the model's message, or why it could not (in words the
-/// server and the user are shown).
-pub type SampleFuture = BoxFuture<'static, Result<CreateMessageResult, String>>;
+/// Why a sampler could not run a request, in words the server and the user are shown,
+/// with the stable code of the error behind it (the engine's: `not-configured`,
+/// `rate-limited`, …). This layer does not know the engine's errors, so the sampler hands
+/// over their text and code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SampleError {
+    code: &'static str,
+    message: String,
+}
+
+impl SampleError {
+    /// `code` is the stable kebab-case code of the error behind it.
+    pub fn new(code: &'static str, message: impl Into<String>) -> SampleError {
+        SampleError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+}
+
+/// What a sampler answers: the model's message, or why it could not.
+pub type SampleFuture = BoxFuture<'static, Result<CreateMessageResult, SampleError>>;
 
 /// Runs sampling requests on the host's model.
 pub trait Sampler: Send + Sync + 'static {
-    /// `Err(text)` when no model can run a request now, the text naming what to
-    /// configure. Checked before the user is asked.
-    fn check(&self) -> BoxFuture<'static, Result<(), String>>;
+    /// An error when no model can run a request now, its text naming what to configure.
+    /// Checked before the user is asked.
+    fn check(&self) -> BoxFuture<'static, Result<(), SampleError>>;
 
     /// Runs one approved request (never more output tokens than it asks for).
     fn sample(&self, request: CreateMessageRequest) -> SampleFuture;

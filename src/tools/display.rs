@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::mcp::apps::ToolUi;
 use crate::mcp::features::{Icon, ToolAnnotations};
 use crate::mcp::ToolDef;
 
@@ -19,6 +20,10 @@ pub struct ToolDisplay {
     /// Only the icons a front end may load (`https:` and `data:`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// The tool's interactive view and who may see it (MCP Apps `_meta.ui`); `None`: no
+    /// view, visible to the model and to views.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui: Option<ToolUi>,
 }
 
 impl ToolDisplay {
@@ -33,7 +38,37 @@ impl ToolDisplay {
             title,
             annotations,
             icons: loadable_icons(&def.icons),
+            ui: def.ui(),
         }
+    }
+
+    /// Whether the model may be offered the tool (MCP Apps: tools visible to views only
+    /// are never offered).
+    pub fn model_visible(&self) -> bool {
+        self.ui.as_ref().is_none_or(|u| u.visibility.model)
+    }
+
+    /// Whether a view of the tool's server may call it.
+    pub fn app_visible(&self) -> bool {
+        self.ui.as_ref().is_none_or(|u| u.visibility.app)
+    }
+
+    /// MCP Apps marks, as tool lists show them beside the hints: `view` (the tool has an
+    /// interactive view) and `app-only` (only views may call it; the model never sees it).
+    pub fn apps_marks(&self) -> Vec<&'static str> {
+        let mut marks = Vec::new();
+        if self.has_view() {
+            marks.push("view");
+        }
+        if !self.model_visible() {
+            marks.push("app-only");
+        }
+        marks
+    }
+
+    /// Whether the tool has an interactive view (MCP Apps).
+    pub fn has_view(&self) -> bool {
+        self.ui.as_ref().is_some_and(ToolUi::has_view)
     }
 }
 

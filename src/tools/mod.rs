@@ -296,7 +296,11 @@ impl ToolRegistry {
         let mut cost = ContextCost::default();
         for (server, ix) in &s.by_server {
             let c = cost.servers.entry(server.clone()).or_default();
-            for i in ix {
+            // Tools visible to views only (MCP Apps) never reach the model's context.
+            for i in ix
+                .iter()
+                .filter(|i| s.ordered[**i].spec().display.model_visible())
+            {
                 c.tools = c.tools.saturating_add(1);
                 c.tokens = c.tokens.saturating_add(s.tokens[*i]);
             }

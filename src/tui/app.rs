@@ -433,11 +433,16 @@ impl App {
             }),
             Event::ToolCallEnd {
                 call_id,
+                name,
                 status,
                 duration_ms,
                 error,
+                view,
                 ..
             } => {
+                if view.is_some() {
+                    self.chat.push(super::conversations::view_note(&name));
+                }
                 for line in self.chat.iter_mut().rev() {
                     if let ChatLine::Tool {
                         call_id: id,

@@ -173,7 +173,8 @@ impl AskView {
                 url: url.clone(),
                 domain: ask.url_domain.clone(),
             },
-            AskKind::Sampling { .. } => Body::Sampling { review: false },
+            // Views run in the desktop app only; were one to ask here, it is a yes or no.
+            AskKind::Sampling { .. } | AskKind::View { .. } => Body::Sampling { review: false },
             AskKind::SamplingReview { .. } => Body::SamplingReview,
         };
         AskView {

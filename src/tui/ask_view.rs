@@ -1,7 +1,7 @@
 //! Drawing the ask modal (see [`super::ask`]).
 
 use super::safe;
-use harness9::host::asks::AskKind;
+use harness9::host::asks::{AskKind, ViewAsk};
 use harness9::mcp::requests::CreateMessageRequest;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -66,6 +66,13 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
         AskKind::Sampling { request } | AskKind::SamplingReview { request, .. } => {
             sampling_lines(&mut lines, request)
         }
+        AskKind::View { request, .. } => lines.extend(safe::lines(&match request {
+            ViewAsk::ToolCall { tool, .. } => format!("Its view asks to call tool {tool}."),
+            ViewAsk::Permissions { permissions } => {
+                format!("Its view asks to use {}.", permissions.join(", "))
+            }
+            ViewAsk::OpenLink { url } => format!("Its view asks to open {url}."),
+        })),
     }
     lines.push(Line::raw(""));
     let (title, help) = match &view.body {

@@ -6,6 +6,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use harness9::host::signin::SignInError;
 use harness9::manager::StartPhase;
 use harness9::manager::{ServerState, ServerStatus};
 use harness9::mcp::auth::SignedIn;
@@ -19,11 +20,11 @@ use super::model::Action;
 pub enum AuthDone {
     SignIn {
         server: String,
-        result: Result<SignedIn, String>,
+        result: Result<SignedIn, SignInError>,
     },
     SignOut {
         server: String,
-        result: Result<bool, String>,
+        result: Result<bool, SignInError>,
     },
 }
 

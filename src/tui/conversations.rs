@@ -34,34 +34,50 @@ pub fn parse(text: &str) -> Option<ConversationCmd> {
 pub fn lines(items: Vec<ChatItem>) -> Vec<ChatLine> {
     items
         .into_iter()
-        .map(|item| match item {
-            ChatItem::User { text } => ChatLine::User(text),
-            ChatItem::Assistant { text } => ChatLine::Assistant(text),
+        .flat_map(|item| match item {
+            ChatItem::User { text } => vec![ChatLine::User(text)],
+            ChatItem::Assistant { text } => vec![ChatLine::Assistant(text)],
             ChatItem::Tool {
                 call_id,
                 name,
                 arguments,
                 output,
                 is_error,
-            } => ChatLine::Tool {
-                call_id,
-                name,
-                arguments: arguments.to_string(),
-                status: ToolLineStatus::Earlier {
-                    status: if is_error {
-                        CallStatus::Error
-                    } else {
-                        CallStatus::Ok
+                view,
+            } => {
+                let mut lines = vec![ChatLine::Tool {
+                    call_id,
+                    name: name.clone(),
+                    arguments: arguments.to_string(),
+                    status: ToolLineStatus::Earlier {
+                        status: if is_error {
+                            CallStatus::Error
+                        } else {
+                            CallStatus::Ok
+                        },
+                        answered: output.is_some(),
                     },
-                    answered: output.is_some(),
-                },
-            },
-            ChatItem::Notice { text } => ChatLine::System(text),
+                }];
+                if view.is_some() {
+                    lines.push(view_note(&name));
+                }
+                lines
+            }
+            ChatItem::Notice { text } => vec![ChatLine::System(text)],
             ChatItem::Attachment { server, uri } => {
-                ChatLine::System(format!("attached {uri} from {server}"))
+                vec![ChatLine::System(format!("attached {uri} from {server}"))]
             }
         })
         .collect()
+}
+
+/// The line under a tool call whose tool has an interactive view (MCP Apps), which only
+/// the desktop app shows.
+pub fn view_note(tool: &str) -> ChatLine {
+    ChatLine::System(format!(
+        "{tool}: {}",
+        harness9::host::apps::TERMINAL_VIEW_NOTE
+    ))
 }
 
 fn age(created_ms: u64) -> String {

@@ -98,6 +98,7 @@ pub fn log_line(l: &LogLine) -> Line<'static> {
     let (tag, color) = match l.source {
         LogSource::Stderr => ("stderr".to_string(), Color::DarkGray),
         LogSource::Host => ("harness9".to_string(), Color::DarkGray),
+        LogSource::View => ("view".to_string(), Color::DarkGray),
         LogSource::Server => (l.level.clone(), level_color(&l.level)),
     };
     Line::from(vec![

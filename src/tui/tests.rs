@@ -373,6 +373,7 @@ fn chat_with_tool_calls() {
         error: None,
         output: "x".into(),
         spilled: None,
+        view: None,
     });
     let s = screen(&app);
     let lines: Vec<&str> = s.lines().collect();
@@ -397,6 +398,7 @@ fn chat_with_tool_calls() {
         error: Some("timed out after 60 s".into()),
         output: String::new(),
         spilled: None,
+        view: None,
     });
     app.on_event(Event::TurnEnd {
         outcome: TurnOutcome::Stopped,
@@ -522,6 +524,7 @@ fn parallel_tool_calls_are_each_asked_about_in_turn() {
             error: None,
             output: String::new(),
             spilled: None,
+            view: None,
         },
     );
     assert!(screen(&app).contains("c.txt"));

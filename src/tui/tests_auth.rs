@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use harness9::host::signin::SignInError;
 use harness9::manager::StartPhase;
 use harness9::manager::{ServerState, StatusSnapshot};
-use harness9::mcp::auth::SignedIn;
+use harness9::mcp::auth::{AuthError, SignedIn};
 use ratatui::crossterm::event::KeyCode;
 
 use super::app::App;
@@ -184,7 +185,9 @@ fn a_signs_in_in_the_background_and_a_failure_is_shown() {
 
     app.auth_done(AuthDone::SignIn {
         server: "remote".into(),
-        result: Err("the authorization server does not support PKCE with S256".into()),
+        result: Err(SignInError::Auth(AuthError::Discovery(
+            "the authorization server does not support PKCE with S256".into(),
+        ))),
     });
     let s = screen(&app);
     assert_eq!(

@@ -187,6 +187,7 @@ fn the_next_request_starts_at_the_top() {
             error: None,
             output: String::new(),
             spilled: None,
+            view: None,
         },
     );
     assert!(draw(&app, 80, 24).0.join("\n").contains("lines 1–18 of 42"));

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use harness9::mcp::auth::{self, Authorizer, OAuthConfig, Opener};
+use harness9::mcp::auth::{self, Authorizer, BrowserError, OAuthConfig, Opener};
 use serde_json::{json, Value};
 
 use super::support::auth::{connect, ctx, echo, grants, post, Headless};
@@ -143,7 +143,7 @@ async fn a_failing_token_endpoint_keeps_the_refresh_token() {
 struct ForgedFirst;
 
 impl Opener for ForgedFirst {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>> {
         let url = url.to_string();
         Box::pin(async move {
             let redirect = url::Url::parse(&url)
@@ -154,7 +154,7 @@ impl Opener for ForgedFirst {
                 .unwrap();
             let forged = reqwest::get(format!("{redirect}?error=access_denied&state=forged"))
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| BrowserError::NotShown(e.to_string()))?;
             assert_eq!(forged.status(), 400);
             Headless.open(&url).await
         })
@@ -174,10 +174,10 @@ async fn an_answer_with_another_state_does_not_end_the_sign_in() {
 struct Counting(AtomicUsize, std::sync::Mutex<String>);
 
 impl Opener for Counting {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>> {
         self.0.fetch_add(1, Ordering::SeqCst);
         *self.1.lock().unwrap() = url.to_string();
-        Box::pin(async { Err("no browser here".to_string()) })
+        Box::pin(async { Err(BrowserError::NotShown("no browser here".into())) })
     }
 }
 

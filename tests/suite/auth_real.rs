@@ -256,6 +256,19 @@ fn login_and_logout_are_for_remote_servers_only() {
         String::from_utf8_lossy(&unknown.stderr),
         "harness9: no server named \"nope\" in any config scope (servers: [\"local\"])\n"
     );
+    // With --json, the same failures are also error objects with their codes.
+    let logout = project.cli(&["mcp", "logout", "local", "--yes", "--json"]);
+    assert_eq!(logout.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&logout.stdout).unwrap(),
+        json!({"error": {"code": "local-server", "message": "signing out of \"local\" failed: server \"local\" is a local (stdio) server; there is no sign-in to forget"}})
+    );
+    let unknown = project.cli(&["mcp", "login", "nope", "--yes", "--json"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&unknown.stdout).unwrap()["error"]["code"],
+        "unknown-server"
+    );
 }
 
 /// Records the server's state when the page is opened, then follows the redirects like a
@@ -267,14 +280,20 @@ struct RecordingOpener {
 }
 
 impl harness9::mcp::auth::Opener for RecordingOpener {
-    fn open(&self, url: &str) -> futures::future::BoxFuture<'static, Result<(), String>> {
+    fn open(
+        &self,
+        url: &str,
+    ) -> futures::future::BoxFuture<'static, Result<(), harness9::mcp::auth::BrowserError>> {
+        use harness9::mcp::auth::BrowserError;
         *self.seen.lock().unwrap() = Some(super::support::state_of(&self.manager, "srv"));
         let (url, works) = (url.to_string(), self.works);
         Box::pin(async move {
             if !works {
-                return Err("no browser here".to_string());
+                return Err(BrowserError::NotShown("no browser here".into()));
             }
-            let answer = reqwest::get(&url).await.map_err(|e| e.to_string())?;
+            let answer = reqwest::get(&url)
+                .await
+                .map_err(|e| BrowserError::NotShown(e.to_string()))?;
             assert!(answer.status().is_success(), "{}", answer.status());
             Ok(())
         })
@@ -331,7 +350,7 @@ async fn the_facade_signs_in_shows_the_account_and_signs_out() {
         works: false,
     };
     let err = h.sign_in("srv", Arc::new(failing)).await.unwrap_err();
-    assert!(err.contains("no browser here"), "{err}");
+    assert!(err.to_string().contains("no browser here"), "{err}");
     assert!(
         matches!(super::support::state_of(h.manager(), "srv"), ServerState::NeedsAuth { ref reason } if reason.contains("no browser here")),
         "{:?}",

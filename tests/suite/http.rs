@@ -518,7 +518,10 @@ async fn http_benchmark_scenarios_run_against_the_fixture() {
         );
     }
     let o = harness9::bench::http::scenario(&opts, "big_list").await;
-    assert!(o.unwrap_err().contains("does not apply over HTTP"));
+    assert!(o
+        .unwrap_err()
+        .to_string()
+        .contains("does not apply over HTTP"));
 }
 
 /// The figures quoted in the README: `cargo test --release --test all -- --ignored

@@ -1,6 +1,8 @@
 //! The integration suite: one file per behaviour; what the files share is in [`support`].
 
 mod approvals;
+mod apps;
+mod apps_real;
 mod auth_flow;
 mod auth_issuer;
 mod auth_real;

@@ -78,14 +78,29 @@ pub fn panic_text(panic: &(dyn Any + Send)) -> String {
     }
 }
 
-fn note(panic: Box<dyn Any + Send>) -> String {
+/// A panic of ours that [`contained`] (or its siblings) turned into an error; it shows as
+/// what the panic said. The caller says what failed around it ("answering the server's
+/// request failed inside harness9 (…)").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Panicked(pub String);
+
+impl Panicked {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "internal-panic"
+    }
+}
+
+fn note(panic: Box<dyn Any + Send>) -> Panicked {
     CONTAINED.fetch_add(1, Ordering::Relaxed);
-    panic_text(&*panic)
+    Panicked(panic_text(&*panic))
 }
 
 /// Runs `start` now and then the future it made; a panic in either comes back as `Err`
 /// with what it said (the thread's panic hook has seen it too).
-pub fn contained<F, T>(start: impl FnOnce() -> F) -> BoxFuture<'static, Result<T, String>>
+pub fn contained<F, T>(start: impl FnOnce() -> F) -> BoxFuture<'static, Result<T, Panicked>>
 where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
@@ -98,7 +113,7 @@ where
 
 /// Awaits `work` (which may borrow); a panic while it runs comes back as `Err` with what
 /// it said.
-pub async fn contained_future<F: Future>(work: F) -> Result<F::Output, String> {
+pub async fn contained_future<F: Future>(work: F) -> Result<F::Output, Panicked> {
     AssertUnwindSafe(Marked(Box::pin(work)))
         .catch_unwind()
         .await
@@ -106,7 +121,7 @@ pub async fn contained_future<F: Future>(work: F) -> Result<F::Output, String> {
 }
 
 /// Runs `work`; a panic in it comes back as `Err` with what it said.
-pub fn contained_sync<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+pub fn contained_sync<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
     let _depth = Depth::enter();
     std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(note)
 }
@@ -118,16 +133,16 @@ mod tests {
     #[tokio::test]
     async fn a_panic_becomes_an_error_and_the_next_call_works() {
         let before = contained_panics();
-        let r: Result<u8, String> =
+        let r: Result<u8, Panicked> =
             contained(|| -> futures::future::Ready<u8> { panic!("building failed") }).await;
-        assert_eq!(r, Err("building failed".into()));
-        let r: Result<u8, String> = contained(|| async {
+        assert_eq!(r, Err(Panicked("building failed".into())));
+        let r: Result<u8, Panicked> = contained(|| async {
             tokio::task::yield_now().await;
             assert!(panic_is_contained());
             panic!("answering failed: {}", 7)
         })
         .await;
-        assert_eq!(r, Err("answering failed: 7".into()));
+        assert_eq!(r, Err(Panicked("answering failed: 7".into())));
         assert!(!panic_is_contained());
         assert_eq!(contained(|| async { 5 }).await, Ok(5));
         assert!(contained_panics() >= before + 2);

@@ -33,6 +33,9 @@ pub struct Handles {
     pub roots: bool,
     /// The client sends `notifications/roots/list_changed` when its roots change.
     pub roots_list_changed: bool,
+    /// The host renders MCP Apps views: the capabilities carry the extension
+    /// ([`crate::protocol::apps::apps_extension`]) under `extensions`.
+    pub apps: bool,
 }
 
 impl Handles {
@@ -66,6 +69,12 @@ impl Handles {
                 "roots".into(),
                 json!({"listChanged": self.roots_list_changed}),
             );
+        }
+        if self.apps {
+            let (id, value) = crate::protocol::apps::apps_extension();
+            let mut extensions = Map::new();
+            extensions.insert(id, value);
+            caps.insert("extensions".into(), Value::Object(extensions));
         }
         Value::Object(caps)
     }
@@ -175,6 +184,7 @@ mod tests {
             sampling_tools: false,
             roots: true,
             roots_list_changed: true,
+            apps: false,
         };
         assert_eq!(
             all.capabilities(),
@@ -183,6 +193,14 @@ mod tests {
                 "sampling": {},
                 "roots": {"listChanged": true}
             })
+        );
+        let apps = Handles {
+            apps: true,
+            ..Handles::default()
+        };
+        assert_eq!(
+            apps.capabilities(),
+            json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
         );
     }
 }

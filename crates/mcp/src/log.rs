@@ -35,6 +35,8 @@ pub enum LogSource {
     Server,
     /// Something harness9 noticed (skipped stdout lines, restarts, ...).
     Host,
+    /// A view of the server (MCP Apps): what it asked of the host, and what became of it.
+    View,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -60,6 +60,35 @@ pub enum AskKind {
         request: Box<CreateMessageRequest>,
         result: Box<CreateMessageResult>,
     },
+    /// A view of the server (MCP Apps) asks for something only the user may allow; the
+    /// front end shows it as coming from that view (`viewId`).
+    #[serde(rename_all = "camelCase")]
+    View { view_id: String, request: ViewAsk },
+}
+
+/// What a view asks the user for. Answered with [`AskAnswer::Approve`] (yes; for a tool
+/// call `always` remembers "allow" for the tool in this project) or [`AskAnswer::Refuse`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(
+    tag = "what",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ViewAsk {
+    /// Call one of its server's tools (the same question as for a model's call).
+    ToolCall {
+        tool: String,
+        arguments: serde_json::Value,
+        /// The server marks the tool read-only (an untrusted hint).
+        read_only: bool,
+    },
+    /// Use the device features it declared (`camera`, `microphone`, `geolocation`,
+    /// `clipboard-write`).
+    Permissions { permissions: Vec<String> },
+    /// Open this link in the browser (the ask's domain is its host, to show first); the
+    /// front end opens it when the user agrees ([`super::Resolved::OpenUrl`]).
+    OpenLink { url: String },
 }
 
 /// How the user approved a sampling request.
@@ -136,7 +165,20 @@ pub enum AskError {
     #[error(
         "harness9 failed while taking the answer to request {id} ({why}); the request was ended"
     )]
-    Failed { id: u64, why: String },
+    Failed { id: u64, why: contain::Panicked },
+}
+
+impl AskError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AskError::Unknown(_) => "unknown-request",
+            AskError::WrongAnswer { .. } => "wrong-answer",
+            AskError::Invalid { .. } => "invalid-answer",
+            AskError::Failed { .. } => "internal-panic",
+        }
+    }
 }
 
 fn fields_text(fields: &FieldErrors) -> String {
@@ -261,7 +303,16 @@ impl AskQueue {
                 .url()
                 .and_then(|url| crate::links::check_link(url).ok())
                 .map(|link| link.host()),
-            AskKind::Sampling { .. } | AskKind::SamplingReview { .. } => None,
+            AskKind::View {
+                request: ViewAsk::OpenLink { url },
+                ..
+            } => crate::links::check_link(url).ok().map(|link| link.host()),
+            AskKind::Sampling { .. }
+            | AskKind::SamplingReview { .. }
+            | AskKind::View {
+                request: ViewAsk::ToolCall { .. } | ViewAsk::Permissions { .. },
+                ..
+            } => None,
         };
         let ask = Ask {
             id,
@@ -316,6 +367,10 @@ impl AskQueue {
                 (AskKind::SamplingReview { .. }, AskAnswer::Elicit(_)) => {
                     Err(("the review of a sampled message", "send or refuse"))
                 }
+                (AskKind::View { .. }, AskAnswer::Approve(_)) => Ok(()),
+                (AskKind::View { .. }, AskAnswer::Elicit(_) | AskAnswer::Sample(_)) => {
+                    Err(("a view's request", "an approval or a refusal"))
+                }
             };
             if let Err((kind, expected)) = fits {
                 return Err(AskError::WrongAnswer { id, kind, expected });
@@ -356,7 +411,12 @@ impl AskQueue {
                                 requested_schema, ..
                             },
                     } => requested_schema.clone(),
-                    _ => {
+                    AskKind::Elicitation {
+                        request: ElicitRequest::Url { .. },
+                    }
+                    | AskKind::Sampling { .. }
+                    | AskKind::SamplingReview { .. }
+                    | AskKind::View { .. } => {
                         return Err(AskError::WrongAnswer {
                             id,
                             kind: "not a form",
@@ -387,7 +447,7 @@ impl AskQueue {
 
     /// Taking the answer to `id` panicked (contained): the ask leaves the queue, and
     /// dropping its sender ends the request at once with an error to the server.
-    fn fail(&self, id: u64, why: String) -> AskError {
+    fn fail(&self, id: u64, why: contain::Panicked) -> AskError {
         let removed = self.pending.lock().remove(&id);
         if let Some((ask, _sender)) = removed {
             tracing::error!(server = %ask.server, "taking the answer to request {id} failed inside harness9: {why}");
@@ -506,7 +566,7 @@ mod tests {
             .answer_checked(id, accept.clone(), panics)
             .unwrap_err();
         assert!(
-            matches!(&err, AskError::Failed { why, .. } if why.contains("on purpose")),
+            matches!(&err, AskError::Failed { why, .. } if why.0.contains("on purpose")),
             "{err}"
         );
         // The request ends at once (an error to the server), not after the timeout.

@@ -12,12 +12,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::queue::{Ask, AskAnswer, AskError, AskKind, SamplingChoice};
+use super::queue::{Ask, AskAnswer, AskError, AskKind, SamplingChoice, ViewAsk};
 use crate::mcp::elicit_form::{ElicitForm, FieldValue};
 use crate::mcp::requests::{CreateMessageRequest, ElicitRequest, ElicitResult};
 
 /// What the server hears when the user refuses a sampling request or its answer.
 pub const SAMPLING_REFUSAL: &str = "the user refused the sampling request";
+
+/// What a view hears when the user says no to its request.
+pub const VIEW_REFUSAL: &str = "the user refused the view's request";
 
 /// One pending ask as a front end shows it, naming the server that asks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,6 +73,15 @@ pub enum AskDetail {
         /// The answer: one content block, or an array of them (text, tool calls).
         content: Value,
         stop_reason: Option<String>,
+    },
+    /// A view of the server (MCP Apps) asks: approve (for a tool call, `always` remembers
+    /// "allow" for the tool) or decline; accepting a link opens it. `domain` is a link's
+    /// full host, shown first.
+    #[serde(rename_all = "camelCase")]
+    View {
+        view_id: String,
+        request: ViewAsk,
+        domain: Option<String>,
     },
 }
 
@@ -132,6 +144,11 @@ impl Ask {
                     stop_reason: result.stop_reason.clone(),
                 }
             }
+            AskKind::View { view_id, request } => AskDetail::View {
+                view_id: view_id.clone(),
+                request: request.clone(),
+                domain: self.url_domain.clone(),
+            },
         };
         AskView {
             id: self.id,
@@ -170,13 +187,28 @@ pub enum ReplyError {
     Ask(#[from] AskError),
     /// The URL of an accepted URL elicitation did not open; nothing was sent.
     #[error("cannot open {url}: {reason}")]
-    Open { url: String, reason: String },
+    Open {
+        url: String,
+        reason: crate::mcp::auth::BrowserError,
+    },
     /// The URL is not one harness9 opens ([`crate::links::check_link`]); nothing was sent.
     #[error("refused to open {url:?}: {refused}")]
     Refused {
         url: String,
         refused: crate::links::LinkRefused,
     },
+}
+
+impl ReplyError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReplyError::Ask(e) => e.code(),
+            ReplyError::Open { reason, .. } => reason.code(),
+            ReplyError::Refused { .. } => "link-refused",
+        }
+    }
 }
 
 /// What a reply comes to for one ask.
@@ -213,6 +245,33 @@ impl AskReply {
                 AskKind::Sampling { .. } | AskKind::SamplingReview { .. },
                 AskReply::Decline | AskReply::Cancel,
             ) => AskAnswer::Refuse(SAMPLING_REFUSAL.into()),
+            (
+                AskKind::View {
+                    request: ViewAsk::OpenLink { url },
+                    ..
+                },
+                AskReply::Accept { .. } | AskReply::Approve { .. },
+            ) => return Ok(Resolved::OpenUrl(url.clone())),
+            (
+                AskKind::View {
+                    request: ViewAsk::ToolCall { .. },
+                    ..
+                },
+                AskReply::Approve { always, .. },
+            ) => AskAnswer::Approve(SamplingChoice {
+                always,
+                review: false,
+            }),
+            (
+                AskKind::View {
+                    request: ViewAsk::ToolCall { .. } | ViewAsk::Permissions { .. },
+                    ..
+                },
+                AskReply::Accept { .. } | AskReply::Approve { .. },
+            ) => AskAnswer::Approve(SamplingChoice::default()),
+            (AskKind::View { .. }, AskReply::Decline | AskReply::Cancel) => {
+                AskAnswer::Refuse(VIEW_REFUSAL.into())
+            }
             (AskKind::Elicitation { .. }, AskReply::Approve { .. }) => {
                 return Err(wrong("an elicitation", "accept, decline or cancel"))
             }

@@ -5,7 +5,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use harness9::mcp::auth::{AuthContext, AuthSettings, Authorizer, CredentialStore, Opener};
+use harness9::mcp::auth::{
+    AuthContext, AuthSettings, Authorizer, BrowserError, CredentialStore, Opener,
+};
 use harness9::mcp::Client;
 use serde_json::json;
 
@@ -19,21 +21,29 @@ use super::server::LoopbackServer;
 pub struct Headless;
 
 impl Opener for Headless {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>> {
         let url = url.to_string();
+        let failed = |e: String| BrowserError::NotShown(e);
         Box::pin(async move {
             let http = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|e| e.to_string())?;
-            let resp = http.get(&url).send().await.map_err(|e| e.to_string())?;
+                .map_err(|e| failed(e.to_string()))?;
+            let resp = http
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| failed(e.to_string()))?;
             let to = resp
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
-                .ok_or("no redirect")?
+                .ok_or_else(|| failed("no redirect".into()))?
                 .to_string();
-            http.get(to).send().await.map_err(|e| e.to_string())?;
+            http.get(to)
+                .send()
+                .await
+                .map_err(|e| failed(e.to_string()))?;
             Ok(())
         })
     }

@@ -32,6 +32,24 @@ pub fn harness9_bin() -> &'static str {
     env!("CARGO_BIN_EXE_harness9")
 }
 
+/// The MCP Apps fixture server (`mcp-apps-fixture`).
+pub fn apps_fixture_bin() -> &'static str {
+    static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-apps-fixture"));
+    &BIN
+}
+
+/// `@modelcontextprotocol/server-basic-vanillajs`'s bin (MCP Apps; serves stdio with
+/// `--stdio`).
+pub fn apps_basic_bin() -> Option<PathBuf> {
+    external("H9_APPS_BASIC_BIN")
+}
+
+/// `@modelcontextprotocol/server-system-monitor`'s bin (MCP Apps; serves stdio with
+/// `--stdio`).
+pub fn apps_monitor_bin() -> Option<PathBuf> {
+    external("H9_APPS_MONITOR_BIN")
+}
+
 /// The HTTP fixture server (`mcp-http-fixture`).
 pub fn http_fixture_bin() -> &'static str {
     static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-http-fixture"));

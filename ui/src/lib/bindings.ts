@@ -5,7 +5,13 @@ export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in
 
 export type ErrorCode = "no-project" | "not-found" | "not-connected" | "unsupported" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "internal";
 
-export type BridgeError = { code: ErrorCode, message: string, };
+export type BridgeError = { code: ErrorCode, message: string, 
+/**
+ * The core error's own stable kebab-case code (`needs-auth`, `timeout`,
+ * `unknown-prompt`, …; never changed once released), finer than `code`; null for the
+ * desktop crate's own errors and plain I/O errors.
+ */
+detail: string | null, };
 
 export type ProjectInfo = { path: string, name: string, configPath: string, };
 

@@ -26,8 +26,8 @@ pub const SYSTEM_OPENER: &str = "xdg-open";
 pub struct SystemOpener;
 
 impl Opener for SystemOpener {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>> {
-        let result = open_now(url).map_err(|e| e.to_string());
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>> {
+        let result = open_now(url);
         Box::pin(async move { result })
     }
 }
@@ -45,6 +45,10 @@ pub enum BrowserError {
     NoCommand,
     #[error("could not start the browser ({program}: {reason}); set ${BROWSER_ENV} or open the URL printed above")]
     Spawn { program: String, reason: String },
+    /// Another [`Opener`] (the desktop app's, a headless one) could not show the page; the
+    /// text says why and what to do.
+    #[error("{0}")]
+    NotShown(String),
 }
 
 impl BrowserError {
@@ -56,6 +60,7 @@ impl BrowserError {
             BrowserError::BadVariable(_) => "bad-browser-variable",
             BrowserError::NoCommand => "no-browser",
             BrowserError::Spawn { .. } => "browser-not-started",
+            BrowserError::NotShown(_) => "page-not-shown",
         }
     }
 }
@@ -71,6 +76,19 @@ pub enum SplitError {
     TrailingBackslash,
     #[error("it is empty")]
     Empty,
+}
+
+impl SplitError {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        match self {
+            SplitError::SingleQuote => "unterminated-single-quote",
+            SplitError::DoubleQuote => "unterminated-double-quote",
+            SplitError::TrailingBackslash => "trailing-backslash",
+            SplitError::Empty => "empty-command",
+        }
+    }
 }
 
 /// Opens `url` in the browser now (see [`SystemOpener`]).

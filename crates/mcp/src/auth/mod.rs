@@ -32,7 +32,7 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 
-pub use browser::SystemOpener;
+pub use browser::{BrowserError, SystemOpener};
 use refresh::RefreshError;
 pub use refresh::{refresh_margin, REFRESH_MARGIN_SECS, REFRESH_SETTLE_TIMEOUT};
 pub use store::{CredentialStore, StoredClient, StoredTokens};
@@ -121,9 +121,10 @@ impl std::fmt::Debug for OAuthConfig {
 }
 
 /// Opens the authorization URL for the user (the system browser, `$BROWSER`, the desktop
-/// app's opener, or, headless, a plain HTTP GET that follows the redirect).
+/// app's opener, or, headless, a plain HTTP GET that follows the redirect). An opener of
+/// its own that fails says why with [`BrowserError::NotShown`].
 pub trait Opener: Send + Sync + 'static {
-    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), String>>;
+    fn open(&self, url: &str) -> BoxFuture<'static, Result<(), BrowserError>>;
 }
 
 /// Who the user is signed in as, safe to show (no token).

@@ -27,6 +27,14 @@ impl std::fmt::Display for CrossOriginRedirect {
 
 impl std::error::Error for CrossOriginRedirect {}
 
+impl CrossOriginRedirect {
+    /// A stable kebab-case code for front ends and `--json` output (never changes once
+    /// released).
+    pub fn code(&self) -> &'static str {
+        "cross-origin-redirect"
+    }
+}
+
 /// Follows redirects within the origin of the request (up to [`MAX_REDIRECTS`]); stops at
 /// one that leaves it. reqwest's default policy would follow it carrying every custom
 /// header; following without them would reach a server the user never named and fail

@@ -4,6 +4,7 @@
 //! transport, a connection or the app.
 
 // Date and time checks parse characters; nothing in here slices text by bytes.
+pub mod apps;
 pub mod elicit_form;
 pub mod era;
 pub mod features;

@@ -58,9 +58,18 @@ pub struct ToolDef {
     pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// The tool's `_meta` as sent (MCP Apps reads its view from it: [`ToolDef::ui`]).
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 impl ToolDef {
+    /// What `_meta.ui` says of the tool's interactive view and who may see the tool
+    /// (MCP Apps); `None` when it says nothing (no view, visible to the model and views).
+    pub fn ui(&self) -> Option<super::apps::ToolUi> {
+        super::apps::ToolUi::of(self.meta.as_ref())
+    }
+
     /// `readOnlyHint` from the server's annotations (an untrusted hint).
     pub fn read_only_hint(&self) -> bool {
         self.annotations

@@ -53,21 +53,26 @@ import type {
 
 export type Unlisten = () => void;
 
-/** An error from the backend: a closed `code` to branch on and a message for people. */
+/**
+ * An error from the backend: a closed `code` to branch on, a message for people, and the
+ * core error's own stable code (`detail`: `needs-auth`, `timeout`, …) when it has one.
+ */
 export class BackendError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
+  readonly detail: string | null;
+  constructor(code: ErrorCode, message: string, detail: string | null = null) {
     super(message);
     this.name = "BackendError";
     this.code = code;
+    this.detail = detail;
   }
 
   /** Normalizes whatever a failed call rejected with. */
   static from(e: unknown): BackendError {
     if (e instanceof BackendError) return e;
     if (e && typeof e === "object" && "code" in e && "message" in e) {
-      const o = e as { code: ErrorCode; message: string };
-      return new BackendError(o.code, String(o.message));
+      const o = e as { code: ErrorCode; message: string; detail?: string | null };
+      return new BackendError(o.code, String(o.message), o.detail ?? null);
     }
     return new BackendError("internal", e instanceof Error ? e.message : String(e));
   }
