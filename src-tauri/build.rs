@@ -70,6 +70,13 @@ const COMMANDS: &[&str] = &[
     "test_provider",
     "permission_rules",
     "set_permission",
+    "open_view",
+    "view_message",
+    "close_view",
+    "pending_messages",
+    "send_pending",
+    "discard_pending",
+    "save_download",
 ];
 
 fn main() {

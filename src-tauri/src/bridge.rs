@@ -27,6 +27,9 @@ pub mod events {
     pub const MENU: &str = "menu";
     /// `AskView[]`: the asks of servers waiting for the user changed.
     pub const ASKS: &str = "asks-changed";
+    /// [`harness9::host::apps::ViewEvent`]: a view is torn down, views' pending messages
+    /// changed, a view set the model's context, or a view is throttled.
+    pub const VIEWS: &str = "views";
 }
 
 /// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,
@@ -149,6 +152,7 @@ pub fn typescript_bindings() -> String {
         harness9::inspect::ConfigCheck::decl(&cfg),
         harness9::inspect::ConfigEdit::decl(&cfg),
         harness9::engine::Event::decl(&cfg),
+        harness9::engine::CallView::decl(&cfg),
         harness9::engine::CallStatus::decl(&cfg),
         harness9::engine::TurnOutcome::decl(&cfg),
         harness9::engine::Usage::decl(&cfg),
@@ -159,6 +163,7 @@ pub fn typescript_bindings() -> String {
         harness9::ChatState::decl(&cfg),
         harness9::host::asks::AskView::decl(&cfg),
         harness9::host::asks::AskDetail::decl(&cfg),
+        harness9::host::asks::ViewAsk::decl(&cfg),
         harness9::harness::PromptEntry::decl(&cfg),
         harness9::mcp::features::PromptArgument::decl(&cfg),
         harness9::mcp::features::Completion::decl(&cfg),
@@ -188,6 +193,15 @@ pub fn typescript_bindings() -> String {
         harness9::engine::provider::setup::ConnectionCheck::decl(&cfg),
         harness9::engine::permissions::ToolPermission::decl(&cfg),
         harness9::engine::permissions::PermissionRule::decl(&cfg),
+        harness9::host::apps::ViewCall::decl(&cfg),
+        harness9::host::apps::ViewOpened::decl(&cfg),
+        harness9::host::apps::ViewReply::decl(&cfg),
+        harness9::host::apps::DisplayMode::decl(&cfg),
+        harness9::host::apps::DownloadOffer::decl(&cfg),
+        harness9::host::apps::DownloadFile::decl(&cfg),
+        harness9::host::apps::TeardownReason::decl(&cfg),
+        harness9::host::apps::PendingMessage::decl(&cfg),
+        harness9::host::apps::ViewEvent::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

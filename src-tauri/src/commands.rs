@@ -11,6 +11,7 @@ use harness9::config::import::{FoundSource, ImportPlan, ImportSource, OnConflict
 use harness9::config::Scope;
 use harness9::engine::{ConversationChoice, Decision, Event};
 use harness9::harness::{HeldToolEntry, ProjectInfo, TimedResult, ToolDetail, ToolEntry};
+use harness9::host::apps::{PendingMessage, ViewCall, ViewOpened, ViewReply};
 use harness9::host::catalog::ServerDetails;
 use harness9::inspect::{
     ApprovalPick, ApprovalRequest, ConfigCheck, ConfigEdit, ConfigText, ServerEntry,
@@ -643,4 +644,75 @@ pub async fn set_permission(
         .await?
         .set_permission(&tool, permission)
         .await?)
+}
+
+// ---- MCP Apps views ------------------------------------------------------------------------
+
+/// Opens the view of a tool call (reads its `ui://` resource from the server now); its
+/// document is then served under its server's view origin (views/scheme.rs).
+#[tauri::command]
+pub async fn open_view(
+    state: S<'_>,
+    server: String,
+    tool: String,
+    call: ViewCall,
+) -> BridgeResult<ViewOpened> {
+    Ok(state
+        .harness()
+        .await?
+        .open_view(&server, &tool, call)
+        .await?)
+}
+
+/// One message a view's frame sent (checked in the window: its frame, its origin), for the
+/// core to check and answer.
+#[tauri::command]
+pub async fn view_message(
+    state: S<'_>,
+    view_id: String,
+    method: String,
+    params: Option<Value>,
+) -> BridgeResult<ViewReply> {
+    Ok(state
+        .harness()
+        .await?
+        .view_message(&view_id, &method, params)
+        .await?)
+}
+
+/// The user closed a view; its teardown event follows.
+#[tauri::command]
+pub async fn close_view(state: S<'_>, view_id: String) -> BridgeResult<bool> {
+    Ok(state.harness().await?.close_view(&view_id))
+}
+
+#[tauri::command]
+pub async fn pending_messages(state: S<'_>) -> BridgeResult<Vec<PendingMessage>> {
+    Ok(state.harness().await?.pending_messages())
+}
+
+/// Sends a view's pending message as the user's next chat message; the turn's events
+/// arrive on `channel` as with `chat_send`.
+#[tauri::command]
+pub async fn send_pending(state: S<'_>, id: u64, channel: Channel<Event>) -> BridgeResult<()> {
+    let sink = Box::new(move |e| channel.send(e).is_ok());
+    Ok(state.harness().await?.send_pending(id, sink).await?)
+}
+
+#[tauri::command]
+pub async fn discard_pending(state: S<'_>, id: u64) -> BridgeResult<bool> {
+    Ok(state.harness().await?.discard_pending(id))
+}
+
+/// Offers a view's download with the native save dialog (one per file); true when
+/// something was saved where the user picked.
+#[tauri::command]
+pub async fn save_download(
+    app: AppHandle,
+    state: S<'_>,
+    download_id: String,
+    names: Vec<String>,
+) -> BridgeResult<bool> {
+    let harness = state.harness().await?;
+    crate::views::save_download(&app, &harness, &download_id, names).await
 }

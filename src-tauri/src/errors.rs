@@ -18,9 +18,11 @@ use harness9::config::import::ImportError;
 use harness9::config::SaveError;
 use harness9::engine::provider::settings::SettingsError;
 use harness9::engine::EngineError;
+use harness9::harness::SendPendingError;
 use harness9::harness::{
     CallError, ConfigSaveError, PermissionError, PromptError, RootsError, SaveResourceError,
 };
+use harness9::host::apps::ViewError;
 use harness9::host::asks::{AskError, ReplyError};
 use harness9::host::catalog::FeatureError;
 use harness9::host::pins::AcceptError;
@@ -65,6 +67,8 @@ pub enum ErrorCode {
     InvalidArguments,
     /// A request to a server failed (an error answer, a timeout, the server gone).
     RequestFailed,
+    /// The host's rules or the user refused what a view asked (or it asked too often).
+    Refused,
     /// Anything else (a bug): the message says what.
     Internal,
 }
@@ -187,6 +191,36 @@ impl WireCode for CallError {
     }
     fn detail(&self) -> Option<&'static str> {
         Some(self.code())
+    }
+}
+
+impl WireCode for ViewError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            ViewError::UnknownView(_)
+            | ViewError::UnknownTool { .. }
+            | ViewError::NoView { .. }
+            | ViewError::UnknownDownload(_) => ErrorCode::NotFound,
+            ViewError::ServerUnavailable { .. } => ErrorCode::NotConnected,
+            ViewError::Read { .. } | ViewError::Failed(_) => ErrorCode::RequestFailed,
+            ViewError::NotAView { .. }
+            | ViewError::TooLarge { .. }
+            | ViewError::UnknownMethod(_) => ErrorCode::Unsupported,
+            ViewError::Invalid { .. } => ErrorCode::InvalidArguments,
+            ViewError::NotInitialized(_) | ViewError::Refused(_) | ViewError::Throttled { .. } => {
+                ErrorCode::Refused
+            }
+            ViewError::Save { .. } => ErrorCode::Io,
+        }
+    }
+}
+
+impl WireCode for SendPendingError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            SendPendingError::Unknown(_) => ErrorCode::NotFound,
+            SendPendingError::Chat(e) => e.wire_code(),
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod icons;
 mod recent;
 mod resources;
 mod session;
+mod views;
 
 use std::path::PathBuf;
 
@@ -72,6 +73,80 @@ fn main() {
     // almost nothing.
     harness9::mcp::transport::stdio::reaper::ensure_started();
 
+    let context = tauri::generate_context!("../tauri.conf.json");
+    let app_origins = views::guard::app_origins(context.config().build.dev_url.as_ref());
+    let commands = views::guard::commands(tauri::generate_handler![
+        commands::current_project,
+        commands::open_project,
+        commands::pick_folder,
+        commands::recent_projects,
+        commands::report_painted,
+        commands::get_status,
+        commands::pending_approvals,
+        commands::approve,
+        commands::restart_server,
+        commands::stop_server,
+        commands::set_server_disabled,
+        commands::server_entry,
+        commands::sign_in,
+        commands::sign_out,
+        commands::follow_log,
+        commands::unfollow_log,
+        commands::list_tools,
+        commands::tool_detail,
+        commands::held_tools,
+        commands::accept_tools,
+        commands::call_tool,
+        commands::cancel_tool_call,
+        commands::read_config,
+        commands::check_config,
+        commands::edit_config,
+        commands::save_config,
+        commands::open_config_in_editor,
+        commands::import_sources,
+        commands::import_servers,
+        commands::chat_state,
+        commands::chat_conversations,
+        commands::chat_open,
+        commands::chat_new,
+        commands::chat_send,
+        commands::chat_stop,
+        commands::chat_approve,
+        commands::open_url,
+        commands::pending_asks,
+        commands::answer_ask,
+        commands::chat_send_prompt,
+        commands::list_prompts,
+        commands::complete_prompt_argument,
+        commands::server_details,
+        commands::set_log_level,
+        commands::extra_roots,
+        commands::add_extra_root,
+        commands::remove_extra_root,
+        commands::list_resources,
+        commands::read_resource,
+        commands::subscribe_resource,
+        commands::complete_resource,
+        commands::save_resource,
+        commands::sampling_grants,
+        commands::revoke_sampling,
+        commands::context_cost,
+        commands::diagnostics,
+        commands::about_info,
+        commands::provider_settings,
+        commands::save_provider_settings,
+        commands::forget_provider_key,
+        commands::test_provider,
+        commands::permission_rules,
+        commands::set_permission,
+        commands::open_view,
+        commands::view_message,
+        commands::close_view,
+        commands::pending_messages,
+        commands::send_pending,
+        commands::discard_pending,
+        commands::save_download,
+    ]);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
@@ -87,72 +162,24 @@ fn main() {
                 let _ = app.emit(events::MENU, action);
             }
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::current_project,
-            commands::open_project,
-            commands::pick_folder,
-            commands::recent_projects,
-            commands::report_painted,
-            commands::get_status,
-            commands::pending_approvals,
-            commands::approve,
-            commands::restart_server,
-            commands::stop_server,
-            commands::set_server_disabled,
-            commands::server_entry,
-            commands::sign_in,
-            commands::sign_out,
-            commands::follow_log,
-            commands::unfollow_log,
-            commands::list_tools,
-            commands::tool_detail,
-            commands::held_tools,
-            commands::accept_tools,
-            commands::call_tool,
-            commands::cancel_tool_call,
-            commands::read_config,
-            commands::check_config,
-            commands::edit_config,
-            commands::save_config,
-            commands::open_config_in_editor,
-            commands::import_sources,
-            commands::import_servers,
-            commands::chat_state,
-            commands::chat_conversations,
-            commands::chat_open,
-            commands::chat_new,
-            commands::chat_send,
-            commands::chat_stop,
-            commands::chat_approve,
-            commands::open_url,
-            commands::pending_asks,
-            commands::answer_ask,
-            commands::chat_send_prompt,
-            commands::list_prompts,
-            commands::complete_prompt_argument,
-            commands::server_details,
-            commands::set_log_level,
-            commands::extra_roots,
-            commands::add_extra_root,
-            commands::remove_extra_root,
-            commands::list_resources,
-            commands::read_resource,
-            commands::subscribe_resource,
-            commands::complete_resource,
-            commands::save_resource,
-            commands::sampling_grants,
-            commands::revoke_sampling,
-            commands::context_cost,
-            commands::diagnostics,
-            commands::about_info,
-            commands::provider_settings,
-            commands::save_provider_settings,
-            commands::forget_provider_key,
-            commands::test_provider,
-            commands::permission_rules,
-            commands::set_permission,
-        ])
+        // Only the app's own document reaches a command (views/guard.rs).
+        .invoke_handler(move |invoke: tauri::ipc::Invoke| {
+            if views::guard::admit(&invoke, &app_origins) {
+                commands(invoke)
+            } else {
+                invoke.resolver.reject(bridge::BridgeError::new(
+                    errors::ErrorCode::Internal,
+                    "only the app's own window may call its commands",
+                ));
+                true
+            }
+        })
         .setup(move |app| {
+            let handle = app.handle().clone();
+            views::install(app.handle(), move |target| {
+                let handle = handle.clone();
+                async move { handle.state::<AppState>().view_document(target).await }
+            })?;
             if let Some(dir) = project {
                 let handle = app.handle().clone();
                 tauri::async_runtime::spawn(async move {
@@ -164,7 +191,7 @@ fn main() {
             }
             Ok(())
         })
-        .build(tauri::generate_context!("../tauri.conf.json"))
+        .build(context)
         .expect("build the harness9 desktop app");
 
     app.run(|handle, event| {
@@ -305,6 +332,17 @@ mod surface_tests {
             .expect("img-src");
         let sources: Vec<&str> = img.split_whitespace().skip(1).collect();
         assert_eq!(sources, ["'self'", "data:", "blob:"]);
+        // Frames: only MCP Apps views, each on its server's own origin of the view scheme
+        // (views/scheme.rs); never the app's own origin.
+        let frames = csp
+            .split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("frame-src "))
+            .expect("frame-src");
+        assert_eq!(
+            frames,
+            format!("frame-src {}:", crate::views::scheme::VIEW_SCHEME)
+        );
     }
 
     /// The quoted first argument of every call of `function` in `text` (`f("x"` or
@@ -362,6 +400,7 @@ mod surface_tests {
             events::PROJECT_CHANGED,
             events::MENU,
             events::ASKS,
+            events::VIEWS,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();
@@ -369,5 +408,12 @@ mod surface_tests {
             heard, emitted,
             "the events the UI listens to and those emitted"
         );
+
+        // The front end builds view origins with the scheme the backend serves.
+        let origin = include_str!("../../ui/src/lib/views/origin.ts");
+        assert!(origin.contains(&format!(
+            "export const VIEW_SCHEME = \"{}\";",
+            crate::views::scheme::VIEW_SCHEME
+        )));
     }
 }

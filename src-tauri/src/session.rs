@@ -132,6 +132,17 @@ impl AppState {
         self.session.read().await.clone()
     }
 
+    /// The answer to a request for a view's document (the view scheme's handler).
+    pub async fn view_document(
+        &self,
+        target: crate::views::scheme::Target,
+    ) -> crate::views::scheme::Answer {
+        match self.session().await {
+            Some(s) => crate::views::document(&s.harness, &target),
+            None => crate::views::scheme::Answer::not_found(),
+        }
+    }
+
     pub async fn open_session(&self) -> BridgeResult<Arc<Session>> {
         self.session().await.ok_or_else(BridgeError::no_project)
     }
@@ -180,6 +191,8 @@ impl AppState {
         harness.enable_sampling(harness9::engine::sampling::SamplingSource::Settings(
             Default::default(),
         ));
+        // The window renders MCP Apps views: servers started from now on are told.
+        harness.enable_apps();
         let watcher = match harness.watch_config() {
             Ok(w) => Some(w),
             Err(e) => {
@@ -198,6 +211,7 @@ impl AppState {
             forward_tools(emitter.clone(), &harness),
             crate::asks::forward(emitter.clone(), &harness),
             crate::resources::forward(emitter.clone(), &harness),
+            crate::views::forward(emitter.clone(), &harness),
         ];
         if let Some(w) = &watcher {
             tasks.push(forward_config(emitter.clone(), w));

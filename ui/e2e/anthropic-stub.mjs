@@ -1,6 +1,7 @@
 // A scripted model for the WebDriver test: a local HTTP server speaking the Anthropic
 // Messages API's streaming wire format (POST /v1/messages, server-sent events). A turn that
-// asks about the project folder gets a tool call first (mcp__demo__list_dir with {}); a
+// asks about the project folder gets a tool call first (mcp__demo__list_dir with {}; both
+// can be set); a
 // request that carries the tool's result gets ANSWER streamed in a few pieces. A request
 // without tools (a server's sampling request, a connection test) gets SAMPLED; any other turn
 // gets NOTED. A key other than KEY is refused with the API's own 401 (and not recorded); the
@@ -47,8 +48,12 @@ function reply(blocks, stop) {
   return out;
 }
 
-/** Starts the stub; resolves to { url, requests, close }. */
-export async function startAnthropicStub() {
+/**
+ * Starts the stub; resolves to { url, requests, close }. `tool` and `trigger`: the tool it
+ * asks for, and the words of the user's message that make it ask (the demo server's
+ * list_dir for a question about the project folder, unless given).
+ */
+export async function startAnthropicStub({ tool = "mcp__demo__list_dir", trigger = /project folder/ } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -71,8 +76,8 @@ export async function startAnthropicStub() {
       const answered = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
       if (answered) sse(res, reply([{ text: ANSWER }], "end_turn"));
       else if (!request.tools?.length) sse(res, reply([{ text: [SAMPLED] }], "end_turn"));
-      else if (!/project folder/.test(textOf(last?.content))) sse(res, reply([{ text: [NOTED] }], "end_turn"));
-      else sse(res, reply([{ text: ["Let me look."] }, { id: `toolu_${requests.length}`, name: "mcp__demo__list_dir", input: {} }], "tool_use"));
+      else if (!trigger.test(textOf(last?.content))) sse(res, reply([{ text: [NOTED] }], "end_turn"));
+      else sse(res, reply([{ text: ["Let me look."] }, { id: `toolu_${requests.length}`, name: tool, input: {} }], "tool_use"));
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));

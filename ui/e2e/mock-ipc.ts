@@ -83,6 +83,13 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   ],
   chatSendPrompt: ["chat_send_prompt", (b, a) => b.chatSendPrompt(a.server, a.name, a.arguments, (e) => a.channel.onmessage(e))],
 
+  openView: ["open_view", (b, a) => b.openView(a.server, a.tool, a.call)],
+  viewMessage: ["view_message", (b, a) => b.viewMessage(a.viewId, a.method, a.params)],
+  closeView: ["close_view", (b, a) => b.closeView(a.viewId)],
+  pendingMessages: ["pending_messages", (b) => b.pendingMessages()],
+  sendPending: ["send_pending", (b, a) => b.sendPending(a.id, (e) => a.channel.onmessage(e))],
+  discardPending: ["discard_pending", (b, a) => b.discardPending(a.id)],
+  saveDownload: ["save_download", (b, a) => b.saveDownload(a.downloadId, a.names)],
   pendingAsks: ["pending_asks", (b) => b.pendingAsks()],
   answerAsk: ["answer_ask", (b, a) => b.answerAsk(a.id, a.answer)],
   samplingGrants: ["sampling_grants", (b) => b.samplingGrants()],
@@ -122,6 +129,7 @@ const EVENT_NAMES: { [M in EventMethod]: [string, boolean] } = {
   onToolsChanged: [EVENTS.toolsChanged, true],
   onConfigChanged: [EVENTS.configChanged, true],
   onResources: [EVENTS.resources, true],
+  onViews: [EVENTS.views, true],
   onProjectChanged: [EVENTS.projectChanged, false],
   onMenu: [EVENTS.menu, false],
 };

@@ -33,7 +33,7 @@ const RED_DOT = `data:image/png;base64,${PNG_1X1}`;
 
 function tool(server: string, name: string, description: string, inputSchema: JsonValue, readOnly: boolean, more: Partial<FullTool> = {}): FullTool {
   const hints = more.hints ?? noHints(readOnly);
-  return { name: `mcp__${server}__${name}`, server, tool: name, description, inputSchema, readOnly, title: null, hints, marks: hints.marks, icons: [], ...more };
+  return { name: `mcp__${server}__${name}`, server, tool: name, description, inputSchema, readOnly, title: null, hints, marks: hints.marks, icons: [], hasView: false, appOnly: false, ...more };
 }
 
 function demoTools(server: string): FullTool[] {

@@ -14,202 +14,15 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
 import { TYPE_AND_TIME_SCRIPT, stats } from "./filter-timing.mjs";
 import { ANSWER, NOTED, SAMPLED, startAnthropicStub } from "./anthropic-stub.mjs";
+import { APP, ELEMENT, KEY, SHOTS, Session, alive, appProcesses, everythingBinary, processesIn, sleep, startDriver } from "./wd.mjs";
 
-const SHOTS = path.join(ROOT, "out", "screenshots");
-const APP = path.resolve(process.env.APP_BINARY ?? path.join(ROOT, "target", "debug", "harness9-desktop"));
 const PORT = Number(process.env.WEBDRIVER_PORT ?? 4444);
-const NATIVE_PORT = PORT + 1;
-const WAIT_MS = 30_000;
-
-function driverBinary() {
-  if (process.env.TAURI_DRIVER) return process.env.TAURI_DRIVER;
-  const local = path.join(ROOT, ".deps", "tauri-driver", "bin", "tauri-driver");
-  return existsSync(local) ? local : "tauri-driver";
-}
-
-function everythingBinary() {
-  const bin = process.env.H9_EVERYTHING_BIN ?? path.join(ROOT, ".deps", "node", "node_modules", ".bin", "mcp-server-everything");
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`bash scripts/setup.sh\``);
-  return bin;
-}
-
-// ---- a minimal W3C WebDriver client --------------------------------------------------
-
-const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
-const KEY = { ctrl: "\uE009", end: "\uE010", enter: "\uE007", release: "\uE000" };
-
-class Session {
-  constructor(base, id) {
-    this.base = base;
-    this.id = id;
-  }
-
-  static async create(base, capabilities) {
-    const r = await wd(base, "POST", "/session", { capabilities: { alwaysMatch: capabilities } });
-    return new Session(base, r.sessionId);
-  }
-
-  cmd(method, url, body) {
-    return wd(this.base, method, `/session/${this.id}${url}`, body);
-  }
-
-  async find(css) {
-    const r = await this.cmd("POST", "/element", { using: "css selector", value: css });
-    return r[ELEMENT];
-  }
-
-  async findAll(css) {
-    const r = await this.cmd("POST", "/elements", { using: "css selector", value: css });
-    return r.map((e) => e[ELEMENT]);
-  }
-
-  /** Waits until `css` matches (and `check(el)` holds), returning the element. */
-  async waitFor(css, what = css, check = async () => true, timeout = WAIT_MS) {
-    const deadline = Date.now() + timeout;
-    let last;
-    for (;;) {
-      try {
-        const el = await this.find(css);
-        if (await check(el)) return el;
-      } catch (e) {
-        last = e;
-      }
-      if (Date.now() > deadline) {
-        await this.screenshot(`failure-${what.replace(/\W+/g, "-")}`).catch(() => {});
-        throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? ` (${last.message})` : ""}`);
-      }
-      await sleep(150);
-    }
-  }
-
-  async click(el) {
-    try {
-      return await this.cmd("POST", `/element/${el}/click`, {});
-    } catch (e) {
-      await this.screenshot("failure-click").catch(() => {});
-      throw e;
-    }
-  }
-
-  clear(el) {
-    return this.cmd("POST", `/element/${el}/clear`, {});
-  }
-
-  /** Waits until the last element matching `css` passes `check`, returning it. */
-  async waitForLast(css, what, check) {
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      const last = (await this.findAll(css)).at(-1);
-      if (last && (await check(last).catch(() => false))) return last;
-      if (Date.now() > deadline) {
-        await this.screenshot(`failure-${what.replace(/\W+/g, "-")}`).catch(() => {});
-        throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
-      }
-      await sleep(150);
-    }
-  }
-
-  type(el, text) {
-    return this.cmd("POST", `/element/${el}/value`, { text });
-  }
-
-  /** The element's text content (WebKit's rendered-text algorithm skips some clipped spans). */
-  async text(el) {
-    const t = await this.run("return arguments[0].textContent", { [ELEMENT]: el });
-    return t.replace(/\s+/g, " ").trim();
-  }
-
-  attr(el, name) {
-    return this.cmd("GET", `/element/${el}/attribute/${name}`);
-  }
-
-  enabled(el) {
-    return this.cmd("GET", `/element/${el}/enabled`);
-  }
-
-  run(script, ...args) {
-    return this.cmd("POST", "/execute/sync", { script, args });
-  }
-
-  async screenshot(name) {
-    const png = await this.cmd("GET", "/screenshot");
-    writeFileSync(path.join(SHOTS, `webdriver-${name}.png`), Buffer.from(png, "base64"));
-  }
-
-  close() {
-    return wd(this.base, "DELETE", `/session/${this.id}`);
-  }
-}
-
-async function wd(base, method, url, body) {
-  const res = await fetch(base + url, {
-    method,
-    headers: body ? { "content-type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json().catch(() => ({}));
-  if (!res.ok || json.value?.error) {
-    throw new Error(`${method} ${url}: ${json.value?.error ?? res.status} ${json.value?.message ?? ""}`.trim());
-  }
-  return json.value;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function portOpen(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ port, host: "127.0.0.1" }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on("error", () => resolve(false));
-  });
-}
-
-/** Processes running in `dir` (the project's servers run there). */
-function processesIn(dir) {
-  const out = [];
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
-      out.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim()}`);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return out;
-}
-
-/** Pids of running copies of the app under test. */
-function appProcesses() {
-  return readdirSync("/proc")
-    .filter((p) => /^\d+$/.test(p))
-    .filter((pid) => {
-      try {
-        return readlinkSync(`/proc/${pid}/exe`) === APP;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-function alive(pid) {
-  try {
-    // A zombie is gone for our purposes.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
 
 // ---- the test --------------------------------------------------------------------------
 
@@ -240,15 +53,11 @@ before(async () => {
   mkdirSync(data);
   model = await startAnthropicStub();
 
-  driver = spawn(driverBinary(), ["--port", String(PORT), "--native-port", String(NATIVE_PORT)], {
-    env: {
+  driver = await startDriver(PORT, {
       ...process.env,
       HARNESS9_DATA_DIR: data,
       HARNESS9_PROJECT: project,
       HARNESS9_REPORT_STARTUP: "1",
-      // WebKitWebDriver needs WebKit's accelerated compositing (off by default in the app):
-      // without it, its screenshots and element commands hang.
-      HARNESS9_WEBKIT_COMPOSITING: "1",
       // The chat talks to the scripted model (ui/e2e/anthropic-stub.mjs).
       HARNESS9_PROVIDER: "anthropic",
       HARNESS9_MODEL: "stub-model",
@@ -260,15 +69,7 @@ before(async () => {
       XDG_DATA_HOME: path.join(tmp, "xdg-data"),
       XDG_CACHE_HOME: path.join(tmp, "xdg-cache"),
       XDG_CONFIG_HOME: path.join(tmp, "xdg-config"),
-    },
-    stdio: ["ignore", "inherit", "inherit"],
   });
-  // tauri-driver listens before WebKitWebDriver does: wait for both ports.
-  const deadline = Date.now() + 20_000;
-  while (!((await portOpen(PORT)) && (await portOpen(NATIVE_PORT)))) {
-    if (Date.now() > deadline) throw new Error("tauri-driver or WebKitWebDriver did not start listening");
-    await sleep(100);
-  }
   session = await Session.create(`http://127.0.0.1:${PORT}`, { "tauri:options": { application: APP } });
 });
 

@@ -19,6 +19,7 @@
 
 use parking_lot::Mutex;
 use std::collections::HashSet;
+use std::future::Future;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -333,15 +334,29 @@ impl Client {
 
     /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
     /// an `Err` means the call itself did not complete.
-    pub async fn call_tool(
-        &self,
-        name: &str,
+    pub fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Option<Value>,
         opts: RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
+        // Not an `async fn`: the future holds the params once rather than its arguments
+        // and the params made of them (it is stored per call in flight).
         let params = Params::ToolCall { name, arguments };
-        let body = self.inner.request("tools/call", params, opts, true).await?;
-        body.parse("tools/call")
+        async move {
+            let body = self
+                .inner
+                .request_with("tools/call", &params, opts, true)
+                .await;
+            // The arguments go before the result is built: their memory can hold it (a
+            // large echo then needs no fresh pages).
+            drop(params);
+            let body = body?;
+            match CallToolResult::plain_text(body.get()) {
+                Some(result) => Ok(result),
+                None => body.parse("tools/call"),
+            }
+        }
     }
 
     /// Ends the connection (for stdio, the full shutdown of the child).
@@ -384,6 +399,42 @@ fn initialize_error(e: ClientError) -> ClientError {
         | ClientError::NoCommonVersion { .. }
         | ClientError::NotInEra { .. }) => other,
     }
+}
+
+/// What a caller gets for an answer that carries no result.
+fn reply_error(method: &str, error: ReplyError) -> ClientError {
+    match error {
+        ReplyError::Rpc(mut error) => {
+            if let Some(why) = era::explain(&error) {
+                error.message = format!("{} ({why})", error.message);
+            }
+            ClientError::Rpc {
+                method: method.to_string(),
+                error: Box::new(error),
+            }
+        }
+        ReplyError::Invalid(detail) => ClientError::Invalid {
+            method: method.into(),
+            detail,
+        },
+        ReplyError::Closed(reason) => ClientError::Closed(reason),
+    }
+}
+
+/// A legacy request's params with `_meta.progressToken` set to `id`.
+fn with_progress_token(params: &Params<'_>, id: u64) -> Value {
+    let mut value = params
+        .to_value()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if let Value::Object(map) = &mut value {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert("progressToken".into(), json!(id));
+        }
+    }
+    value
 }
 
 /// A logging level as one byte: its place in [`LOG_LEVELS`](crate::protocol::features::LOG_LEVELS)
@@ -535,14 +586,37 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_with(method, &params, opts, cancellable).await
+    }
+
+    /// [`Inner::request`] with borrowed params.
+    async fn request_with(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
         if self.meta.get().is_none() {
             let opts = self.recovery.wait_idle(method, opts).await?;
-            return self.request_once(method, &params, opts, cancellable).await;
+            return self.request_once(method, params, opts, cancellable).await;
         }
         if !cache::CACHEABLE.contains(&method) {
             return self.request_modern(method, params, opts, cancellable).await;
         }
-        let key = cache::key(method, &params);
+        // Boxed: listings are rare next to calls, whose futures stay the smaller for it.
+        Box::pin(self.request_cached(method, params, opts, cancellable)).await
+    }
+
+    /// A modern listing, served from the list cache when the server let us reuse it.
+    async fn request_cached(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        let key = cache::key(method, params);
         let credentials = self.sender.credentials_key();
         if let Some(hit) = self.cache.get(&key, credentials) {
             return Ok(hit);
@@ -575,15 +649,11 @@ impl Inner {
         cancellable: bool,
         era: Option<EraHeaders>,
     ) -> Result<ReplyBody, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let closed = self.closed.lock();
-            if let Some(reason) = closed.as_ref() {
-                return Err(ClientError::Closed(reason.clone()));
-            }
-            self.pending.lock().insert(id, tx);
-        }
+        let mut opts = opts;
+        let had_progress = opts.progress.is_some();
+        // Everything up to the write is synchronous: the future keeps only what the wait
+        // needs, so it stays small (it is moved and stored per call in flight).
+        let (id, rx) = self.send_request(method, params, opts.progress.take(), era)?;
         let mut guard = PendingGuard {
             inner: self,
             id,
@@ -591,37 +661,6 @@ impl Inner {
             cancellable,
             reason: "cancelled by the user",
         };
-        let had_progress = opts.progress.is_some();
-        let modern = self.meta.get().is_some();
-        let with_token;
-        let mut params = params;
-        if let Some(p) = opts.progress {
-            // Modern requests get the token beside the rest of `_meta` when written.
-            let mut value = if modern { None } else { params.to_value() };
-            let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(map) = obj {
-                let meta = map
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(meta) = meta {
-                    meta.insert("progressToken".into(), json!(id));
-                }
-            }
-            if !modern {
-                with_token = Params::from_value(value);
-                params = &with_token;
-            }
-            self.progress.lock().insert(id, (p, false));
-        }
-        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
-        let era = era.unwrap_or_else(|| self.era_headers(method, Some(params)));
-        let mut out = Outbound::request(bytes, id, method, era);
-        if let OutboundKind::Request { initialize, .. } = &mut out.kind {
-            *initialize = method == "initialize";
-        }
-        if self.sender.send(out).is_err() {
-            return Err(self.closed_error());
-        }
         let reply = match opts.timeout {
             Some(t) => match tokio::time::timeout(t, rx).await {
                 Ok(r) => r,
@@ -644,22 +683,53 @@ impl Inner {
         }
         match reply {
             Ok(Ok(body)) => Ok(body),
-            Ok(Err(ReplyError::Rpc(mut error))) => {
-                if let Some(why) = era::explain(&error) {
-                    error.message = format!("{} ({why})", error.message);
-                }
-                Err(ClientError::Rpc {
-                    method: method.to_string(),
-                    error: Box::new(error),
-                })
-            }
-            Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
-                method: method.into(),
-                detail,
-            }),
-            Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
+            Ok(Err(error)) => Err(reply_error(method, error)),
             Err(_) => Err(self.closed_error()),
         }
+    }
+
+    /// Registers a request (and its progress sink), then writes it; its id and where its
+    /// answer will arrive. When the write fails, nothing of it stays registered.
+    fn send_request(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        progress: Option<mpsc::Sender<Progress>>,
+        era: Option<EraHeaders>,
+    ) -> Result<(u64, oneshot::Receiver<Reply>), ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let closed = self.closed.lock();
+            if let Some(reason) = closed.as_ref() {
+                return Err(ClientError::Closed(reason.clone()));
+            }
+            self.pending.lock().insert(id, tx);
+        }
+        let modern = self.meta.get().is_some();
+        let with_token;
+        let mut params = params;
+        let had_progress = progress.is_some();
+        if let Some(p) = progress {
+            // Modern requests get the token beside the rest of `_meta` when written.
+            if !modern {
+                with_token = Params::from_value(Some(with_progress_token(params, id)));
+                params = &with_token;
+            }
+            self.progress.lock().insert(id, (p, false));
+        }
+        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
+        let era = era.unwrap_or_else(|| self.era_headers(method, Some(params)));
+        let mut out = Outbound::request(bytes, id, method, era);
+        if let OutboundKind::Request { initialize, .. } = &mut out.kind {
+            *initialize = method == "initialize";
+        }
+        if self.sender.send(out).is_err() {
+            self.pending.lock().remove(&id);
+            self.progress.lock().remove(&id);
+            return Err(self.closed_error());
+        }
+        Ok((id, rx))
     }
 
     /// Keeps the first of tools listed under one name twice (calls go by name, so only

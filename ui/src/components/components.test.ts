@@ -43,6 +43,8 @@ const DEMO_TOOL: FullTool = {
   title: null,
   hints: noHints(true),
   marks: ["read-only"],
+  hasView: false,
+  appOnly: false,
   icons: [],
 };
 

@@ -40,6 +40,8 @@ const RM: FullTool = {
   inputSchema: { type: "object" },
   readOnly: false,
   title: "Remove a file",
+  hasView: false,
+  appOnly: false,
   hints: {
     readOnlyHint: null,
     destructiveHint: true,

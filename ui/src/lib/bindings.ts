@@ -3,7 +3,7 @@
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
-export type ErrorCode = "no-project" | "not-found" | "not-connected" | "unsupported" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "internal";
+export type ErrorCode = "no-project" | "not-found" | "not-connected" | "unsupported" | "tool-failed" | "held" | "invalid-config" | "changed-on-disk" | "io" | "cancelled" | "not-configured" | "busy" | "sign-in-failed" | "invalid-arguments" | "request-failed" | "refused" | "internal";
 
 export type BridgeError = { code: ErrorCode, message: string, 
 /**
@@ -102,7 +102,7 @@ retryInMs: number | null,
  */
 gaveUp: boolean, };
 
-export type LogSource = "stderr" | "server" | "host";
+export type LogSource = "stderr" | "server" | "host" | "view";
 
 export type LogLine = { 
 /**
@@ -144,7 +144,15 @@ marks: Array<string>,
 /**
  * Only `https:` and `data:` icons.
  */
-icons: Array<Icon>, };
+icons: Array<Icon>, 
+/**
+ * The tool has an interactive view (MCP Apps): a call of it can open one.
+ */
+hasView: boolean, 
+/**
+ * Only the server's views may call it (MCP Apps): never offered to the model.
+ */
+appOnly: boolean, };
 
 export type ToolDetail = { 
 /**
@@ -439,7 +447,14 @@ output: string,
 /**
  * The whole output was saved and only its first page shown to the model.
  */
-spilled: string | null, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcome, roundTrips: number, durationMs: number, usage: Usage, };
+spilled: string | null, 
+/**
+ * Set when the tool has an interactive view (MCP Apps) and the call returned a
+ * result: what a front end that renders views needs to open it.
+ */
+view?: CallView, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcome, roundTrips: number, durationMs: number, usage: Usage, };
+
+export type CallView = { server: string, tool: string, resourceUri: string, arguments: JsonValue, result: CallToolResult, };
 
 export type CallStatus = "ok" | "error" | "timed_out" | "denied" | "cancelled";
 
@@ -453,7 +468,12 @@ export type ChatItem = { "kind": "user", text: string, } | { "kind": "assistant"
 /**
  * `null` when the conversation holds no result for the call.
  */
-output: string | null, isError: boolean, } | { "kind": "notice", text: string, } | { "kind": "attachment", server: string, uri: string, };
+output: string | null, isError: boolean, 
+/**
+ * The call's interactive view (MCP Apps), when its tool has one: a front end
+ * that renders views opens it again; the others show a note.
+ */
+view?: CallView, } | { "kind": "notice", text: string, } | { "kind": "attachment", server: string, uri: string, };
 
 export type ConversationSummary = { id: string, createdMs: number, messages: number, 
 /**
@@ -495,7 +515,13 @@ model: string,
 /**
  * The answer: one content block, or an array of them (text, tool calls).
  */
-content: JsonValue, stopReason: string | null, };
+content: JsonValue, stopReason: string | null, } | { "kind": "view", viewId: string, request: ViewAsk, domain: string | null, };
+
+export type ViewAsk = { "what": "toolCall", tool: string, arguments: JsonValue, 
+/**
+ * The server marks the tool read-only (an untrusted hint).
+ */
+readOnly: boolean, } | { "what": "permissions", permissions: Array<string>, } | { "what": "openLink", url: string, };
 
 export type PromptEntry = { server: string, name: string, title: string | null, description: string | null, arguments: Array<PromptArgument>, };
 
@@ -636,3 +662,111 @@ export type PermissionRule = {
  * A tool's model-facing name, or a pattern over such names.
  */
 tool: string, permission: ToolPermission, };
+
+export type ViewCall = { 
+/**
+ * The conversation the call belongs to; `None` for a call made by hand (the tool
+ * panel), whose view no conversation change closes.
+ */
+conversationId: string | null, 
+/**
+ * The call's id (the model's tool-use id, or the manual call's number): the view's
+ * `hostContext.toolInfo.id`.
+ */
+callId: string, arguments: JsonValue, 
+/**
+ * The result, once the call finished (the front end sends it to the view as
+ * `ui/notifications/tool-result` after `initialized`).
+ */
+result: CallToolResult | null, };
+
+export type ViewOpened = { 
+/**
+ * Unguessable (128 random bits, hex): the view's handle for every later call, and the
+ * path its document is served under.
+ */
+viewId: string, server: string, tool: string, 
+/**
+ * The `ui://` resource the document was read from.
+ */
+resourceUri: string, 
+/**
+ * The origin label of the server's views: the same for every view of this server in
+ * this project, different for every other server; lowercase letters and digits only
+ * (safe as a URI host label), so two servers' views share no storage.
+ */
+origin: string, 
+/**
+ * The Content-Security-Policy the document is served with (also in
+ * [`ViewDocument::csp`]).
+ */
+csp: string, 
+/**
+ * The iframe `allow` attribute: only permissions the resource declared and the user
+ * granted (`""` for none).
+ */
+allow: string, 
+/**
+ * The permissions granted (`camera`, `microphone`, `geolocation`,
+ * `clipboard-write`): `hostCapabilities.sandbox.permissions`.
+ */
+permissions: Array<string>, 
+/**
+ * External origins the policy lets the view reach, to tell the user (empty when it
+ * reaches none).
+ */
+externalOrigins: Array<string>, 
+/**
+ * Declared domains left out of the policy, with why (also in the server's log).
+ */
+droppedDomains: Array<string>, 
+/**
+ * `_meta.ui.prefersBorder`; `None`: the host decides.
+ */
+prefersBorder: boolean | null, 
+/**
+ * The server's title (`serverInfo.title`) and loadable icons, for the view's frame.
+ */
+serverTitle: string | null, serverIcons: Array<Icon>, 
+/**
+ * The tool's definition as the server listed it: `hostContext.toolInfo.tool`.
+ */
+toolDefinition: JsonValue, 
+/**
+ * The call, as given to [`crate::Harness::open_view`].
+ */
+call: ViewCall, };
+
+export type ViewReply = { "kind": "answer", result: JsonValue, } | { "kind": "noted" } | { "kind": "resize", width: number | null, height: number | null, } | { "kind": "displayMode", mode: DisplayMode, } | { "kind": "download", offer: DownloadOffer, };
+
+export type DisplayMode = "inline" | "fullscreen" | "pip";
+
+export type DownloadOffer = { downloadId: string, files: Array<DownloadFile>, };
+
+export type DownloadFile = { 
+/**
+ * A file name to propose (no folders; made safe).
+ */
+name: string, mimeType: string | null, size: number, };
+
+export type TeardownReason = "closed" | "view-asked" | "conversation-left" | "server-removed" | "server-stopped" | "server-restarted" | "server-failed" | "project-closed";
+
+export type PendingMessage = { id: number, 
+/**
+ * The view it comes from, its server and tool (shown with it).
+ */
+viewId: string, server: string, tool: string, conversationId: string | null, 
+/**
+ * The message as it would be sent (text; other blocks described).
+ */
+text: string, };
+
+export type ViewEvent = { "type": "teardown", viewId: string, reason: TeardownReason, 
+/**
+ * `reason` in words.
+ */
+message: string, } | { "type": "pending_messages", messages: Array<PendingMessage>, } | { "type": "model_context", viewId: string, server: string, conversationId: string | null, 
+/**
+ * What the model will read, shortened for display.
+ */
+preview: string, } | { "type": "throttled", viewId: string, server: string, message: string, };

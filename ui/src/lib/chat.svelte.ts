@@ -3,6 +3,8 @@
 
 import type {
   ResourceRef,
+  CallView,
+  PendingMessage,
   CallStatus,
   ChatDecision,
   ChatEvent,
@@ -27,10 +29,12 @@ export interface ToolCard {
   error: string | null;
   durationMs: number | null;
   progress: string | null;
+  /** The call's interactive view (MCP Apps), once it returned a result. */
+  view: CallView | null;
 }
 
 export type ChatEntry =
-  | { kind: "user"; id: number; text: string; attachments?: ResourceRef[] }
+  | { kind: "user"; id: number; text: string; attachments?: ResourceRef[]; fromView?: string }
   | { kind: "assistant"; id: number; text: string }
   | ToolCard
   | { kind: "notice"; id: number; text: string; tone: "info" | "error" };
@@ -149,6 +153,7 @@ export class ChatSession {
           error: null,
           durationMs: null,
           progress: null,
+          view: h.view ?? null,
         };
     }
   }
@@ -179,6 +184,29 @@ export class ChatSession {
       const err = BackendError.from(e);
       if (err.code === "not-configured") this.error = err.message;
       else this.#note(err.message, "error");
+      return false;
+    }
+  }
+
+  /**
+   * Sends a message an MCP Apps view put in the chat (the user pressed Send): it joins the
+   * log as the user's, marked as coming from the view, and the turn runs as for a typed one.
+   */
+  async sendPending(message: PendingMessage): Promise<boolean> {
+    if (this.running) return false;
+    const gen = this.#generation;
+    this.entries.push({ kind: "user", id: ++this.#id, text: message.text, fromView: `${message.tool} (${message.server})` });
+    this.running = true;
+    this.retry = null;
+    try {
+      await this.backend.sendPending(message.id, (e) => {
+        if (gen === this.#generation) this.#onEvent(e);
+      });
+      return true;
+    } catch (e) {
+      if (gen !== this.#generation) return false;
+      this.running = false;
+      this.#note(BackendError.from(e).message, "error");
       return false;
     }
   }
@@ -255,6 +283,7 @@ export class ChatSession {
       error: null,
       durationMs: null,
       progress: null,
+      view: null,
     });
     return this.entries[this.entries.length - 1] as ToolCard;
   }
@@ -302,6 +331,7 @@ export class ChatSession {
         card.error = e.error;
         card.durationMs = e.durationMs;
         card.progress = null;
+        card.view = e.view ?? null;
         break;
       }
       case "notice":

@@ -18,7 +18,7 @@ use crate::log::LogSource;
 use crate::protocol::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::schema_text::escapes_ascii;
-use crate::protocol::types::{ListToolsPage, ToolDef};
+use crate::protocol::types::{CallToolResult, ListToolsPage, ToolDef};
 use crate::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::transport::mcp_headers;
 
@@ -74,16 +74,19 @@ impl Inner {
     pub(super) async fn request_modern(
         &self,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
         // The usual case, kept small: one answer, plainly complete.
         let first = self
-            .request_once(method, &params, opts.clone(), cancellable)
+            .request_once(method, params, opts.clone(), cancellable)
             .await;
         if let Ok(body) = &first {
-            if plainly_complete(body.get().as_bytes()) {
+            // A plain text tool result (the usual answer) is told by its fixed shape,
+            // faster than by searching it for `"resultType"`.
+            let text = body.get();
+            if CallToolResult::is_plain_text(text) || plainly_complete(text.as_bytes()) {
                 return first;
             }
         }
@@ -96,7 +99,7 @@ impl Inner {
         &self,
         first: Result<ReplyBody, ClientError>,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
@@ -112,12 +115,12 @@ impl Inner {
         let mut relisted = false;
         let mut round = 0;
         loop {
-            let sent = retry.as_ref().unwrap_or(&params);
+            let sent = retry.as_ref().unwrap_or(params);
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
                     // A retry's params are text: its headers are the original request's.
-                    let era = self.era_headers(method, Some(&params));
+                    let era = self.era_headers(method, Some(params));
                     self.request_once_as(method, sent, opts.clone(), cancellable, Some(era))
                         .await
                 }
@@ -174,7 +177,7 @@ impl Inner {
                 ));
             }
             let responses = self.fulfil(method, asked.input_requests).await?;
-            let base = base.get_or_insert_with(|| open_object(&params));
+            let base = base.get_or_insert_with(|| open_object(params));
             retry = Some(Params::Raw(retry_params(
                 base,
                 &responses,

@@ -43,6 +43,7 @@ const ARGS: Partial<Record<Method, unknown[]>> = {
   cancelToolCall: [7],
   reportPainted: [12],
   answerAsk: [3, { action: "decline" }],
+  sendPending: [4, () => {}],
   saveConfig: ["{}", "h0", "user"],
   editConfig: ["{}", { op: "removeServer", name: "demo" }],
 };

@@ -58,6 +58,7 @@ import type {
   ToolPermission,
   TimedResult,
 } from "../bindings";
+import type { PendingMessage, ViewCall, ViewEvent, ViewOpened, ViewReply } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
 type Listener<T> = (v: T) => void;
@@ -387,6 +388,77 @@ export class MockBackend implements Backend {
     return this.promptOpening(server, name, args);
   }
   /** Sets the pending asks and emits them, as the backend does on every change. */
+  // ---- MCP Apps views ----
+  readonly viewEvents = listeners<ViewEvent>();
+  /** Views opened, by id; `openView` fails with `viewError` when set. */
+  views = new Map<string, ViewOpened>();
+  viewError: string | null = null;
+  /** What `viewMessage` answers, by method (`noted` otherwise). */
+  viewReplies: Record<string, ViewReply> = {};
+  pending: PendingMessage[] = [];
+  async openView(server: string, tool: string, call: ViewCall): Promise<ViewOpened> {
+    this.#record("openView", server, tool, call);
+    if (this.viewError) throw new BackendError("not-found", this.viewError);
+    const viewId = `view${this.views.size + 1}`.padEnd(32, "0");
+    const opened: ViewOpened = {
+      viewId,
+      server,
+      tool,
+      resourceUri: `ui://${server}/${tool}`,
+      origin: server.toLowerCase().replace(/[^a-z0-9]/g, "") || "view",
+      csp: "default-src 'none'",
+      allow: "",
+      permissions: [],
+      externalOrigins: [],
+      droppedDomains: [],
+      prefersBorder: null,
+      serverTitle: null,
+      serverIcons: [],
+      toolDefinition: { name: tool },
+      call,
+    };
+    this.views.set(viewId, opened);
+    return opened;
+  }
+  async viewMessage(viewId: string, method: string, params: unknown): Promise<ViewReply> {
+    this.#record("viewMessage", viewId, method, params);
+    if (!this.views.has(viewId)) throw new BackendError("not-found", `the view ${viewId} is closed`);
+    return this.viewReplies[method] ?? { kind: "noted" };
+  }
+  async closeView(viewId: string) {
+    this.#record("closeView", viewId);
+    const had = this.views.delete(viewId);
+    if (had) this.viewEvents.emit({ type: "teardown", viewId, reason: "closed", message: "the view was closed" });
+    return had;
+  }
+  pushPending(messages: PendingMessage[]) {
+    this.pending = messages;
+    this.viewEvents.emit({ type: "pending_messages", messages });
+  }
+  async pendingMessages() {
+    return this.pending;
+  }
+  async sendPending(id: number, onEvent: (e: ChatEvent) => void) {
+    this.#record("sendPending", id);
+    const message = this.pending.find((m) => m.id === id);
+    if (!message) throw new BackendError("not-found", `there is no pending message ${id}`);
+    this.pushPending(this.pending.filter((m) => m.id !== id));
+    await this.chatSend(message.text, onEvent);
+  }
+  async discardPending(id: number) {
+    this.#record("discardPending", id);
+    const had = this.pending.some((m) => m.id === id);
+    this.pushPending(this.pending.filter((m) => m.id !== id));
+    return had;
+  }
+  async saveDownload(downloadId: string, names: string[]) {
+    this.#record("saveDownload", downloadId, names);
+    return names.length > 0;
+  }
+  onViews(cb: (e: ViewEvent) => void) {
+    return this.viewEvents.add(cb);
+  }
+
   pushAsks(asks: AskView[]) {
     this.asks = asks;
     this.askEvents.emit(asks);
@@ -567,6 +639,8 @@ export function manyTools(n: number, servers = 20): FullTool[] {
       hints: noHints(i % 2 === 0),
       marks: noHints(i % 2 === 0).marks,
       icons: [],
+      hasView: false,
+      appOnly: false,
     });
   }
   return out;

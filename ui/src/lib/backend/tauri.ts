@@ -40,6 +40,10 @@ import type {
   ToolDetail,
   ToolEntry,
   TimedResult,
+  PendingMessage,
+  ViewEvent,
+  ViewOpened,
+  ViewReply,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -52,6 +56,7 @@ export const EVENTS = {
   menu: "menu",
   asks: "asks-changed",
   resources: "resources-changed",
+  views: "views",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -151,6 +156,19 @@ export const tauriBackend: Backend = {
     channel.onmessage = onEvent;
     return call<ChatItem[]>("chat_send_prompt", { server, name, arguments: args, channel });
   },
+
+  openView: (server, tool, viewCall) => call<ViewOpened>("open_view", { server, tool, call: viewCall }),
+  viewMessage: (viewId, method, params) => call<ViewReply>("view_message", { viewId, method, params: params ?? null }),
+  closeView: (viewId) => call<boolean>("close_view", { viewId }),
+  pendingMessages: () => call<PendingMessage[]>("pending_messages"),
+  async sendPending(id, onEvent) {
+    const channel = new Channel<ChatEvent>();
+    channel.onmessage = onEvent;
+    await call<void>("send_pending", { id, channel });
+  },
+  discardPending: (id) => call<boolean>("discard_pending", { id }),
+  saveDownload: (downloadId, names) => call<boolean>("save_download", { downloadId, names }),
+  onViews: (cb) => onProject<ViewEvent>(EVENTS.views, cb),
 
   pendingAsks: () => call<AskView[]>("pending_asks"),
   answerAsk: (id, answer) => call<Record<string, string>>("answer_ask", { id, answer }),

@@ -49,6 +49,11 @@ import type {
   ToolEntry,
   ToolPermission,
   TimedResult,
+  PendingMessage,
+  ViewCall,
+  ViewEvent,
+  ViewOpened,
+  ViewReply,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -192,6 +197,25 @@ export interface Backend {
     args: Record<string, string>,
     onEvent: (e: ChatEvent) => void,
   ): Promise<ChatItem[]>;
+
+  /**
+   * Opens the view of a tool call (MCP Apps): the core reads its `ui://` resource from the
+   * server now; the document is then served at `h9view://<origin>/<viewId>`.
+   */
+  openView(server: string, tool: string, call: ViewCall): Promise<ViewOpened>;
+  /** One message a view's frame sent (its frame and origin already checked), for the core. */
+  viewMessage(viewId: string, method: string, params: unknown): Promise<ViewReply>;
+  /** The user closed a view; its teardown event follows. */
+  closeView(viewId: string): Promise<boolean>;
+  /** Messages views put in the chat, waiting for Send or Discard. */
+  pendingMessages(): Promise<PendingMessage[]>;
+  /** Sends a view's pending message as the user's next message; the turn's events follow. */
+  sendPending(id: number, onEvent: (e: ChatEvent) => void): Promise<void>;
+  discardPending(id: number): Promise<boolean>;
+  /** Offers a view's download in the native save dialog; true when something was saved. */
+  saveDownload(downloadId: string, names: string[]): Promise<boolean>;
+  /** Teardowns, pending messages, model-context updates and floods of views. */
+  onViews(cb: (e: ViewEvent) => void): Promise<Unlisten>;
 
   /** What servers ask the user, oldest first. */
   pendingAsks(): Promise<AskView[]>;
