@@ -134,7 +134,9 @@ impl Inner {
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
-                    self.request_once(method, sent, opts.clone(), cancellable)
+                    // A retry's params are text: its headers are the original request's.
+                    let era = self.era_headers(method, Some(params));
+                    self.request_once_as(method, sent, opts.clone(), cancellable, Some(era))
                         .await
                 }
             };
@@ -206,8 +208,8 @@ impl Inner {
         }
     }
 
-    /// Every page of `tools/list`, for the transport to see (the caller re-lists for the
-    /// registry on the `ToolsChanged` event). Sent as they are, past the list cache and
+    /// Every page of `tools/list`, for their mirrored parameters (the caller re-lists for
+    /// the registry on the `ToolsChanged` event). Sent as they are, past the list cache and
     /// without `resultType` rounds.
     async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
         let opts = RequestOptions {
@@ -221,7 +223,10 @@ impl Inner {
                 let opts = opts.clone();
                 async move { self.request_once("tools/list", &params, opts, true).await }
             },
-            |p: ListToolsPage| (Vec::<()>::new(), p.next_cursor),
+            |p: ListToolsPage| {
+                mcp_headers::note_tools(&p.tools, &mut self.tool_headers.lock());
+                (Vec::<()>::new(), p.next_cursor)
+            },
         )
         .await
         .map(drop)
@@ -267,6 +272,7 @@ impl Inner {
     /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
     /// must not offer them); the server log says which and why.
     pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        mcp_headers::note_tools(&tools, &mut self.tool_headers.lock());
         tools.retain(|t| match mcp_headers::header_params_text(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {

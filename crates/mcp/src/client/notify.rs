@@ -127,6 +127,9 @@ impl Inner {
         tracing::info!(server = %self.name, "connection closed: {reason}");
         let waiters: Vec<_> = {
             let mut closed = self.closed.lock();
+            if closed.is_some() {
+                return; // ended already (a failed new session), with its reason
+            }
             *closed = Some(reason.clone());
             self.pending.lock().drain().map(|(_, tx)| tx).collect()
         };

@@ -22,6 +22,7 @@ use crate::log::LogSource;
 use crate::protocol::jsonrpc::{self, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::protocol::requests::{CreateMessageRequest, ElicitRequest};
 use crate::protocol::tasks::META_RELATED_TASK;
+use crate::transport::Outbound;
 
 /// Server requests being answered, by their id as JSON text.
 #[derive(Default)]
@@ -82,10 +83,10 @@ impl Inner {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
+        let era = self.answer_headers();
         if method == "ping" {
-            let _ = self
-                .sender
-                .send(jsonrpc::encode_response(id, Ok(json!({}))));
+            let answer = jsonrpc::encode_response(id, Ok(json!({})));
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
         // A request made for a task carries its mark; so does the answer.
@@ -97,14 +98,16 @@ impl Inner {
         // An answer known at once goes out at once, in order with the reader.
         if let Some(outcome) = (&mut work).now_or_never() {
             let outcome = tagged(outcome, related);
-            let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
+            let answer = jsonrpc::encode_response(id, outcome);
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
         let sender = self.sender.clone();
         let owned: Box<RawValue> = id.to_owned();
         self.served.spawn(id_key(id.get()), async move {
             let outcome = tagged(work.await, related);
-            let _ = sender.send(jsonrpc::encode_response(&owned, outcome));
+            let answer = jsonrpc::encode_response(&owned, outcome);
+            let _ = sender.send(Outbound::response(answer, era));
         });
     }
 
