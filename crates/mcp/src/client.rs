@@ -192,6 +192,8 @@ struct Inner {
     cache: cache::ListCache,
     /// The latest status notice of each followed task ([`tasks`]).
     task_notes: tasks::TaskNotes,
+    /// Polls of followed tasks under way at once ([`follow::MAX_POLLS_IN_FLIGHT`]).
+    task_polls: tokio::sync::Semaphore,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -517,6 +519,7 @@ impl Inner {
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
             task_notes: tasks::TaskNotes::default(),
+            task_polls: tokio::sync::Semaphore::new(follow::MAX_POLLS_IN_FLIGHT),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
         });
         let reader_inner = inner.clone();
