@@ -204,6 +204,8 @@ struct Inner {
     tool_headers: Mutex<crate::transport::mcp_headers::ToolHeaders>,
     /// Starting a new session when the transport lost its own ([`recover`]).
     recovery: recover::Recovery,
+    /// Polls of followed tasks under way at once ([`follow::MAX_POLLS_IN_FLIGHT`]).
+    task_polls: tokio::sync::Semaphore,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -530,6 +532,7 @@ impl Inner {
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
             task_notes: tasks::TaskNotes::default(),
+            task_polls: tokio::sync::Semaphore::new(follow::MAX_POLLS_IN_FLIGHT),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
             version: OnceLock::new(),
             tool_headers: Mutex::default(),

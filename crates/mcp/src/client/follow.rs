@@ -38,6 +38,9 @@ pub const RESULT_AFTER_END: Duration = Duration::from_secs(300);
 pub const TTL_GRACE: Duration = Duration::from_secs(5);
 /// Most input request keys of one task remembered as answered.
 pub const MAX_INPUT_KEYS: usize = 1024;
+/// Polls of followed tasks one connection has under way at once; the others wait their
+/// turn (many tasks due together would otherwise open as many HTTP connections).
+pub const MAX_POLLS_IN_FLIGHT: usize = 8;
 /// Polls are due on this grid of the runtime's clock (a due time is rounded up to it), so
 /// the polls of many tasks wake the runtime together instead of one by one.
 pub const POLL_GRID: Duration = Duration::from_millis(100);
@@ -164,13 +167,13 @@ impl Client {
                             // Nothing will come any more: poll from now on.
                             tokio::time::sleep_until(poll_at).await;
                             next_poll = next_poll_of(&task, next_poll);
-                            Some(self.get_task(&id, Some(POLL_TIMEOUT)).await)
+                            Some(self.poll_task(&id).await)
                         }
                     }
                 }
                 _ = tokio::time::sleep_until(poll_at), if ended.is_none() || self.era == Era::Modern => {
                     next_poll = next_poll_of(&task, next_poll);
-                    Some(self.get_task(&id, Some(POLL_TIMEOUT)).await)
+                    Some(self.poll_task(&id).await)
                 }
             };
             let snapshot = match fresh {
@@ -256,6 +259,13 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// One poll (`tasks/get`), in turn with the connection's other polls
+    /// ([`MAX_POLLS_IN_FLIGHT`]).
+    async fn poll_task(&self, id: &str) -> Result<TaskSnapshot, TaskError> {
+        let _turn = self.inner.task_polls.acquire().await;
+        self.get_task(id, Some(POLL_TIMEOUT)).await
     }
 
     /// Legacy `tasks/result`, without a timeout (the task may take long), as a future of

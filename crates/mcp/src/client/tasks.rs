@@ -215,11 +215,10 @@ impl Client {
                     .map(CallOutcome::Done)
                     .map_err(|e| invalid("tools/call", e.to_string()))
             }
-            (Era::Legacy, _) => {
-                let params = Params::ToolCall { name, arguments };
-                let body = self.inner.request("tools/call", params, opts, true).await?;
-                body.parse("tools/call").map(CallOutcome::Done)
-            }
+            (Era::Legacy, _) => self
+                .call_tool(name, arguments, opts)
+                .await
+                .map(CallOutcome::Done),
             (Era::Modern, _) => {
                 let params = Params::ToolCall { name, arguments };
                 let (body, task) = self
@@ -227,7 +226,10 @@ impl Client {
                     .request_modern_kind("tools/call", &params, opts, true)
                     .await?;
                 if !task {
-                    return body.parse("tools/call").map(CallOutcome::Done);
+                    return match CallToolResult::plain_text(body.get()) {
+                        Some(result) => Ok(CallOutcome::Done(result)),
+                        None => body.parse("tools/call").map(CallOutcome::Done),
+                    };
                 }
                 let value: Value = body.parse("tools/call")?;
                 created(&value).map(CallOutcome::Task)
