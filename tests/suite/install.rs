@@ -392,6 +392,8 @@ fn oci_commands_hostile_records_and_bundles() {
         &[
             json!({"name": "io.github.evil/option", "version": "1.0.0",
                    "packages": [{"registryType": "npm", "identifier": "--package=evil", "version": "1.0.0"}]}),
+            json!({"name": "io.github.evil/ansi", "version": "1.0.0",
+                   "description": format!("\u{1b}]8;;https://x.invalid\u{7}click\u{1b}[2J{}", "x".repeat(100_000))}),
             json!({"name": "io.github.evil/shell", "version": "1.0.0",
                    "packages": [{"registryType": "npm", "identifier": "ok", "version": "1.0.0",
                                  "packageArguments": [{"type": "positional", "value": "$(touch /tmp/x); `id`"}]}]}),
@@ -401,6 +403,20 @@ fn oci_commands_hostile_records_and_bundles() {
     );
     let path = std::env::var("PATH").unwrap();
     let e = env(&r.url, &path);
+    // Control characters are shown escaped, absurd lengths cut.
+    let (out, _) = run(&h, &["mcp", "search", "evil/ansi"], &e, 0);
+    let row = out.lines().nth(1).unwrap();
+    // 80 characters of the description as sent (the last one `…`), each control escaped.
+    assert!(
+        row.ends_with(&format!(
+            "  \\x1b]8;;https://x.invalid\\x07click\\x1b[2J{}…",
+            "x".repeat(47)
+        )),
+        "{row}"
+    );
+    let (out, _) = run(&h, &["mcp", "search", "evil/ansi", "--json"], &e, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hits"][0]["description"].as_str().unwrap().len(), 1024);
     // OCI: docker run, the variables passed by name, the image pinned.
     let (out, _) = run(
         &h,
