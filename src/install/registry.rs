@@ -393,7 +393,7 @@ impl RegistryClient {
                 let clip = |s: &str, n: usize| crate::truncate::prefix(s, n).to_string();
                 out.hits.push(SearchHit {
                     registry: registry.clone(),
-                    runs: super::choose::runs(&l.server)
+                    runs: super::kind::runs(&l.server)
                         .iter()
                         .take(MAX_HIT_RUNS)
                         .map(|r| clip(r, MAX_HIT_TEXT))
