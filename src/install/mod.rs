@@ -55,6 +55,45 @@ use crate::config::{Scope, ScopeFiles};
 use crate::mcp::auth::CredentialStore;
 use crate::trust::ApprovalStore;
 
+/// What `install ARG` names: a bundle file, or a server of a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallTarget {
+    /// A path ending in `.mcpb`, or an existing file.
+    Bundle(PathBuf),
+    /// `NAME` or `NAME@VERSION`.
+    Registry {
+        name: String,
+        version: Option<String>,
+    },
+}
+
+impl InstallTarget {
+    /// Reads `arg` as a bundle when it ends in `.mcpb` or names an existing file, else as
+    /// a registry server name with an optional `@VERSION`.
+    pub fn parse(arg: &str) -> InstallTarget {
+        if arg.ends_with(".mcpb") || Path::new(arg).is_file() {
+            return InstallTarget::Bundle(PathBuf::from(arg));
+        }
+        match arg.split_once('@') {
+            Some((n, v)) if !n.is_empty() && !v.is_empty() => InstallTarget::Registry {
+                name: n.to_string(),
+                version: Some(v.to_string()),
+            },
+            _ => InstallTarget::Registry {
+                name: arg.to_string(),
+                version: None,
+            },
+        }
+    }
+}
+
+/// The plan of a bundle: not supported by this version (the error says so).
+pub fn plan_bundle(path: &Path) -> Result<InstallPlan, InstallError> {
+    Err(InstallError::BundlesNotYet {
+        what: format!("the bundle \"{}\"", path.display()),
+    })
+}
+
 /// What to install from a registry.
 #[derive(Debug, Clone)]
 pub struct RegistryInstall {
