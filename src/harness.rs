@@ -10,6 +10,7 @@ mod resources;
 mod roots;
 mod settings;
 mod surface;
+mod tasks;
 mod tool_view;
 mod userdata;
 pub use apps::SendPendingError;
@@ -24,6 +25,7 @@ pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
+pub use tasks::{TaskListEntry, TaskListing};
 pub use tool_view::{HeldToolEntry, ToolDetail, ToolEntry};
 
 use std::path::{Path, PathBuf};
@@ -165,6 +167,8 @@ pub struct Harness {
     asks: Arc<Asks>,
     /// MCP Apps views ([`crate::host::apps`]).
     apps: crate::host::apps::Apps,
+    /// MCP tasks ([`crate::host::tasks`]).
+    tasks: crate::host::tasks::Tasks,
     /// The folder of the user-data files the services read (approvals, pins, grants).
     user_data_dir: PathBuf,
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
@@ -237,7 +241,12 @@ impl Harness {
         manager.set_restart_policy(opts.restart);
         let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
         asks.set_extra_roots(&roots_store.get(project));
-        Harness {
+        let tasks = crate::host::tasks::Tasks::new(
+            project,
+            manager.clone(),
+            crate::host::tasks::TaskStore::in_dir(&user_data_dir),
+        );
+        let harness = Harness {
             project: project.to_path_buf(),
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
@@ -245,6 +254,7 @@ impl Harness {
             pins,
             asks,
             apps: Default::default(),
+            tasks,
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
@@ -257,7 +267,9 @@ impl Harness {
             permission_store: crate::engine::permissions::PermissionStore::in_dir(
                 &crate::trust::data_dir(),
             ),
-        }
+        };
+        harness.deliver_late_results();
+        harness
     }
 
     pub fn project(&self) -> &Path {
@@ -380,6 +392,7 @@ impl Harness {
     /// Stops every server; no child process is left.
     pub async fn shutdown(&self) {
         self.manual_calls.cancel_all();
+        self.tasks.shutdown().await;
         self.apps
             .close_all(crate::host::apps::TeardownReason::ProjectClosed);
         self.manager.shutdown().await;
@@ -536,7 +549,7 @@ impl Harness {
     }
 
     /// [`Harness::restart_server`] in the background: returns at once, and the status
-    /// reports the server stopping and starting again (for front ends, whose loop must not
+    /// reports the server starting again (for front ends, whose loop must not
     /// wait for a server that takes seconds to stop).
     pub fn restart_server_soon(&self, server: &str) {
         let (manager, server) = (self.manager.clone(), server.to_string());
@@ -756,10 +769,15 @@ impl Harness {
     /// its result. Shutting down cancels every manual call still running.
     pub fn start_call(&self, server: &str, tool: &str, arguments: Value) -> StartedCall {
         let id = self.manual_calls.next_id();
+        // A task the call starts shows in the task table until it ends.
+        let ctx = CallContext {
+            task: Some(self.task_context(std::time::Duration::MAX, None)),
+            ..CallContext::default()
+        };
         let task = match self.callable(server, tool) {
             Ok(t) => tokio::spawn(async move {
                 let started = std::time::Instant::now();
-                let result = t.call(arguments, CallContext::default()).await?;
+                let result = t.call(arguments, ctx).await?;
                 Ok(TimedResult {
                     result,
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -805,6 +823,9 @@ impl Harness {
     ) -> crate::engine::EngineOptions {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
+        }
+        if opts.tasks.is_none() {
+            opts.tasks = Some(Arc::new(self.tasks.clone()));
         }
         self.fill_overrides(&mut opts.provider_overrides);
         opts

@@ -15,6 +15,8 @@
 //! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
 //!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
+//! - [`tasks`]: MCP tasks (the task table, following each task, cancelling, late
+//!   results, the table on disk).
 
 pub mod apps;
 pub mod asks;
@@ -22,3 +24,4 @@ pub mod catalog;
 pub mod inputs;
 pub mod pins;
 pub mod signin;
+pub mod tasks;

@@ -73,6 +73,37 @@ pub struct ProjectArgs {
 }
 
 #[derive(Subcommand)]
+enum TaskCommand {
+    /// The server's tasks (its own list when it has one, else those harness9 started).
+    List {
+        server: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// How one task is now.
+    Get {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Wait for one task's result and print it (exit code 1 when the tool failed).
+    Result {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Cancel one task.
+    Cancel {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+}
+
+#[derive(Subcommand)]
 enum McpCommand {
     /// Connect to every server and show its status.
     List {
@@ -102,9 +133,18 @@ enum McpCommand {
         /// Without it, every question is declined.
         #[arg(long, value_name = "FILE")]
         elicitation: Option<PathBuf>,
+        /// When the call runs as a task, print its id and return at once (the task goes
+        /// on; see `harness9 mcp task`). Not for stdio servers, whose tasks end with the
+        /// process.
+        #[arg(long)]
+        detach: bool,
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// The MCP tasks of a server: list them, or get, wait for the result of, or cancel
+    /// one.
+    #[command(subcommand)]
+    Task(TaskCommand),
     /// Sign in to a remote server in the browser ($BROWSER, else the system opener) and
     /// keep its tokens.
     Login {
@@ -295,6 +335,23 @@ enum BenchCommand {
         #[arg(long)]
         quick: bool,
     },
+    /// Benchmark following MCP tasks: CPU and memory while 1,000 tasks on 10 HTTP fixture
+    /// servers are polled every second.
+    Tasks {
+        /// A shorter measurement (smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The tasks fixture server (default: `mcp-tasks-fixture` beside this program;
+        /// `cargo build -p harness9-fixtures` builds it).
+        #[arg(long, value_name = "PATH")]
+        fixture: Option<PathBuf>,
+        /// Tasks started.
+        #[arg(long, default_value_t = harness9::bench::tasks::TASKS)]
+        tasks: usize,
+        /// Servers they are spread over.
+        #[arg(long, default_value_t = harness9::bench::tasks::SERVERS)]
+        servers: usize,
+    },
     /// Benchmark the MCP client: `bench mcp -- CMD ARGS...` (stdio) or `bench mcp --http URL`.
     Mcp {
         /// Comma-separated scenarios (default: all).
@@ -372,8 +429,31 @@ fn main() {
             tool,
             args,
             elicitation,
+            detach,
             project,
-        }) => cli::run_async(cli::call(project, server, tool, args, elicitation)),
+        }) => cli::run_async(cli::call(project, server, tool, args, elicitation, detach)),
+        Command::Mcp(McpCommand::Task(command)) => {
+            use cli::tasks::TaskAction;
+            let (project, server, action) = match command {
+                TaskCommand::List { server, project } => (project, server, TaskAction::List),
+                TaskCommand::Get {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Get(id)),
+                TaskCommand::Result {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Result(id)),
+                TaskCommand::Cancel {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Cancel(id)),
+            };
+            cli::run_async(cli::tasks::run(project, server, action))
+        }
         Command::Mcp(McpCommand::Serve { project }) => cli::run_async(cli::serve(project)),
         Command::Mcp(McpCommand::Login { server, project }) => {
             cli::run_async(cli::login::login(project, server))
@@ -535,6 +615,12 @@ fn main() {
             )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
+        Command::Bench(BenchCommand::Tasks {
+            quick,
+            fixture,
+            tasks,
+            servers,
+        }) => cli::run_async(harness9::bench::tasks::run(quick, fixture, tasks, servers)),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
         Command::Doctor { project } => cli::run_async(cli::doctor::run(project)),
         Command::Completions { shell } => {

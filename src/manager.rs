@@ -364,9 +364,27 @@ impl Manager {
         Some(cfg)
     }
 
-    /// Stops one server and starts it again.
+    /// Stops one server and starts it again. Its status goes straight to starting (never
+    /// stopped), so followers tell a restart from a stop.
     pub async fn restart(&self, name: &str) {
-        self.stop(name).await;
+        let old = {
+            let mut slots = self.lock();
+            let Some(slot) = slots.get_mut(name) else {
+                return;
+            };
+            slot.generation += 1;
+            slot.restart = None;
+            // A server that may not start says why at once.
+            if self.startable(slot).is_some() {
+                slot.state = ServerState::Starting {
+                    phase: StartPhase::Spawning,
+                };
+            }
+            take_running(slot)
+        };
+        self.inner.tools.remove_server(name);
+        self.publish();
+        old.end().await;
         self.start(name);
         self.publish();
     }

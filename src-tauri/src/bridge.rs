@@ -153,6 +153,7 @@ pub fn typescript_bindings() -> String {
         harness9::inspect::ConfigEdit::decl(&cfg),
         harness9::engine::Event::decl(&cfg),
         harness9::engine::CallView::decl(&cfg),
+        harness9::engine::ToolView::decl(&cfg),
         harness9::engine::CallStatus::decl(&cfg),
         harness9::engine::TurnOutcome::decl(&cfg),
         harness9::engine::Usage::decl(&cfg),

@@ -213,6 +213,9 @@ impl WireCode for ViewError {
             ViewError::Save { .. } => ErrorCode::Io,
         }
     }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
 }
 
 impl WireCode for SendPendingError {
@@ -221,6 +224,9 @@ impl WireCode for SendPendingError {
             SendPendingError::Unknown(_) => ErrorCode::NotFound,
             SendPendingError::Chat(e) => e.wire_code(),
         }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
     }
 }
 

@@ -207,6 +207,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
             }
             Event::TurnStart { .. }
             | Event::Retry { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }

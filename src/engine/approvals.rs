@@ -56,6 +56,7 @@ impl PendingApprovals {
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
             | Event::TextDelta { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ToolCallProgress { .. }
             | Event::Notice { .. } => false,

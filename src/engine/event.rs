@@ -14,7 +14,9 @@ pub const CUT_OFF_NOTICE: &str = "the answer was cut off at the output token lim
 
 /// One event of a turn, in order. Every `ToolCallStart` is followed by exactly one
 /// `ToolCallEnd` with the same `callId` (also when the call is denied or stopped), and the
-/// last event of a turn is always `TurnEnd`.
+/// last event of a turn is always `TurnEnd`. `ToolInputPartial` events of a call come
+/// before its `ToolCallStart` (a call whose answer failed while it was written never
+/// starts).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChatEvent"))]
 #[serde(
@@ -42,10 +44,26 @@ pub enum Event {
     TextDelta {
         text: String,
     },
+    /// The model is still writing the arguments of a call whose tool has an interactive
+    /// view (MCP Apps): what it wrote so far, closed into a JSON object as well as it can
+    /// be (an unfinished string is cut where it stops, unfinished keys, numbers and
+    /// literals are left out). Sent at most every [`super::PARTIAL_INPUT_EVERY`], only
+    /// when it changed, and only for providers that stream arguments.
+    ToolInputPartial {
+        call_id: String,
+        name: String,
+        arguments: Value,
+        view: Box<ToolView>,
+    },
     ToolCallStart {
         call_id: String,
         name: String,
         arguments: Value,
+        /// Set when the tool has an interactive view (MCP Apps): a front end that renders
+        /// views can open it now, while the call runs.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        view: Option<Box<ToolView>>,
     },
     /// The front end must answer with [`super::TurnControl::approve`].
     ApprovalRequest {
@@ -120,6 +138,17 @@ pub enum TurnOutcome {
     /// The provider failed or the round-trip bound was reached. `code` is stable and
     /// kebab-case (the provider error's code, or `round-trip-limit`).
     Failed { error: String, code: &'static str },
+}
+
+/// The interactive view (MCP Apps) a call of a tool will show: the server, the tool and
+/// its `ui://` resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    pub server: String,
+    pub tool: String,
+    pub resource_uri: String,
 }
 
 /// A tool call whose tool has an interactive view (MCP Apps): the server, the tool, its

@@ -180,7 +180,7 @@ pub async fn sample_with(
     let mut stop = None;
     while let Some(event) = stream.next().await {
         match event? {
-            StreamEvent::Retrying { .. } => {}
+            StreamEvent::Retrying { .. } | StreamEvent::ToolInputDelta { .. } => {}
             StreamEvent::TextDelta(t) => text.push_str(&t),
             StreamEvent::ToolCall {
                 id, name, input, ..

@@ -10,7 +10,7 @@
 //! loop.
 
 use parking_lot::Mutex;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,16 +19,17 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::builtin::BuiltinToolError;
-use super::event::{CallStatus, CallView, Event, TurnOutcome};
+use super::event::{CallStatus, CallView, Event, ToolView, TurnOutcome};
 use super::message::{Block, Message, ResultPart, Role};
 use super::permissions::{Decision, ToolPermission, Verdict};
 use super::provider::{fallback_call_id, hit_token_limit, ChatRequest, StreamEvent, Usage};
 use super::spill::READ_OUTPUT_TOOL;
 use super::toolset::{Snapshot, TOOL_SEARCH_TOOL};
-use super::{Inner, TurnControl};
+use super::{Inner, TurnControl, MAX_PARTIAL_INPUT_BYTES, PARTIAL_INPUT_EVERY};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::mcp::contain::contained_future;
 use crate::mcp::{CallToolResult, ClientError, Content};
+use crate::tools::tasks::{TaskContext, TaskOrigin};
 use crate::tools::{CallContext, ToolError, ToolSource};
 
 type Emitter = mpsc::UnboundedSender<Event>;
@@ -130,11 +131,16 @@ async fn turn(
         }
     }
     let mut snapshot = inner.tools.current();
-    // The note about vanished tools rides on the opening's last user message.
+    // The note about vanished tools and the late results of tasks ride on the opening's
+    // last user message.
     let noted = opening.iter().rposition(|m| m.role == Role::User);
     for (i, mut message) in opening.into_iter().enumerate() {
         if Some(i) == noted {
             missing_tools_note(inner, &snapshot, tx, &mut message.content);
+            let late = std::mem::take(&mut inner.state.lock().late);
+            for result in late {
+                message.content.extend(result.blocks());
+            }
         }
         push(inner, tx, message);
     }
@@ -151,7 +157,7 @@ async fn turn(
             },
         );
         let answer = tokio::select! {
-            a = stream_answer(inner, request, tx) => a,
+            a = stream_answer(inner, &snapshot, request, tx) => a,
             _ = control.stopped() => Err(Interrupted::Stopped),
         };
         let (text, mut calls, cut_off) = match answer {
@@ -373,19 +379,117 @@ enum Interrupted {
     },
 }
 
+/// A call the model is still writing, whose tool has a view: its arguments so far go to
+/// the view as they grow ([`Event::ToolInputPartial`]).
+struct Writing {
+    /// The id the call will have: the model's, or a fresh one when the conversation
+    /// already holds that id (see [`unique_ids`]), so the partial input and the call match.
+    call_id: String,
+    name: String,
+    /// `None`: the tool has no view, or the arguments grew past
+    /// [`MAX_PARTIAL_INPUT_BYTES`].
+    view: Option<Box<ToolView>>,
+    json: String,
+    sent_at: Option<Instant>,
+    sent: Option<Value>,
+}
+
+impl Writing {
+    fn new(inner: &Inner, snapshot: &Snapshot, id: &str, name: &str, others: &[&str]) -> Writing {
+        let view = snapshot
+            .get(name)
+            .and_then(|t| tool_view(t.spec()))
+            .map(Box::new);
+        let taken = view.is_some() && (others.contains(&id) || id_in_conversation(inner, id));
+        Writing {
+            call_id: if taken {
+                fallback_call_id()
+            } else {
+                id.to_string()
+            },
+            name: name.to_string(),
+            view,
+            json: String::new(),
+            sent_at: None,
+            sent: None,
+        }
+    }
+
+    /// Adds a piece of the arguments; tells the view when due and changed.
+    fn take(&mut self, fragment: &str, tx: &Emitter) {
+        let Some(view) = &self.view else {
+            return;
+        };
+        if self.json.len() + fragment.len() > MAX_PARTIAL_INPUT_BYTES {
+            self.view = None;
+            self.json = String::new();
+            return;
+        }
+        self.json.push_str(fragment);
+        let now = Instant::now();
+        if self
+            .sent_at
+            .is_some_and(|t| now.duration_since(t) < PARTIAL_INPUT_EVERY)
+        {
+            return;
+        }
+        let Some(arguments) = super::partial_json::close_object(&self.json) else {
+            return;
+        };
+        let empty = arguments.as_object().is_some_and(|o| o.is_empty());
+        if empty || self.sent.as_ref() == Some(&arguments) {
+            return;
+        }
+        self.sent_at = Some(now);
+        self.sent = Some(arguments.clone());
+        emit(
+            tx,
+            Event::ToolInputPartial {
+                call_id: self.call_id.clone(),
+                name: self.name.clone(),
+                arguments,
+                view: view.clone(),
+            },
+        );
+    }
+}
+
+/// Whether a call of the conversation already has id `id`.
+fn id_in_conversation(inner: &Inner, id: &str) -> bool {
+    inner
+        .state
+        .lock()
+        .messages
+        .iter()
+        .any(|m| m.tool_uses().any(|(used, _, _)| used == id))
+}
+
 async fn stream_answer(
     inner: &Inner,
+    snapshot: &Snapshot,
     request: ChatRequest,
     tx: &Emitter,
 ) -> Result<Answer, Interrupted> {
     let mut stream = inner.client().stream(request);
     let mut text = String::new();
     let mut calls = Vec::new();
+    // Calls being written, by the model's id.
+    let mut writing: HashMap<String, Writing> = HashMap::new();
     while let Some(ev) = stream.next().await {
         match ev {
             Ok(StreamEvent::TextDelta(t)) => {
                 text.push_str(&t);
                 emit(tx, Event::TextDelta { text: t });
+            }
+            Ok(StreamEvent::ToolInputDelta { id, name, fragment }) => {
+                if !writing.contains_key(&id) {
+                    let others: Vec<&str> = writing.values().map(|w| w.call_id.as_str()).collect();
+                    let w = Writing::new(inner, snapshot, &id, &name, &others);
+                    writing.insert(id.clone(), w);
+                }
+                if let Some(w) = writing.get_mut(&id) {
+                    w.take(&fragment, tx);
+                }
             }
             Ok(StreamEvent::ToolCall {
                 id,
@@ -393,7 +497,7 @@ async fn stream_answer(
                 input,
                 invalid,
             }) => calls.push(Call {
-                id,
+                id: writing.get(&id).map_or(id, |w| w.call_id.clone()),
                 name,
                 input,
                 invalid,
@@ -452,6 +556,10 @@ async fn run_calls(
                 call_id: c.id.clone(),
                 name: c.name.clone(),
                 arguments: c.input.clone(),
+                view: snapshot
+                    .get(&c.name)
+                    .and_then(|t| tool_view(t.spec()))
+                    .map(Box::new),
             },
         );
     }
@@ -706,7 +814,23 @@ async fn execute(
         }
     }
     let is_mcp = matches!(tool.spec().source, ToolSource::Mcp { .. });
+    let task = match (&inner.tasks, is_mcp) {
+        (Some(host), true) => Some(TaskContext {
+            host: host.clone(),
+            wait: inner.task_wait,
+            optional_as_task: inner.optional_as_task,
+            origin: inner.file.as_ref().map(|f| TaskOrigin {
+                conversation_id: f.id().to_string(),
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                data_dir: inner.data_dir.clone(),
+            }),
+        }),
+        _ => None,
+    };
     let outer = match (inner.tool_timeout, is_mcp) {
+        // A call that runs as a task waits for it up to its own bound.
+        (Some(t), true) if task.is_some() => Some(t.max(inner.task_wait) + TIMEOUT_GRACE),
         (Some(t), _) => Some(t + TIMEOUT_GRACE),
         (None, true) => None, // the server's own timeout applies
         (None, false) => Some(DEFAULT_TOOL_TIMEOUT),
@@ -715,6 +839,7 @@ async fn execute(
     let ctx = CallContext {
         timeout: inner.tool_timeout,
         progress: Some(ptx),
+        task,
     };
     let fut = tool.call(call.input.clone(), ctx);
     let fut = async move {
@@ -747,14 +872,32 @@ async fn execute(
         progress(p);
     }
     match result {
-        Ok(Ok(r)) => Done {
-            view: view_of(tool.spec(), &call.input, &r),
-            ..from_result(&r)
+        Ok(Ok(r)) => match running_task(&r) {
+            // The view gets its result only when the task ends (the late result).
+            Some((server, task_id)) => {
+                if let Some(file) = &inner.file {
+                    if let Err(e) = file.append_task(&call.id, &server, &task_id) {
+                        emit(
+                            tx,
+                            Event::Notice {
+                                message: e.to_string(),
+                            },
+                        );
+                    }
+                }
+                from_result(&r)
+            }
+            None => Done {
+                view: view_of(tool.spec(), &call.input, &r),
+                ..from_result(&r)
+            },
         },
         Ok(Err(e)) => {
             let status = match &e {
                 ToolError::Client(ClientError::Timeout { .. }) => CallStatus::TimedOut,
-                ToolError::Client(_) | ToolError::Other(_) => CallStatus::Error,
+                ToolError::Client(_) | ToolError::Task(_) | ToolError::Other(_) => {
+                    CallStatus::Error
+                }
             };
             let msg = e.to_string();
             Done::failed(status, msg.clone(), format!("Error: {msg}"))
@@ -769,6 +912,18 @@ async fn execute(
     }
 }
 
+/// The server and task id of a result that says its call still runs as a task.
+fn running_task(r: &CallToolResult) -> Option<(String, String)> {
+    let mark = r
+        .meta
+        .as_ref()?
+        .get(crate::tools::tasks::META_RUNNING_TASK)?;
+    Some((
+        mark.get("server")?.as_str()?.to_string(),
+        mark.get("taskId")?.as_str()?.to_string(),
+    ))
+}
+
 fn ok_text(text: String) -> Done {
     Done {
         status: CallStatus::Ok,
@@ -780,20 +935,30 @@ fn ok_text(text: String) -> Done {
     }
 }
 
+/// The view a call of this tool shows (MCP Apps), when it has one.
+fn tool_view(spec: &crate::tools::ToolSpec) -> Option<ToolView> {
+    let ToolSource::Mcp { server, tool } = &spec.source else {
+        return None;
+    };
+    let uri = spec.display.ui.as_ref()?.resource_uri.clone()?;
+    Some(ToolView {
+        server: server.clone(),
+        tool: tool.clone(),
+        resource_uri: uri,
+    })
+}
+
 /// The view of a call whose tool has one (MCP Apps).
 fn view_of(
     spec: &crate::tools::ToolSpec,
     arguments: &serde_json::Value,
     result: &CallToolResult,
 ) -> Option<Box<CallView>> {
-    let ToolSource::Mcp { server, tool } = &spec.source else {
-        return None;
-    };
-    let uri = spec.display.ui.as_ref()?.resource_uri.clone()?;
+    let v = tool_view(spec)?;
     Some(Box::new(CallView {
-        server: server.clone(),
-        tool: tool.clone(),
-        resource_uri: uri,
+        server: v.server,
+        tool: v.tool,
+        resource_uri: v.resource_uri,
         arguments: arguments.clone(),
         result: result.clone(),
     }))
@@ -872,6 +1037,31 @@ fn remember_allow(inner: &Inner, tx: &Emitter, spec: &crate::tools::ToolSpec) {
 
 /// A tool result as text plus images, for the model.
 fn from_result(r: &CallToolResult) -> Done {
+    let (text, images) = result_parts(r);
+    let error = r.is_error.then(|| {
+        let first: String = text.chars().take(300).collect();
+        if first.is_empty() {
+            "the tool reported an error".to_string()
+        } else {
+            first
+        }
+    });
+    Done {
+        status: if r.is_error {
+            CallStatus::Error
+        } else {
+            CallStatus::Ok
+        },
+        error,
+        text,
+        images,
+        is_error: r.is_error,
+        view: None,
+    }
+}
+
+/// A tool result's text and its images (media type, base64 data), as the model reads it.
+pub(super) fn result_parts(r: &CallToolResult) -> (String, Vec<(String, String)>) {
     let mut parts: Vec<String> = Vec::with_capacity(r.content.len());
     let mut images = Vec::new();
     for c in &r.content {
@@ -898,25 +1088,5 @@ fn from_result(r: &CallToolResult) -> Done {
     if let (false, Some(s)) = (has_text, &r.structured_content) {
         parts.push(s.to_string());
     }
-    let text = parts.join("\n");
-    let error = r.is_error.then(|| {
-        let first: String = text.chars().take(300).collect();
-        if first.is_empty() {
-            "the tool reported an error".to_string()
-        } else {
-            first
-        }
-    });
-    Done {
-        status: if r.is_error {
-            CallStatus::Error
-        } else {
-            CallStatus::Ok
-        },
-        error,
-        text,
-        images,
-        is_error: r.is_error,
-        view: None,
-    }
+    (parts.join("\n"), images)
 }

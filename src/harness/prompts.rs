@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::Harness;
 use crate::engine::prompt::prompt_messages;
-use crate::engine::{Engine, EngineError, Message, TurnHandle};
+use crate::engine::{Block, Engine, EngineError, Message, Role, TurnHandle};
 use crate::host::catalog::{FeatureError, ServerPrompt};
 use crate::mcp::features::{Prompt, PromptArgument};
 
@@ -118,7 +118,8 @@ impl Harness {
 
     /// Gets prompt `name` of `server` with `arguments` and starts a turn of `engine` with
     /// its messages. Fails before anything is sent when the prompt is unknown or a
-    /// required argument is missing.
+    /// required argument is missing. What MCP Apps views gave the model since the last
+    /// message goes with the opening's last user message (as with a typed message).
     pub async fn send_prompt(
         &self,
         engine: &Engine,
@@ -146,7 +147,12 @@ impl Harness {
             });
         }
         let result = self.get_prompt(server, name, arguments).await?;
-        let opening = prompt_messages(&result);
+        let mut opening = prompt_messages(&result);
+        if let Some(last) = opening.iter_mut().rev().find(|m| m.role == Role::User) {
+            let context = self.apps.take_model_context(engine.conversation_id());
+            last.content
+                .extend(context.into_iter().map(|text| Block::Text { text }));
+        }
         let handle = engine.send_messages(opening.clone())?;
         Ok(PromptTurn { handle, opening })
     }

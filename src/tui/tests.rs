@@ -358,11 +358,13 @@ fn chat_with_tool_calls() {
         call_id: "1".into(),
         name: "mcp__demo__read_file".into(),
         arguments: json!({"path": "a.txt"}),
+        view: None,
     });
     app.on_event(Event::ToolCallStart {
         call_id: "2".into(),
         name: "mcp__demo__list_dir".into(),
         arguments: json!({}),
+        view: None,
     });
     app.on_event(Event::ToolCallEnd {
         call_id: "1".into(),

@@ -1,14 +1,16 @@
 //! MCP Apps views through the façade, against our fixture (`mcp-apps-fixture`): the
 //! extension announced in both eras, views opened with a policy built from their
 //! declarations, a view's requests checked (order, own server, visibility, permission
-//! rules and asks, links, messages, sizes), teardown when the server goes, and views
-//! kept with a conversation and listed when it is reopened.
+//! rules and asks, links, messages, sizes), teardown when the server goes (a restart
+//! told as one), views kept with a conversation and listed when it is reopened, a call's
+//! view known when the call starts with its input streamed before, and what a view gives
+//! the model reaching a prompt's turn.
 
 use std::sync::{Arc, Mutex};
 
 use harness9::engine::history::{history_with_views, ChatItem};
 use harness9::engine::permissions::PermissionStore;
-use harness9::engine::{ConversationChoice, Event, ToolPermission};
+use harness9::engine::{ConversationChoice, Event, ToolPermission, ToolView};
 use harness9::host::apps::{TeardownReason, ViewCall, ViewEvent, ViewReply};
 use harness9::host::asks::{AskAnswer, AskDetail, AskReply, SamplingChoice, ViewAsk};
 use harness9::Harness;
@@ -123,7 +125,11 @@ async fn the_apps_extension_is_announced_in_both_eras_when_views_are_rendered() 
     let h = started(&p).await;
     let ext = json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}});
     assert_eq!(caps(&h, "legacy").await["extensions"], ext);
-    assert_eq!(caps(&h, "modern").await["extensions"], ext);
+    // The modern era's requests also declare the tasks extension.
+    let tasks = json!({"io.modelcontextprotocol/tasks": {}});
+    let mut modern = ext.clone();
+    modern["io.modelcontextprotocol/tasks"] = json!({});
+    assert_eq!(caps(&h, "modern").await["extensions"], modern);
     h.shutdown().await;
 
     // A front end that renders no views announces nothing.
@@ -134,7 +140,7 @@ async fn the_apps_extension_is_announced_in_both_eras_when_views_are_rendered() 
         .wait_settled(std::time::Duration::from_secs(30))
         .await;
     assert_eq!(caps(&plain, "legacy").await.get("extensions"), None);
-    assert_eq!(caps(&plain, "modern").await.get("extensions"), None);
+    assert_eq!(caps(&plain, "modern").await.get("extensions"), Some(&tasks));
     plain.shutdown().await;
 }
 
@@ -578,15 +584,10 @@ async fn views_go_when_their_server_stops_is_removed_or_the_project_closes() {
         .await;
     let second = live_view(&h, "show_board").await;
     h.restart_server("ax").await;
-    // A restart stops the server first: the view may see either.
-    let (gone, reason) = next_teardown(&mut events).await;
-    assert_eq!(gone, second);
-    assert!(
-        matches!(
-            reason,
-            TeardownReason::ServerStopped | TeardownReason::ServerRestarted
-        ),
-        "{reason:?}"
+    // A restart is a restart for the view, not a stop.
+    assert_eq!(
+        next_teardown(&mut events).await,
+        (second, TeardownReason::ServerRestarted)
     );
     h.manager()
         .wait_settled(std::time::Duration::from_secs(30))
@@ -712,6 +713,138 @@ async fn a_model_call_with_a_view_is_kept_with_its_conversation_and_reopens_afte
         .unwrap()
         .html
         .contains("fixture view"));
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_with_a_view_streams_its_input_and_says_so_when_it_starts() {
+    let p = project(json!({}));
+    let h = started(&p).await;
+    let title = "The board of the third quarter, with every team";
+    let board = ToolView {
+        server: "ax".into(),
+        tool: "show_board".into(),
+        resource_uri: "ui://fixture/board.html".into(),
+    };
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let stub = Stub::start(
+            wire,
+            vec![
+                Reply::tools(&[
+                    ("mcp__ax__show_board", json!({"title": title})),
+                    ("mcp__ax__model_only", json!({"note": "no view here"})),
+                ]),
+                Reply::text("Shown."),
+            ],
+        )
+        .await;
+        let engine = h.engine(options(&p, &stub)).unwrap();
+        let events = run(&engine, "show me the board").await;
+        assert_eq!(completed(&events), "Shown.");
+        let mut partials = Vec::new();
+        let mut starts = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            match e {
+                Event::ToolInputPartial {
+                    call_id,
+                    name,
+                    arguments,
+                    view,
+                } => partials.push((
+                    i,
+                    call_id.clone(),
+                    name.clone(),
+                    arguments.clone(),
+                    view.clone(),
+                )),
+                Event::ToolCallStart {
+                    call_id,
+                    name,
+                    view,
+                    ..
+                } => starts.push((i, call_id.clone(), name.clone(), view.clone())),
+                _ => {}
+            }
+        }
+        // Both calls start; only the one with a view says so, and only its input streams.
+        let [(board_at, board_id, _, board_view), (_, _, plain, plain_view)] = &starts[..] else {
+            panic!("{wire:?}: two starts: {starts:?}");
+        };
+        assert_eq!(board_view.as_deref(), Some(&board), "{wire:?}");
+        assert_eq!(plain, "mcp__ax__model_only");
+        assert_eq!(*plain_view, None, "{wire:?}");
+        assert!(!partials.is_empty(), "{wire:?}: no partial input");
+        for (at, id, name, arguments, view) in &partials {
+            assert!(at < board_at, "{wire:?}: a partial input after the start");
+            assert_eq!((id, name.as_str()), (board_id, "mcp__ax__show_board"));
+            assert_eq!(**view, board);
+            let so_far = arguments["title"].as_str().unwrap_or_default();
+            assert!(title.starts_with(so_far), "{wire:?}: {arguments}");
+            assert_eq!(
+                arguments.as_object().map(|o| o.len()),
+                Some(1),
+                "{arguments}"
+            );
+        }
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_view_gives_the_model_goes_with_a_prompts_turn() {
+    let p = project(json!({"fx": {"command": fixture_bin(), "env": {"REFSERVER_PROMPTS": "1"}}}));
+    let h = started(&p).await;
+    let stub = Stub::start(Wire::Anthropic, vec![Reply::text("Noted.")]).await;
+    let engine = h.engine(options(&p, &stub)).unwrap();
+    let opened = h
+        .open_view(
+            "ax",
+            "show_board",
+            ViewCall {
+                conversation_id: Some(engine.conversation_id().to_string()),
+                ..call("call-ctx")
+            },
+        )
+        .await
+        .unwrap();
+    let init = json!({"protocolVersion": "2026-01-26", "appInfo": {"name": "v", "version": "1"},
+                      "appCapabilities": {}});
+    result(send(&h, &opened.view_id, "ui/initialize", init).await);
+    send(
+        &h,
+        &opened.view_id,
+        "ui/notifications/initialized",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    result(
+        send(
+            &h,
+            &opened.view_id,
+            "ui/update-model-context",
+            json!({"content": [{"type": "text", "text": "the user picked cell 2"}]}),
+        )
+        .await,
+    );
+    let mut topic = serde_json::Map::new();
+    topic.insert("topic".into(), json!("the board"));
+    let turn = h
+        .send_prompt(&engine, "fx", "prompt-0", topic)
+        .await
+        .unwrap();
+    let events = tokio::time::timeout(DEADLINE, turn.handle.collect())
+        .await
+        .expect("the turn ends");
+    assert_eq!(completed(&events), "Noted.");
+    let sent = stub.requests()[0].messages().last().unwrap().clone();
+    assert_eq!(
+        sent["content"],
+        json!([
+            {"type": "text", "text": "prompt-0 about the board"},
+            {"type": "text", "text": "[context from the interactive view of tool \"show_board\" of MCP server \"ax\"]\nthe user picked cell 2"}
+        ])
+    );
     h.shutdown().await;
 }
 

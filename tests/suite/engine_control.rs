@@ -99,6 +99,7 @@ async fn stopping_while_the_model_streams_ends_the_turn() {
             Event::TurnStart { .. }
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }

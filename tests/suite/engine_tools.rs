@@ -188,7 +188,8 @@ async fn tool_call_ids_are_unique_when_the_provider_repeats_or_omits_them() {
         .iter()
         .filter_map(|e| match e {
             Event::ToolCallStart { call_id, .. } => Some(call_id.clone()),
-            Event::TurnStart { .. }
+            Event::ToolInputPartial { .. }
+            | Event::TurnStart { .. }
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
             | Event::TextDelta { .. }
@@ -496,6 +497,7 @@ async fn tool_progress_becomes_events() {
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
             | Event::TextDelta { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallEnd { .. }

@@ -43,6 +43,8 @@ mod surface;
 mod surface_cli;
 mod surface_listing;
 mod surface_more;
+mod tasks;
+mod tasks_real;
 mod term_safety;
 mod tui;
 mod tui_asks;

@@ -189,6 +189,7 @@ async fn a_saved_change_applies_to_the_next_turn() {
                 | Event::ModelRequest { .. }
                 | Event::Retry { .. }
                 | Event::TextDelta { .. }
+                | Event::ToolInputPartial { .. }
                 | Event::ToolCallStart { .. }
                 | Event::ApprovalRequest { .. }
                 | Event::ToolCallProgress { .. }
@@ -265,6 +266,7 @@ async fn permission_rules_apply_to_the_next_turn() {
                 | Event::ModelRequest { .. }
                 | Event::Retry { .. }
                 | Event::TextDelta { .. }
+                | Event::ToolInputPartial { .. }
                 | Event::ToolCallStart { .. }
                 | Event::ApprovalRequest { .. }
                 | Event::ToolCallProgress { .. }

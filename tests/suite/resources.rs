@@ -120,6 +120,7 @@ async fn the_model_lists_and_reads_resources_with_the_builtin_tools() {
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
             | Event::TextDelta { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }

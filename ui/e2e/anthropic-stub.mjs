@@ -5,7 +5,9 @@
 // request that carries the tool's result gets ANSWER streamed in a few pieces. A request
 // without tools (a server's sampling request, a connection test) gets SAMPLED; any other turn
 // gets NOTED. A key other than KEY is refused with the API's own 401 (and not recorded); the
-// other requests are recorded.
+// other requests are recorded. `slow` adds calls whose arguments are written slowly: a message
+// matching one's trigger gets that tool call, its arguments' JSON streamed in pieces of
+// `piece` characters `everyMs` apart (as a model writing a long argument).
 
 import { createServer } from "node:http";
 
@@ -18,10 +20,25 @@ export const KEY = "test";
 /** The text of a message's content (a string or blocks). */
 const textOf = (content) => (typeof content === "string" ? content : (content ?? []).map((b) => b.text ?? "").join(""));
 
-function sse(res, events) {
+function sse(res, events, everyMs = 0) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-  res.end();
+  const line = (e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+  if (!everyMs) {
+    for (const e of events) res.write(line(e));
+    res.end();
+    return;
+  }
+  // Argument pieces one at a time, the rest at once.
+  const queue = [...events];
+  const next = () => {
+    while (queue.length) {
+      const e = queue.shift();
+      res.write(line(e));
+      if (e.delta?.type === "input_json_delta") return void setTimeout(next, everyMs);
+    }
+    res.end();
+  };
+  next();
 }
 
 function reply(blocks, stop) {
@@ -38,8 +55,11 @@ function reply(blocks, stop) {
     } else {
       out.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } });
       const json = JSON.stringify(b.input);
+      const size = b.piece ?? json.length - 1;
       out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, 1) } });
-      out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(1) } });
+      for (let at = 1; at < json.length; at += size) {
+        out.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(at, at + size) } });
+      }
     }
     out.push({ type: "content_block_stop", index });
   });
@@ -53,7 +73,7 @@ function reply(blocks, stop) {
  * asks for, and the words of the user's message that make it ask (the demo server's
  * list_dir for a question about the project folder, unless given).
  */
-export async function startAnthropicStub({ tool = "mcp__demo__list_dir", trigger = /project folder/ } = {}) {
+export async function startAnthropicStub({ tool = "mcp__demo__list_dir", trigger = /project folder/, slow = [] } = {}) {
   const requests = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -76,7 +96,10 @@ export async function startAnthropicStub({ tool = "mcp__demo__list_dir", trigger
       const answered = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
       if (answered) sse(res, reply([{ text: ANSWER }], "end_turn"));
       else if (!request.tools?.length) sse(res, reply([{ text: [SAMPLED] }], "end_turn"));
-      else if (!trigger.test(textOf(last?.content))) sse(res, reply([{ text: [NOTED] }], "end_turn"));
+      else if (slow.some((c) => c.trigger.test(textOf(last?.content)))) {
+        const c = slow.find((x) => x.trigger.test(textOf(last?.content)));
+        sse(res, reply([{ id: `toolu_${requests.length}`, name: c.tool, input: c.input, piece: c.piece }], "tool_use"), c.everyMs);
+      } else if (!trigger.test(textOf(last?.content))) sse(res, reply([{ text: [NOTED] }], "end_turn"));
       else sse(res, reply([{ text: ["Let me look."] }, { id: `toolu_${requests.length}`, name: tool, input: {} }], "tool_use"));
     });
   });

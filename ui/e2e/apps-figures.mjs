@@ -2,12 +2,17 @@
 // under Xvfb in its default rendering mode: a scripted model (anthropic-stub.mjs) calls
 // basic-vanillajs's get-time in 20 turns of the chat, so the log holds 20 live views.
 // Printed:
-// - time from the view's card receiving the call's result to the view's `initialized`
-//   (`data-ready-ms` of each view: opening reads the ui:// resource from the server, the
-//   frame loads the document, the view initializes), median and p90 over the 20;
+// - time from the call's result reaching its card (the core's `tool_call_end`) to the
+//   view's `initialized` (`data-result-to-ready-ms`: 0 when the view was ready first; the
+//   view opens as the call starts, in parallel with it: reading the ui:// resource from
+//   the server, loading the document in the frame, the view's handshake), median and p90
+//   over the 20, and from the call's start to `initialized` (`data-ready-ms`);
 // - PSS of the app and its WebKit processes with 1 and with 10 live views;
 // - the chat log scrolled from top to bottom over 2 s: requestAnimationFrame intervals,
-//   median and 95th percentile.
+//   median and 95th percentile;
+// - whether views off screen are suspended: requestAnimationFrame callbacks and timer ticks
+//   in 1 s inside the first view (scrolled out of sight), the last one (in sight), and the
+//   last one while another panel of the app is shown (the chat hidden).
 //
 // Run: xvfb-run -a -s "-screen 0 1280x800x24" node ui/e2e/apps-figures.mjs
 // (APP_BINARY for a release build; H9_APPS_BASIC_BIN as in apps.webdriver.test.mjs).
@@ -77,14 +82,15 @@ try {
     await s.type(input, `What is the server time? (${i})\uE007`);
     if (i === 1) await s.click(await s.waitFor("[data-testid=approve-always]", "the approval of get-time"));
     await s.waitFor("[data-testid=chat-send]", "the end of the turn");
-    await s.waitFor(`[data-testid=tool-card]:nth-of-type(n) [data-testid=view][data-ready-ms]`, "a live view");
-    for (let t = 0; t < 100 && (await s.findAll("[data-testid=view][data-ready-ms]")).length < i; t++) await sleep(100);
+    await s.waitFor(`[data-testid=tool-card]:nth-of-type(n) [data-testid=view][data-result-to-ready-ms]`, "a live view");
+    for (let t = 0; t < 100 && (await s.findAll("[data-testid=view][data-result-to-ready-ms]")).length < i; t++) await sleep(100);
     if (i === 1 || i === 10) {
       await sleep(2000);
       memory[`${i} view${i > 1 ? "s" : ""}`] = pss(app);
     }
   }
-  const ready = await s.run("return [...document.querySelectorAll('[data-testid=view][data-ready-ms]')].map((v) => Number(v.dataset.readyMs))");
+  const ready = await s.run("return [...document.querySelectorAll('[data-testid=view][data-result-to-ready-ms]')].map((v) => Number(v.dataset.resultToReadyMs))");
+  const fromStart = await s.run("return [...document.querySelectorAll('[data-testid=view][data-ready-ms]')].map((v) => Number(v.dataset.readyMs))");
   const scroll = await s.cmd("POST", "/execute/async", {
     script: `const done = arguments[0];
       const log = document.querySelector("[data-testid=chat-log]");
@@ -102,10 +108,35 @@ try {
     args: [],
   });
   await s.screenshot("apps-figures");
+
+  // Off screen: animation frames and timer ticks in 1 s inside a view.
+  const ticks = async (frame) => {
+    await s.enterFrame(frame);
+    const r = await s.cmd("POST", "/execute/async", {
+      script: `const done = arguments[0]; let frames = 0, timers = 0;
+        const f = () => { frames++; requestAnimationFrame(f); }; requestAnimationFrame(f);
+        const t = setInterval(() => timers++, 50);
+        setTimeout(() => { clearInterval(t); done({ frames, timers }); }, 1000);`,
+      args: [],
+    });
+    await s.leaveFrames();
+    return r;
+  };
+  const frames = await s.findAll("[data-testid=view-frame]");
+  const offScreen = {
+    firstScrolledOut: await ticks(frames[0]),
+    lastInSight: await ticks(frames.at(-1)),
+  };
+  await s.click(await s.find("[data-testid=nav-tools]"));
+  await sleep(500);
+  offScreen.lastWithChatHidden = await ticks(frames.at(-1));
+  await s.click(await s.find("[data-testid=nav-chat]"));
   const figures = {
     binary: APP,
     views: ready.length,
     resultToInitializedMs: { median: quantile(ready, 0.5), p90: quantile(ready, 0.9), all: ready },
+    callStartToInitializedMs: { median: quantile(fromStart, 0.5), p90: quantile(fromStart, 0.9), all: fromStart },
+    offScreenIn1s: offScreen,
     pssMb: memory,
     scroll20Views: { frames: scroll.length, medianMs: Math.round(quantile(scroll, 0.5) * 10) / 10, p95Ms: Math.round(quantile(scroll, 0.95) * 10) / 10 },
   };

@@ -11,6 +11,11 @@
 //   server stops and the view is torn down.
 // - chat: the scripted model (anthropic-stub.mjs) calls get-time; its card shows the view;
 //   another conversation and back reopens the view with the stored result.
+// - chat, probe: the model writes a call of the probe's tool slowly: its view opens while
+//   the call is written and hears the partial input, the input, then the result; a denied
+//   call is cancelled for its view; a restart of its server and leaving the conversation
+//   tear the views down: each view hears why (`server-restarted`, `conversation-left`)
+//   while its frame is still there, and then the frame is gone.
 // - isolation: the hostile view tries every way to reach the app's commands (the script
 //   message handler with every shape, parent/top, postMessage to the app window, fetch and
 //   XHR to the IPC, navigation of top, popups, a form post, a frame of the app's origin,
@@ -35,6 +40,8 @@ const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
 const HOSTILE = path.join(ROOT, "ui", "e2e", "views", "hostile.html");
 const PROBE = path.join(ROOT, "ui", "e2e", "views", "probe.html");
 const MARKER = "hostile-marker-7f3a";
+/** What the scripted model writes, slowly, as the probe tool's argument. */
+const NOTE = "a note the model writes slowly, eight characters at a time";
 
 function basicBinary() {
   const bin = process.env.H9_APPS_BASIC_BIN ?? path.join(ROOT, ".deps", "node", "node_modules", ".bin", "mcp-server-basic-vanillajs");
@@ -66,7 +73,11 @@ before(async () => {
   };
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify(config, null, 2) + "\n");
   // The chat's scripted model asks for basic's get-time when asked for the time.
-  model = await startAnthropicStub({ tool: "mcp__basic__get-time", trigger: /server time/ });
+  model = await startAnthropicStub({
+    tool: "mcp__basic__get-time",
+    trigger: /server time/,
+    slow: [{ trigger: /probe note/, tool: "mcp__probe__show_file", input: { note: NOTE }, piece: 8, everyMs: 250 }],
+  });
   driver = await startDriver(PORT, {
     ...process.env,
     HARNESS9_DATA_DIR: path.join(tmp, "data"),
@@ -297,6 +308,74 @@ describe("MCP Apps views in the desktop app", () => {
     await session.enterFrame(await session.find(`${card} [data-testid=view-frame]`));
     await session.waitFor("#server-time", "the stored result in the reopened view", async (el) => /\d{4}-\d\d-\d\dT/.test(await session.text(el)));
     await session.leaveFrames();
+  });
+
+  test("chat: a view opens while its call is written, hears the input as it grows, and hears why it goes before its frame does", async () => {
+    await session.leaveFrames();
+    const probe = "[data-testid=tool-card][data-tool=mcp__probe__show_file]";
+    // The probe server was stopped by an earlier test.
+    await session.run("return window.__TAURI_INTERNALS__.invoke('restart_server', { server: 'probe' })");
+    await session.waitFor("[data-testid=chip-probe][data-status=connected]", "probe to connect again");
+    await session.click(await session.find("[data-testid=nav-chat]"));
+    await session.click(await session.waitFor("[data-testid=chat-new]", "New conversation"));
+    const input = await session.waitFor("[data-testid=chat-input]", "the chat input");
+    await session.type(input, "Show the probe note\uE007");
+    // The card and its view come while the model still writes the call (the partial input
+    // the view hears below proves it was live before the call was complete).
+    await session.waitFor(`${probe}[data-status=writing] [data-testid=view]`, "the card and view while the call is written");
+    await session.click(await session.waitFor(`${probe} [data-testid=approve-once]`, "the approval of the call"));
+    await session.waitFor(`${probe}[data-status=ok]`, "the call's result");
+    const frame = await session.find(`${probe} [data-testid=view-frame]`);
+    await session.enterFrame(frame);
+    const log = await session.waitFor("#log", "the result in the probe", async (el) => /result/.test(await session.text(el)));
+    const lines = JSON.parse(await session.attr(log, "data-lines"));
+    await session.leaveFrames();
+    const partials = lines.filter((l) => l.startsWith("partial "));
+    assert.ok(partials.length >= 1, `partial input while the call was written: ${lines.join(" | ")}`);
+    for (const p of partials) assert.ok(NOTE.startsWith(JSON.parse(p.slice(8)).note ?? ""), p);
+    assert.deepEqual(lines.slice(partials.length), [`input ${JSON.stringify({ note: NOTE })}`, "result"]);
+    assert.equal(lines.slice(0, partials.length).join(), partials.join(), "partial input only before the input");
+
+    // A denied call: its view hears that it was cancelled.
+    await session.type(await session.find("[data-testid=chat-input]"), "The probe note again\uE007");
+    await session.waitForLast(`${probe} [data-testid=view][data-live="1"]`, "the second view", async () => true);
+    await session.click(await session.waitFor(`${probe}[data-status=approval] [data-testid=approve-deny]`, "the second approval"));
+    await session.waitForLast(`${probe}[data-status=denied]`, "the denial", async () => true);
+    const second = (await session.findAll(`${probe} [data-testid=view-frame]`)).at(-1);
+    await session.enterFrame(second);
+    await session.waitFor("#log", "the cancellation in the view", async (el) => /cancelled denied by the user/.test(await session.text(el)));
+    await session.leaveFrames();
+    await session.waitFor("[data-testid=chat-send]", "the end of the turn");
+    await session.screenshot("apps-7-probe-chat");
+
+    /** Triggers `script` in the app's window, then reads, inside `frame` (still there), why the view is told it goes. */
+    async function heardTeardown(frameEl, script) {
+      await session.run(script);
+      await session.enterFrame(frameEl);
+      const why = await session.waitFor("#teardown", "the teardown request in the view", async (el) => (await session.text(el)) !== "-", 3000);
+      const reason = await session.text(why);
+      await session.leaveFrames();
+      return reason;
+    }
+
+    // A restart of the server: each view hears it is a restart, then its frame goes.
+    const frames = await session.findAll(`${probe} [data-testid=view-frame]`);
+    assert.equal(frames.length, 2);
+    assert.equal(await heardTeardown(frames[0], "window.__TAURI_INTERNALS__.invoke('restart_server', { server: 'probe' }); return 1"), "server-restarted");
+    for (let i = 0; i < 50 && (await session.findAll(`${probe} [data-testid=view-frame]`)).length; i++) await sleep(100);
+    assert.equal((await session.findAll(`${probe} [data-testid=view-frame]`)).length, 0, "the frames are gone after the teardown");
+    const ended = await session.findAll(`${probe} [data-testid=view-ended]`);
+    assert.equal(ended.length, 2);
+    assert.match(await session.text(ended[0]), /its server restarted/);
+
+    // Leaving the conversation: the view hears it, then its frame goes with the card.
+    await session.waitFor("[data-testid=chip-probe][data-status=connected]", "probe to connect again");
+    await session.click(await session.find(`${probe} [data-testid=view-ended] button`));
+    await session.waitFor(`${probe} [data-testid=view][data-live="1"]`, "the view opened again");
+    const again = await session.find(`${probe} [data-testid=view-frame]`);
+    assert.equal(await heardTeardown(again, "document.querySelector('[data-testid=chat-new]').click(); return 1"), "conversation-left");
+    for (let i = 0; i < 50 && (await session.findAll(probe)).length; i++) await sleep(100);
+    assert.equal((await session.findAll(probe)).length, 0, "the card and its frame are gone");
   });
 
   test("isolation: a hostile view reaches no command, whatever it tries", async () => {

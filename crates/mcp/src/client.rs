@@ -11,6 +11,11 @@
 //! are taken apart in [`inbound`] and [`notify`]. Requests from the server (and a modern
 //! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
 //! resources, prompts and completion live in [`features`].
+//!
+//! Every message goes to the transport as an [`Outbound`] built here and in [`encode`]
+//! (its kind, id and the era's HTTP headers beside the bytes), so transports never parse
+//! what we send. A transport that loses its session hands the unanswered requests back;
+//! [`recover`] starts a new session, sends them once more and lists again what was listed.
 
 use parking_lot::Mutex;
 use std::collections::HashSet;
@@ -27,16 +32,21 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 mod cache;
 mod encode;
 mod features;
+mod follow;
 mod inbound;
 mod listen;
 mod modern;
 mod mrtr;
 mod notify;
 mod pages;
+mod recover;
 mod reply;
 mod served;
 #[cfg(test)]
 mod surface_tests;
+mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 
 use crate::handler::ClientHandler;
 use crate::log::{LogSource, ServerLog};
@@ -46,17 +56,19 @@ use crate::protocol::types::{
     CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
-use crate::transport::{Connection, Inbound, TransportSender};
+use crate::transport::{Connection, EraHeaders, Inbound, Outbound, OutboundKind, TransportSender};
 
 /// The byte-level fast paths and the full parses they must agree with (the fuzzer checks).
 #[doc(hidden)]
 pub use cache::{parsed_reuse, reuse};
 pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
+pub use follow::{Follow, MAX_POLL_FAILURES, POLL_TIMEOUT, TTL_GRACE};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 #[doc(hidden)]
 pub use mrtr::{plainly_complete, ResultHeader};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
+pub use tasks::{CallOutcome, TaskCall, TaskError, MAX_LISTENED_TASKS};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -184,6 +196,14 @@ struct Inner {
     listening: listen::Listening,
     /// Modern era only: list results the server let us reuse ([`cache`]).
     cache: cache::ListCache,
+    /// The latest status notice of each followed task ([`tasks`]).
+    task_notes: tasks::TaskNotes,
+    /// The protocol version once settled (`MCP-Protocol-Version` on HTTP).
+    version: OnceLock<reqwest::header::HeaderValue>,
+    /// Modern era only: the `x-mcp-header` parameters of the tools listed so far.
+    tool_headers: Mutex<crate::transport::mcp_headers::ToolHeaders>,
+    /// Starting a new session when the transport lost its own ([`recover`]).
+    recovery: recover::Recovery,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -247,6 +267,7 @@ impl Client {
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
             return Err(ClientError::UnsupportedVersion(init.protocol_version));
         }
+        inner.settle_version(&init.protocol_version);
         inner.notify("notifications/initialized", None)?;
         Ok(Client {
             inner: inner.clone(),
@@ -320,7 +341,9 @@ impl Client {
     }
 
     /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
-    /// an `Err` means the call itself did not complete.
+    /// an `Err` means the call itself did not complete. A modern server may make a task
+    /// of the call: it is followed to its end within the call's timeout (and cancelled
+    /// when that passes); see [`Client::call_tool_as_task`] to keep the task instead.
     pub fn call_tool<'a>(
         &'a self,
         name: &'a str,
@@ -331,18 +354,36 @@ impl Client {
         // and the params made of them (it is stored per call in flight).
         let params = Params::ToolCall { name, arguments };
         async move {
-            let body = self
-                .inner
-                .request_with("tools/call", &params, opts, true)
-                .await;
-            // The arguments go before the result is built: their memory can hold it (a
-            // large echo then needs no fresh pages).
-            drop(params);
-            let body = body?;
-            match CallToolResult::plain_text(body.get()) {
-                Some(result) => Ok(result),
-                None => body.parse("tools/call"),
+            if self.era == Era::Legacy {
+                let body = self
+                    .inner
+                    .request_with("tools/call", &params, opts, true)
+                    .await;
+                // The arguments go before the result is built: their memory can hold it
+                // (a large echo then needs no fresh pages).
+                drop(params);
+                let body = body?;
+                return match CallToolResult::plain_text(body.get()) {
+                    Some(result) => Ok(result),
+                    None => body.parse("tools/call"),
+                };
             }
+            let timeout = opts.timeout;
+            let answer = self
+                .inner
+                .request_modern_kind("tools/call", &params, opts, true)
+                .await;
+            drop(params);
+            let (body, task) = answer?;
+            if !task {
+                return match CallToolResult::plain_text(body.get()) {
+                    Some(result) => Ok(result),
+                    None => body.parse("tools/call"),
+                };
+            }
+            let value: Value = body.parse("tools/call")?;
+            drop(body);
+            Box::pin(self.finish_task_call(value, timeout)).await
         }
     }
 
@@ -452,8 +493,7 @@ impl Drop for PendingGuard<'_> {
         let was_pending = self.inner.pending.lock().remove(&self.id).is_some();
         self.inner.progress.lock().remove(&self.id);
         if was_pending && self.cancellable {
-            let params = json!({"requestId": self.id, "reason": self.reason});
-            let _ = self.inner.notify("notifications/cancelled", Some(params));
+            self.inner.cancel(self.id, self.reason);
         }
     }
 }
@@ -474,6 +514,7 @@ impl Inner {
         log: Arc<ServerLog>,
         handler: Option<Arc<dyn ClientHandler>>,
     ) -> Arc<Inner> {
+        let sessions = conn.sender.has_sessions();
         let inner = Arc::new(Inner {
             sender: conn.sender,
             pending: Mutex::default(),
@@ -488,7 +529,11 @@ impl Inner {
             meta: OnceLock::new(),
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
+            task_notes: tasks::TaskNotes::default(),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
+            version: OnceLock::new(),
+            tool_headers: Mutex::default(),
+            recovery: recover::Recovery::new(sessions),
         });
         let reader_inner = inner.clone();
         let mut receiver = conn.receiver;
@@ -496,6 +541,9 @@ impl Inner {
             loop {
                 match receiver.recv().await {
                     Inbound::Message(bytes) => reader_inner.dispatch(bytes),
+                    Inbound::SessionLost { session, request } => {
+                        reader_inner.session_lost(session, request.map(|r| *r));
+                    }
                     Inbound::Closed(reason) => {
                         reader_inner.close_all(reason);
                         break;
@@ -522,9 +570,31 @@ impl Inner {
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
-        self.sender
-            .send(jsonrpc::encode_notification(method, params.as_ref()))
-            .map_err(|_| self.closed_error())
+        let bytes = jsonrpc::encode_notification(method, params.as_ref());
+        let mut out = Outbound::notification(bytes, method, self.era_headers(method, None));
+        if let OutboundKind::Notification { initialized, .. } = &mut out.kind {
+            *initialized = method == "notifications/initialized";
+        }
+        self.sender.send(out).map_err(|_| self.closed_error())
+    }
+
+    /// `notifications/cancelled` for our request `id`.
+    fn cancel(&self, id: u64, reason: &str) {
+        let method = "notifications/cancelled";
+        let params = json!({"requestId": id, "reason": reason});
+        let bytes = jsonrpc::encode_notification(method, Some(&params));
+        let mut out = Outbound::notification(bytes, method, self.era_headers(method, None));
+        if let OutboundKind::Notification { cancels, .. } = &mut out.kind {
+            *cancels = Some(id);
+        }
+        let _ = self.sender.send(out);
+    }
+
+    /// Records the protocol version the connection speaks (sent as a header on HTTP).
+    fn settle_version(&self, version: &str) {
+        if let Ok(v) = reqwest::header::HeaderValue::from_str(version) {
+            let _ = self.version.set(v);
+        }
     }
 
     fn closed_error(&self) -> ClientError {
@@ -557,6 +627,7 @@ impl Inner {
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
         if self.meta.get().is_none() {
+            let opts = self.recovery.wait_idle(method, opts).await?;
             return self.request_once(method, params, opts, cancellable).await;
         }
         if !cache::CACHEABLE.contains(&method) {
@@ -594,11 +665,24 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_once_as(method, params, opts, cancellable, None)
+            .await
+    }
+
+    /// [`Inner::request_once`] with the era's headers given (`None`: those of `params`).
+    async fn request_once_as(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+        era: Option<EraHeaders>,
+    ) -> Result<ReplyBody, ClientError> {
         let mut opts = opts;
         let had_progress = opts.progress.is_some();
         // Everything up to the write is synchronous: the future keeps only what the wait
         // needs, so it stays small (it is moved and stored per call in flight).
-        let (id, rx) = self.send_request(method, params, opts.progress.take())?;
+        let (id, rx) = self.send_request(method, params, opts.progress.take(), era)?;
         let mut guard = PendingGuard {
             inner: self,
             id,
@@ -640,6 +724,7 @@ impl Inner {
         method: &str,
         params: &Params<'_>,
         progress: Option<mpsc::Sender<Progress>>,
+        era: Option<EraHeaders>,
     ) -> Result<(u64, oneshot::Receiver<Reply>), ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -663,7 +748,12 @@ impl Inner {
             self.progress.lock().insert(id, (p, false));
         }
         let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
-        if self.sender.send(bytes).is_err() {
+        let era = era.unwrap_or_else(|| self.era_headers(method, Some(params)));
+        let mut out = Outbound::request(bytes, id, method, era);
+        if let OutboundKind::Request { initialize, .. } = &mut out.kind {
+            *initialize = method == "initialize";
+        }
+        if self.sender.send(out).is_err() {
             self.pending.lock().remove(&id);
             self.progress.lock().remove(&id);
             return Err(self.closed_error());

@@ -5,7 +5,7 @@
 //! Consecutive messages of one role are merged, as the API wants roles to alternate.
 //! Decoding: `content_block_start` opens a text or `tool_use` block, `content_block_delta`
 //! carries `text_delta` or `input_json_delta` fragments, `content_block_stop` closes the
-//! block (a tool call is yielded whole then), `message_delta` has the stop reason and
+//! block (a tool call is yielded whole then, its fragments before as they come), `message_delta` has the stop reason and
 //! output tokens, `message_stop` ends. An `error` event of a busy kind (`overloaded_error`,
 //! `rate_limit_error`, `api_error`) is retried while nothing of the answer was yielded (see
 //! [`super::post_sse`]); other `error` events become [`ProviderError::Remote`].
@@ -266,8 +266,16 @@ impl Decoder for AnthropicDecoder {
                             out.push_back(StreamEvent::TextDelta(t.to_string()));
                         }
                     }
-                    (Some("input_json_delta"), Some(Open::Tool { json, .. })) => {
-                        json.push_str(d["partial_json"].as_str().unwrap_or_default());
+                    (Some("input_json_delta"), Some(Open::Tool { id, name, json })) => {
+                        let fragment = d["partial_json"].as_str().unwrap_or_default();
+                        if !fragment.is_empty() {
+                            json.push_str(fragment);
+                            out.push_back(StreamEvent::ToolInputDelta {
+                                id: id.clone(),
+                                name: name.clone(),
+                                fragment: fragment.to_string(),
+                            });
+                        }
                     }
                     _ => {}
                 }

@@ -115,6 +115,14 @@ pub enum StreamEvent {
         reason: String,
     },
     TextDelta(String),
+    /// A piece of the arguments of tool call `id` (of tool `name`) as the model writes
+    /// them; the pieces of one call, joined, are its arguments' JSON text. The whole call
+    /// follows as [`StreamEvent::ToolCall`] with the same id.
+    ToolInputDelta {
+        id: String,
+        name: String,
+        fragment: String,
+    },
     /// A whole tool call (streamed argument fragments already joined). `invalid` says why
     /// the arguments were not a JSON object (then `input` is `{}`).
     ToolCall {
@@ -515,7 +523,12 @@ pub(crate) fn post_sse<D: Decoder>(target: Arc<HttpTarget>, body: Vec<u8>) -> Ev
     futures::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(ev) = st.queue.pop_front() {
-                if matches!(ev, StreamEvent::TextDelta(_) | StreamEvent::ToolCall { .. }) {
+                if matches!(
+                    ev,
+                    StreamEvent::TextDelta(_)
+                        | StreamEvent::ToolInputDelta { .. }
+                        | StreamEvent::ToolCall { .. }
+                ) {
                     st.answered = true;
                 }
                 return Some((Ok(ev), st));

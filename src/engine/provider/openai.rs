@@ -7,7 +7,8 @@
 //! `tool` message, so they follow in one user message with `image_url` parts (or a text
 //! placeholder when images are off). Decoding: `chat.completion.chunk`s carry
 //! `delta.content` text and `delta.tool_calls[index]` fragments (id and name first, then
-//! `function.arguments` pieces, the deltas of several calls possibly interleaved); calls are
+//! `function.arguments` pieces, the deltas of several calls possibly interleaved); the
+//! pieces are yielded as they come once a call's id and name are known, and calls are
 //! yielded whole once `finish_reason` arrives, and `[DONE]` ends the stream. Some compatible
 //! servers leave out `index` (then a delta with a new `id` starts a call and one without
 //! goes on with the last) or number every call 0 (a new `id` starts a call there too); a
@@ -231,6 +232,28 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// How much of `arguments` went out as [`StreamEvent::ToolInputDelta`] (pieces go out
+    /// once the call's id and name are known).
+    sent: usize,
+}
+
+impl PartialCall {
+    /// The arguments not yet sent as a fragment, once the id and name are known.
+    fn unsent(&mut self, out: &mut VecDeque<StreamEvent>) {
+        if self.id.is_empty() || self.name.is_empty() || self.arguments.len() <= self.sent {
+            return;
+        }
+        // Arguments sent as a whole object replace what came before: start over.
+        let Some(fragment) = self.arguments.get(self.sent..) else {
+            return;
+        };
+        out.push_back(StreamEvent::ToolInputDelta {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            fragment: fragment.to_string(),
+        });
+        self.sent = self.arguments.len();
+    }
 }
 
 #[derive(Default)]
@@ -373,6 +396,7 @@ impl Decoder for OpenAiDecoder {
                     Value::Object(_) => slot.arguments = f["arguments"].to_string(),
                     _ => {}
                 }
+                slot.unsent(out);
             }
             if let Some(r) = choice["finish_reason"].as_str() {
                 self.finish_reason = Some(r.to_string());
@@ -425,14 +449,26 @@ mod tests {
         }
         let done = test_event("", "[DONE]");
         assert!(d.event(&done, &mut out).unwrap());
+        // The pieces of each call, joined, are its arguments.
+        let mut pieces: std::collections::HashMap<String, String> = Default::default();
         out.into_iter()
             .filter_map(|e| match e {
+                StreamEvent::ToolInputDelta { id, fragment, .. } => {
+                    pieces.entry(id).or_default().push_str(&fragment);
+                    None
+                }
                 StreamEvent::ToolCall {
                     id,
                     name,
                     input,
                     invalid: None,
-                } => Some((id, name, input)),
+                } => {
+                    if let Some(text) = pieces.get(&id) {
+                        let joined: Value = serde_json::from_str(text).unwrap();
+                        assert_eq!(joined, input, "the pieces of {id}");
+                    }
+                    Some((id, name, input))
+                }
                 StreamEvent::Finished { .. } => None,
                 other @ (StreamEvent::Retrying { .. }
                 | StreamEvent::TextDelta(_)

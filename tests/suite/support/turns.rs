@@ -81,6 +81,7 @@ pub fn call_ends(events: &[Event]) -> Vec<(String, CallStatus, Option<String>, S
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
             | Event::TextDelta { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }
@@ -98,6 +99,7 @@ pub fn streamed_text(events: &[Event]) -> String {
             Event::TurnStart { .. }
             | Event::ModelRequest { .. }
             | Event::Retry { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }
@@ -134,6 +136,7 @@ pub fn retries(events: &[Event]) -> Vec<(u32, u64, String)> {
             Event::TurnStart { .. }
             | Event::ModelRequest { .. }
             | Event::TextDelta { .. }
+            | Event::ToolInputPartial { .. }
             | Event::ToolCallStart { .. }
             | Event::ApprovalRequest { .. }
             | Event::ToolCallProgress { .. }

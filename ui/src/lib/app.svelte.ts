@@ -14,6 +14,7 @@ import type {
 } from "./bindings";
 import { BackendError, type Backend, type Unlisten } from "./backend/types";
 import { ChatSession } from "./chat.svelte";
+import { LEFT, LiveViews } from "./views/live";
 
 export type View = "tools" | "server" | "settings" | "chat";
 export type Theme = "system" | "light" | "dark";
@@ -31,6 +32,8 @@ export class AppState {
   readonly backend: Backend;
   /** The agent chat of the open project. */
   readonly chat: ChatSession;
+  /** The MCP Apps views shown in the window (torn down before what holds them goes). */
+  readonly views = new LiveViews();
 
   project = $state<ProjectInfo | null>(null);
   /** True until the first answer about the open project. */
@@ -41,6 +44,8 @@ export class AppState {
   /** Tools held back because they changed since they were pinned. */
   held = $state.raw<HeldToolEntry[]>([]);
   view = $state<View>("tools");
+  /** The chat was shown in this project: it stays mounted from then on (hidden when another view shows). */
+  chatOpened = $state(false);
   /** The server shown in the server view (and the tool list's filter). */
   selectedServer = $state<string | null>(null);
   /** The qualified name of the tool shown in the tool detail. */
@@ -65,7 +70,7 @@ export class AppState {
 
   constructor(backend: Backend) {
     this.backend = backend;
-    this.chat = new ChatSession(backend);
+    this.chat = new ChatSession(backend, this.views);
     try {
       const t = globalThis.localStorage?.getItem(THEME_KEY);
       if (t === "light" || t === "dark" || t === "system") this.theme = t;
@@ -109,6 +114,7 @@ export class AppState {
       this.selectedServer = null;
       this.selectedTool = null;
       this.view = "tools";
+      this.chatOpened = false;
       this.tools = [];
       this.chat.reset();
     }
@@ -169,23 +175,56 @@ export class AppState {
 
   // ---- navigation -------------------------------------------------------------------
 
+  /** Counts navigations: only the latest one asked for is carried out. */
+  #navigation = 0;
+
+  /**
+   * Changes what the main panel shows. Every such change takes the tool panel's open tool
+   * away, with the view of a call run there by hand: when there is one, it is asked to tear
+   * down first (with its time limit), and the change follows.
+   */
+  #navigate(change: () => void): void {
+    const n = ++this.#navigation;
+    const manual = (v: { conversationId: string | null }) => v.conversationId === null;
+    if (!this.views.some(manual)) {
+      change();
+      return;
+    }
+    void this.views.leave(manual, LEFT.panel).then(() => {
+      if (n === this.#navigation) change();
+    });
+  }
+
   showServer(name: string): void {
-    this.selectedServer = name;
-    this.selectedTool = null;
-    this.view = "server";
+    this.#navigate(() => {
+      this.selectedServer = name;
+      this.selectedTool = null;
+      this.view = "server";
+    });
   }
 
   showTools(): void {
-    this.selectedServer = null;
-    this.view = "tools";
+    this.#navigate(() => {
+      this.selectedServer = null;
+      this.view = "tools";
+    });
   }
 
   showSettings(): void {
-    this.view = "settings";
+    this.#navigate(() => (this.view = "settings"));
   }
 
   showChat(): void {
-    this.view = "chat";
+    this.#navigate(() => {
+      this.chatOpened = true;
+      this.view = "chat";
+    });
+  }
+
+  /** Shows tool `name` in the tool panel (`null` closes the tool). */
+  selectTool(name: string | null): void {
+    if (name === this.selectedTool) return;
+    this.#navigate(() => (this.selectedTool = name));
   }
 
   /** Esc: close the innermost open thing (the settings view is not a panel: it stays). */
@@ -195,7 +234,7 @@ export class AppState {
       return true;
     }
     if (this.selectedTool) {
-      this.selectedTool = null;
+      this.selectTool(null);
       return true;
     }
     if (this.view === "server") {
@@ -227,6 +266,8 @@ export class AppState {
 
   async openProject(path: string): Promise<void> {
     try {
+      // The project's views hear that they go, then their frames go, before it closes.
+      if (path !== this.project?.path) await this.views.leave(() => true, LEFT.project);
       const p = await this.backend.openProject(path);
       await this.#projectOpened(p);
     } catch (e) {

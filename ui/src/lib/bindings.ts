@@ -431,7 +431,12 @@ servers: Array<EntryCheck>, };
 
 export type ConfigEdit = { "op": "setServer", name: string, entry: JsonValue, previous: string | null, } | { "op": "removeServer", name: string, } | { "op": "setDisabled", name: string, disabled: boolean, };
 
-export type ChatEvent = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, 
+export type ChatEvent = { "type": "turn_start", conversationId: string, provider: string, model: string, } | { "type": "model_request", roundTrip: number, tools: number, } | { "type": "retry", attempt: number, delayMs: number, reason: string, } | { "type": "text_delta", text: string, } | { "type": "tool_input_partial", callId: string, name: string, arguments: JsonValue, view: ToolView, } | { "type": "tool_call_start", callId: string, name: string, arguments: JsonValue, 
+/**
+ * Set when the tool has an interactive view (MCP Apps): a front end that renders
+ * views can open it now, while the call runs.
+ */
+view?: ToolView, } | { "type": "approval_request", callId: string, name: string, arguments: JsonValue, 
 /**
  * The server marks the tool read-only (an untrusted hint).
  */
@@ -455,6 +460,8 @@ spilled: string | null,
 view?: CallView, } | { "type": "notice", message: string, } | { "type": "turn_end", outcome: TurnOutcome, roundTrips: number, durationMs: number, usage: Usage, };
 
 export type CallView = { server: string, tool: string, resourceUri: string, arguments: JsonValue, result: CallToolResult, };
+
+export type ToolView = { server: string, tool: string, resourceUri: string, };
 
 export type CallStatus = "ok" | "error" | "timed_out" | "denied" | "cancelled";
 

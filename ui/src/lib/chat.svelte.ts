@@ -11,9 +11,12 @@ import type {
   ChatItem,
   ChatState,
   ConversationSummary,
+  JsonValue,
   PromptEntry,
+  ToolView,
 } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
+import { LEFT, type LiveViews } from "./views/live";
 
 /** A tool call as its card shows it. */
 export interface ToolCard {
@@ -22,13 +25,17 @@ export interface ToolCard {
   callId: string;
   name: string;
   arguments: unknown;
-  /** `running`, `approval` (waiting for the user), or how it ended. */
-  status: "running" | "approval" | CallStatus;
+  /** `writing` (the model writes its arguments), `running`, `approval` (waiting for the user), or how it ended. */
+  status: "writing" | "running" | "approval" | CallStatus;
   readOnly: boolean;
   output: string | null;
   error: string | null;
   durationMs: number | null;
   progress: string | null;
+  /** The view its tool has (MCP Apps), known as the call starts (or while it is written). */
+  viewTool: ToolView | null;
+  /** The arguments so far, while the model is still writing them (status `writing`). */
+  partial: JsonValue | null;
   /** The call's interactive view (MCP Apps), once it returned a result. */
   view: CallView | null;
 }
@@ -56,8 +63,17 @@ export class ChatSession {
   /** Bumped on reset so that events of an old project's turn are dropped. */
   #generation = 0;
 
-  constructor(backend: Backend) {
+  /** The views shown (those of the conversation left are torn down first). */
+  readonly #views: LiveViews | null;
+
+  constructor(backend: Backend, views: LiveViews | null = null) {
     this.backend = backend;
+    this.#views = views;
+  }
+
+  /** The views of the chat's calls hear that their conversation is left, then go. */
+  async #leaveViews(): Promise<void> {
+    await this.#views?.leave((v) => v.conversationId !== null, LEFT.conversation);
   }
 
   reset(): void {
@@ -93,6 +109,7 @@ export class ChatSession {
   /** Reopens a saved conversation with its history. */
   async openConversation(id: string): Promise<void> {
     try {
+      if (id !== this.conversationId) await this.#leaveViews();
       this.#apply(await this.backend.chatOpen(id));
     } catch (e) {
       this.#note(BackendError.from(e).message, "error");
@@ -101,6 +118,7 @@ export class ChatSession {
 
   async newConversation(): Promise<void> {
     try {
+      await this.#leaveViews();
       this.#apply(await this.backend.chatNew());
     } catch (e) {
       this.#note(BackendError.from(e).message, "error");
@@ -153,6 +171,8 @@ export class ChatSession {
           error: null,
           durationMs: null,
           progress: null,
+          viewTool: null,
+          partial: null,
           view: h.view ?? null,
         };
     }
@@ -270,19 +290,21 @@ export class ChatSession {
     return undefined;
   }
 
-  #newCard(callId: string, name: string, args: unknown): ToolCard {
+  #newCard(callId: string, name: string, args: unknown, status: ToolCard["status"] = "running"): ToolCard {
     this.entries.push({
       kind: "tool",
       id: ++this.#id,
       callId,
       name,
       arguments: args,
-      status: "running",
+      status,
       readOnly: false,
       output: null,
       error: null,
       durationMs: null,
       progress: null,
+      viewTool: null,
+      partial: null,
       view: null,
     });
     return this.entries[this.entries.length - 1] as ToolCard;
@@ -307,9 +329,23 @@ export class ChatSession {
         else this.entries.push({ kind: "assistant", id: ++this.#id, text: e.text });
         break;
       }
-      case "tool_call_start":
-        if (!this.#card(e.callId)) this.#newCard(e.callId, e.name, e.arguments);
+      case "tool_input_partial": {
+        // A call whose tool has a view, still being written: its card (and view) open now.
+        const card = this.#card(e.callId) ?? this.#newCard(e.callId, e.name, {}, "writing");
+        if (card.status === "writing") {
+          card.partial = e.arguments;
+          card.viewTool = e.view;
+        }
         break;
+      }
+      case "tool_call_start": {
+        const card = this.#card(e.callId) ?? this.#newCard(e.callId, e.name, e.arguments);
+        card.status = "running";
+        card.arguments = e.arguments;
+        card.partial = null;
+        card.viewTool = e.view ?? card.viewTool;
+        break;
+      }
       case "approval_request": {
         const card = this.#card(e.callId) ?? this.#newCard(e.callId, e.name, e.arguments);
         card.status = "approval";
@@ -340,6 +376,13 @@ export class ChatSession {
       case "turn_end":
         this.running = false;
         this.retry = null;
+        // Calls the model never finished writing (its answer failed or was stopped).
+        for (const x of this.entries) {
+          if (x.kind === "tool" && x.status === "writing") {
+            x.status = "cancelled";
+            x.error = "the model's answer ended before this call was complete";
+          }
+        }
         if (e.outcome.status === "stopped") this.#note("Stopped.", "info");
         else if (e.outcome.status === "failed") this.#note(e.outcome.error, "error");
         else if (e.outcome.status === "cut_off") this.#note(capitalize(e.outcome.notice), "error");

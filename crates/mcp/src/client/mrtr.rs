@@ -78,6 +78,20 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_modern_kind(method, params, opts, cancellable)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Inner::request_modern`], saying whether the answer is a task (`resultType`
+    /// `"task"`, which only `tools/call` may answer) rather than the complete result.
+    pub(super) async fn request_modern_kind(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<(ReplyBody, bool), ClientError> {
         // The usual case, kept small: one answer, plainly complete.
         let first = self
             .request_once(method, params, opts.clone(), cancellable)
@@ -87,14 +101,15 @@ impl Inner {
             // faster than by searching it for `"resultType"`.
             let text = body.get();
             if CallToolResult::is_plain_text(text) || plainly_complete(text.as_bytes()) {
-                return first;
+                return first.map(|body| (body, false));
             }
         }
         Box::pin(self.request_rounds(first, method, params, opts, cancellable)).await
     }
 
     /// The rest of a modern request after its `first` answer: `resultType`, input rounds,
-    /// re-issues after a broken stream, a re-listing after a header mismatch.
+    /// re-issues after a broken stream, a re-listing after a header mismatch. The flag
+    /// says the answer is a task.
     async fn request_rounds(
         &self,
         first: Result<ReplyBody, ClientError>,
@@ -102,7 +117,7 @@ impl Inner {
         params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
-    ) -> Result<ReplyBody, ClientError> {
+    ) -> Result<(ReplyBody, bool), ClientError> {
         let mut first = Some(first);
         let invalid = |detail: String| ClientError::Invalid {
             method: method.into(),
@@ -119,7 +134,9 @@ impl Inner {
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
-                    self.request_once(method, sent, opts.clone(), cancellable)
+                    // A retry's params are text: its headers are the original request's.
+                    let era = self.era_headers(method, Some(params));
+                    self.request_once_as(method, sent, opts.clone(), cancellable, Some(era))
                         .await
                 }
             };
@@ -148,13 +165,19 @@ impl Inner {
                 Err(e) => return Err(e),
             };
             if plainly_complete(body.get().as_bytes()) {
-                return Ok(body);
+                return Ok((body, false));
             }
             let header: ResultHeader = body.parse(method)?;
             match era::result_kind_of(header.result_type.as_deref())
                 .map_err(|e| invalid(e.to_string()))?
             {
-                ResultKind::Complete => return Ok(body),
+                ResultKind::Complete => return Ok((body, false)),
+                ResultKind::Task if method == "tools/call" => return Ok((body, true)),
+                ResultKind::Task => {
+                    return Err(invalid(format!(
+                        "a task was returned for {method}, which cannot become a task"
+                    )))
+                }
                 ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
                     return Err(invalid(
                         "input_required is only allowed on tools/call, prompts/get and resources/read".into(),
@@ -185,8 +208,8 @@ impl Inner {
         }
     }
 
-    /// Every page of `tools/list`, for the transport to see (the caller re-lists for the
-    /// registry on the `ToolsChanged` event). Sent as they are, past the list cache and
+    /// Every page of `tools/list`, for their mirrored parameters (the caller re-lists for
+    /// the registry on the `ToolsChanged` event). Sent as they are, past the list cache and
     /// without `resultType` rounds.
     async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
         let opts = RequestOptions {
@@ -200,7 +223,10 @@ impl Inner {
                 let opts = opts.clone();
                 async move { self.request_once("tools/list", &params, opts, true).await }
             },
-            |p: ListToolsPage| (Vec::<()>::new(), p.next_cursor),
+            |p: ListToolsPage| {
+                mcp_headers::note_tools(&p.tools, &mut self.tool_headers.lock());
+                (Vec::<()>::new(), p.next_cursor)
+            },
         )
         .await
         .map(drop)
@@ -246,6 +272,7 @@ impl Inner {
     /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
     /// must not offer them); the server log says which and why.
     pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        mcp_headers::note_tools(&tools, &mut self.tool_headers.lock());
         tools.retain(|t| match mcp_headers::header_params_text(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {

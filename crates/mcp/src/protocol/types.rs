@@ -58,6 +58,9 @@ pub struct ToolDef {
     pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// How the tool runs (2025-11-25: `taskSupport`, see [`ToolDef::task_support`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
     /// The tool's `_meta` as sent (MCP Apps reads its view from it: [`ToolDef::ui`]).
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -68,6 +71,11 @@ impl ToolDef {
     /// (MCP Apps); `None` when it says nothing (no view, visible to the model and views).
     pub fn ui(&self) -> Option<super::apps::ToolUi> {
         super::apps::ToolUi::of(self.meta.as_ref())
+    }
+
+    /// Whether the tool may or must run as a task (legacy era; forbidden when unsaid).
+    pub fn task_support(&self) -> super::tasks::TaskSupport {
+        super::tasks::TaskSupport::of_execution(self.execution.as_ref())
     }
 
     /// `readOnlyHint` from the server's annotations (an untrusted hint).

@@ -9,6 +9,7 @@ import { ViewSession, type ViewBackend, type ViewScreen } from "./session";
 import type { ViewReply } from "./types";
 
 const ORIGIN = "h9view://demo1";
+type ViewSessionArgs = ConstructorParameters<typeof ViewSession>[0]["arguments"];
 const VIEW = "v".repeat(32);
 
 type Posted = { message: Record<string, unknown>; target: string };
@@ -42,7 +43,7 @@ const INIT_ANSWER = {
   hostContext: { toolInfo: { id: "call-1", tool: { name: "get-time", inputSchema: { type: "object" } } } },
 };
 
-function setup(answers: (method: string, params: unknown) => ViewReply = () => ({ kind: "noted" })) {
+function setup(answers: (method: string, params: unknown) => ViewReply = () => ({ kind: "noted" }), args: ViewSessionArgs = { tz: "UTC" }) {
   const w = fakeWindow();
   const calls: Array<[string, unknown]> = [];
   const resized: Array<[number | null, number | null]> = [];
@@ -65,7 +66,7 @@ function setup(answers: (method: string, params: unknown) => ViewReply = () => (
     origin: ORIGIN,
     host: w.host,
     frame: () => w.frame as unknown as Window,
-    arguments: { tz: "UTC" },
+    arguments: args,
     backend,
     screen,
     teardownTimeoutMs: 200,
@@ -139,6 +140,45 @@ describe("the view bridge", () => {
     t.session.setCancelled("the user stopped the turn");
     await tick();
     expect(t.posted.at(-1)?.message).toMatchObject({ method: "ui/notifications/tool-cancelled", params: { reason: "the user stopped the turn" } });
+  });
+
+  test("while the model writes the call, the view gets the latest input so far; then the input once, then the result", async () => {
+    const t = setup(undefined, null);
+    await t.session.start();
+    // The view is not ready yet: only the latest partial input waits.
+    t.session.setPartial({ tz: "U" });
+    t.session.setPartial({ tz: "UT" });
+    t.send(initialize);
+    await tick();
+    t.send(initialized);
+    await tick();
+    t.session.setPartial({ tz: "UTC" });
+    await tick();
+    t.session.setResult(RESULT);
+    await tick();
+    // The result waits for the input.
+    expect(t.posted.slice(1).map((p) => [p.message.method, p.message.params])).toEqual([
+      ["ui/notifications/tool-input-partial", { arguments: { tz: "UT" } }],
+      ["ui/notifications/tool-input-partial", { arguments: { tz: "UTC" } }],
+    ]);
+    t.session.setInput({ tz: "UTC", as: "iso" });
+    t.session.setPartial({ tz: "late" });
+    t.session.setInput({ other: true });
+    await tick();
+    expect(t.posted.slice(3).map((p) => p.message.method)).toEqual(["ui/notifications/tool-input", "ui/notifications/tool-result"]);
+    expect(t.posted[3].message.params).toEqual({ arguments: { tz: "UTC", as: "iso" } });
+  });
+
+  test("a call that ends while its arguments are written (the answer failed) is only cancelled for the view", async () => {
+    const t = setup(undefined, null);
+    await t.session.start();
+    t.session.setPartial({ tz: "U" });
+    t.session.setCancelled("the model's answer ended before this call was complete");
+    t.send(initialize);
+    await tick();
+    t.send(initialized);
+    await tick();
+    expect(t.posted.slice(1).map((p) => p.message.method)).toEqual(["ui/notifications/tool-input-partial", "ui/notifications/tool-cancelled"]);
   });
 
   test("a view's requests go to the core with their method; its answer goes back", async () => {
@@ -248,10 +288,12 @@ describe("the view bridge", () => {
     t.send(initialized);
     await tick();
     const started = Date.now();
-    const done = t.session.teardown();
+    const done = t.session.teardown("conversation-left");
     await tick();
     const request = t.posted.at(-1)!.message;
     expect(request.method).toBe("ui/resource-teardown");
+    // The view hears why.
+    expect(request.params).toEqual({ reason: "conversation-left" });
     t.send({ jsonrpc: "2.0", id: request.id, result: {} });
     await done;
     expect(Date.now() - started).toBeLessThan(150);

@@ -4,9 +4,11 @@
 // only what needs the window: resize, display mode, the save dialog, the theme.
 //
 // Order (what the host owes the view): nothing before it said `initialized` (the transport
-// holds it); then the call's input once, then its result or its cancellation once, which
-// waits here until the view is ready. Teardown asks the view first (`ui/resource-teardown`,
-// with a time limit) and then lets the frame go.
+// holds it); then the input as the model writes it (`tool-input-partial`, the latest only,
+// while the call's arguments are not final), the call's input once, then its result or its
+// cancellation once; each waits here until the view is ready. The view may open before the
+// call has its arguments or its result (`setPartial`, `setInput`, `setResult`). Teardown
+// asks the view first (`ui/resource-teardown`, with a time limit) and then lets the frame go.
 
 import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import type { McpUiHostCapabilities, McpUiHostContext } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -44,7 +46,8 @@ export interface ViewSessionOptions {
   /** The window and the frame's window. */
   host: FrameLink["host"];
   frame: FrameLink["frame"];
-  arguments: JsonValue;
+  /** The call's arguments; `null` while the model is still writing them (see `setInput`). */
+  arguments: JsonValue | null;
   backend: ViewBackend;
   screen: ViewScreen;
   teardownTimeoutMs?: number;
@@ -106,13 +109,19 @@ export class ViewSession {
   #toolInfo: McpUiHostContext["toolInfo"];
   #early: JSONRPCMessage[] = [];
   #initializing = false;
+  #input: JsonValue | null;
+  /** The view said `initialized` (through the bridge). */
+  #initialized = false;
   #inputSent = false;
+  /** The latest partial input not yet sent. */
+  #partial: JsonValue | null = null;
   #outcome: Outcome | null = null;
   #outcomeSent = false;
   #closed = false;
 
   constructor(opts: ViewSessionOptions) {
     this.#opts = opts;
+    this.#input = opts.arguments ?? null;
     this.viewId = opts.viewId;
     this.transport = new FrameTransport({ host: opts.host, frame: opts.frame, origin: opts.origin });
     this.transport.onrefused = (r) => this.refused.push(r);
@@ -209,6 +218,7 @@ export class ViewSession {
       // The transport lets host messages out from now on; input first, then the outcome.
       void this.#opts.backend.request(this.viewId, "ui/notifications/initialized", params ?? {}).catch(() => {});
       this.#opts.screen.initialized?.();
+      this.#initialized = true;
       this.#flush();
     });
   }
@@ -216,12 +226,18 @@ export class ViewSession {
   /** Sends what the view is owed, in order, once it is ready. */
   #flush() {
     const bridge = this.#bridge;
-    if (!bridge || this.#closed) return;
-    if (!this.#inputSent) {
+    if (!bridge || this.#closed || !this.#initialized) return;
+    if (!this.#inputSent && this.#input !== null) {
       this.#inputSent = true;
-      void bridge.sendToolInput({ arguments: (this.#opts.arguments ?? {}) as Record<string, unknown> });
+      this.#partial = null;
+      void bridge.sendToolInput({ arguments: (this.#input ?? {}) as Record<string, unknown> });
+    } else if (!this.#inputSent && this.#partial !== null) {
+      const partial = this.#partial;
+      this.#partial = null;
+      void bridge.sendToolInputPartial({ arguments: partial as Record<string, unknown> });
     }
-    if (this.#outcome && !this.#outcomeSent && this.transport.ready) {
+    // The outcome follows the input (a call that never got its arguments is only cancelled).
+    if (this.#outcome && !this.#outcomeSent && (this.#inputSent || "cancelled" in this.#outcome)) {
       this.#outcomeSent = true;
       const o = this.#outcome;
       if ("result" in o) void bridge.sendToolResult(o.result as Parameters<AppBridge["sendToolResult"]>[0]);
@@ -229,18 +245,32 @@ export class ViewSession {
     }
   }
 
+  /** The model is still writing the call's arguments: what it wrote so far (the view gets the latest once it is ready, until the input is final). */
+  setPartial(args: JsonValue) {
+    if (this.#inputSent || this.#input !== null) return;
+    this.#partial = args;
+    this.#flush();
+  }
+
+  /** The call's arguments are final: the view gets them once, when it is ready. */
+  setInput(args: JsonValue) {
+    if (this.#input !== null) return;
+    this.#input = args ?? {};
+    this.#flush();
+  }
+
   /** The call finished: the view gets the result once it is ready. */
   setResult(result: CallToolResult) {
     if (this.#outcome) return;
     this.#outcome = { result };
-    if (this.#bridge && this.transport.ready) this.#flush();
+    this.#flush();
   }
 
   /** The call was cancelled: the view is told once it is ready. */
   setCancelled(reason: string) {
     if (this.#outcome) return;
     this.#outcome = { cancelled: reason };
-    if (this.#bridge && this.transport.ready) this.#flush();
+    this.#flush();
   }
 
   /** The window's surroundings changed (theme, size, mode): the view gets what changed. */
