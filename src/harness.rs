@@ -204,6 +204,7 @@ impl Harness {
             .map(PathBuf::from)
             .unwrap_or_default();
         let catalog = Catalog::default();
+        // Beside the approvals: the record of installs and the registry cache.
         let installer = crate::install::Installer::new(
             project,
             opts.scope_files
@@ -216,7 +217,8 @@ impl Harness {
             path_for_children
                 .clone()
                 .or_else(|| std::env::var_os("PATH")),
-        );
+        )
+        .with_data_dir(&user_data_dir);
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(

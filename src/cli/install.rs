@@ -4,11 +4,11 @@
 //! and prints.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use harness9::config::Scope;
 use harness9::install::{
-    sources, Answers, Choice, InstallError, InstallPlan, Installer, PackageKind, RegistryInstall,
+    plan_bundle, sources, Answers, Choice, InstallError, InstallPlan, InstallTarget, Installer,
+    PackageKind, RegistryInstall,
 };
 use harness9::term_text::Line;
 
@@ -316,22 +316,9 @@ fn show_and_commit(
     }
 }
 
-/// Whether `mcp install ARG` names a bundle rather than a registry server.
-fn is_bundle(arg: &str) -> bool {
-    arg.ends_with(".mcpb") || Path::new(arg).is_file()
-}
-
 pub async fn install(project: ProjectArgs, args: InstallArgs) -> i32 {
     if let Err(c) = project_ok(&project) {
         return c;
-    }
-    if is_bundle(&args.target) {
-        return fail(
-            &project,
-            &InstallError::BundlesNotYet {
-                what: format!("the bundle \"{}\"", args.target),
-            },
-        );
     }
     let scope = match args.scope.parse::<Scope>() {
         Ok(s) => s,
@@ -357,13 +344,21 @@ pub async fn install(project: ProjectArgs, args: InstallArgs) -> i32 {
         Ok(a) => a,
         Err(c) => return c,
     };
+    let (name, version) = match InstallTarget::parse(&args.target) {
+        InstallTarget::Bundle(path) => {
+            return match plan_bundle(&path) {
+                Ok(plan) => {
+                    let installer = Installer::for_project(&project.project);
+                    show_and_commit(&project, &installer, &plan, answers, args.dry_run)
+                }
+                Err(e) => fail(&project, &e),
+            }
+        }
+        InstallTarget::Registry { name, version } => (name, version),
+    };
     let registries = match registries(&project, args.registry.as_deref()) {
         Ok(r) => r,
         Err(c) => return c,
-    };
-    let (name, version) = match args.target.split_once('@') {
-        Some((n, v)) if !n.is_empty() && !v.is_empty() => (n.to_string(), Some(v.to_string())),
-        _ => (args.target.clone(), None),
     };
     let installer = Installer::for_project(&project.project);
     let plan = installer

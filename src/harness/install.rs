@@ -1,7 +1,8 @@
 //! Installing servers and their secrets, for front ends: one call each, delegated to the
 //! install service ([`crate::install::Installer`]). Calls that read or write files or the
-//! credential store run on the blocking pool. A change of an entry's secret restarts that
-//! server when it is configured (so the new value is used at once).
+//! credential store run on the blocking pool. A commit reloads the configuration, and a
+//! change of an entry's secret restarts that server when it is configured, so what was
+//! written is used at once.
 
 use std::collections::BTreeMap;
 
@@ -75,7 +76,8 @@ impl Harness {
         self.installer.plan_update(server, None).await
     }
 
-    /// Writes a plan with `answers`, when `shown` is the digest of what the user saw.
+    /// Writes a plan with `answers`, when `shown` is the digest of what the user saw, and
+    /// applies it (the new or updated server starts).
     pub async fn commit_install(
         &self,
         plan: InstallPlan,
@@ -83,7 +85,9 @@ impl Harness {
         shown: String,
     ) -> Result<Installed, InstallError> {
         let installer = self.installer.clone();
-        blocking(move || installer.commit(&plan, &answers, &shown)).await
+        let done = blocking(move || installer.commit(&plan, &answers, &shown)).await?;
+        self.reload().await;
+        Ok(done)
     }
 
     /// Installed servers with a newer version in their registry.

@@ -5,7 +5,7 @@
 //! [`Installer`] is the one façade:
 //! - [`Installer::search`] asks the configured registries ([`sources`], [`registry`]);
 //! - [`Installer::plan`] makes the plan of one server version ([`choose`] picks the package
-//!   or remote and the pinned command, [`plan`] holds it);
+//!   or remote, [`build`] the pinned command and the values to ask, [`plan`] holds it);
 //! - [`InstallPlan::fill`] puts the user's values in; [`Installer::commit`] writes exactly
 //!   the entry the user saw (its digest), keeps secrets in the credential store
 //!   ([`secrets`]), records the entry as approved as shown when its scope needs approval,
@@ -17,18 +17,27 @@
 //! It reads and writes config, user data and the credential store; it starts nothing (the
 //! manager puts an entry's secrets in when the server starts).
 
+pub mod build;
 pub mod cache;
 pub mod choose;
+mod entries;
+mod error;
 pub mod installed;
+pub mod kind;
+mod outdated;
 pub mod plan;
 pub mod record;
 pub mod registry;
 pub mod secrets;
 pub mod sources;
+pub mod syntax;
 pub mod template;
 
-pub use choose::{Choice, PackageKind, PlanVariable, VariableKind};
+pub use build::{PlanVariable, VariableKind};
+pub use choose::{Choice, PackageKind};
+pub use error::InstallError;
 pub use installed::{InstalledStore, Provenance};
+pub use outdated::{newer, Outdated, OutdatedReport};
 pub use plan::{Answers, InstallPlan, PlanSource, Replaced};
 pub use registry::{RegistryClient, RegistryError, RegistryProblem, SearchHit, SearchResults};
 pub use secrets::{SecretError, SecretState, ServerSecrets};
@@ -41,120 +50,48 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::config::inputs;
 use crate::config::servers::{self, ServerEditError};
 use crate::config::{Scope, ScopeFiles};
 use crate::mcp::auth::CredentialStore;
 use crate::trust::ApprovalStore;
 
-/// Why an install, an update or a change of secrets did not happen. Nothing was written.
-#[derive(Debug, thiserror::Error)]
-pub enum InstallError {
-    #[error(transparent)]
-    Source(#[from] SourceError),
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    #[error("\"{name}\" cannot be installed safely: {reason}")]
-    Refused { name: String, reason: String },
-    #[error("\"{name}\" needs {needs} on the servers' PATH; install it, or choose another way with --package TYPE or --remote")]
-    NoRuntime { name: String, needs: String },
-    #[error("\"{name}\" has no {kind} package (it has: {available})")]
-    NoSuchPackage {
+/// What `install ARG` names: a bundle file, or a server of a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallTarget {
+    /// A path ending in `.mcpb`, or an existing file.
+    Bundle(PathBuf),
+    /// `NAME` or `NAME@VERSION`.
+    Registry {
         name: String,
-        kind: String,
-        available: String,
+        version: Option<String>,
     },
-    #[error("\"{name}\" has no remote (it has: {available})")]
-    NoRemote { name: String, available: String },
-    #[error("\"{name}\" has nothing harness9 can run (it has: {available})")]
-    Nothing { name: String, available: String },
-    #[error("bundles: not yet — installing {what} is not supported by this version of harness9")]
-    BundlesNotYet { what: String },
-    #[error("these values are required: {}; give them with -e NAME=VALUE (or answer when asked)", .names.join(", "))]
-    Missing { names: Vec<String> },
-    #[error("the value of \"{name}\" cannot be used: {reason}")]
-    BadValue { name: String, reason: String },
-    #[error("\"{name}\" is not a value this server asks for{}", known_hint(.known))]
-    UnknownVariable { name: String, known: Vec<String> },
-    #[error(
-        "the entry to write changed since it was shown; nothing was written. Look at it again"
-    )]
-    Changed,
-    #[error("server \"{server}\" was not installed from a registry; nothing to update")]
-    NotInstalled { server: String },
-    #[error("server \"{server}\" has no input \"{name}\" (its entry refers to: {})", if .known.is_empty() { "none".to_string() } else { .known.join(", ") })]
-    NoSuchInput {
-        server: String,
-        name: String,
-        known: Vec<String>,
-    },
-    #[error(transparent)]
-    Edit(#[from] ServerEditError),
-    #[error(transparent)]
-    Secret(#[from] SecretError),
 }
 
-fn known_hint(known: &[String]) -> String {
-    if known.is_empty() {
-        " (it asks for none)".into()
-    } else {
-        format!(" (it asks for: {})", known.join(", "))
+impl InstallTarget {
+    /// Reads `arg` as a bundle when it ends in `.mcpb` or names an existing file, else as
+    /// a registry server name with an optional `@VERSION`.
+    pub fn parse(arg: &str) -> InstallTarget {
+        if arg.ends_with(".mcpb") || Path::new(arg).is_file() {
+            return InstallTarget::Bundle(PathBuf::from(arg));
+        }
+        match arg.split_once('@') {
+            Some((n, v)) if !n.is_empty() && !v.is_empty() => InstallTarget::Registry {
+                name: n.to_string(),
+                version: Some(v.to_string()),
+            },
+            _ => InstallTarget::Registry {
+                name: arg.to_string(),
+                version: None,
+            },
+        }
     }
 }
 
-impl InstallError {
-    /// A stable kebab-case code for front ends and `--json` output (never changes once
-    /// released).
-    pub fn code(&self) -> &'static str {
-        match self {
-            InstallError::Source(e) => e.code(),
-            InstallError::Registry(e) => e.code(),
-            InstallError::Refused { .. } => "refused-record",
-            InstallError::NoRuntime { .. } => "no-runtime",
-            InstallError::NoSuchPackage { .. } => "no-such-package",
-            InstallError::NoRemote { .. } => "no-remote",
-            InstallError::Nothing { .. } => "nothing-to-install",
-            InstallError::BundlesNotYet { .. } => "bundles-not-supported",
-            InstallError::Missing { .. } => "missing-values",
-            InstallError::BadValue { .. } => "invalid-value",
-            InstallError::UnknownVariable { .. } => "unknown-variable",
-            InstallError::Changed => "changed-since-shown",
-            InstallError::NotInstalled { .. } => "not-installed",
-            InstallError::NoSuchInput { .. } => "unknown-input",
-            InstallError::Edit(e) => e.code(),
-            InstallError::Secret(e) => e.code(),
-        }
-    }
-
-    /// Whether the request was wrong (bad arguments, unknown names) rather than something
-    /// failing: front ends map it to their usage exit code.
-    pub fn is_usage(&self) -> bool {
-        match self {
-            InstallError::Source(_)
-            | InstallError::NoSuchPackage { .. }
-            | InstallError::NoRemote { .. }
-            | InstallError::Missing { .. }
-            | InstallError::BadValue { .. }
-            | InstallError::UnknownVariable { .. }
-            | InstallError::NotInstalled { .. }
-            | InstallError::NoSuchInput { .. } => true,
-            InstallError::Edit(e) => !matches!(
-                e,
-                ServerEditError::Save(_)
-                    | ServerEditError::Unreadable { .. }
-                    | ServerEditError::Changed { .. }
-            ),
-            InstallError::Secret(e) => !matches!(e, SecretError::Store(_)),
-            InstallError::Registry(RegistryError::NotFound { .. })
-            | InstallError::Registry(RegistryError::NoSuchVersion { .. }) => true,
-            InstallError::Registry(_)
-            | InstallError::Refused { .. }
-            | InstallError::NoRuntime { .. }
-            | InstallError::Nothing { .. }
-            | InstallError::BundlesNotYet { .. }
-            | InstallError::Changed => false,
-        }
-    }
+/// The plan of a bundle: not supported by this version (the error says so).
+pub fn plan_bundle(path: &Path) -> Result<InstallPlan, InstallError> {
+    Err(InstallError::BundlesNotYet {
+        what: format!("the bundle \"{}\"", path.display()),
+    })
 }
 
 /// What to install from a registry.
@@ -196,33 +133,6 @@ pub struct Installed {
     pub notes: Vec<String>,
 }
 
-/// An installed server with a newer version in its registry.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct Outdated {
-    /// Its name in harness9.
-    pub server: String,
-    pub scope: Scope,
-    pub registry: String,
-    /// Its name in the registry.
-    pub name: String,
-    pub installed: String,
-    pub latest: String,
-}
-
-/// What `outdated` found, and the registries it could not ask.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct OutdatedReport {
-    pub outdated: Vec<Outdated>,
-    /// Installed servers checked.
-    pub checked: u32,
-    pub problems: Vec<RegistryProblem>,
-    pub notes: Vec<String>,
-}
-
 /// The PATH servers are started with: the login shell's when harness9 runs outside a
 /// terminal (as the manager does), else this process's.
 pub fn servers_path() -> Option<OsString> {
@@ -238,44 +148,6 @@ fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// Whether version `a` is newer than `b` (semantic versions; other text compared by its
-/// numbers, then as text).
-pub fn newer(a: &str, b: &str) -> bool {
-    fn split(v: &str) -> (Vec<u64>, Option<&str>) {
-        let v = v.trim_start_matches('v');
-        let (core, pre) = match v.split_once('-') {
-            Some((c, p)) => (c, Some(p)),
-            None => (v, None),
-        };
-        let core = core.split('+').next().unwrap_or(core);
-        (
-            core.split('.')
-                .map(|p| p.parse::<u64>().unwrap_or(0))
-                .collect(),
-            pre,
-        )
-    }
-    if a == b {
-        return false;
-    }
-    let ((ca, pa), (cb, pb)) = (split(a), split(b));
-    let n = ca.len().max(cb.len());
-    for i in 0..n {
-        let (x, y) = (
-            ca.get(i).copied().unwrap_or(0),
-            cb.get(i).copied().unwrap_or(0),
-        );
-        if x != y {
-            return x > y;
-        }
-    }
-    match (pa, pb) {
-        (None, Some(_)) => true,
-        (Some(_), None) | (None, None) => false,
-        (Some(x), Some(y)) => x > y,
-    }
 }
 
 /// The service: one project's scope files, its approvals, the credential store, the record
@@ -380,7 +252,7 @@ impl Installer {
         let record = &found.listed.server;
         let path = self.path();
         let way = choose::choose(record, req.choice, path.as_deref())?;
-        let built = choose::build(record, way, path.as_deref())?;
+        let built = build::build(record, way, path.as_deref())?;
         let name = req
             .local_name
             .clone()
@@ -584,224 +456,6 @@ impl Installer {
             }
             _ => Vec::new(),
         }
-    }
-
-    /// The installed servers of this project whose registry has a newer version.
-    pub async fn outdated(&self) -> OutdatedReport {
-        let me = self.clone();
-        let entries = tokio::task::spawn_blocking(move || {
-            me.installed
-                .of_project(&me.project)
-                .into_iter()
-                .filter(|e| {
-                    servers::entry_of(&me.files, e.scope, &e.server)
-                        .ok()
-                        .flatten()
-                        .is_some()
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap_or_default();
-        let answers = futures::future::join_all(
-            entries
-                .iter()
-                .map(|e| self.client.record_in(&e.from.registry, &e.from.name, None)),
-        )
-        .await;
-        let mut report = OutdatedReport {
-            checked: entries.len() as u32,
-            ..OutdatedReport::default()
-        };
-        for (e, answer) in entries.into_iter().zip(answers) {
-            match answer {
-                Ok(Some(found)) => {
-                    report.notes.extend(found.note);
-                    let latest = found.listed.server.version;
-                    if newer(&latest, &e.from.version) {
-                        report.outdated.push(Outdated {
-                            server: e.server,
-                            scope: e.scope,
-                            registry: e.from.registry,
-                            name: e.from.name,
-                            installed: e.from.version,
-                            latest,
-                        });
-                    }
-                }
-                Ok(None) => report.problems.push(RegistryProblem {
-                    registry: e.from.registry.clone(),
-                    code: "unknown-registry-server".into(),
-                    message: format!(
-                        "\"{}\" (server \"{}\") is no longer in {}",
-                        e.from.name, e.server, e.from.registry
-                    ),
-                }),
-                Err(err) => report.problems.push(RegistryProblem {
-                    registry: e.from.registry.clone(),
-                    code: err.code().into(),
-                    message: err.to_string(),
-                }),
-            }
-        }
-        report.notes.dedup();
-        report
-    }
-
-    /// The plan that updates installed server `server` to its registry's latest version
-    /// (same registry, package kind, name and scope; the values given before offered
-    /// again).
-    pub async fn plan_update(
-        &self,
-        server: &str,
-        scope: Option<Scope>,
-    ) -> Result<InstallPlan, InstallError> {
-        let me = self.clone();
-        let server_owned = server.to_string();
-        let found = tokio::task::spawn_blocking(move || {
-            let in_effect = servers::scopes_with(&me.files, &server_owned)?;
-            let scope = match scope {
-                Some(s) => s,
-                None => match in_effect.first() {
-                    Some(s) => *s,
-                    None => {
-                        return Err(InstallError::NotInstalled {
-                            server: server_owned,
-                        })
-                    }
-                },
-            };
-            let from = me
-                .installed
-                .get(scope, &me.project, &server_owned)
-                .ok_or_else(|| InstallError::NotInstalled {
-                    server: server_owned.clone(),
-                })?;
-            Ok((scope, from))
-        })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
-        let (scope, from) = found;
-        let choice = match from.package.as_deref().and_then(PackageKind::of) {
-            Some(k) => Choice::Package(k),
-            None => Choice::Remote,
-        };
-        self.plan(&RegistryInstall {
-            name: from.name,
-            version: None,
-            local_name: Some(server.to_string()),
-            scope,
-            choice,
-            registries: vec![from.registry],
-        })
-        .await
-    }
-
-    /// After an import was written to `scope`: keeps the values given for its secret
-    /// inputs in the credential store, for each added server that uses them. Returns the
-    /// notes for the user: where values were kept, and which inputs still have none.
-    /// Blocking.
-    pub fn keep_import_inputs(
-        &self,
-        plan: &crate::config::import::ImportPlan,
-        scope: Scope,
-        answers: &Answers,
-    ) -> Vec<String> {
-        let mut notes = Vec::new();
-        for q in &plan.inputs {
-            for server in &q.servers {
-                let given = answers.get(&q.name).filter(|v| !v.is_empty());
-                match given.map(|v| self.secrets.set(scope, server, &q.name, v)) {
-                    Some(Ok(())) => notes.push(format!(
-                        "the value of {} for \"{server}\" is kept in {}",
-                        q.name,
-                        self.secrets.location()
-                    )),
-                    Some(Err(e)) => notes.push(format!(
-                        "the value of {} for \"{server}\" could not be kept ({e}); set it with `harness9 mcp secret set {server} {}`",
-                        q.name, q.name
-                    )),
-                    None => notes.push(format!(
-                        "{}{} has no value yet: set it with `harness9 mcp secret set {server} {}`",
-                        q.name,
-                        q.description
-                            .as_deref()
-                            .map(|d| format!(" ({d})"))
-                            .unwrap_or_default(),
-                        q.name
-                    )),
-                }
-            }
-        }
-        notes
-    }
-
-    /// After an entry was removed from `scope`: forgets where it came from and the values
-    /// of its inputs (`entry` as it was written). Returns what could not be forgotten.
-    /// Blocking.
-    pub fn forget_entry(
-        &self,
-        scope: Scope,
-        server: &str,
-        entry: &serde_json::Value,
-    ) -> Vec<String> {
-        let mut problems = Vec::new();
-        if let Err(e) = self.installed.forget(scope, &self.project, server) {
-            problems.push(e.to_string());
-        }
-        for name in inputs::entry_inputs(entry) {
-            if let Err(e) = self.secrets.remove(scope, server, &name) {
-                problems.push(e.to_string());
-            }
-        }
-        problems
-    }
-
-    /// The entry of `server` in effect: its scope and the inputs it refers to.
-    fn inputs_of(&self, server: &str) -> Result<(Scope, Vec<String>), InstallError> {
-        let scopes = servers::scopes_with(&self.files, server)?;
-        let Some(&scope) = scopes.first() else {
-            return Err(InstallError::Edit(ServerEditError::NotFound {
-                name: server.into(),
-                scope: None,
-                files: Scope::ALL
-                    .iter()
-                    .map(|s| self.files.path(*s).display().to_string())
-                    .collect(),
-            }));
-        };
-        let entry = servers::entry_of(&self.files, scope, server)?.unwrap_or_default();
-        Ok((scope, inputs::entry_inputs(&entry).into_iter().collect()))
-    }
-
-    /// Whether each input of `server`'s entry in effect has a value (never the values).
-    /// Blocking.
-    pub fn secret_states(&self, server: &str) -> Result<(Scope, Vec<SecretState>), InstallError> {
-        let (scope, names) = self.inputs_of(server)?;
-        Ok((scope, self.secrets.states(scope, server, &names)))
-    }
-
-    /// Keeps the value of input `name` of `server`'s entry in effect (which must refer to
-    /// it). Blocking.
-    pub fn set_secret(&self, server: &str, name: &str, value: &str) -> Result<Scope, InstallError> {
-        let (scope, names) = self.inputs_of(server)?;
-        if !names.iter().any(|n| n == name) {
-            return Err(InstallError::NoSuchInput {
-                server: server.into(),
-                name: name.into(),
-                known: names,
-            });
-        }
-        self.secrets.set(scope, server, name, value)?;
-        Ok(scope)
-    }
-
-    /// Forgets the value of input `name` of `server`'s entry in effect; `true` when one
-    /// was kept. Blocking.
-    pub fn remove_secret(&self, server: &str, name: &str) -> Result<(Scope, bool), InstallError> {
-        let (scope, _) = self.inputs_of(server)?;
-        let removed = self.secrets.remove(scope, server, name)?;
-        Ok((scope, removed))
     }
 }
 

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Digest;
 
-use super::choose::{PackageKind, PlanVariable};
+use super::build::PlanVariable;
+use super::choose::PackageKind;
 use super::template::{Template, Values};
 use super::InstallError;
 use crate::config::Scope;

@@ -27,6 +27,12 @@ pub const MAX_PAGES: usize = 100;
 pub const PAGE_SIZE: usize = 100;
 /// Most hits one search keeps per registry.
 pub const MAX_RESULTS: usize = 10_000;
+/// Longest name, title, version or way of running of a hit, in bytes (longer is cut).
+pub const MAX_HIT_TEXT: usize = 256;
+/// Longest description of a hit, in bytes (the registry's own limit is 100 characters).
+pub const MAX_HIT_DESCRIPTION: usize = 1024;
+/// Most ways of running listed for one hit.
+pub const MAX_HIT_RUNS: usize = 16;
 /// How long one request may take, from connecting to the end of the answer.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long connecting to a registry may take.
@@ -384,14 +390,19 @@ impl RegistryClient {
                 if !names.insert(l.server.name.clone()) {
                     continue;
                 }
+                let clip = |s: &str, n: usize| crate::truncate::prefix(s, n).to_string();
                 out.hits.push(SearchHit {
                     registry: registry.clone(),
-                    runs: super::choose::runs(&l.server),
-                    name: l.server.name,
-                    title: l.server.title,
-                    description: l.server.description,
-                    version: l.server.version,
-                    status: l.status,
+                    runs: super::kind::runs(&l.server)
+                        .iter()
+                        .take(MAX_HIT_RUNS)
+                        .map(|r| clip(r, MAX_HIT_TEXT))
+                        .collect(),
+                    name: clip(&l.server.name, MAX_HIT_TEXT),
+                    title: l.server.title.as_deref().map(|t| clip(t, MAX_HIT_TEXT)),
+                    description: clip(&l.server.description, MAX_HIT_DESCRIPTION),
+                    version: clip(&l.server.version, MAX_HIT_TEXT),
+                    status: l.status.as_deref().map(|t| clip(t, MAX_HIT_TEXT)),
                 });
             }
         }

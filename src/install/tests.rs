@@ -228,3 +228,35 @@ fn versions_compare_as_versions() {
     assert!(newer("v1.0.1", "1.0.0"));
     assert!(!newer("0.9", "1.0.0"));
 }
+
+#[test]
+fn an_install_argument_is_a_bundle_or_a_registry_name() {
+    assert_eq!(
+        InstallTarget::parse("./x.mcpb"),
+        InstallTarget::Bundle(PathBuf::from("./x.mcpb"))
+    );
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let path = file.path().display().to_string();
+    assert_eq!(
+        InstallTarget::parse(&path),
+        InstallTarget::Bundle(PathBuf::from(&path))
+    );
+    assert_eq!(
+        InstallTarget::parse("io.github.a/b@1.2.3"),
+        InstallTarget::Registry {
+            name: "io.github.a/b".into(),
+            version: Some("1.2.3".into())
+        }
+    );
+    assert_eq!(
+        InstallTarget::parse("io.github.a/b"),
+        InstallTarget::Registry {
+            name: "io.github.a/b".into(),
+            version: None
+        }
+    );
+    assert_eq!(
+        plan_bundle(Path::new("x.mcpb")).unwrap_err().code(),
+        "bundles-not-supported"
+    );
+}

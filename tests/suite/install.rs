@@ -392,6 +392,8 @@ fn oci_commands_hostile_records_and_bundles() {
         &[
             json!({"name": "io.github.evil/option", "version": "1.0.0",
                    "packages": [{"registryType": "npm", "identifier": "--package=evil", "version": "1.0.0"}]}),
+            json!({"name": "io.github.evil/ansi", "version": "1.0.0",
+                   "description": format!("\u{1b}]8;;https://x.invalid\u{7}click\u{1b}[2J{}", "x".repeat(100_000))}),
             json!({"name": "io.github.evil/shell", "version": "1.0.0",
                    "packages": [{"registryType": "npm", "identifier": "ok", "version": "1.0.0",
                                  "packageArguments": [{"type": "positional", "value": "$(touch /tmp/x); `id`"}]}]}),
@@ -401,6 +403,20 @@ fn oci_commands_hostile_records_and_bundles() {
     );
     let path = std::env::var("PATH").unwrap();
     let e = env(&r.url, &path);
+    // Control characters are shown escaped, absurd lengths cut.
+    let (out, _) = run(&h, &["mcp", "search", "evil/ansi"], &e, 0);
+    let row = out.lines().nth(1).unwrap();
+    // 80 characters of the description as sent (the last one `…`), each control escaped.
+    assert!(
+        row.ends_with(&format!(
+            "  \\x1b]8;;https://x.invalid\\x07click\\x1b[2J{}…",
+            "x".repeat(47)
+        )),
+        "{row}"
+    );
+    let (out, _) = run(&h, &["mcp", "search", "evil/ansi", "--json"], &e, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hits"][0]["description"].as_str().unwrap().len(), 1024);
     // OCI: docker run, the variables passed by name, the image pinned.
     let (out, _) = run(
         &h,
@@ -642,4 +658,85 @@ fn search_is_fast_cold_and_warm() {
         warm_took < Duration::from_millis(300),
         "warm: {warm_took:?}"
     );
+}
+
+/// What the desktop app will call: plan, fill, commit (the server starts with its secret
+/// put in), the secrets' states, and a changed secret that restarts the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_facade_plans_commits_and_starts_with_the_secret() {
+    use super::support::project::Project;
+    use super::support::wait::wait_until;
+    use harness9::install::{Choice, VariableKind};
+    use harness9::manager::ServerState;
+
+    let http = Fixture::start().await;
+    let r = Registry::start(
+        &[json!({
+            "name": "io.github.example/remote-echo", "description": "The HTTP fixture.", "version": "1.0.0",
+            "remotes": [{"type": "streamable-http", "url": format!("{}/bearer/json", http.base),
+                         "headers": [{"name": "Authorization", "isRequired": true, "isSecret": true}]}]
+        })],
+        100,
+        None,
+    );
+    let p = Project::new(&json!({"mcpServers": {}}));
+    let h = harness9::Harness::open(
+        p.path(),
+        harness9::HarnessOptions {
+            auth: Some(harness9::mcp::auth::AuthContext::memory()),
+            ..p.harness_options()
+        },
+    );
+    let plan = h
+        .plan_install(harness9::harness::InstallRequest {
+            name: "io.github.example/remote-echo".into(),
+            registry: Some(r.url.clone()),
+            choice: Choice::Auto,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(plan.variables.len(), 1);
+    assert_eq!(plan.variables[0].kind, VariableKind::Header);
+    assert!(plan.variables[0].secret && plan.variables[0].required);
+    let answers: std::collections::BTreeMap<String, String> = [(
+        "Authorization".to_string(),
+        "Bearer fixture-token".to_string(),
+    )]
+    .into();
+    let shown = plan.fill(&answers).unwrap();
+    assert_eq!(
+        shown.entry,
+        json!({"type": "http", "url": format!("{}/bearer/json", http.base),
+               "headers": {"Authorization": "${input:Authorization}"}})
+    );
+    let done = h
+        .commit_install(plan, answers, shown.digest.clone())
+        .await
+        .unwrap();
+    assert_eq!(done.secrets, vec!["Authorization"]);
+    wait_until(h.manager(), "remote-echo connects", |s| {
+        s.servers
+            .iter()
+            .any(|x| x.name == "remote-echo" && matches!(x.state, ServerState::Connected { .. }))
+    })
+    .await;
+    let (scope, states) = h.server_secrets("remote-echo").await.unwrap();
+    assert_eq!(scope, harness9::config::Scope::Local);
+    assert_eq!(states[0].set, Some(true));
+    // A wrong value: the server restarts with it and is refused.
+    h.set_server_secret("remote-echo", "Authorization", "Bearer wrong".into())
+        .await
+        .unwrap();
+    wait_until(h.manager(), "remote-echo is refused", |s| {
+        s.servers.iter().any(|x| {
+            x.name == "remote-echo"
+                && matches!(
+                    x.state,
+                    ServerState::Failed { .. } | ServerState::NeedsAuth { .. }
+                )
+        })
+    })
+    .await;
+    h.shutdown().await;
 }

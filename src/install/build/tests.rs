@@ -2,6 +2,8 @@
 //! repository) and the examples of its `server.json` documentation, then hostile ones.
 
 use super::*;
+use crate::install::choose::{choose, Choice};
+use crate::install::kind::runs;
 use crate::install::template::Values;
 use serde_json::{json, Value};
 
