@@ -3,16 +3,19 @@
 
 mod apps;
 mod chat;
+mod install;
 mod prompts;
 mod resource_view;
 mod resources;
 mod roots;
 mod settings;
 mod surface;
+mod tasks;
 mod tool_view;
 mod userdata;
 pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
+pub use install::InstallRequest;
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
     PreviewPart, ReadPreview, ResourceEntry, ResourceListing, TemplateEntry,
@@ -22,6 +25,7 @@ pub use resources::{fuzzy_score, pick_resources, SaveResourceError, MAX_PICKS};
 pub use roots::{RootsError, RootsStore, EXTRA_ROOTS_FILE};
 pub use settings::PermissionError;
 pub use surface::FEATURES_WAIT;
+pub use tasks::{TaskListEntry, TaskListing};
 pub use tool_view::{HeldToolEntry, ToolDetail, ToolEntry};
 
 use std::path::{Path, PathBuf};
@@ -163,11 +167,15 @@ pub struct Harness {
     asks: Arc<Asks>,
     /// MCP Apps views ([`crate::host::apps`]).
     apps: crate::host::apps::Apps,
+    /// MCP tasks ([`crate::host::tasks`]).
+    tasks: crate::host::tasks::Tasks,
     /// The folder of the user-data files the services read (approvals, pins, grants).
     user_data_dir: PathBuf,
     /// Counts the changes of the stored user data seen by a watcher ([`userdata`]).
     user_data: tokio::sync::watch::Sender<u64>,
     catalog: Catalog,
+    /// Installing servers from registries, and entries' secrets ([`crate::install`]).
+    installer: crate::install::Installer,
     registry: Arc<ToolRegistry>,
     manual_calls: Arc<ManualCalls>,
     roots_store: RootsStore,
@@ -196,6 +204,21 @@ impl Harness {
             .map(PathBuf::from)
             .unwrap_or_default();
         let catalog = Catalog::default();
+        // Beside the approvals: the record of installs and the registry cache.
+        let installer = crate::install::Installer::new(
+            project,
+            opts.scope_files
+                .clone()
+                .unwrap_or_else(|| ScopeFiles::of(project)),
+            opts.approvals.clone(),
+            signin.auth_context().store.clone(),
+        )
+        .with_path(
+            path_for_children
+                .clone()
+                .or_else(|| std::env::var_os("PATH")),
+        )
+        .with_data_dir(&user_data_dir);
         let asks = Arc::new(Asks::new(project, opts.approvals.path()));
         let pins = Arc::new(Pins::new(project, opts.approvals.path(), registry.clone()));
         let manager = Manager::new(
@@ -209,13 +232,21 @@ impl Harness {
                     requests: Some(asks.clone()),
                     authorizers: Some(signin.clone()),
                     observers: vec![Arc::new(catalog.clone())],
+                    inputs: Some(Arc::new(crate::host::inputs::EntryInputs(
+                        installer.secrets().clone(),
+                    ))),
                 },
             },
         );
         manager.set_restart_policy(opts.restart);
         let roots_store = RootsStore::in_dir(&crate::trust::data_dir());
         asks.set_extra_roots(&roots_store.get(project));
-        Harness {
+        let tasks = crate::host::tasks::Tasks::new(
+            project,
+            manager.clone(),
+            crate::host::tasks::TaskStore::in_dir(&user_data_dir),
+        );
+        let harness = Harness {
             project: project.to_path_buf(),
             files: opts.scope_files.unwrap_or_else(|| ScopeFiles::of(project)),
             manager,
@@ -223,9 +254,11 @@ impl Harness {
             pins,
             asks,
             apps: Default::default(),
+            tasks,
             user_data_dir,
             user_data: tokio::sync::watch::channel(0).0,
             catalog,
+            installer,
             registry,
             manual_calls: Arc::default(),
             roots_store,
@@ -234,7 +267,9 @@ impl Harness {
             permission_store: crate::engine::permissions::PermissionStore::in_dir(
                 &crate::trust::data_dir(),
             ),
-        }
+        };
+        harness.deliver_late_results();
+        harness
     }
 
     pub fn project(&self) -> &Path {
@@ -357,6 +392,7 @@ impl Harness {
     /// Stops every server; no child process is left.
     pub async fn shutdown(&self) {
         self.manual_calls.cancel_all();
+        self.tasks.shutdown().await;
         self.apps
             .close_all(crate::host::apps::TeardownReason::ProjectClosed);
         self.manager.shutdown().await;
@@ -607,15 +643,45 @@ impl Harness {
         dry_run: bool,
         confirmed: Option<String>,
     ) -> Result<ImportPlan, ImportError> {
+        self.import_servers_answering(
+            source,
+            scope,
+            on_conflict,
+            dry_run,
+            confirmed,
+            Default::default(),
+        )
+        .await
+    }
+
+    /// [`Harness::import_servers`] with answers to the plan's questions
+    /// ([`ImportPlan::inputs`], from a dry run), by input name: plain ones are written
+    /// into the entries (so they change the plan and its digest), secret ones are kept in
+    /// the credential store after the write.
+    pub async fn import_servers_answering(
+        &self,
+        source: ImportSource,
+        scope: Scope,
+        on_conflict: OnConflict,
+        dry_run: bool,
+        confirmed: Option<String>,
+        answers: std::collections::BTreeMap<String, String>,
+    ) -> Result<ImportPlan, ImportError> {
         let (project, files) = (self.project.clone(), self.scope_files());
+        let installer = self.installer.clone();
         let plan = off_runtime(move || {
-            let (found, errors) = import::find(source, &project, &import::Places::of_user());
+            let (mut found, errors) = import::find(source, &project, &import::Places::of_user());
+            import::answer(&mut found, &answers);
             let mut plan = import::plan(&files, scope, &found, on_conflict)?;
             plan.notes
                 .extend(errors.iter().map(|e| format!("skipped {e}")));
             if !dry_run {
                 import::review::check_confirmed(&plan, confirmed.as_deref())?;
                 import::write(&plan)?;
+                if !plan.added.is_empty() {
+                    let notes = installer.keep_import_inputs(&plan, scope, &answers);
+                    plan.notes.extend(notes);
+                }
             }
             let approve = if scope.needs_approval() {
                 import::review::fingerprints(&plan, &project)
@@ -703,10 +769,15 @@ impl Harness {
     /// its result. Shutting down cancels every manual call still running.
     pub fn start_call(&self, server: &str, tool: &str, arguments: Value) -> StartedCall {
         let id = self.manual_calls.next_id();
+        // A task the call starts shows in the task table until it ends.
+        let ctx = CallContext {
+            task: Some(self.task_context(std::time::Duration::MAX, None)),
+            ..CallContext::default()
+        };
         let task = match self.callable(server, tool) {
             Ok(t) => tokio::spawn(async move {
                 let started = std::time::Instant::now();
-                let result = t.call(arguments, CallContext::default()).await?;
+                let result = t.call(arguments, ctx).await?;
                 Ok(TimedResult {
                     result,
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -752,6 +823,9 @@ impl Harness {
     ) -> crate::engine::EngineOptions {
         if opts.resources.is_none() {
             opts.resources = Some(self.resource_access());
+        }
+        if opts.tasks.is_none() {
+            opts.tasks = Some(Arc::new(self.tasks.clone()));
         }
         self.fill_overrides(&mut opts.provider_overrides);
         opts

@@ -8,14 +8,20 @@
 //!   when it goes).
 //! - [`asks`]: what servers ask of the user and the model (elicitation, sampling, roots):
 //!   the consent queue, the handler of each server's requests, the sampling flow.
+//! - [`inputs`]: the values of entries' `${input:NAME}` references, from the credential
+//!   store, for each start.
 //! - [`catalog`]: what the servers offer beyond tools (resources, templates, prompts,
 //!   completion, logging levels, server details).
 //! - [`pins`]: the gate between the manager and the tool registry (tool pins, held
 //!   tools, accepting them).
 //! - [`signin`]: sign-in sessions of remote servers (tokens, `needs-auth`, sign in/out).
+//! - [`tasks`]: MCP tasks (the task table, following each task, cancelling, late
+//!   results, the table on disk).
 
 pub mod apps;
 pub mod asks;
 pub mod catalog;
+pub mod inputs;
 pub mod pins;
 pub mod signin;
+pub mod tasks;

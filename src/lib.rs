@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod harness;
 pub mod host;
 pub mod icons;
+pub mod install;
 pub use harness9_mcp::links;
 pub mod manager;
 pub mod mcp;

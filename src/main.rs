@@ -73,6 +73,37 @@ pub struct ProjectArgs {
 }
 
 #[derive(Subcommand)]
+enum TaskCommand {
+    /// The server's tasks (its own list when it has one, else those harness9 started).
+    List {
+        server: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// How one task is now.
+    Get {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Wait for one task's result and print it (exit code 1 when the tool failed).
+    Result {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Cancel one task.
+    Cancel {
+        server: String,
+        id: String,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+}
+
+#[derive(Subcommand)]
 enum McpCommand {
     /// Connect to every server and show its status.
     List {
@@ -102,9 +133,18 @@ enum McpCommand {
         /// Without it, every question is declined.
         #[arg(long, value_name = "FILE")]
         elicitation: Option<PathBuf>,
+        /// When the call runs as a task, print its id and return at once (the task goes
+        /// on; see `harness9 mcp task`). Not for stdio servers, whose tasks end with the
+        /// process.
+        #[arg(long)]
+        detach: bool,
         #[command(flatten)]
         project: ProjectArgs,
     },
+    /// The MCP tasks of a server: list them, or get, wait for the result of, or cancel
+    /// one.
+    #[command(subcommand)]
+    Task(TaskCommand),
     /// Sign in to a remote server in the browser ($BROWSER, else the system opener) and
     /// keep its tokens.
     Login {
@@ -193,6 +233,88 @@ enum McpCommand {
         /// For a name the scope already has with another entry: skip it, or add it as NAME-2.
         #[arg(long, default_value = "skip", value_parser = ["skip", "rename"])]
         on_conflict: String,
+        /// The value of one of the tool's inputs (VS Code's `${input:ID}`), NAME=VALUE
+        /// (repeatable); on a terminal the others are asked.
+        #[arg(long = "input", value_name = "NAME=VALUE")]
+        inputs: Vec<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Search the configured MCP registries (all servers without QUERY): name, latest
+    /// version, how it runs, description.
+    Search {
+        /// Part of the server's name.
+        query: Option<String>,
+        /// At most this many results (default: every match).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Ask this registry only (default: HARNESS9_REGISTRY, else "registries" in the
+        /// settings file).
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Install a server from a registry, NAME or NAME@VERSION: shows the entry it writes,
+    /// asks for the values it needs (secrets without echo, kept in the credential store),
+    /// and writes it after you confirm (or with --yes). A path ending in .mcpb is a bundle.
+    Install {
+        #[arg(value_name = "NAME[@VERSION]")]
+        target: String,
+        /// Where to write it (as for `add`).
+        #[arg(long, short = 's', default_value = cli::servers::DEFAULT_SCOPE,
+              value_parser = cli::servers::SCOPES)]
+        scope: String,
+        /// Its name in harness9 (default: the last part of the registry name).
+        #[arg(long)]
+        name: Option<String>,
+        /// A value it asks for, NAME=VALUE (repeatable; secrets too).
+        #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
+        values: Vec<String>,
+        /// Install this kind of package (default: the first whose runner is on the servers'
+        /// PATH, in the order npm, pypi, oci, nuget, then the remote).
+        #[arg(long, value_name = "TYPE", conflicts_with = "remote",
+              value_parser = ["npm", "pypi", "oci", "nuget", "mcpb"])]
+        package: Option<String>,
+        /// Install its remote (a URL) rather than a package.
+        #[arg(long)]
+        remote: bool,
+        /// Ask this registry only.
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+        /// Show the entry and what it asks for; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Servers installed from a registry that have a newer version there.
+    Outdated {
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// Update a server installed from a registry to its latest version: shows the old and
+    /// new command, and writes after you confirm (or with --yes).
+    Update {
+        server: String,
+        /// A value it asks for, NAME=VALUE (repeatable).
+        #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
+        values: Vec<String>,
+        /// The scope of the entry (default: the one in effect).
+        #[arg(long, short = 's', value_parser = cli::servers::SCOPES)]
+        scope: Option<String>,
+        #[command(flatten)]
+        project: ProjectArgs,
+    },
+    /// The value of a server's ${input:NAME}, kept in the credential store: `set` asks for
+    /// it (without echo; or reads it from stdin), `remove` forgets it. `mcp get` shows
+    /// which are set.
+    Secret {
+        #[arg(value_parser = ["set", "remove"])]
+        action: String,
+        server: String,
+        /// The input's name (as in ${input:NAME}).
+        name: String,
         #[command(flatten)]
         project: ProjectArgs,
     },
@@ -212,6 +334,23 @@ enum BenchCommand {
         /// Fewer repetitions (smoke test).
         #[arg(long)]
         quick: bool,
+    },
+    /// Benchmark following MCP tasks: CPU and memory while 1,000 tasks on 10 HTTP fixture
+    /// servers are polled every second.
+    Tasks {
+        /// A shorter measurement (smoke test).
+        #[arg(long)]
+        quick: bool,
+        /// The tasks fixture server (default: `mcp-tasks-fixture` beside this program;
+        /// `cargo build -p harness9-fixtures` builds it).
+        #[arg(long, value_name = "PATH")]
+        fixture: Option<PathBuf>,
+        /// Tasks started.
+        #[arg(long, default_value_t = harness9::bench::tasks::TASKS)]
+        tasks: usize,
+        /// Servers they are spread over.
+        #[arg(long, default_value_t = harness9::bench::tasks::SERVERS)]
+        servers: usize,
     },
     /// Benchmark the MCP client: `bench mcp -- CMD ARGS...` (stdio) or `bench mcp --http URL`.
     Mcp {
@@ -290,8 +429,31 @@ fn main() {
             tool,
             args,
             elicitation,
+            detach,
             project,
-        }) => cli::run_async(cli::call(project, server, tool, args, elicitation)),
+        }) => cli::run_async(cli::call(project, server, tool, args, elicitation, detach)),
+        Command::Mcp(McpCommand::Task(command)) => {
+            use cli::tasks::TaskAction;
+            let (project, server, action) = match command {
+                TaskCommand::List { server, project } => (project, server, TaskAction::List),
+                TaskCommand::Get {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Get(id)),
+                TaskCommand::Result {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Result(id)),
+                TaskCommand::Cancel {
+                    server,
+                    id,
+                    project,
+                } => (project, server, TaskAction::Cancel(id)),
+            };
+            cli::run_async(cli::tasks::run(project, server, action))
+        }
         Command::Mcp(McpCommand::Serve { project }) => cli::run_async(cli::serve(project)),
         Command::Mcp(McpCommand::Login { server, project }) => {
             cli::run_async(cli::login::login(project, server))
@@ -342,6 +504,7 @@ fn main() {
             scope,
             dry_run,
             on_conflict,
+            inputs,
             project,
         }) => cli::servers::import(
             project,
@@ -350,8 +513,58 @@ fn main() {
                 scope,
                 dry_run,
                 on_conflict,
+                inputs,
             },
         ),
+        Command::Mcp(McpCommand::Search {
+            query,
+            limit,
+            registry,
+            project,
+        }) => cli::run_async(cli::install::search(project, query, limit, registry)),
+        Command::Mcp(McpCommand::Install {
+            target,
+            scope,
+            name,
+            values,
+            package,
+            remote,
+            registry,
+            dry_run,
+            project,
+        }) => cli::run_async(cli::install::install(
+            project,
+            cli::install::InstallArgs {
+                target,
+                scope,
+                name,
+                values,
+                package,
+                remote,
+                registry,
+                dry_run,
+            },
+        )),
+        Command::Mcp(McpCommand::Outdated { project }) => {
+            cli::run_async(cli::install::outdated(project))
+        }
+        Command::Mcp(McpCommand::Update {
+            server,
+            values,
+            scope,
+            project,
+        }) => cli::run_async(cli::install::update(project, server, values, scope)),
+        Command::Mcp(McpCommand::Secret {
+            action,
+            server,
+            name,
+            project,
+        }) => cli::run_async(cli::install::secret(
+            project,
+            server,
+            name,
+            action == "remove",
+        )),
         Command::Mcp(McpCommand::Surface(command)) => cli::run_async(cli::surface::run(command)),
         Command::Bench(BenchCommand::Mcp {
             scenarios,
@@ -402,6 +615,12 @@ fn main() {
             )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
+        Command::Bench(BenchCommand::Tasks {
+            quick,
+            fixture,
+            tasks,
+            servers,
+        }) => cli::run_async(harness9::bench::tasks::run(quick, fixture, tasks, servers)),
         Command::Exec(args) => cli::run_async(cli::exec::exec(args)),
         Command::Doctor { project } => cli::run_async(cli::doctor::run(project)),
         Command::Completions { shell } => {

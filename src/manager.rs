@@ -37,7 +37,9 @@ mod restart;
 mod status;
 pub use approval::{ApprovalPolicy, ApproveOutcome};
 pub use auth::PauseError;
-pub use hooks::{Authorizers, Hooks, RequestHandlers, Run, ServerObserver, ToolListing, ToolSink};
+pub use hooks::{
+    Authorizers, Hooks, InputValues, RequestHandlers, Run, ServerObserver, ToolListing, ToolSink,
+};
 pub use restart::{
     RestartPolicy, DEFAULT_RESTART_ATTEMPTS, DEFAULT_RESTART_DELAY, DEFAULT_RESTART_STABLE_AFTER,
 };

@@ -19,6 +19,7 @@ mod error;
 mod features;
 mod floor;
 pub mod http;
+pub mod tasks;
 
 use std::io::Write;
 use std::sync::Arc;

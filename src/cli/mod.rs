@@ -29,12 +29,15 @@ macro_rules! errln {
 pub mod asks;
 pub mod doctor;
 pub mod exec;
+pub mod install;
 pub mod login;
 pub mod out;
 pub mod pins;
+pub mod prompt;
 pub mod sampling;
 pub mod servers;
 pub mod surface;
+pub mod tasks;
 
 use std::future::Future;
 use std::io::{BufRead, IsTerminal, Write};
@@ -430,12 +433,29 @@ pub async fn tools(args: ProjectArgs, server: Option<String>) -> i32 {
     0
 }
 
+/// Prints a tool result (stdout, or stderr when it is an error) and gives its exit code.
+pub fn print_result(json: bool, result: &harness9::mcp::CallToolResult) -> i32 {
+    if json {
+        crate::cli::out::json(result);
+    } else if result.is_error {
+        errln!("{}", result.to_text());
+    } else {
+        outln!("{}", result.to_text());
+    }
+    if result.is_error {
+        EXIT_FAILED
+    } else {
+        0
+    }
+}
+
 pub async fn call(
     args: ProjectArgs,
     server: String,
     tool: String,
     arguments: Option<String>,
     elicitation: Option<std::path::PathBuf>,
+    detach: bool,
 ) -> i32 {
     let answers = match elicitation.as_deref().map(asks::read_answers).transpose() {
         Ok(a) => a,
@@ -461,11 +481,27 @@ pub async fn call(
         out::failure(args.json, "unknown-server", &message);
         return EXIT_USAGE;
     }
+    if detach {
+        if let Some(Ok(entry)) = cfg.servers.get(&server) {
+            if matches!(
+                entry.transport,
+                harness9::config::TransportConfig::Stdio { .. }
+            ) {
+                let message = format!(
+                    "--detach needs a server whose tasks outlive this command; \"{}\" runs over stdio, so its tasks end with the process harness9 starts for it. Call it without --detach",
+                    Line(&server)
+                );
+                out::failure(args.json, "detach-stdio", &message);
+                return EXIT_USAGE;
+            }
+        }
+    }
     let only = [server.clone()];
     let harness = match open(&args, Some(&only)).await {
         Ok(h) => h,
         Err(code) => return code,
     };
+    let statuses = tasks::print_statuses(&harness, &server);
     let (tx, mut rx) = harness9::mcp::client::progress_channel();
     let printer = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
@@ -477,29 +513,48 @@ pub async fn call(
             errln!("progress {}{total}{msg}", p.progress);
         }
     });
+    let wait = if detach {
+        Duration::ZERO
+    } else {
+        tasks::CALL_WAIT
+    };
     let ctx = CallContext {
         timeout: None,
         progress: Some(tx),
+        task: Some(harness.task_context(wait, None)),
     };
     let contained_before = harness9::mcp::contain::contained_panics();
     let answerer = asks::answer_unattended(&harness, answers);
     let outcome = harness.call_tool(&server, &tool, arguments, ctx).await;
     answerer.abort();
+    statuses.abort();
     let _ = printer.await;
     // Whatever the server made of it, a request of its that failed inside harness9 means
     // the call did not go as asked.
     let failed_inside = harness9::mcp::contain::contained_panics() > contained_before;
     let code = match outcome {
-        Ok(result) => {
+        Ok(result) if detach && running_task(&result).is_some() => {
+            let task_id = running_task(&result).unwrap_or_default();
             if args.json {
-                crate::cli::out::json(&result);
-            } else if result.is_error {
-                errln!("{}", result.to_text());
+                crate::cli::out::json(&json!({"server": server, "taskId": task_id}));
             } else {
-                outln!("{}", result.to_text());
+                outln!("{task_id}");
+                errln!(
+                    "task {} runs on \"{}\"; see it with `harness9 mcp task get {} {}`, its result with `harness9 mcp task result {} {}`",
+                    Line(&task_id),
+                    Line(&server),
+                    Line(&server),
+                    Line(&task_id),
+                    Line(&server),
+                    Line(&task_id)
+                );
             }
-            if result.is_error {
-                EXIT_FAILED
+            0
+        }
+        Ok(result) => {
+            let code = print_result(args.json, &result);
+            if code != 0 {
+                code
             } else if failed_inside {
                 errln!("harness9: answering a request of server \"{server}\" failed inside harness9 during this call (see above); the call counts as failed");
                 EXIT_FAILED
@@ -519,6 +574,17 @@ pub async fn call(
     };
     harness.shutdown().await;
     code
+}
+
+/// The task id of a result that says its call still runs as a task.
+fn running_task(result: &harness9::mcp::CallToolResult) -> Option<String> {
+    result
+        .meta
+        .as_ref()?
+        .get(harness9::tools::tasks::META_RUNNING_TASK)?
+        .get("taskId")?
+        .as_str()
+        .map(str::to_string)
 }
 
 pub async fn serve(args: ProjectArgs) -> i32 {

@@ -38,7 +38,9 @@ fn scope_of(project: &ProjectArgs, word: &str) -> Result<Scope, i32> {
 fn fail(project: &ProjectArgs, e: ServerEditError) -> i32 {
     crate::cli::out::failure(project.json, e.code(), &e.to_string());
     match e {
-        ServerEditError::Save(_) | ServerEditError::Unreadable { .. } => EXIT_FAILED,
+        ServerEditError::Save(_)
+        | ServerEditError::Unreadable { .. }
+        | ServerEditError::Changed { .. } => EXIT_FAILED,
         ServerEditError::Exists { .. }
         | ServerEditError::NotFound { .. }
         | ServerEditError::Ambiguous { .. }
@@ -125,7 +127,12 @@ pub fn get(project: ProjectArgs, name: String) -> i32 {
         Ok(f) => f,
         Err(c) => return c,
     };
-    match harness9::inspect::server_details(&files, &name) {
+    let details = harness9::inspect::server_details(&files, &name).map(|d| {
+        d.with_secrets(&files, || {
+            harness9::install::Installer::for_project(&project.project)
+        })
+    });
+    match details {
         Ok(d) if project.json => {
             crate::cli::out::json(&d);
             0
@@ -147,12 +154,32 @@ pub fn remove(project: ProjectArgs, name: String, scope: Option<String>) -> i32 
         Ok(s) => s,
         Err(c) => return c,
     };
+    // What it was, for what it leaves behind (its secrets, where it came from).
+    let before: Vec<(Scope, serde_json::Value)> = Scope::ALL
+        .iter()
+        .filter_map(|s| Some((*s, servers::entry_of(&files, *s, &name).ok()??)))
+        .collect();
     match servers::remove_server(&files, &name, scope) {
         Ok((scope, path)) => {
             outln!(
                 "Removed \"{name}\" from the {scope} scope ({})",
                 path.display()
             );
+            if let Some((_, entry)) = before.iter().find(|(s, _)| *s == scope) {
+                let installer = if harness9::config::inputs::entry_inputs(entry).is_empty() {
+                    harness9::install::Installer::new(
+                        &project.project,
+                        files.clone(),
+                        harness9::trust::ApprovalStore::default_location(),
+                        std::sync::Arc::new(harness9::mcp::auth::CredentialStore::memory()),
+                    )
+                } else {
+                    harness9::install::Installer::for_project(&project.project)
+                };
+                for p in installer.forget_entry(scope, &name, entry) {
+                    errln!("harness9: {p}");
+                }
+            }
             0
         }
         Err(e) => fail(&project, e),
@@ -165,6 +192,57 @@ pub struct ImportArgs {
     pub scope: String,
     pub dry_run: bool,
     pub on_conflict: String,
+    /// Answers to the tool's inputs, `NAME=VALUE`.
+    pub inputs: Vec<String>,
+}
+
+/// Asks for every input not answered yet, on a terminal (secrets without echo).
+fn ask_inputs(
+    questions: &[import::InputQuestion],
+    answers: &mut std::collections::BTreeMap<String, String>,
+) {
+    use harness9::term_text::Line;
+    for q in questions {
+        if answers.contains_key(&q.name) {
+            continue;
+        }
+        let about = q
+            .description
+            .as_deref()
+            .map(|d| format!(" ({})", Line(d)))
+            .unwrap_or_default();
+        let choices = if q.choices.is_empty() {
+            String::new()
+        } else {
+            format!(" one of: {}", q.choices.join(", "))
+        };
+        let default = q
+            .default
+            .as_deref()
+            .map(|d| format!(" [{}]", Line(d)))
+            .unwrap_or_default();
+        let question = format!(
+            "Input {}{about} for {}{choices}{default}: ",
+            Line(&q.name),
+            Line(&q.servers.join(", "))
+        );
+        let answer = if q.secret {
+            super::prompt::secret(&question)
+        } else {
+            super::prompt::line(&question)
+        };
+        match answer {
+            Some(a) if !a.is_empty() => {
+                answers.insert(q.name.clone(), a);
+            }
+            Some(_) => {
+                if let Some(d) = &q.default {
+                    answers.insert(q.name.clone(), d.clone());
+                }
+            }
+            None => return,
+        }
+    }
 }
 
 pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
@@ -185,7 +263,26 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
         }
         (_, Err(c), _) => return c,
     };
-    let (found, errors) = import::find(source, &project.project, &Places::of_user());
+    let (mut found, errors) = import::find(source, &project.project, &Places::of_user());
+    let mut answers = std::collections::BTreeMap::new();
+    for item in &args.inputs {
+        match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                answers.insert(k.to_string(), v.to_string());
+            }
+            _ => {
+                let message = format!("--input \"{item}\" is not NAME=VALUE");
+                crate::cli::out::failure(project.json, "invalid-value", &message);
+                return EXIT_USAGE;
+            }
+        }
+    }
+    // The tool's inputs are asked before the plan is shown, so that the user confirms the
+    // entries with their values in.
+    if super::prompt::interactive() && !project.yes && !args.dry_run {
+        ask_inputs(&import::questions(&found), &mut answers);
+    }
+    import::answer(&mut found, &answers);
     for e in &errors {
         errln!("harness9: skipped {e}");
     }
@@ -228,6 +325,14 @@ pub fn import(project: ProjectArgs, args: ImportArgs) -> i32 {
     let store = harness9::trust::approvals::ApprovalStore::default_location();
     if let Err(e) = store.approve_import(&plan, &project.project, scope) {
         errln!("harness9: the servers were added, but their approval could not be recorded ({e}); you will be asked when they start");
+    }
+    if !plan.inputs.is_empty() && !plan.added.is_empty() {
+        let installer = harness9::install::Installer::for_project(&project.project);
+        for n in installer.keep_import_inputs(&plan, scope, &answers) {
+            if !project.json {
+                outln!("Note: {}", harness9::term_text::Line(&n));
+            }
+        }
     }
     0
 }

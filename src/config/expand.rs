@@ -1,6 +1,8 @@
 //! `${VAR}` and `${VAR:-default}` expansion in `.mcp.json` strings. A default may itself
 //! hold references (`${TOKEN:-${FALLBACK}}`), expanded only when it is used, up to
-//! [`MAX_NESTING`] levels deep; no unexpanded `${` is ever handed on.
+//! [`MAX_NESTING`] levels deep; no unexpanded `${` is ever handed on, except an input
+//! reference (`${input:NAME}`, see [`super::inputs`]), which is kept as written: its value
+//! comes from the credential store when the server starts.
 
 /// How deeply references may nest inside defaults.
 pub const MAX_NESTING: usize = 8;
@@ -83,6 +85,11 @@ fn expand_at(
         let end =
             closing_brace(after).ok_or_else(|| ExpandError::Unterminated(whole.to_string()))?;
         let body = &after[..end];
+        if super::inputs::input_in(body).is_some() {
+            out.push_str(&rest[start..start + 2 + end + 1]);
+            rest = &after[end + 1..];
+            continue;
+        }
         let (name, default) = match body.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
             None => (body, None),

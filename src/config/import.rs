@@ -4,6 +4,11 @@
 //! file: what is added, what is already there, what is skipped or renamed on a conflict.
 //! Writing the plan goes through [`McpDocument`] (unknown keys kept, atomic).
 //!
+//! Other tools' variables are translated ([`translate`]); VS Code's inputs become questions
+//! asked before the plan is shown ([`questions`], [`answer`]): a plain answer is written
+//! into the entry, a password stays an `${input:NAME}` reference whose value goes to the
+//! credential store. The plan reports what was translated.
+//!
 //! The project's own `.mcp.json` is never a source (harness9 reads it, with approval). A
 //! file inside the project (`.vscode/mcp.json`, `.cursor/mcp.json`) arrived with the
 //! repository and is as untrusted as `.mcp.json`: its plan shows every command and URL
@@ -16,10 +21,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod formats;
+mod questions;
 pub mod review;
+mod translate;
 
 use formats::{candidates, read};
-pub use formats::{input_variable, parse_jsonc, strip_jsonc, FormatError};
+pub use formats::{parse_jsonc, strip_jsonc, FormatError};
+pub use questions::{answer, questions, InputQuestion};
+pub use translate::input_name;
 
 use super::servers::{check_entry, save_creating};
 use super::{McpDocument, SaveError, Scope, ScopeFiles};
@@ -159,11 +168,17 @@ pub struct FoundFile {
     pub part: String,
     /// The servers as our entries, in file order.
     pub servers: Vec<(String, Value)>,
-    /// Things the user must do (set a variable standing for a VS Code input, ...).
+    /// Things the user must do.
     pub notes: Vec<String>,
     /// The file is inside the project: it came with the repository, so what it adds must
     /// be shown and confirmed like an approval.
     pub in_project: bool,
+    /// The inputs its servers use, to ask before the plan.
+    pub inputs: Vec<InputQuestion>,
+    /// (server, "theirs → ours") for each variable translated.
+    pub translated: Vec<(String, String)>,
+    /// Servers that cannot be imported, and why.
+    pub refused: Vec<(String, String)>,
 }
 
 /// A file that exists but cannot be read or parsed.
@@ -212,17 +227,20 @@ pub fn find(
                 continue;
             }
         };
-        match read(reader, &text, project) {
+        match read(reader, &text, project, &at.home, source.title()) {
             Ok(parts) => {
-                for (part, servers, notes) in parts {
-                    if !servers.is_empty() {
+                for p in parts {
+                    if !p.servers.is_empty() || !p.refused.is_empty() {
                         found.push(FoundFile {
                             source,
                             path: path.clone(),
-                            part,
-                            servers,
-                            notes,
+                            part: p.part,
+                            servers: p.servers,
+                            notes: p.notes,
                             in_project,
+                            inputs: p.inputs,
+                            translated: p.translated,
+                            refused: p.refused,
                         });
                     }
                 }
@@ -247,8 +265,17 @@ pub struct ImportPlan {
     pub added: Vec<ImportedServer>,
     /// Servers left out, each with why.
     pub skipped: Vec<ImportedServer>,
-    /// Notes for the user (variables to set).
+    /// Notes for the user (inputs without a value yet).
     pub notes: Vec<String>,
+    /// What was translated from the tool's variables, one line each
+    /// (`server: ${userHome} → /home/me`).
+    // Not in the desktop's bindings yet (its import view shows the plan's text fields).
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub translated: Vec<String>,
+    /// The inputs the added servers use (their names in harness9): secrets to keep in
+    /// the credential store once written, or to set later.
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub inputs: Vec<InputQuestion>,
     /// The file's text after the import.
     #[serde(skip)]
     pub text: String,
@@ -346,6 +373,16 @@ pub fn plan(
             format!("{} ({})", file.path.display(), file.part)
         };
         let mut used = false;
+        for (name, reason) in &file.refused {
+            plan.skipped.push(ImportedServer {
+                name: name.clone(),
+                original: name.clone(),
+                from: from.clone(),
+                reason: format!("cannot be imported: {reason}"),
+                target: String::new(),
+                from_project: file.in_project,
+            });
+        }
         for (name, entry) in &file.servers {
             let target = match check_entry(name, entry) {
                 // A file that arrived with the project is reviewed before anything of it
@@ -407,6 +444,27 @@ pub fn plan(
         if used {
             plan.notes.extend(file.notes.iter().cloned());
         }
+        // What was translated and asked, for the servers added (under their names here).
+        for added in plan.added.iter().filter(|a| a.from == from) {
+            for (server, line) in &file.translated {
+                if *server == added.original {
+                    plan.translated.push(format!("{}: {line}", added.name));
+                }
+            }
+            for q in file
+                .inputs
+                .iter()
+                .filter(|q| q.servers.contains(&added.original))
+            {
+                match plan.inputs.iter_mut().find(|i| i.name == q.name) {
+                    Some(i) => i.servers.push(added.name.clone()),
+                    None => plan.inputs.push(InputQuestion {
+                        servers: vec![added.name.clone()],
+                        ..q.clone()
+                    }),
+                }
+            }
+        }
     }
     plan.text = doc.to_text();
     plan.confirm = plan.added.iter().any(|s| s.from_project);
@@ -460,6 +518,12 @@ impl ImportPlan {
                     Line(&s.from),
                     Line(&s.reason)
                 ));
+            }
+        }
+        if !self.translated.is_empty() {
+            out.push_str("Translated:\n");
+            for t in &self.translated {
+                out.push_str(&format!("  {}\n", Line(t)));
             }
         }
         for n in &self.notes {

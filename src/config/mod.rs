@@ -8,6 +8,7 @@
 
 mod expand;
 pub mod import;
+pub mod inputs;
 pub mod oauth;
 mod save;
 pub mod scopes;

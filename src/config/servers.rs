@@ -31,6 +31,9 @@ pub enum ServerEditError {
     BadEntry(String),
     #[error("{path}: {message}; fix the file first")]
     Unreadable { path: String, message: String },
+    /// The entry in the file is not the one the change was planned against.
+    #[error("the entry \"{name}\" in {path} changed since it was shown; nothing was written. Look at it again")]
+    Changed { name: String, path: String },
     #[error(transparent)]
     Save(#[from] SaveError),
 }
@@ -46,6 +49,7 @@ impl ServerEditError {
             ServerEditError::BadName(_) => "invalid-server-name",
             ServerEditError::BadEntry(_) => "invalid-entry",
             ServerEditError::Unreadable { .. } => "config-unreadable",
+            ServerEditError::Changed { .. } => "changed-since-shown",
             ServerEditError::Save(e) => e.code(),
         }
     }
@@ -262,6 +266,50 @@ pub fn add_server(
             scope,
             path: path.display().to_string(),
         });
+    }
+    doc.set_server(name, entry);
+    save_creating(&doc, &path)?;
+    Ok(path)
+}
+
+/// The entry named `name` in `scope`'s file, as written (`None` when it has none).
+pub fn entry_of(
+    files: &ScopeFiles,
+    scope: Scope,
+    name: &str,
+) -> Result<Option<Value>, ServerEditError> {
+    entry_in(files.path(scope), name)
+}
+
+/// Writes `entry` as `name` in `scope`'s file (created with its folder when missing),
+/// only when the file's entry of that name is still `expected` (`None`: there is none):
+/// what is replaced is what the user saw. Refuses an entry that loading would refuse.
+pub fn put_server(
+    files: &ScopeFiles,
+    scope: Scope,
+    name: &str,
+    entry: Value,
+    expected: Option<&Value>,
+) -> Result<PathBuf, ServerEditError> {
+    check_entry(name, &entry)?;
+    let path = files.path(scope).to_path_buf();
+    let mut doc = read_document(&path)?;
+    match (doc.server(name), expected) {
+        (None, None) => {}
+        (Some(now), Some(e)) if now == e => {}
+        (Some(_), None) => {
+            return Err(ServerEditError::Exists {
+                name: name.into(),
+                scope,
+                path: path.display().to_string(),
+            })
+        }
+        (None, Some(_)) | (Some(_), Some(_)) => {
+            return Err(ServerEditError::Changed {
+                name: name.into(),
+                path: path.display().to_string(),
+            })
+        }
     }
     doc.set_server(name, entry);
     save_creating(&doc, &path)?;

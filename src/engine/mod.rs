@@ -39,6 +39,12 @@
 //! results and keeps the conversation valid. At most `max_round_trips` model requests run
 //! per user message.
 //!
+//! An MCP tool call that runs as a task waits for it up to the task wait
+//! ([`EngineOptions::task_wait`]); a task still running then gives the model a result
+//! saying so (the façade's tasks service follows it on), and its result comes back later as
+//! a [`late`] result, added to the conversation and given to the model with the next user
+//! message.
+//!
 //! Conversations are saved per project ([`store`]), tool permissions are checked per call
 //! ([`permissions`]), large tool sets are deferred behind tool search ([`toolset`],
 //! [`search`]) and long outputs are cut and paged ([`spill`]); outputs older than a
@@ -50,6 +56,7 @@ pub mod approvals;
 pub mod builtin;
 pub mod event;
 pub mod history;
+pub mod late;
 pub mod message;
 pub mod partial_json;
 pub mod permissions;
@@ -75,6 +82,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use event::{CallStatus, CallView, Event, ToolView, TurnOutcome, CUT_OFF_NOTICE};
+pub use late::LateResult;
 pub use message::{Block, Message, ResultPart, Role, ToolDefinition};
 pub use permissions::{Decision, PermissionOptions, ToolPermission};
 pub use provider::{
@@ -83,6 +91,7 @@ pub use provider::{
 };
 pub use store::{ConversationSummary, StoreError};
 
+use crate::tools::tasks::{TaskHost, TaskSettings};
 use crate::tools::ToolRegistry;
 use permissions::{PermissionStore, Permissions};
 use resources::{ResourceAccess, ResourceRef};
@@ -135,6 +144,16 @@ pub struct EngineOptions {
     /// The servers' resources, for attachments and the resource tools (the façade's
     /// [`crate::Harness::engine`] fills it in); `None`: neither is available.
     pub resources: Option<Arc<dyn ResourceAccess>>,
+    /// Who follows the tasks tool calls start (the façade fills it in); `None`: a call
+    /// follows its task to the end itself.
+    pub tasks: Option<Arc<dyn TaskHost>>,
+    /// How long a call waits for its task before the turn goes on without it; `None`:
+    /// the settings file's `tasks.waitSec`, or
+    /// [`DEFAULT_TASK_WAIT`](crate::tools::tasks::DEFAULT_TASK_WAIT).
+    pub task_wait: Option<Duration>,
+    /// Whether legacy `optional` tools run as tasks; `None`: the settings file's
+    /// `tasks.optionalAsTask`, or on.
+    pub optional_as_task: Option<bool>,
 }
 
 impl Default for EngineOptions {
@@ -152,6 +171,9 @@ impl Default for EngineOptions {
             defer_over_tools: toolset::DEFAULT_DEFER_OVER_TOOLS,
             context_window: None,
             resources: None,
+            tasks: None,
+            task_wait: None,
+            optional_as_task: None,
         }
     }
 }
@@ -202,6 +224,8 @@ struct ConvState {
     announced_missing: HashSet<String>,
     /// The views of tool calls, by call id (MCP Apps).
     views: HashMap<String, CallView>,
+    /// Late results waiting for the next user message ([`late`]).
+    late: Vec<LateResult>,
 }
 
 struct Inner {
@@ -222,6 +246,11 @@ struct Inner {
     state: Mutex<ConvState>,
     busy: AtomicBool,
     resources: Option<Arc<dyn ResourceAccess>>,
+    tasks: Option<Arc<dyn TaskHost>>,
+    task_wait: Duration,
+    optional_as_task: bool,
+    /// Where this conversation's store lives (a task's late result finds it there).
+    data_dir: PathBuf,
     /// Keeps this conversation's spilled outputs from the clean-up while the engine lives.
     _open: spill_cleanup::OpenConversation,
 }
@@ -285,6 +314,17 @@ impl Engine {
         // Registered first, so the clean-up never takes this conversation's outputs.
         let open = spill_cleanup::OpenConversation::new(&conversation_id);
         spill_cleanup::start(opts.data_dir.clone());
+        let task_settings = match (opts.task_wait, opts.optional_as_task, &opts.tasks) {
+            (Some(_), Some(_), _) | (_, _, None) => TaskSettings::default(),
+            _ => provider::settings::load_section::<TaskSettings>("tasks")
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+        };
+        let task_wait = opts.task_wait.unwrap_or_else(|| task_settings.wait());
+        let optional_as_task = opts
+            .optional_as_task
+            .unwrap_or_else(|| task_settings.optional_as_task());
         Ok(Engine {
             inner: Arc::new(Inner {
                 project: project.to_path_buf(),
@@ -308,9 +348,14 @@ impl Engine {
                     used,
                     announced_missing: HashSet::new(),
                     views: loaded.views,
+                    late: loaded.late,
                 }),
                 busy: AtomicBool::new(false),
                 resources: opts.resources,
+                tasks: opts.tasks,
+                task_wait,
+                optional_as_task,
+                data_dir: opts.data_dir,
                 _open: open,
             }),
         })
@@ -333,6 +378,38 @@ impl Engine {
     /// The views of the conversation's tool calls (MCP Apps), by call id.
     pub fn views(&self) -> HashMap<String, CallView> {
         self.inner.state.lock().views.clone()
+    }
+
+    /// Late results waiting for the next user message ([`late`]).
+    pub fn late_results(&self) -> Vec<LateResult> {
+        self.inner.state.lock().late.clone()
+    }
+
+    /// Adds the late result of one of this conversation's tool calls (its task ended):
+    /// kept with the conversation, it goes to the model with the next user message. A
+    /// view the result completes (MCP Apps) is kept too.
+    pub fn add_late_result(
+        &self,
+        late: LateResult,
+        view: Option<CallView>,
+    ) -> Result<(), StoreError> {
+        if let Some(file) = &self.inner.file {
+            if let Some(view) = &view {
+                file.append_view(&late.call_id, view)?;
+            }
+            file.append_late_result(&late)?;
+        }
+        let mut st = self.inner.state.lock();
+        if let Some(view) = view {
+            st.views.insert(late.call_id.clone(), view);
+        }
+        st.late.push(late);
+        Ok(())
+    }
+
+    /// Where this engine keeps its conversations.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
     }
 
     /// Whether a turn is running.

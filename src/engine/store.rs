@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::event::CallView;
+use super::late::LateResult;
 use super::message::{Block, Message, ResultPart, Role};
 use super::writer::AppendWriter;
 
@@ -43,6 +44,17 @@ enum Record {
         call_id: String,
         view: Box<CallView>,
     },
+    /// A tool call that went on running as an MCP task after its turn.
+    Task {
+        call_id: String,
+        server: String,
+        task_id: String,
+    },
+    /// The late result of such a call ([`LateResult`]); it goes to the model with the
+    /// next user message.
+    LateResult {
+        late: Box<LateResult>,
+    },
 }
 
 /// A saved conversation, as a front end lists it.
@@ -64,6 +76,10 @@ pub struct Loaded {
     pub tools_loaded: Vec<String>,
     /// The views of tool calls, by call id (MCP Apps).
     pub views: std::collections::HashMap<String, CallView>,
+    /// Late results not yet given to the model (added after the last user message).
+    pub late: Vec<LateResult>,
+    /// The tasks its calls left running: call id → (server, task id).
+    pub tasks: std::collections::HashMap<String, (String, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -182,6 +198,23 @@ impl ConversationStore {
         Ok((file, loaded))
     }
 
+    /// Adds a late result (and the view it completes, if any) to saved conversation
+    /// `id`, which no engine of this process has open; on disk when this returns
+    /// (blocking).
+    pub fn add_late_result(
+        &self,
+        id: &str,
+        late: &LateResult,
+        view: Option<&CallView>,
+    ) -> Result<(), StoreError> {
+        let (file, _) = self.open(id)?;
+        if let Some(view) = view {
+            file.append_view(&late.call_id, view)?;
+        }
+        file.append_late_result(late)?;
+        file.flush()
+    }
+
     fn read(&self, id: &str) -> Result<(u64, Loaded), StoreError> {
         let text = std::fs::read_to_string(self.path(id))
             .map_err(|_| StoreError::NotFound(id.to_string()))?;
@@ -190,7 +223,21 @@ impl ConversationStore {
         for line in text.lines() {
             match serde_json::from_str::<Record>(line) {
                 Ok(Record::Header { created_ms, .. }) => created = created_ms,
-                Ok(Record::Message { message }) => loaded.messages.push(Arc::new(message)),
+                Ok(Record::Message { message }) => {
+                    // A user message takes the late results that came before it along.
+                    if message.role == Role::User {
+                        loaded.late.clear();
+                    }
+                    loaded.messages.push(Arc::new(message));
+                }
+                Ok(Record::Task {
+                    call_id,
+                    server,
+                    task_id,
+                }) => {
+                    loaded.tasks.insert(call_id, (server, task_id));
+                }
+                Ok(Record::LateResult { late }) => loaded.late.push(*late),
                 Ok(Record::ToolsLoaded { names }) => loaded.tools_loaded.extend(names),
                 Ok(Record::View { call_id, view }) => {
                     loaded.views.insert(call_id, *view);
@@ -318,6 +365,27 @@ impl ConversationFile {
         self.append_record(&Record::View {
             call_id: call_id.to_string(),
             view: Box::new(view.clone()),
+        })
+    }
+
+    /// Notes that tool call `call_id` goes on running as task `task_id` of `server`.
+    pub fn append_task(
+        &self,
+        call_id: &str,
+        server: &str,
+        task_id: &str,
+    ) -> Result<(), StoreError> {
+        self.append_record(&Record::Task {
+            call_id: call_id.to_string(),
+            server: server.to_string(),
+            task_id: task_id.to_string(),
+        })
+    }
+
+    /// Keeps a late result with the conversation.
+    pub fn append_late_result(&self, late: &LateResult) -> Result<(), StoreError> {
+        self.append_record(&Record::LateResult {
+            late: Box::new(late.clone()),
         })
     }
 

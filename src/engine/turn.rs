@@ -29,6 +29,7 @@ use super::{Inner, TurnControl, MAX_PARTIAL_INPUT_BYTES, PARTIAL_INPUT_EVERY};
 use crate::config::DEFAULT_TOOL_TIMEOUT;
 use crate::mcp::contain::contained_future;
 use crate::mcp::{CallToolResult, ClientError, Content};
+use crate::tools::tasks::{TaskContext, TaskOrigin};
 use crate::tools::{CallContext, ToolError, ToolSource};
 
 type Emitter = mpsc::UnboundedSender<Event>;
@@ -130,11 +131,16 @@ async fn turn(
         }
     }
     let mut snapshot = inner.tools.current();
-    // The note about vanished tools rides on the opening's last user message.
+    // The note about vanished tools and the late results of tasks ride on the opening's
+    // last user message.
     let noted = opening.iter().rposition(|m| m.role == Role::User);
     for (i, mut message) in opening.into_iter().enumerate() {
         if Some(i) == noted {
             missing_tools_note(inner, &snapshot, tx, &mut message.content);
+            let late = std::mem::take(&mut inner.state.lock().late);
+            for result in late {
+                message.content.extend(result.blocks());
+            }
         }
         push(inner, tx, message);
     }
@@ -808,7 +814,23 @@ async fn execute(
         }
     }
     let is_mcp = matches!(tool.spec().source, ToolSource::Mcp { .. });
+    let task = match (&inner.tasks, is_mcp) {
+        (Some(host), true) => Some(TaskContext {
+            host: host.clone(),
+            wait: inner.task_wait,
+            optional_as_task: inner.optional_as_task,
+            origin: inner.file.as_ref().map(|f| TaskOrigin {
+                conversation_id: f.id().to_string(),
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                data_dir: inner.data_dir.clone(),
+            }),
+        }),
+        _ => None,
+    };
     let outer = match (inner.tool_timeout, is_mcp) {
+        // A call that runs as a task waits for it up to its own bound.
+        (Some(t), true) if task.is_some() => Some(t.max(inner.task_wait) + TIMEOUT_GRACE),
         (Some(t), _) => Some(t + TIMEOUT_GRACE),
         (None, true) => None, // the server's own timeout applies
         (None, false) => Some(DEFAULT_TOOL_TIMEOUT),
@@ -817,6 +839,7 @@ async fn execute(
     let ctx = CallContext {
         timeout: inner.tool_timeout,
         progress: Some(ptx),
+        task,
     };
     let fut = tool.call(call.input.clone(), ctx);
     let fut = async move {
@@ -849,14 +872,32 @@ async fn execute(
         progress(p);
     }
     match result {
-        Ok(Ok(r)) => Done {
-            view: view_of(tool.spec(), &call.input, &r),
-            ..from_result(&r)
+        Ok(Ok(r)) => match running_task(&r) {
+            // The view gets its result only when the task ends (the late result).
+            Some((server, task_id)) => {
+                if let Some(file) = &inner.file {
+                    if let Err(e) = file.append_task(&call.id, &server, &task_id) {
+                        emit(
+                            tx,
+                            Event::Notice {
+                                message: e.to_string(),
+                            },
+                        );
+                    }
+                }
+                from_result(&r)
+            }
+            None => Done {
+                view: view_of(tool.spec(), &call.input, &r),
+                ..from_result(&r)
+            },
         },
         Ok(Err(e)) => {
             let status = match &e {
                 ToolError::Client(ClientError::Timeout { .. }) => CallStatus::TimedOut,
-                ToolError::Client(_) | ToolError::Other(_) => CallStatus::Error,
+                ToolError::Client(_) | ToolError::Task(_) | ToolError::Other(_) => {
+                    CallStatus::Error
+                }
             };
             let msg = e.to_string();
             Done::failed(status, msg.clone(), format!("Error: {msg}"))
@@ -869,6 +910,18 @@ async fn execute(
             Done::failed(CallStatus::TimedOut, msg.clone(), format!("Error: {msg}"))
         }
     }
+}
+
+/// The server and task id of a result that says its call still runs as a task.
+fn running_task(r: &CallToolResult) -> Option<(String, String)> {
+    let mark = r
+        .meta
+        .as_ref()?
+        .get(crate::tools::tasks::META_RUNNING_TASK)?;
+    Some((
+        mark.get("server")?.as_str()?.to_string(),
+        mark.get("taskId")?.as_str()?.to_string(),
+    ))
 }
 
 fn ok_text(text: String) -> Done {
@@ -984,6 +1037,31 @@ fn remember_allow(inner: &Inner, tx: &Emitter, spec: &crate::tools::ToolSpec) {
 
 /// A tool result as text plus images, for the model.
 fn from_result(r: &CallToolResult) -> Done {
+    let (text, images) = result_parts(r);
+    let error = r.is_error.then(|| {
+        let first: String = text.chars().take(300).collect();
+        if first.is_empty() {
+            "the tool reported an error".to_string()
+        } else {
+            first
+        }
+    });
+    Done {
+        status: if r.is_error {
+            CallStatus::Error
+        } else {
+            CallStatus::Ok
+        },
+        error,
+        text,
+        images,
+        is_error: r.is_error,
+        view: None,
+    }
+}
+
+/// A tool result's text and its images (media type, base64 data), as the model reads it.
+pub(super) fn result_parts(r: &CallToolResult) -> (String, Vec<(String, String)>) {
     let mut parts: Vec<String> = Vec::with_capacity(r.content.len());
     let mut images = Vec::new();
     for c in &r.content {
@@ -1010,25 +1088,5 @@ fn from_result(r: &CallToolResult) -> Done {
     if let (false, Some(s)) = (has_text, &r.structured_content) {
         parts.push(s.to_string());
     }
-    let text = parts.join("\n");
-    let error = r.is_error.then(|| {
-        let first: String = text.chars().take(300).collect();
-        if first.is_empty() {
-            "the tool reported an error".to_string()
-        } else {
-            first
-        }
-    });
-    Done {
-        status: if r.is_error {
-            CallStatus::Error
-        } else {
-            CallStatus::Ok
-        },
-        error,
-        text,
-        images,
-        is_error: r.is_error,
-        view: None,
-    }
+    (parts.join("\n"), images)
 }

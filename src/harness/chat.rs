@@ -63,6 +63,28 @@ struct Slot {
     turns: u64,
 }
 
+/// The chat's engine as the tasks service reaches it (to add a late result to the
+/// conversation it has open).
+#[derive(Clone)]
+pub(super) struct OpenEngine(Arc<Mutex<Slot>>);
+
+impl OpenEngine {
+    /// The engine of conversation `id`, when it is the one open.
+    pub(super) fn engine_of(&self, id: &str) -> Option<Engine> {
+        lock(&self.0)
+            .engine
+            .as_ref()
+            .filter(|e| e.conversation_id() == id)
+            .cloned()
+    }
+}
+
+impl ChatSession {
+    pub(super) fn open_engine(&self) -> OpenEngine {
+        OpenEngine(self.slot.clone())
+    }
+}
+
 struct Turn {
     number: u64,
     control: TurnControl,
@@ -173,7 +195,16 @@ impl Chat<'_> {
                 error: None,
                 busy: e.is_busy(),
                 conversation_id: Some(e.conversation_id().to_string()),
-                history: history_with_views(&e.messages(), &e.views()),
+                history: {
+                    let mut items = history_with_views(&e.messages(), &e.views());
+                    // Late results of tasks wait for the next message; they show already.
+                    items.extend(
+                        e.late_results()
+                            .iter()
+                            .map(|l| ChatItem::Notice { text: l.notice() }),
+                    );
+                    items
+                },
                 pending: self.pending(),
             }),
             Err(EngineError::Settings(e)) => Ok(ChatState {

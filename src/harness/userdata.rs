@@ -47,6 +47,8 @@ impl Owners {
                 }
                 // Read again at each decision; the front ends are told below.
                 DataKind::Sampling | DataKind::Permissions => {}
+                // Each process follows its own tasks; the table is read when listed.
+                DataKind::Tasks => {}
             }
         }
         self.revision.send_modify(|r| *r += 1);

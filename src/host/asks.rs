@@ -221,6 +221,7 @@ impl Asks {
                 server: server.to_string(),
                 log,
             },
+            task: None,
         }
         .run(request)
         .await

@@ -5,6 +5,7 @@ use crate::config::servers::{scope_list, scopes_with, ServerEditError};
 use crate::config::{McpConfig, Scope, ScopeFiles};
 
 use super::ServerEntry;
+use crate::install::{Installer, SecretState};
 
 /// One server as `mcp get` shows it: the entry in effect and where else it is written.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -16,6 +17,13 @@ pub struct ServerDetails {
     pub file: String,
     /// Lower scopes that also have an entry of this name (not in effect).
     pub shadows: Vec<Scope>,
+    /// The entry's `${input:NAME}` references and whether each has a value (never the
+    /// values); filled by [`ServerDetails::with_secrets`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretState>,
+    /// Where those values are kept, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secrets_in: Option<String>,
 }
 
 /// The entry named `name` in effect for a project, secrets masked.
@@ -43,10 +51,34 @@ pub fn server_details(files: &ScopeFiles, name: &str) -> Result<ServerDetails, S
         entry,
         file: files.path(top).display().to_string(),
         shadows: found[1..].to_vec(),
+        secrets: Vec::new(),
+        secrets_in: None,
     })
 }
 
 impl ServerDetails {
+    /// Adds whether each `${input:NAME}` of the entry has a value, when it has any (the
+    /// credential store is only opened then). Blocking.
+    pub fn with_secrets(
+        mut self,
+        files: &ScopeFiles,
+        open: impl FnOnce() -> Installer,
+    ) -> ServerDetails {
+        let raw = crate::config::servers::entry_of(files, self.entry.scope, &self.entry.name);
+        let Ok(Some(raw)) = raw else {
+            return self;
+        };
+        if crate::config::inputs::entry_inputs(&raw).is_empty() {
+            return self;
+        }
+        let installer = open();
+        if let Ok((_, states)) = installer.secret_states(&self.entry.name) {
+            self.secrets = states;
+            self.secrets_in = Some(installer.secrets().location());
+        }
+        self
+    }
+
     /// Lines for a terminal: `Key: value`, secrets already masked.
     pub fn to_text(&self) -> String {
         let e = &self.entry;
@@ -68,6 +100,26 @@ impl ServerDetails {
                 for kv in pairs {
                     out.push_str(&format!("    {}: {}\n", kv.key, kv.value));
                 }
+            }
+        }
+        if !self.secrets.is_empty() {
+            out.push_str(&format!(
+                "  Secrets ({}):\n",
+                self.secrets_in.as_deref().unwrap_or("the credential store")
+            ));
+            for s in &self.secrets {
+                let state = match (s.set, &s.error) {
+                    (Some(true), _) => "set".to_string(),
+                    (Some(false), _) => format!(
+                        "not set; set it with `harness9 mcp secret set {} {}`",
+                        e.name, s.name
+                    ),
+                    (None, err) => format!(
+                        "unknown ({})",
+                        err.as_deref().unwrap_or("the store did not answer")
+                    ),
+                };
+                out.push_str(&format!("    {}: {state}\n", s.name));
             }
         }
         if e.disabled {

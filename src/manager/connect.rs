@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{era, Manager, Run, ServerState, StartPhase, ToolListing};
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{inputs, ServerConfig, TransportConfig};
 use crate::mcp::client::{fmt_duration, Client, ClientEvent};
 use crate::mcp::log::{LogSource, ServerLog};
 use crate::mcp::transport::http::{self, HttpSpec, TransportKind};
@@ -62,8 +62,9 @@ impl Manager {
         log: Arc<ServerLog>,
         gen: u64,
     ) -> Result<Arc<Client>, String> {
-        let authorizer = self.new_authorizer(name, cfg, gen);
-        let (conn, kind) = self.open_transport(cfg, log.clone(), authorizer)?;
+        let resolved = self.with_inputs(cfg).await?;
+        let authorizer = self.new_authorizer(name, &resolved, gen);
+        let (conn, kind) = self.open_transport(&resolved, log.clone(), authorizer)?;
         let sender = conn.sender.clone();
         let current = {
             let mut slots = self.lock();
@@ -96,7 +97,8 @@ impl Manager {
                 .requests
                 .as_ref()
                 .map(|r| r.handler(name, cfg, log.clone()));
-            let opts = self.connect_options(name, cfg, log.clone(), gen, handler, current.clone());
+            let opts =
+                self.connect_options(name, &resolved, log.clone(), gen, handler, current.clone());
             let client = Client::connect_opts(conn, name, log, opts).await;
             self.note_era(cfg, client.as_ref().ok().map(Client::era));
             let client = Arc::new(client.map_err(|e| e.to_string())?);
@@ -149,6 +151,33 @@ impl Manager {
         }
         self.place_tools(name, gen, &client, tools, cfg).await;
         Ok(client)
+    }
+
+    /// The entry with its `${input:NAME}` values put in (in memory, for this start only);
+    /// the entry itself when it has none.
+    async fn with_inputs(&self, cfg: &ServerConfig) -> Result<ServerConfig, String> {
+        if inputs::transport_inputs(&cfg.transport).is_empty() {
+            return Ok(cfg.clone());
+        }
+        let Some(source) = self.inner.hooks.inputs.clone() else {
+            return Err("its entry takes values from the credential store (${input:…}), which is not available here".into());
+        };
+        let owned = cfg.clone();
+        let resolved = tokio::task::spawn_blocking(move || {
+            inputs::resolve(&owned.transport, &mut |n| source.value(&owned, n))
+        })
+        .await
+        .map_err(|e| format!("reading its inputs failed: {e}"))?;
+        match resolved {
+            Ok(transport) => Ok(ServerConfig {
+                transport,
+                ..cfg.clone()
+            }),
+            Err(missing) => Err(format!(
+                "its input \"{missing}\" has no value; set it with `harness9 mcp secret set {} {missing}` (or in the server's settings)",
+                cfg.name
+            )),
+        }
     }
 
     pub(super) fn open_transport(

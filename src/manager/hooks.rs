@@ -31,6 +31,15 @@ pub struct Hooks {
     pub authorizers: Option<Arc<dyn Authorizers>>,
     /// Told about each server that connected.
     pub observers: Vec<Arc<dyn ServerObserver>>,
+    /// Gives the values of an entry's `${input:NAME}` references when it starts.
+    pub inputs: Option<Arc<dyn InputValues>>,
+}
+
+/// Where the values of an entry's `${input:NAME}` references come from (the credential
+/// store). Called off the runtime threads, once per start of an entry that has any.
+pub trait InputValues: Send + Sync + 'static {
+    /// The value of input `name` of `cfg`'s entry (`None`: none kept).
+    fn value(&self, cfg: &ServerConfig, name: &str) -> Option<String>;
 }
 
 /// Where a server's client gets the handler of the server's requests.

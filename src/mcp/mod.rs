@@ -3,7 +3,7 @@
 //! [`crate::manager`].
 
 pub use harness9_mcp::protocol::{
-    apps, elicit_form, era, features, jsonrpc, requests, schema_text, types,
+    apps, elicit_form, era, features, jsonrpc, requests, schema_text, tasks, types,
 };
 pub use harness9_mcp::{auth, client, contain, handler, log, transport};
 

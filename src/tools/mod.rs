@@ -6,6 +6,7 @@ pub mod cost;
 mod display;
 pub mod naming;
 pub mod schema_refs;
+pub mod tasks;
 
 pub use cost::{context_tokens, ContextCost, ServerCost};
 pub use display::{loadable_icons, ToolDisplay};
@@ -21,8 +22,12 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::mcp::client::{CallOutcome, Follow, TaskCall, TaskError};
+use crate::mcp::era::Era;
 use crate::mcp::schema_text::SchemaText;
+use crate::mcp::tasks::TaskSupport;
 use crate::mcp::{CallToolResult, Client, ClientError, Progress, RequestOptions, ToolDef};
+use tasks::{StartedTask, TaskContext, TaskWait};
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,6 +72,9 @@ pub struct CallContext {
     pub timeout: Option<Duration>,
     /// Make it with [`crate::mcp::client::progress_channel`] (bounded; a flood is dropped).
     pub progress: Option<mpsc::Sender<Progress>>,
+    /// Where a task the call starts goes ([`tasks`]); without it the call follows its task
+    /// to the end itself.
+    pub task: Option<TaskContext>,
 }
 
 /// Why a call produced no result. Shown to the model as an error result by the engine.
@@ -74,6 +82,9 @@ pub struct CallContext {
 pub enum ToolError {
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The call ran as a task, which ended without a result.
+    #[error(transparent)]
+    Task(#[from] TaskError),
     #[error("{0}")]
     Other(String),
 }
@@ -84,6 +95,7 @@ impl ToolError {
     pub fn code(&self) -> &'static str {
         match self {
             ToolError::Client(e) => e.code(),
+            ToolError::Task(e) => e.code(),
             ToolError::Other(_) => "tool-failed",
         }
     }
@@ -105,11 +117,99 @@ pub struct McpTool {
     tool: String,
     client: Arc<Client>,
     timeout: Duration,
+    /// Legacy `execution.taskSupport`.
+    task_support: TaskSupport,
 }
 
 impl McpTool {
     pub fn definition_name(&self) -> &str {
         &self.tool
+    }
+
+    /// Whether a call asks the (legacy) server for a task: always for `required` tools,
+    /// for `optional` ones when the setting says so. The modern era's server decides
+    /// alone.
+    fn asks_for_task(&self, optional_as_task: bool) -> Option<TaskCall> {
+        let ask = match (self.client.era(), self.task_support) {
+            (Era::Modern, _) | (Era::Legacy, TaskSupport::Forbidden) => false,
+            (Era::Legacy, TaskSupport::Required) => true,
+            (Era::Legacy, TaskSupport::Optional) => optional_as_task,
+        };
+        ask.then_some(TaskCall::default())
+    }
+
+    async fn call_mcp(
+        &self,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> Result<CallToolResult, ToolError> {
+        let opts = RequestOptions {
+            timeout: Some(ctx.timeout.unwrap_or(self.timeout)),
+            timeout_field: Some(crate::config::TOOL_TIMEOUT_FIELD),
+            progress: ctx.progress,
+        };
+        let args = match arguments {
+            Value::Null => None,
+            a => Some(a),
+        };
+        let optional = ctx
+            .task
+            .as_ref()
+            .map_or(tasks::DEFAULT_OPTIONAL_AS_TASK, |t| t.optional_as_task);
+        let ask = self.asks_for_task(optional);
+        if ask.is_none() && self.client.era() == Era::Legacy {
+            // The usual call, on the client's fast path.
+            return Ok(self.client.call_tool(&self.tool, args, opts).await?);
+        }
+        let kept_args = args.clone().unwrap_or(Value::Null);
+        let created = match self
+            .client
+            .call_tool_as_task(&self.tool, args, opts, ask)
+            .await?
+        {
+            CallOutcome::Done(r) => return Ok(r),
+            CallOutcome::Task(created) => created,
+        };
+        let ToolSource::Mcp { server, .. } = &self.spec.source else {
+            return Err(ToolError::Other("not an MCP tool".into()));
+        };
+        let Some(host) = ctx.task else {
+            let follow = Follow {
+                task: created.task,
+                created: std::time::SystemTime::now(),
+            };
+            return Ok(self.client.follow_task(follow, &mut |_| {}).await?);
+        };
+        let started = StartedTask {
+            server: server.clone(),
+            tool: self.tool.clone(),
+            arguments: kept_args,
+            client: self.client.clone(),
+            created: created.clone(),
+            origin: host.origin.clone(),
+        };
+        match host.host.adopt(started, host.wait).await {
+            TaskWait::Ended(outcome) => Ok(outcome?),
+            TaskWait::Running {
+                task_id,
+                status,
+                message,
+            } => Ok(CallToolResult {
+                content: vec![crate::mcp::Content::Text {
+                    text: tasks::still_running_text(
+                        server,
+                        &task_id,
+                        status,
+                        message.as_deref(),
+                        created.immediate_response.as_deref(),
+                    ),
+                }],
+                meta: Some(serde_json::json!({
+                    tasks::META_RUNNING_TASK: {"server": server, "taskId": task_id}
+                })),
+                ..CallToolResult::default()
+            }),
+        }
     }
 }
 
@@ -123,16 +223,7 @@ impl Tool for McpTool {
         arguments: Value,
         ctx: CallContext,
     ) -> BoxFuture<'_, Result<CallToolResult, ToolError>> {
-        let opts = RequestOptions {
-            timeout: Some(ctx.timeout.unwrap_or(self.timeout)),
-            timeout_field: Some(crate::config::TOOL_TIMEOUT_FIELD),
-            progress: ctx.progress,
-        };
-        let args = match arguments {
-            Value::Null => None,
-            a => Some(a),
-        };
-        async move { Ok(self.client.call_tool(&self.tool, args, opts).await?) }.boxed()
+        self.call_mcp(arguments, ctx).boxed()
     }
 }
 
@@ -231,6 +322,7 @@ impl ToolRegistry {
                     tool: def.name.clone(),
                     client: client.clone(),
                     timeout,
+                    task_support: def.task_support(),
                 })
             })
             .collect();
@@ -383,6 +475,7 @@ fn rebuild(s: &mut State) {
                         tool: tool.tool.clone(),
                         client: tool.client.clone(),
                         timeout: tool.timeout,
+                        task_support: tool.task_support,
                     });
                 }
             }

@@ -23,7 +23,7 @@ use super::model::{Action, ChatLine, Modal, PanelRow, ToolDecision, ToolLineStat
 use super::scroll::Scroll;
 use super::settings::HiddenKey;
 use super::slash::{Entered, SlashState};
-use super::{attach, auth, conversations, settings, slash, surface};
+use super::{attach, auth, conversations, settings, slash, surface, tasks};
 
 /// Everything the terminal UI shows, and what the keys have done to it so far.
 pub struct App {
@@ -75,6 +75,8 @@ pub struct App {
     pub context: harness9::tools::ContextCost,
     /// Set when the MCP tools are large enough for tool search to take over.
     pub context_warning: Option<String>,
+    /// The project's MCP tasks (the core's table), newest first.
+    pub tasks: Vec<harness9::host::tasks::TaskRecord>,
 }
 
 impl App {
@@ -106,6 +108,19 @@ impl App {
             sampling_grants: Vec::new(),
             context: Default::default(),
             context_warning: None,
+            tasks: Vec::new(),
+        }
+    }
+
+    /// Takes the task table and one task event (a task of this chat that ended says so).
+    pub fn on_task_event(
+        &mut self,
+        table: Vec<harness9::host::tasks::TaskRecord>,
+        event: Option<harness9::host::tasks::TaskEvent>,
+    ) {
+        self.tasks = table;
+        if let Some(line) = event.and_then(|e| tasks::ended_line(&e, &self.chat)) {
+            self.chat.push(line);
         }
     }
 
@@ -323,6 +338,7 @@ impl App {
                     && surface::parse_roots(text).is_none()
                     && conversations::parse(text).is_none()
                     && settings::parse(text).is_none()
+                    && tasks::parse(text).is_none()
                 {
                     match slash::enter(&self.prompts, text, self.busy) {
                         Some(Entered::Send(action)) => return Some(action),
@@ -353,6 +369,10 @@ impl App {
                     t if settings::parse(t).is_some() => match settings::parse(t)? {
                         Ok(Some(cmd)) => return Some(Action::Settings(cmd)),
                         Ok(None) => settings::start_hidden(&mut self.hidden_key, &mut self.input),
+                        Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
+                    },
+                    t if tasks::parse(t).is_some() => match tasks::parse(t)? {
+                        Ok(cmd) => return Some(Action::Tasks(cmd)),
                         Err(usage) => self.chat.push(ChatLine::System(usage.to_string())),
                     },
                     t if surface::parse_roots(t).is_some() => match surface::parse_roots(t)? {

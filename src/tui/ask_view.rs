@@ -61,6 +61,9 @@ fn content(view: &AskView) -> (String, Vec<Line<'static>>, &'static str) {
             Style::new().fg(Color::DarkGray),
         ));
     }
+    if let Some(task) = &view.ask.task {
+        lines.extend(safe::lines(&format!("(for its task {task})")));
+    }
     match &view.ask.kind {
         AskKind::Elicitation { request } => lines.extend(safe::lines(request.message())),
         AskKind::Sampling { request } | AskKind::SamplingReview { request, .. } => {

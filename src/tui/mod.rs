@@ -18,6 +18,7 @@ mod slash;
 mod slash_run;
 mod slash_view;
 mod surface;
+mod tasks;
 mod terminal;
 mod view;
 
@@ -96,6 +97,8 @@ pub async fn run(project: PathBuf, yes: bool) -> i32 {
         Default::default(),
     ));
     harness.start(None).await;
+    // Tasks of HTTP servers started by an earlier run are followed again.
+    harness.resume_tasks().await;
     let _watcher = harness.watch_config().ok();
     // The terminal UI starts a new conversation; /resume reopens an earlier one.
     let chat = harness.chat().state(ConversationChoice::New).await;
@@ -197,6 +200,9 @@ async fn event_loop(
     let mut slash_jobs: FuturesUnordered<BoxFuture<'_, SlashDone>> = FuturesUnordered::new();
     let mut surface = harness.subscribe_surface();
     let mut surface_open = true;
+    let mut task_events = harness.subscribe_tasks();
+    let mut tasks_open = true;
+    app.on_task_event(harness.tasks(), None);
     let (mut listing, mut relist) = (true, false);
     slash_jobs.push(Box::pin(slash_run::list(harness)));
     refresh(app, harness);
@@ -324,6 +330,11 @@ async fn event_loop(
                     Action::Settings(cmd) => {
                         slash_jobs.push(Box::pin(async move { SlashDone::Settings(settings::run(harness, cmd).await) }));
                     }
+                    Action::Tasks(cmd) => {
+                        let text = tasks::run(harness, cmd).await;
+                        app.chat.push(ChatLine::System(text));
+                        app.on_task_event(harness.tasks(), None);
+                    }
                     Action::Roots(cmd) => {
                         let text = surface::run_roots(harness, cmd);
                         app.chat.push(ChatLine::System(text));
@@ -361,6 +372,14 @@ async fn event_loop(
                     }
                     Ok(SurfaceEvent::ResourceUpdated { .. } | SurfaceEvent::ElicitationComplete { .. }) => {}
                     Err(RecvError::Closed) => surface_open = false,
+                }
+            }
+            ev = task_events.recv(), if tasks_open => {
+                use tokio::sync::broadcast::error::RecvError;
+                match ev {
+                    Ok(event) => app.on_task_event(harness.tasks(), Some(event)),
+                    Err(RecvError::Lagged(_)) => app.on_task_event(harness.tasks(), None),
+                    Err(RecvError::Closed) => tasks_open = false,
                 }
             }
             Some(done) = slash_jobs.next(), if !slash_jobs.is_empty() => match done {

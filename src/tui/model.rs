@@ -19,6 +19,7 @@ pub const COMMANDS: &[&str] = &[
     "/resume",
     "/model",
     "/permissions",
+    "/tasks",
     "/quit",
 ];
 
@@ -91,6 +92,16 @@ pub enum Action {
     Conversation(ConversationCmd),
     /// Show or change the model provider settings or the tool permission rules.
     Settings(SettingsCmd),
+    /// List the MCP tasks or cancel one.
+    Tasks(TasksCmd),
+}
+
+/// A `/tasks` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TasksCmd {
+    List,
+    /// A number from the list, or a task id.
+    Cancel(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,6 +28,7 @@ pub(super) fn form(id: u64, schema: Value) -> Ask {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     }
 }
 
@@ -209,6 +210,7 @@ fn url_mode_shows_the_domain_and_asks_before_opening() {
         },
         url_domain: Some("pay.example.com".into()),
         arrived: Instant::now(),
+        task: None,
     }]);
     let s = screen(&app);
     for want in [
@@ -261,6 +263,7 @@ fn a_sampling_request_is_shown_and_approved_refused_or_always_allowed() {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     };
     app.set_asks(std::slice::from_ref(&ask));
     let s = screen(&app);
@@ -326,6 +329,7 @@ fn the_model_answer_is_shown_for_review_and_sent_or_refused() {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     };
     app.set_asks(std::slice::from_ref(&review));
     let s = screen(&app);

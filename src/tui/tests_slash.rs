@@ -89,7 +89,7 @@ fn tab_lists_commands_and_prompts_then_completes_one() {
             "│  /resume                                                                     │",
             "│  /model                                                                      │",
             "│  /permissions                                                                │",
-            "│  … and 4 more; type to narrow                                                │",
+            "│  … and 5 more; type to narrow                                                │",
             "└──────────────────────────────────────────────────────────────────────────────┘",
         ]
     );
@@ -243,7 +243,7 @@ fn enter_with_a_missing_required_argument_sends_nothing() {
     assert_eq!(
         app.chat.last(),
         Some(&ChatLine::System(
-            "unknown command /nope; commands: /mcp /roots /new /resume /model /permissions /quit"
+            "unknown command /nope; commands: /mcp /roots /new /resume /model /permissions /tasks /quit"
                 .into()
         ))
     );

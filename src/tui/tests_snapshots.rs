@@ -317,6 +317,7 @@ fn elicitation_of_a_url() {
         },
         url_domain: Some("pay.example.com".into()),
         arrived: Instant::now(),
+        task: None,
     }]);
     check("elicitation_url", screen(&app, 80, 24));
 }
@@ -332,6 +333,7 @@ fn sampling_request_dialog() {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     }]);
     // Review the answer before it is sent: the box shows it ticked.
     app.on_key(key(KeyCode::Char('r')));
@@ -355,6 +357,7 @@ fn sampling_review_dialog() {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     }]);
     check("sampling_review", screen(&app, 80, 24));
 }

@@ -135,11 +135,18 @@ fn render_chat(f: &mut Frame, app: &App, area: Rect) {
             }
             ChatLine::Assistant(t) => lines.extend(t.lines().map(|l| Line::raw(l.to_string()))),
             ChatLine::Tool {
+                call_id,
                 name,
                 arguments,
                 status,
-                ..
-            } => lines.push(tool_line(name, arguments, status)),
+            } => {
+                let mut line = tool_line(name, arguments, status);
+                if let Some(note) = super::tasks::tool_line_note(&app.tasks, call_id) {
+                    line.spans
+                        .push(Span::styled(note, Style::new().fg(Color::Magenta)));
+                }
+                lines.push(line)
+            }
             ChatLine::System(t) => lines.extend(
                 t.lines()
                     .map(|l| Line::styled(l.to_string(), Style::new().fg(Color::Yellow))),

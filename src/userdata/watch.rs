@@ -22,6 +22,8 @@ pub enum DataKind {
     Sampling,
     Permissions,
     Roots,
+    /// The task table ([`crate::host::tasks`]).
+    Tasks,
 }
 
 impl DataKind {
@@ -34,15 +36,17 @@ impl DataKind {
             DataKind::Sampling => "sampling.json",
             DataKind::Permissions => "tool-permissions.json",
             DataKind::Roots => "extra-roots.json",
+            DataKind::Tasks => "tasks.json",
         }
     }
 
-    const ALL: [DataKind; 5] = [
+    const ALL: [DataKind; 6] = [
         DataKind::Approvals,
         DataKind::Pins,
         DataKind::Sampling,
         DataKind::Permissions,
         DataKind::Roots,
+        DataKind::Tasks,
     ];
 
     fn of(path: &Path) -> Option<DataKind> {

@@ -125,7 +125,11 @@ async fn the_apps_extension_is_announced_in_both_eras_when_views_are_rendered() 
     let h = started(&p).await;
     let ext = json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}});
     assert_eq!(caps(&h, "legacy").await["extensions"], ext);
-    assert_eq!(caps(&h, "modern").await["extensions"], ext);
+    // The modern era's requests also declare the tasks extension.
+    let tasks = json!({"io.modelcontextprotocol/tasks": {}});
+    let mut modern = ext.clone();
+    modern["io.modelcontextprotocol/tasks"] = json!({});
+    assert_eq!(caps(&h, "modern").await["extensions"], modern);
     h.shutdown().await;
 
     // A front end that renders no views announces nothing.
@@ -136,7 +140,7 @@ async fn the_apps_extension_is_announced_in_both_eras_when_views_are_rendered() 
         .wait_settled(std::time::Duration::from_secs(30))
         .await;
     assert_eq!(caps(&plain, "legacy").await.get("extensions"), None);
-    assert_eq!(caps(&plain, "modern").await.get("extensions"), None);
+    assert_eq!(caps(&plain, "modern").await.get("extensions"), Some(&tasks));
     plain.shutdown().await;
 }
 

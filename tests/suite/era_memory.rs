@@ -32,7 +32,8 @@ async fn modern_memory() -> (Client, memory::MemoryPeer) {
     );
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {}})
+        json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert_eq!(
         meta["io.modelcontextprotocol/clientInfo"]["name"],

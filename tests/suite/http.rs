@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::support::client::opts;
 use super::support::http::{connect_http, Fixture};
-use super::support::wait::wait_for_log;
+use super::support::wait::{poll_for_async, wait_for_log};
 use super::support::{state_of, Project};
 
 async fn call_text(c: &Client, tool: &str, args: Value) -> String {
@@ -164,21 +164,30 @@ async fn sse_answers_carry_progress_logs_and_server_requests() {
 async fn expired_session_is_initialized_again_and_the_request_repeated() {
     let f = Fixture::start().await;
     let (c, _, _) = connect_http(&f.url("/expire"), &[], false).await.unwrap();
+    let listed = c.list_tools(None).await.unwrap();
     let mut events = c.events();
     assert_eq!(
         call_text(&c, "expire", json!({})).await,
         "the session ends now"
     );
+    // The call succeeds, once, in a new session.
     assert_eq!(
         call_text(&c, "echo", json!({"text": "again"})).await,
         "again"
     );
-    // The client is told to re-list tools.
-    let ev = tokio::time::timeout(Duration::from_secs(5), events.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(ev, ClientEvent::ToolsChanged);
+    // The tools were listed again in the new session; the list did not change, so no
+    // change is reported and the list is the same.
+    f.wait_journal("tools/list in the new session", |e| {
+        rpc_method(e) == "tools/list" && e["headers"]["mcp-session-id"] == "sess-2"
+    })
+    .await;
+    assert_eq!(c.list_tools(None).await.unwrap(), listed);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), events.recv())
+            .await
+            .is_err(),
+        "no change was reported"
+    );
     c.close().await;
     let j = f.journal().await;
     let p = posts(&j, "/expire");
@@ -192,9 +201,61 @@ async fn expired_session_is_initialized_again_and_the_request_repeated() {
     assert_eq!(echoes.len(), 2);
     assert_eq!(echoes[0]["headers"]["mcp-session-id"], "sess-1");
     assert_eq!(echoes[1]["headers"]["mcp-session-id"], "sess-2");
+    assert_eq!(echoes[0]["body"]["id"], echoes[1]["body"]["id"]);
     let i = p.iter().position(|e| std::ptr::eq(*e, *inits[1])).unwrap();
     assert_eq!(rpc_method(p[i + 1]), "notifications/initialized");
     assert_eq!(p[i + 1]["headers"]["mcp-session-id"], "sess-2");
+    assert_eq!(p[i + 1]["headers"]["mcp-protocol-version"], "2025-11-25");
+    // Nothing but the handshake went out between the new initialize and its end.
+    assert_eq!(rpc_method(p[i + 2]), "tools/call");
+}
+
+#[tokio::test]
+async fn requests_lost_with_a_session_start_one_new_session_and_each_succeeds() {
+    let f = Fixture::start().await;
+    let (c, _, _) = connect_http(&f.url("/expire-grows"), &[], false)
+        .await
+        .unwrap();
+    let before = c.list_tools(None).await.unwrap();
+    assert!(!before.iter().any(|t| t.name == "renewed"));
+    let mut events = c.events();
+    call_text(&c, "expire", json!({})).await;
+    let calls = (0..5).map(|i| {
+        let c = &c;
+        async move { call_text(c, "echo", json!({ "text": format!("call {i}") })).await }
+    });
+    let answers = futures::future::join_all(calls).await;
+    let expected: Vec<String> = (0..5).map(|i| format!("call {i}")).collect();
+    assert_eq!(answers, expected);
+    // The new session lists one tool more: that change, and only it, is reported.
+    let ev = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("a change is reported")
+        .unwrap();
+    assert_eq!(ev, ClientEvent::ToolsChanged);
+    let after = c.list_tools(None).await.unwrap();
+    assert!(after.iter().any(|t| t.name == "renewed"));
+    c.close().await;
+    let j = f.journal().await;
+    let p = posts(&j, "/expire-grows");
+    let inits = p.iter().filter(|e| rpc_method(e) == "initialize").count();
+    assert_eq!(
+        inits, 2,
+        "one new session for every request lost with the old one"
+    );
+    for i in 0..5 {
+        let sent: Vec<&&Value> = p
+            .iter()
+            .filter(|e| e["body"]["params"]["arguments"]["text"] == format!("call {i}"))
+            .collect();
+        assert!(
+            sent.iter()
+                .filter(|e| e["headers"]["mcp-session-id"] == "sess-2")
+                .count()
+                == 1,
+            "call {i} reached the new session once: {sent:#?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -226,11 +287,19 @@ async fn a_cut_answer_stream_is_resumed_with_last_event_id() {
 #[tokio::test]
 async fn a_server_that_never_answers_times_out_and_is_cancelled() {
     let f = Fixture::start().await;
-    for path in ["/json", "/stream"] {
+    // `hang` sends nothing; `stall` stops in the middle of its answer (a JSON body short of
+    // its length, an SSE event without its end).
+    let mut notes: std::collections::HashMap<&str, usize> = Default::default();
+    for (path, tool) in [
+        ("/json", "hang"),
+        ("/stream", "hang"),
+        ("/json", "stall"),
+        ("/stream", "stall"),
+    ] {
         let (c, _, _) = connect_http(&f.url(path), &[], false).await.unwrap();
         let err = c
             .call_tool(
-                "hang",
+                tool,
                 None,
                 RequestOptions {
                     timeout: Some(Duration::from_millis(300)),
@@ -239,25 +308,52 @@ async fn a_server_that_never_answers_times_out_and_is_cancelled() {
             )
             .await
             .unwrap_err();
-        assert!(matches!(err, ClientError::Timeout { .. }), "{err}");
-        let j = f
-            .wait_journal("notifications/cancelled", |e| {
-                e["path"] == path && rpc_method(e) == "notifications/cancelled"
-            })
-            .await;
-        let hang_id = posts(&j, path)
-            .iter()
-            .find(|e| e["body"]["params"]["name"] == "hang")
-            .map(|e| e["body"]["id"].clone())
-            .unwrap();
-        let cancel = posts(&j, path)
-            .into_iter()
-            .find(|e| rpc_method(e) == "notifications/cancelled")
-            .unwrap();
-        assert_eq!(cancel["body"]["params"]["requestId"], hang_id);
-        // The HTTP exchange of the cancelled request is dropped too.
-        f.wait_journal("hang-closed", |e| e["note"] == "hang-closed")
-            .await;
+        assert!(matches!(err, ClientError::Timeout { .. }), "{tool}: {err}");
+        // The call and its cancellation, in this connection's session.
+        let cancelled = |e: &Value, j: &[Value]| {
+            let call = rpc_method(e) == "tools/call" && e["body"]["params"]["name"] == tool;
+            call && e["path"] == path
+                && j.iter().any(|c| {
+                    rpc_method(c) == "notifications/cancelled"
+                        && c["headers"]["mcp-session-id"] == e["headers"]["mcp-session-id"]
+                        && c["body"]["params"]["requestId"] == e["body"]["id"]
+                })
+        };
+        poll_for_async(
+            &format!("{tool} on {path} to be cancelled"),
+            Duration::from_secs(10),
+            || async {
+                let j = f.journal().await;
+                if j.iter().any(|e| cancelled(e, &j)) {
+                    Ok(())
+                } else {
+                    Err(format!("{j:#?}"))
+                }
+            },
+        )
+        .await;
+        // The HTTP exchange of the cancelled request is dropped too (its connection closed).
+        let closed = format!("{tool}-closed");
+        *notes.entry(tool).or_insert(0) += 1;
+        let want = notes[tool];
+        poll_for_async(
+            &format!("{want} {closed}"),
+            Duration::from_secs(10),
+            || async {
+                let n = f
+                    .journal()
+                    .await
+                    .iter()
+                    .filter(|e| e["note"] == closed.as_str())
+                    .count();
+                if n >= want {
+                    Ok(())
+                } else {
+                    Err(format!("{n} of {want}"))
+                }
+            },
+        )
+        .await;
         // The connection still works.
         assert_eq!(call_text(&c, "echo", json!({"text": "ok"})).await, "ok");
         c.close().await;
@@ -341,7 +437,7 @@ async fn manager_statuses_for_remote_servers() {
     };
     for n in ["remote", "fallback", "legacy"] {
         assert!(
-            matches!(state_of(&m, n), ServerState::Connected { tools: 10, .. }),
+            matches!(state_of(&m, n), ServerState::Connected { tools: 11, .. }),
             "{n}: {:?}",
             state_of(&m, n)
         );

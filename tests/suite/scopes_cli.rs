@@ -434,10 +434,24 @@ fn import_from_each_tool() {
         json!(["-y", "fs-other"])
     );
 
-    // VS Code (into the local scope): inputs become variables, with a note; JSONC settings.
-    let out = h.ok(&["mcp", "import", "--from", "vscode", "--yes"]);
+    // VS Code (into the local scope): a password input is answered (--input, as a script
+    // does; a terminal asks) and kept in the credential store, never in the file; JSONC
+    // settings.
+    let out = h.ok(&[
+        "mcp",
+        "import",
+        "--from",
+        "vscode",
+        "--input",
+        "perplexity-key=pk-123",
+        "--yes",
+    ]);
+    let credentials = h.home.join(".local/share/harness9/credentials.json");
     assert!(
-        out.ends_with("Note: VS Code input \"perplexity-key\" (Perplexity API Key) is now ${PERPLEXITY_KEY}: set PERPLEXITY_KEY in the environment harness9 runs in\n"),
+        out.ends_with(&format!(
+            "Note: the value of perplexity-key for \"perplexity\" is kept in a file readable only by you: {}\n",
+            credentials.display()
+        )),
         "{out}"
     );
     let local = h.local_file();
@@ -445,8 +459,20 @@ fn import_from_each_tool() {
         h.json(&local),
         json!({"mcpServers": {
             "fetch": {"command": "uvx", "args": ["mcp-server-fetch"]},
-            "perplexity": {"type": "stdio", "command": "npx", "args": ["-y", "server-perplexity-ask"], "env": {"PERPLEXITY_API_KEY": "${PERPLEXITY_KEY}"}}
+            "perplexity": {"type": "stdio", "command": "npx", "args": ["-y", "server-perplexity-ask"], "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"}}
         }})
+    );
+    assert!(std::fs::read_to_string(&credentials)
+        .unwrap()
+        .contains("pk-123"));
+    assert!(!std::fs::read_to_string(&local).unwrap().contains("pk-123"));
+    let get = h.ok(&["mcp", "get", "perplexity"]);
+    assert!(
+        get.contains(&format!(
+            "  Secrets (a file readable only by you: {}):\n    perplexity-key: set\n",
+            credentials.display()
+        )),
+        "{get}"
     );
 
     // Codex TOML, into the project's own file.

@@ -90,6 +90,7 @@ pub fn elicit_form(data: &[u8]) {
             kind: AskKind::Elicitation { request },
             url_domain: None,
             arrived: Instant::now(),
+            task: None,
         };
         let view = serde_json::to_value(ask.view()).expect("the view serializes");
         assert_eq!(
@@ -200,6 +201,7 @@ pub fn sampling(data: &[u8]) {
         },
         url_domain: None,
         arrived: Instant::now(),
+        task: None,
     };
     assert_eq!(ask.view(), ask.view(), "the view is not deterministic");
 }

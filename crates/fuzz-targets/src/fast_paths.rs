@@ -9,10 +9,11 @@ use harness9_mcp::client::{parsed_reuse, plainly_complete, reuse, ResultHeader};
 use harness9_mcp::protocol::era::{result_kind_of, ResultKind};
 use harness9_mcp::protocol::jsonrpc;
 use harness9_mcp::protocol::schema_text::SchemaText;
+use harness9_mcp::protocol::types::CallToolResult;
 use harness9_mcp::transport::mcp_headers::{header_params, header_params_text};
 
 /// The input is one JSON text, as a server would send it: a modern result (is it plainly
-/// complete? may it be cached, for how long?), a tool's input schema (compacted; has it
+/// complete? may it be cached, for how long? is it one plain text block?), a tool's input schema (compacted; has it
 /// `$ref`s, `x-mcp-header` parameters?), or a message that may be a batch.
 pub fn fast_paths(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -33,6 +34,21 @@ pub fn fast_paths(data: &[u8]) {
             "plainly complete, but parsed: {:?}",
             parsed.map(|k| matches!(k, ResultKind::Complete))
         );
+    }
+    // Tool results: a plain text block read from the bytes is what the parse gives.
+    assert_eq!(
+        CallToolResult::is_plain_text(text),
+        CallToolResult::plain_text(text).is_some()
+    );
+    if CallToolResult::is_plain_text(text) {
+        assert!(
+            plainly_complete(data),
+            "a plain text result that is not complete"
+        );
+    }
+    if let Some(plain) = CallToolResult::plain_text(text) {
+        let parsed = serde_json::from_str::<CallToolResult>(text).map_err(|e| e.to_string());
+        assert_eq!(Ok(plain), parsed, "plain text result differs");
     }
     // List caching: the bytes skip only what the parse would not cache.
     assert_eq!(reuse(text), parsed_reuse(text), "cache hints differ");

@@ -11,9 +11,15 @@
 //! are taken apart in [`inbound`] and [`notify`]. Requests from the server (and a modern
 //! server's input requests) go to the [`ClientHandler`] given at connect ([`served`]);
 //! resources, prompts and completion live in [`features`].
+//!
+//! Every message goes to the transport as an [`Outbound`] built here and in [`encode`]
+//! (its kind, id and the era's HTTP headers beside the bytes), so transports never parse
+//! what we send. A transport that loses its session hands the unanswered requests back;
+//! [`recover`] starts a new session, sends them once more and lists again what was listed.
 
 use parking_lot::Mutex;
 use std::collections::HashSet;
+use std::future::Future;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -26,16 +32,21 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 mod cache;
 mod encode;
 mod features;
+mod follow;
 mod inbound;
 mod listen;
 mod modern;
 mod mrtr;
 mod notify;
 mod pages;
+mod recover;
 mod reply;
 mod served;
 #[cfg(test)]
 mod surface_tests;
+mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 
 use crate::handler::ClientHandler;
 use crate::log::{LogSource, ServerLog};
@@ -45,17 +56,19 @@ use crate::protocol::types::{
     CallToolResult, InitializeResult, ListToolsPage, Progress, ToolDef, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
-use crate::transport::{Connection, Inbound, TransportSender};
+use crate::transport::{Connection, EraHeaders, Inbound, Outbound, OutboundKind, TransportSender};
 
 /// The byte-level fast paths and the full parses they must agree with (the fuzzer checks).
 #[doc(hidden)]
 pub use cache::{parsed_reuse, reuse};
 pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
+pub use follow::{Follow, MAX_POLL_FAILURES, POLL_TIMEOUT, TTL_GRACE};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 #[doc(hidden)]
 pub use mrtr::{plainly_complete, ResultHeader};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
+pub use tasks::{CallOutcome, TaskCall, TaskError, MAX_LISTENED_TASKS};
 
 /// Most pages `tools/list` may take before we call the server broken.
 pub const MAX_TOOL_PAGES: usize = 10_000;
@@ -183,6 +196,16 @@ struct Inner {
     listening: listen::Listening,
     /// Modern era only: list results the server let us reuse ([`cache`]).
     cache: cache::ListCache,
+    /// The latest status notice of each followed task ([`tasks`]).
+    task_notes: tasks::TaskNotes,
+    /// The protocol version once settled (`MCP-Protocol-Version` on HTTP).
+    version: OnceLock<reqwest::header::HeaderValue>,
+    /// Modern era only: the `x-mcp-header` parameters of the tools listed so far.
+    tool_headers: Mutex<crate::transport::mcp_headers::ToolHeaders>,
+    /// Starting a new session when the transport lost its own ([`recover`]).
+    recovery: recover::Recovery,
+    /// Polls of followed tasks under way at once ([`follow::MAX_POLLS_IN_FLIGHT`]).
+    task_polls: tokio::sync::Semaphore,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -246,6 +269,7 @@ impl Client {
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
             return Err(ClientError::UnsupportedVersion(init.protocol_version));
         }
+        inner.settle_version(&init.protocol_version);
         inner.notify("notifications/initialized", None)?;
         Ok(Client {
             inner: inner.clone(),
@@ -319,16 +343,50 @@ impl Client {
     }
 
     /// Calls one tool by its raw name. A tool that fails reports `is_error` in the result;
-    /// an `Err` means the call itself did not complete.
-    pub async fn call_tool(
-        &self,
-        name: &str,
+    /// an `Err` means the call itself did not complete. A modern server may make a task
+    /// of the call: it is followed to its end within the call's timeout (and cancelled
+    /// when that passes); see [`Client::call_tool_as_task`] to keep the task instead.
+    pub fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Option<Value>,
         opts: RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
+        // Not an `async fn`: the future holds the params once rather than its arguments
+        // and the params made of them (it is stored per call in flight).
         let params = Params::ToolCall { name, arguments };
-        let body = self.inner.request("tools/call", params, opts, true).await?;
-        body.parse("tools/call")
+        async move {
+            if self.era == Era::Legacy {
+                let body = self
+                    .inner
+                    .request_with("tools/call", &params, opts, true)
+                    .await;
+                // The arguments go before the result is built: their memory can hold it
+                // (a large echo then needs no fresh pages).
+                drop(params);
+                let body = body?;
+                return match CallToolResult::plain_text(body.get()) {
+                    Some(result) => Ok(result),
+                    None => body.parse("tools/call"),
+                };
+            }
+            let timeout = opts.timeout;
+            let answer = self
+                .inner
+                .request_modern_kind("tools/call", &params, opts, true)
+                .await;
+            drop(params);
+            let (body, task) = answer?;
+            if !task {
+                return match CallToolResult::plain_text(body.get()) {
+                    Some(result) => Ok(result),
+                    None => body.parse("tools/call"),
+                };
+            }
+            let value: Value = body.parse("tools/call")?;
+            drop(body);
+            Box::pin(self.finish_task_call(value, timeout)).await
+        }
     }
 
     /// Ends the connection (for stdio, the full shutdown of the child).
@@ -373,6 +431,42 @@ fn initialize_error(e: ClientError) -> ClientError {
     }
 }
 
+/// What a caller gets for an answer that carries no result.
+fn reply_error(method: &str, error: ReplyError) -> ClientError {
+    match error {
+        ReplyError::Rpc(mut error) => {
+            if let Some(why) = era::explain(&error) {
+                error.message = format!("{} ({why})", error.message);
+            }
+            ClientError::Rpc {
+                method: method.to_string(),
+                error: Box::new(error),
+            }
+        }
+        ReplyError::Invalid(detail) => ClientError::Invalid {
+            method: method.into(),
+            detail,
+        },
+        ReplyError::Closed(reason) => ClientError::Closed(reason),
+    }
+}
+
+/// A legacy request's params with `_meta.progressToken` set to `id`.
+fn with_progress_token(params: &Params<'_>, id: u64) -> Value {
+    let mut value = params
+        .to_value()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if let Value::Object(map) = &mut value {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert("progressToken".into(), json!(id));
+        }
+    }
+    value
+}
+
 /// A logging level as one byte: its place in [`LOG_LEVELS`](crate::protocol::features::LOG_LEVELS)
 /// plus one (0 stands for none).
 fn level_code(level: crate::protocol::features::LogLevel) -> u8 {
@@ -401,8 +495,7 @@ impl Drop for PendingGuard<'_> {
         let was_pending = self.inner.pending.lock().remove(&self.id).is_some();
         self.inner.progress.lock().remove(&self.id);
         if was_pending && self.cancellable {
-            let params = json!({"requestId": self.id, "reason": self.reason});
-            let _ = self.inner.notify("notifications/cancelled", Some(params));
+            self.inner.cancel(self.id, self.reason);
         }
     }
 }
@@ -423,6 +516,7 @@ impl Inner {
         log: Arc<ServerLog>,
         handler: Option<Arc<dyn ClientHandler>>,
     ) -> Arc<Inner> {
+        let sessions = conn.sender.has_sessions();
         let inner = Arc::new(Inner {
             sender: conn.sender,
             pending: Mutex::default(),
@@ -437,7 +531,12 @@ impl Inner {
             meta: OnceLock::new(),
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
+            task_notes: tasks::TaskNotes::default(),
+            task_polls: tokio::sync::Semaphore::new(follow::MAX_POLLS_IN_FLIGHT),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
+            version: OnceLock::new(),
+            tool_headers: Mutex::default(),
+            recovery: recover::Recovery::new(sessions),
         });
         let reader_inner = inner.clone();
         let mut receiver = conn.receiver;
@@ -445,6 +544,9 @@ impl Inner {
             loop {
                 match receiver.recv().await {
                     Inbound::Message(bytes) => reader_inner.dispatch(bytes),
+                    Inbound::SessionLost { session, request } => {
+                        reader_inner.session_lost(session, request.map(|r| *r));
+                    }
                     Inbound::Closed(reason) => {
                         reader_inner.close_all(reason);
                         break;
@@ -471,9 +573,31 @@ impl Inner {
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
-        self.sender
-            .send(jsonrpc::encode_notification(method, params.as_ref()))
-            .map_err(|_| self.closed_error())
+        let bytes = jsonrpc::encode_notification(method, params.as_ref());
+        let mut out = Outbound::notification(bytes, method, self.era_headers(method, None));
+        if let OutboundKind::Notification { initialized, .. } = &mut out.kind {
+            *initialized = method == "notifications/initialized";
+        }
+        self.sender.send(out).map_err(|_| self.closed_error())
+    }
+
+    /// `notifications/cancelled` for our request `id`.
+    fn cancel(&self, id: u64, reason: &str) {
+        let method = "notifications/cancelled";
+        let params = json!({"requestId": id, "reason": reason});
+        let bytes = jsonrpc::encode_notification(method, Some(&params));
+        let mut out = Outbound::notification(bytes, method, self.era_headers(method, None));
+        if let OutboundKind::Notification { cancels, .. } = &mut out.kind {
+            *cancels = Some(id);
+        }
+        let _ = self.sender.send(out);
+    }
+
+    /// Records the protocol version the connection speaks (sent as a header on HTTP).
+    fn settle_version(&self, version: &str) {
+        if let Ok(v) = reqwest::header::HeaderValue::from_str(version) {
+            let _ = self.version.set(v);
+        }
     }
 
     fn closed_error(&self) -> ClientError {
@@ -494,13 +618,37 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_with(method, &params, opts, cancellable).await
+    }
+
+    /// [`Inner::request`] with borrowed params.
+    async fn request_with(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
         if self.meta.get().is_none() {
-            return self.request_once(method, &params, opts, cancellable).await;
+            let opts = self.recovery.wait_idle(method, opts).await?;
+            return self.request_once(method, params, opts, cancellable).await;
         }
         if !cache::CACHEABLE.contains(&method) {
             return self.request_modern(method, params, opts, cancellable).await;
         }
-        let key = cache::key(method, &params);
+        // Boxed: listings are rare next to calls, whose futures stay the smaller for it.
+        Box::pin(self.request_cached(method, params, opts, cancellable)).await
+    }
+
+    /// A modern listing, served from the list cache when the server let us reuse it.
+    async fn request_cached(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<ReplyBody, ClientError> {
+        let key = cache::key(method, params);
         let credentials = self.sender.credentials_key();
         if let Some(hit) = self.cache.get(&key, credentials) {
             return Ok(hit);
@@ -520,15 +668,24 @@ impl Inner {
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let closed = self.closed.lock();
-            if let Some(reason) = closed.as_ref() {
-                return Err(ClientError::Closed(reason.clone()));
-            }
-            self.pending.lock().insert(id, tx);
-        }
+        self.request_once_as(method, params, opts, cancellable, None)
+            .await
+    }
+
+    /// [`Inner::request_once`] with the era's headers given (`None`: those of `params`).
+    async fn request_once_as(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+        era: Option<EraHeaders>,
+    ) -> Result<ReplyBody, ClientError> {
+        let mut opts = opts;
+        let had_progress = opts.progress.is_some();
+        // Everything up to the write is synchronous: the future keeps only what the wait
+        // needs, so it stays small (it is moved and stored per call in flight).
+        let (id, rx) = self.send_request(method, params, opts.progress.take(), era)?;
         let mut guard = PendingGuard {
             inner: self,
             id,
@@ -536,32 +693,6 @@ impl Inner {
             cancellable,
             reason: "cancelled by the user",
         };
-        let had_progress = opts.progress.is_some();
-        let modern = self.meta.get().is_some();
-        let with_token;
-        let mut params = params;
-        if let Some(p) = opts.progress {
-            // Modern requests get the token beside the rest of `_meta` when written.
-            let mut value = if modern { None } else { params.to_value() };
-            let obj = value.get_or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(map) = obj {
-                let meta = map
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(meta) = meta {
-                    meta.insert("progressToken".into(), json!(id));
-                }
-            }
-            if !modern {
-                with_token = Params::from_value(value);
-                params = &with_token;
-            }
-            self.progress.lock().insert(id, (p, false));
-        }
-        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
-        if self.sender.send(bytes).is_err() {
-            return Err(self.closed_error());
-        }
         let reply = match opts.timeout {
             Some(t) => match tokio::time::timeout(t, rx).await {
                 Ok(r) => r,
@@ -584,22 +715,53 @@ impl Inner {
         }
         match reply {
             Ok(Ok(body)) => Ok(body),
-            Ok(Err(ReplyError::Rpc(mut error))) => {
-                if let Some(why) = era::explain(&error) {
-                    error.message = format!("{} ({why})", error.message);
-                }
-                Err(ClientError::Rpc {
-                    method: method.to_string(),
-                    error: Box::new(error),
-                })
-            }
-            Ok(Err(ReplyError::Invalid(detail))) => Err(ClientError::Invalid {
-                method: method.into(),
-                detail,
-            }),
-            Ok(Err(ReplyError::Closed(reason))) => Err(ClientError::Closed(reason)),
+            Ok(Err(error)) => Err(reply_error(method, error)),
             Err(_) => Err(self.closed_error()),
         }
+    }
+
+    /// Registers a request (and its progress sink), then writes it; its id and where its
+    /// answer will arrive. When the write fails, nothing of it stays registered.
+    fn send_request(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        progress: Option<mpsc::Sender<Progress>>,
+        era: Option<EraHeaders>,
+    ) -> Result<(u64, oneshot::Receiver<Reply>), ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let closed = self.closed.lock();
+            if let Some(reason) = closed.as_ref() {
+                return Err(ClientError::Closed(reason.clone()));
+            }
+            self.pending.lock().insert(id, tx);
+        }
+        let modern = self.meta.get().is_some();
+        let with_token;
+        let mut params = params;
+        let had_progress = progress.is_some();
+        if let Some(p) = progress {
+            // Modern requests get the token beside the rest of `_meta` when written.
+            if !modern {
+                with_token = Params::from_value(Some(with_progress_token(params, id)));
+                params = &with_token;
+            }
+            self.progress.lock().insert(id, (p, false));
+        }
+        let bytes = self.encode_request(id, method, params, had_progress.then_some(id));
+        let era = era.unwrap_or_else(|| self.era_headers(method, Some(params)));
+        let mut out = Outbound::request(bytes, id, method, era);
+        if let OutboundKind::Request { initialize, .. } = &mut out.kind {
+            *initialize = method == "initialize";
+        }
+        if self.sender.send(out).is_err() {
+            self.pending.lock().remove(&id);
+            self.progress.lock().remove(&id);
+            return Err(self.closed_error());
+        }
+        Ok((id, rx))
     }
 
     /// Keeps the first of tools listed under one name twice (calls go by name, so only

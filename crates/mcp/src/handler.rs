@@ -97,6 +97,28 @@ pub trait ClientHandler: Send + Sync + 'static {
         not_handled("sampling/createMessage")
     }
 
+    /// `elicitation/create` on behalf of task `task_id` (the request carried the task's
+    /// mark): the same consent as [`ClientHandler::elicit`], shown with its task.
+    fn elicit_for_task(
+        &self,
+        request: ElicitRequest,
+        task_id: &str,
+    ) -> HandlerFuture<ElicitResult> {
+        let _ = task_id;
+        self.elicit(request)
+    }
+
+    /// `sampling/createMessage` on behalf of task `task_id`: the same consent as
+    /// [`ClientHandler::create_message`], shown with its task.
+    fn create_message_for_task(
+        &self,
+        request: CreateMessageRequest,
+        task_id: &str,
+    ) -> HandlerFuture<CreateMessageResult> {
+        let _ = task_id;
+        self.create_message(request)
+    }
+
     /// `roots/list`: the folders the server may work in.
     fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
         not_handled("roots/list")

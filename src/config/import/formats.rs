@@ -1,12 +1,13 @@
 //! Each tool's config files: where they are and how their entries become ours. Strings are
-//! normalized to our references (`${env:NAME}` → `${NAME}`, VS Code inputs → variables,
-//! `${workspaceFolder}` → the project folder).
+//! translated to our terms ([`super::translate`]); VS Code's inputs become questions
+//! ([`InputQuestion`]).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{ImportSource, Places};
+use super::translate::{self, input_name};
+use super::{ImportSource, InputQuestion, Places};
 
 /// The candidate files of `source` for `project`, and how each is read.
 pub(super) fn candidates(
@@ -62,7 +63,21 @@ pub(super) enum Reader {
     CodexToml,
 }
 
-pub(super) type Part = (String, Vec<(String, Value)>, Vec<String>);
+/// What one part of a file holds.
+#[derive(Debug, Default)]
+pub(super) struct Part {
+    /// Which part ("mcpServers", "servers", "projects[/path]" …).
+    pub part: String,
+    /// The servers as our entries, in file order.
+    pub servers: Vec<(String, Value)>,
+    pub notes: Vec<String>,
+    /// The inputs the servers use, as questions.
+    pub inputs: Vec<InputQuestion>,
+    /// (server, "theirs → ours") for each variable translated.
+    pub translated: Vec<(String, String)>,
+    /// Servers left out, and why.
+    pub refused: Vec<(String, String)>,
+}
 
 /// Why another tool's config file cannot be read (shown after the file's path).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,52 +111,56 @@ impl FormatError {
     }
 }
 
-pub(super) fn read(reader: Reader, text: &str, project: &Path) -> Result<Vec<Part>, FormatError> {
+pub(super) fn read(
+    reader: Reader,
+    text: &str,
+    project: &Path,
+    home: &Path,
+    tool: &str,
+) -> Result<Vec<Part>, FormatError> {
+    let servers = |v: Option<&Value>, part: &str| json_servers(v, part, project, home, tool);
     match reader {
         Reader::McpServers => {
             let doc = parse_json(text)?;
-            Ok(vec![(
-                "mcpServers".into(),
-                json_servers(doc.get("mcpServers"), project)?,
-                Vec::new(),
-            )])
+            Ok(vec![servers(doc.get("mcpServers"), "mcpServers")?])
         }
         Reader::ClaudeJson => {
             let doc = parse_json(text)?;
-            let mut parts = vec![(
-                "user".into(),
-                json_servers(doc.get("mcpServers"), project)?,
-                Vec::new(),
-            )];
+            let mut parts = vec![servers(doc.get("mcpServers"), "user")?];
             // Claude Code's "local" servers of this project, keyed by its absolute path.
             if let Some(Value::Object(projects)) = doc.get("projects") {
                 let canonical = std::fs::canonicalize(project).unwrap_or(project.to_path_buf());
                 for key in [canonical.as_path(), project] {
                     if let Some(p) = projects.get(&key.display().to_string()) {
-                        parts.push((
-                            format!("projects[{}]", key.display()),
-                            json_servers(p.get("mcpServers"), project)?,
-                            Vec::new(),
-                        ));
+                        parts.push(servers(
+                            p.get("mcpServers"),
+                            &format!("projects[{}]", key.display()),
+                        )?);
                         break;
                     }
                 }
             }
             Ok(parts)
         }
-        Reader::Vscode => Ok(vec![vscode_part("servers", &parse_jsonc(text)?, project)?]),
+        Reader::Vscode => Ok(vec![vscode_part(
+            "servers",
+            &parse_jsonc(text)?,
+            project,
+            home,
+            tool,
+        )?]),
         Reader::VscodeSettings => {
             let doc = parse_jsonc(text)?;
             match doc.get("mcp") {
-                Some(mcp) => Ok(vec![vscode_part("mcp", mcp, project)?]),
+                Some(mcp) => Ok(vec![vscode_part("mcp", mcp, project, home, tool)?]),
                 None => Ok(Vec::new()),
             }
         }
-        Reader::CodexToml => Ok(vec![(
-            "mcp_servers".into(),
-            codex_servers(text)?,
-            Vec::new(),
-        )]),
+        Reader::CodexToml => Ok(vec![Part {
+            part: "mcp_servers".into(),
+            servers: codex_servers(text)?,
+            ..Part::default()
+        }]),
     }
 }
 
@@ -219,126 +238,130 @@ pub fn strip_jsonc(text: &str) -> String {
     out
 }
 
-/// The servers of an `mcpServers`-like object, strings normalized to our references.
+/// Translates each server of an object of servers by name into `part`; the ones that use
+/// what only the tool can fill in are refused.
+fn translate_servers(
+    m: &Map<String, Value>,
+    part: &mut Part,
+    project: &Path,
+    home: &Path,
+    tool: &str,
+) {
+    for (name, v) in m {
+        let t = translate::entry(v.clone(), project, home);
+        if !t.unsupported.is_empty() {
+            part.refused.push((
+                name.clone(),
+                format!(
+                    "it uses {}, which only {tool} can fill in",
+                    t.unsupported.join(", ")
+                ),
+            ));
+            continue;
+        }
+        for (theirs, ours) in t.changes {
+            part.translated
+                .push((name.clone(), format!("{theirs} → {ours}")));
+        }
+        for id in t.inputs {
+            part.inputs_used_by(name, &id);
+        }
+        part.servers.push((name.clone(), t.value));
+    }
+}
+
+impl Part {
+    /// Notes that server `server` uses input `id` (its question is filled in later).
+    fn inputs_used_by(&mut self, server: &str, id: &str) {
+        match self.inputs.iter_mut().find(|q| q.id == id) {
+            Some(q) => {
+                if !q.servers.iter().any(|s| s == server) {
+                    q.servers.push(server.to_string());
+                }
+            }
+            None => self.inputs.push(InputQuestion {
+                name: input_name(id),
+                id: id.to_string(),
+                description: None,
+                secret: true,
+                default: None,
+                choices: Vec::new(),
+                servers: vec![server.to_string()],
+            }),
+        }
+    }
+}
+
+/// The servers of an `mcpServers`-like object, translated.
 fn json_servers(
     servers: Option<&Value>,
+    part: &str,
     project: &Path,
-) -> Result<Vec<(String, Value)>, FormatError> {
-    match servers {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Object(m)) => Ok(m
-            .iter()
-            .map(|(k, v)| (k.clone(), normalize(v.clone(), project, &mut Vec::new())))
-            .collect()),
-        Some(_) => Err(FormatError::ServersNotObject),
-    }
-}
-
-/// A variable name standing for a VS Code input id: `github-token` → `GITHUB_TOKEN`.
-pub fn input_variable(id: &str) -> String {
-    let mut v: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if v.is_empty() || v.starts_with(|c: char| c.is_ascii_digit()) {
-        v.insert(0, '_');
-    }
-    v
-}
-
-/// Rewrites the other tools' references in every string of an entry: `${env:NAME}` →
-/// `${NAME}`, `${input:id}` → `${ID}` (recorded in `inputs`), `${workspaceFolder}` → the
-/// project folder.
-fn normalize(v: Value, project: &Path, inputs: &mut Vec<String>) -> Value {
-    match v {
-        Value::String(s) => Value::String(normalize_str(&s, project, inputs)),
-        Value::Array(a) => Value::Array(
-            a.into_iter()
-                .map(|x| normalize(x, project, inputs))
-                .collect(),
-        ),
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .map(|(k, x)| (k, normalize(x, project, inputs)))
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-#[allow(
-    clippy::string_slice,
-    reason = "offsets are where `find` met ASCII `${` and `}`"
-)]
-fn normalize_str(s: &str, project: &Path, inputs: &mut Vec<String>) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return out;
-        };
-        let body = &after[..end];
-        if let Some(name) = body.strip_prefix("env:") {
-            out.push_str(&format!("${{{name}}}"));
-        } else if let Some(id) = body.strip_prefix("input:") {
-            if !inputs.iter().any(|i| i == id) {
-                inputs.push(id.to_string());
-            }
-            out.push_str(&format!("${{{}}}", input_variable(id)));
-        } else if body == "workspaceFolder" || body == "workspaceRoot" {
-            out.push_str(&project.display().to_string());
-        } else {
-            out.push_str(&rest[start..start + 2 + end + 1]);
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// VS Code's `{"servers": {...}, "inputs": [...]}`, with a note for every input used.
-fn vscode_part(part: &str, doc: &Value, project: &Path) -> Result<Part, FormatError> {
-    let mut used = Vec::new();
-    let servers = match doc.get("servers") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| (k.clone(), normalize(v.clone(), project, &mut used)))
-            .collect(),
-        Some(_) => return Err(FormatError::VscodeServersNotObject),
+    home: &Path,
+    tool: &str,
+) -> Result<Part, FormatError> {
+    let mut out = Part {
+        part: part.to_string(),
+        ..Part::default()
     };
-    let described = |id: &str| -> Option<String> {
+    match servers {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            translate_servers(m, &mut out, project, home, tool);
+        }
+        Some(_) => return Err(FormatError::ServersNotObject),
+    }
+    Ok(out)
+}
+
+/// VS Code's `{"servers": {...}, "inputs": [...]}`: each input a server uses becomes a
+/// question (a `promptString` with `password` is a secret; a `pickString` has choices).
+fn vscode_part(
+    part: &str,
+    doc: &Value,
+    project: &Path,
+    home: &Path,
+    tool: &str,
+) -> Result<Part, FormatError> {
+    let mut out = Part {
+        part: part.to_string(),
+        ..Part::default()
+    };
+    match doc.get("servers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            translate_servers(m, &mut out, project, home, tool);
+        }
+        Some(_) => return Err(FormatError::VscodeServersNotObject),
+    }
+    let declared = |id: &str| -> Option<&Value> {
         doc.get("inputs")?
             .as_array()?
             .iter()
-            .find(|i| i.get("id").and_then(Value::as_str) == Some(id))?
-            .get("description")?
-            .as_str()
-            .map(str::to_string)
+            .find(|i| i.get("id").and_then(Value::as_str) == Some(id))
     };
-    let notes = used
-        .iter()
-        .map(|id| {
-            let what = described(id)
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default();
-            format!(
-                "VS Code input \"{id}\"{what} is now ${{{}}}: set {} in the environment harness9 runs in",
-                input_variable(id),
-                input_variable(id)
-            )
-        })
-        .collect();
-    Ok((part.into(), servers, notes))
+    for q in &mut out.inputs {
+        let Some(d) = declared(&q.id) else {
+            continue;
+        };
+        let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_string);
+        q.description = text("description");
+        q.default = text("default");
+        q.secret = d.get("password").and_then(Value::as_bool) == Some(true);
+        if let Some(Value::Array(options)) = d.get("options") {
+            q.choices = options
+                .iter()
+                .filter_map(|o| match o {
+                    Value::String(s) => Some(s.clone()),
+                    other => other
+                        .get("value")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                })
+                .collect();
+        }
+    }
+    Ok(out)
 }
 
 /// Codex's `[mcp_servers.NAME]` tables as our entries.

@@ -74,37 +74,91 @@ fn claude_code_user_and_this_projects_entries() {
 }
 
 #[test]
-fn vscode_inputs_become_variables_with_a_note() {
+fn vscode_inputs_become_questions_and_variables_are_translated() {
     let m = machine();
     write(
         &m.project.join(".vscode/mcp.json"),
         r#"{
   // VS Code's own format
-  "inputs": [{"type": "promptString", "id": "github-token", "description": "GitHub PAT", "password": true}],
+  "inputs": [{"type": "promptString", "id": "github-token", "description": "GitHub PAT", "password": true},
+             {"type": "pickString", "id": "region", "description": "Region", "options": ["eu", "us"], "default": "eu"}],
   "servers": {
-    "github": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${input:github-token}"}},
-    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "fs-server", "${workspaceFolder}"], "env": {"HOME_DIR": "${env:HOME}"}},
+    "github": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${input:github-token}", "X-Region": "${input:region}"}},
+    "fs": {"type": "stdio", "command": "npx", "args": ["-y", "fs-server", "${workspaceFolder}", "${userHome}${/}notes"], "env": {"HOME_DIR": "${env:HOME}"}},
+    "editor": {"command": "x", "args": ["${file}"]},
   },
 }"#,
     );
-    let (found, _) = find(ImportSource::Vscode, &m.project, &m.at);
+    let (mut found, _) = find(ImportSource::Vscode, &m.project, &m.at);
     assert_eq!(found.len(), 1);
+    let home = m.at.home.display().to_string();
     assert_eq!(
         found[0].servers,
         vec![
             (
                 "github".to_string(),
-                json!({"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}})
+                json!({"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${input:github-token}", "X-Region": "${input:region}"}})
             ),
             (
                 "fs".to_string(),
-                json!({"type": "stdio", "command": "npx", "args": ["-y", "fs-server", m.project.display().to_string()], "env": {"HOME_DIR": "${HOME}"}})
+                json!({"type": "stdio", "command": "npx", "args": ["-y", "fs-server", m.project.display().to_string(), format!("{home}/notes")], "env": {"HOME_DIR": "${HOME}"}})
             ),
         ]
     );
+    let qs = questions(&found);
     assert_eq!(
-        found[0].notes,
-        vec!["VS Code input \"github-token\" (GitHub PAT) is now ${GITHUB_TOKEN}: set GITHUB_TOKEN in the environment harness9 runs in"]
+        qs.iter()
+            .map(|q| (
+                q.name.as_str(),
+                q.secret,
+                q.choices.len(),
+                q.default.as_deref()
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            ("github-token", true, 0, None),
+            ("region", false, 2, Some("eu"))
+        ]
+    );
+    // A plain answer goes into the entry; a secret stays a reference.
+    let answers = [
+        ("region".to_string(), "us".to_string()),
+        ("github-token".to_string(), "s3cr3t".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    answer(&mut found, &answers);
+    assert_eq!(
+        found[0].servers[0].1["headers"],
+        json!({"Authorization": "Bearer ${input:github-token}", "X-Region": "us"})
+    );
+    let files = ScopeFiles::within(&m.project, &m.root.join("cfg"), &m.root.join("data"));
+    let p = plan(&files, Scope::Local, &found, OnConflict::Skip).unwrap();
+    assert_eq!(
+        p.translated,
+        vec![
+            "github: ${input:region} → us".to_string(),
+            format!("fs: ${{workspaceFolder}} → {}", m.project.display()),
+            format!("fs: ${{userHome}} → {home}"),
+            "fs: ${/} → /".to_string(),
+            "fs: ${env:HOME} → ${HOME}".to_string(),
+        ]
+    );
+    assert_eq!(p.inputs.len(), 1);
+    assert_eq!(p.inputs[0].servers, vec!["github"]);
+    assert_eq!(
+        p.skipped
+            .iter()
+            .map(|s| (s.name.as_str(), s.reason.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(
+            "editor",
+            "cannot be imported: it uses ${file}, which only VS Code can fill in"
+        )]
+    );
+    assert!(
+        !p.text.contains("s3cr3t"),
+        "a secret never reaches the file"
     );
 }
 
@@ -200,6 +254,9 @@ fn plan_adds_skips_and_renames() {
         ],
         notes: vec![],
         in_project: false,
+        inputs: vec![],
+        translated: vec![],
+        refused: vec![],
     }];
     let skip = plan(&files, Scope::User, &found, OnConflict::Skip).unwrap();
     let names = |v: &[ImportedServer]| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();

@@ -32,6 +32,52 @@ impl ClientHandler for ServerHandler {
     }
 
     fn elicit(&self, request: ElicitRequest) -> HandlerFuture<ElicitResult> {
+        self.elicit_marked(request, None)
+    }
+
+    fn elicit_for_task(
+        &self,
+        request: ElicitRequest,
+        task_id: &str,
+    ) -> HandlerFuture<ElicitResult> {
+        self.elicit_marked(request, Some(task_id.to_string()))
+    }
+
+    fn create_message_for_task(
+        &self,
+        request: CreateMessageRequest,
+        task_id: &str,
+    ) -> HandlerFuture<CreateMessageResult> {
+        self.sampling(Some(task_id.to_string())).run(request)
+    }
+
+    fn create_message(&self, request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
+        self.sampling(None).run(request)
+    }
+
+    fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
+        let roots = self.shared.roots();
+        Box::pin(async move { Ok(roots) })
+    }
+}
+
+impl ServerHandler {
+    fn sampling(&self, task: Option<String>) -> SamplingFlow {
+        SamplingFlow {
+            shared: self.shared.clone(),
+            server: self.server.clone(),
+            fingerprint: self.fingerprint.clone(),
+            notes: self.notes.clone(),
+            task,
+        }
+    }
+
+    /// An elicitation through the consent queue; `task` marks one asked for an MCP task.
+    fn elicit_marked(
+        &self,
+        request: ElicitRequest,
+        task: Option<String>,
+    ) -> HandlerFuture<ElicitResult> {
         let schema = match &request {
             ElicitRequest::Form {
                 requested_schema, ..
@@ -43,10 +89,14 @@ impl ClientHandler for ServerHandler {
             request.mode(),
             request.message()
         );
-        let waiting = self
-            .shared
-            .queue
-            .ask(&self.server, AskKind::Elicitation { request });
+        let what = match &task {
+            Some(t) => format!("{what} for task {t}"),
+            None => what,
+        };
+        let waiting =
+            self.shared
+                .queue
+                .ask_for(&self.server, AskKind::Elicitation { request }, task);
         let notes = self.notes.clone();
         Box::pin(async move {
             let (result, how) = match waiting.answer().await {
@@ -90,20 +140,5 @@ impl ClientHandler for ServerHandler {
             notes.note(&format!("the server {what}; {how}"));
             Ok(result)
         })
-    }
-
-    fn create_message(&self, request: CreateMessageRequest) -> HandlerFuture<CreateMessageResult> {
-        SamplingFlow {
-            shared: self.shared.clone(),
-            server: self.server.clone(),
-            fingerprint: self.fingerprint.clone(),
-            notes: self.notes.clone(),
-        }
-        .run(request)
-    }
-
-    fn list_roots(&self) -> HandlerFuture<Vec<Root>> {
-        let roots = self.shared.roots();
-        Box::pin(async move { Ok(roots) })
     }
 }

@@ -43,6 +43,9 @@ pub struct Ask {
     /// When the request reached the client (for the latency figure; not sent to UIs).
     #[serde(skip)]
     pub arrived: Instant,
+    /// The MCP task the server asks this for (a task's `input_required`), shown with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// What is asked.
@@ -287,6 +290,16 @@ impl AskQueue {
 
     /// Queues an ask when a front end listens (else it is answered with its default).
     pub(super) fn ask(self: &Arc<Self>, server: &str, kind: AskKind) -> Waiting {
+        self.ask_for(server, kind, None)
+    }
+
+    /// [`AskQueue::ask`] on behalf of an MCP task (`task`: its id), shown with it.
+    pub(super) fn ask_for(
+        self: &Arc<Self>,
+        server: &str,
+        kind: AskKind,
+        task: Option<String>,
+    ) -> Waiting {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let timeout = *self.timeout.lock();
         if self.published.receiver_count() == 0 {
@@ -320,6 +333,7 @@ impl AskQueue {
             kind,
             url_domain,
             arrived: Instant::now(),
+            task,
         };
         self.pending.lock().insert(id, (ask, tx));
         self.publish();

@@ -28,6 +28,8 @@ pub(super) struct SamplingFlow {
     /// The server entry's fingerprint: an "always" grant holds for this one only.
     pub(super) fingerprint: Option<String>,
     pub(super) notes: Notes,
+    /// The MCP task the request is made for, if any (shown with the asks).
+    pub(super) task: Option<String>,
 }
 
 fn refused(reason: String) -> RpcError {
@@ -95,11 +97,12 @@ impl SamplingFlow {
         let granted = sampler.is_some() && self.granted().await;
         let mut review = false;
         if !granted {
-            let waiting = self.shared.queue.ask(
+            let waiting = self.shared.queue.ask_for(
                 &self.server,
                 AskKind::Sampling {
                     request: Box::new(request.clone()),
                 },
+                self.task.clone(),
             );
             match waiting.answer().await {
                 Ok(AskAnswer::Approve(SamplingChoice { always, review: r })) => {
@@ -149,12 +152,13 @@ impl SamplingFlow {
             note(&format!("{approved}; answered by {}", result.model));
             return Ok(result);
         }
-        let waiting = self.shared.queue.ask(
+        let waiting = self.shared.queue.ask_for(
             &self.server,
             AskKind::SamplingReview {
                 request: Box::new(request),
                 result: Box::new(result.clone()),
             },
+            self.task.clone(),
         );
         match waiting.answer().await {
             Ok(AskAnswer::Approve(_)) => {

@@ -322,6 +322,7 @@ mod tests {
             kind,
             url_domain: url_domain.map(str::to_string),
             arrived: Instant::now(),
+            task: None,
         }
     }
 

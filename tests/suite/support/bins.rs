@@ -50,6 +50,12 @@ pub fn apps_monitor_bin() -> Option<PathBuf> {
     external("H9_APPS_MONITOR_BIN")
 }
 
+/// The tasks fixture server (`mcp-tasks-fixture`: the 2026-07-28 tasks extension).
+pub fn tasks_fixture_bin() -> &'static str {
+    static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-tasks-fixture"));
+    &BIN
+}
+
 /// The HTTP fixture server (`mcp-http-fixture`).
 pub fn http_fixture_bin() -> &'static str {
     static BIN: LazyLock<String> = LazyLock::new(|| fixtures_bin("mcp-http-fixture"));

@@ -59,8 +59,15 @@ impl Home {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
+        self.run_env(args, &[])
+    }
+
+    /// [`Home::run`] with more environment variables (`PATH` among them: it replaces ours).
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         std::process::Command::new(harness9_bin())
             .args(args)
+            .env_remove("HARNESS9_REGISTRY")
+            .envs(env.iter().copied())
             .current_dir(&self.project)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.config())

@@ -2,7 +2,8 @@
 //! servers ([`bins`]), scratch projects ([`project`]), clients of one server ([`client`],
 //! [`memory`], [`era`]), waits with a deadline ([`wait`]), processes ([`process`]), the
 //! scripted model provider ([`provider_stub`]) and agent turns ([`turns`]), the HTTP fixture
-//! ([`http`]) and servers on loopback ports ([`server`]), sign-in ([`auth`]), a scratch user
+//! ([`http`]), the registry fixture and offline package runners ([`registry`]), servers on
+//! loopback ports ([`server`]), sign-in ([`auth`]), a scratch user
 //! ([`home`]) and terminals ([`terminal`]).
 //!
 //! Test files hold tests, and what only that file uses.
@@ -17,6 +18,7 @@ pub mod memory;
 pub mod process;
 pub mod project;
 pub mod provider_stub;
+pub mod registry;
 pub mod server;
 pub mod terminal;
 pub mod turns;

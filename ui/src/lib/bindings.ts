@@ -340,7 +340,7 @@ added: Array<ImportedServer>,
  */
 skipped: Array<ImportedServer>, 
 /**
- * Notes for the user (variables to set).
+ * Notes for the user (inputs without a value yet).
  */
 notes: Array<string>, 
 /**

@@ -114,6 +114,10 @@ struct Kept {
     /// API keys of model providers, by provider name (`anthropic`, `openai`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     provider_keys: BTreeMap<String, Secret>,
+    /// Values servers' entries take from the store (`${input:NAME}`), by a key the app
+    /// makes of the entry's scope, project, server and input name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    server_secrets: BTreeMap<String, Secret>,
 }
 
 /// A secret kept as a plain string that never shows in `Debug` output.
@@ -155,6 +159,8 @@ pub(crate) enum Key<'a> {
     Client(&'a str),
     /// A model provider's API key, by provider name.
     Provider(&'a str),
+    /// A value a server's entry takes from the store, by the app's key.
+    ServerSecret(&'a str),
 }
 
 /// Whether the OS keychain answers within `timeout` (`Err` says why not), as
@@ -362,6 +368,36 @@ impl CredentialStore {
         self.put(Key::Provider(provider), value).map(|_| ())
     }
 
+    /// A value a server's entry takes from the store (`key`: the app's name for it).
+    pub fn server_secret(&self, key: &str) -> Option<String> {
+        match self.get(Key::ServerSecret(key)) {
+            Some(serde_json::Value::String(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the store answers for server secrets, and whether one is kept under `key`
+    /// (`Err`: the store could not be read, e.g. a locked keychain).
+    pub fn has_server_secret(&self, key: &str) -> Result<bool, CredentialError> {
+        let k = Key::ServerSecret(key);
+        match &self.backend {
+            Backend::Memory(m) => Ok(kept_get(&m.lock(), &k).is_some()),
+            Backend::File(f) => Ok(kept_get(&f.load()?, &k).is_some()),
+            Backend::Keychain(kc) => Ok(kc.get(&k)?.is_some()),
+        }
+    }
+
+    /// Keeps (Some) or forgets (None) a value a server's entry takes from the store;
+    /// `Ok(true)` when one was kept before.
+    pub fn save_server_secret(
+        &self,
+        key: &str,
+        value: Option<&str>,
+    ) -> Result<bool, CredentialError> {
+        let value = value.map(|v| serde_json::Value::String(v.to_string()));
+        self.put(Key::ServerSecret(key), value)
+    }
+
     fn get(&self, key: Key<'_>) -> Option<serde_json::Value> {
         match &self.backend {
             Backend::Memory(m) => kept_get(&m.lock(), &key),
@@ -411,6 +447,10 @@ fn kept_get(kept: &Kept, key: &Key<'_>) -> Option<serde_json::Value> {
             .provider_keys
             .get(*p)
             .map(|k| serde_json::Value::String(k.0.clone())),
+        Key::ServerSecret(k) => kept
+            .server_secrets
+            .get(*k)
+            .map(|v| serde_json::Value::String(v.0.clone())),
     }
 }
 
@@ -432,6 +472,12 @@ fn kept_put(kept: &mut Kept, key: &Key<'_>, value: Option<serde_json::Value>) ->
             .is_some(),
         (Key::Provider(_), Some(_)) => false,
         (Key::Provider(p), None) => kept.provider_keys.remove(*p).is_some(),
+        (Key::ServerSecret(k), Some(serde_json::Value::String(v))) => kept
+            .server_secrets
+            .insert(k.to_string(), Secret(v))
+            .is_some(),
+        (Key::ServerSecret(_), Some(_)) => false,
+        (Key::ServerSecret(k), None) => kept.server_secrets.remove(*k).is_some(),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Writing one request: the params as given, plus, on a modern connection, the `_meta`
 //! members every request carries (written once per connection, spliced in as text here).
 //! Params that already hold a `_meta` object (a progress token) keep its members beside ours.
+//! Beside the bytes go the era's HTTP headers ([`Inner::era_headers`]), taken from the
+//! params as given, so that no transport reads the message.
 
 use serde_json::{Map, Value};
 
@@ -8,6 +10,7 @@ use super::{Inner, Params};
 use crate::protocol::era;
 use crate::protocol::features::LogLevel;
 use crate::protocol::jsonrpc::{self, write_str, write_value};
+use crate::transport::{mcp_headers, EraHeaders};
 
 impl Inner {
     /// The request as bytes. `progress` is the progress token of a modern request (a
@@ -29,6 +32,64 @@ impl Inner {
                     write_with_meta(out, params, meta, progress, level)
                 })
             }
+        }
+    }
+}
+
+impl Inner {
+    /// The era's headers of one message: the settled protocol version and, in the modern
+    /// era, `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` (read from `params`;
+    /// params given as text name nothing).
+    pub(super) fn era_headers(&self, method: &str, params: Option<&Params>) -> EraHeaders {
+        let version = self.version.get().cloned();
+        if self.meta.get().is_none() {
+            return EraHeaders {
+                modern: false,
+                version,
+                more: Vec::new(),
+            };
+        }
+        let (name, arguments) = params.map_or((None, None), |p| p.named(method));
+        let tools = self.tool_headers.lock();
+        let mirrored = match (method, name) {
+            ("tools/call", Some(tool)) => tools.get(tool).map(Vec::as_slice),
+            _ => None,
+        };
+        let more = mcp_headers::modern_headers(method, name, arguments, mirrored.unwrap_or(&[]));
+        EraHeaders {
+            modern: true,
+            version,
+            more,
+        }
+    }
+}
+
+impl Inner {
+    /// The era's headers of an answer to a server's request: the version only.
+    pub(super) fn answer_headers(&self) -> EraHeaders {
+        EraHeaders {
+            modern: self.meta.get().is_some(),
+            version: self.version.get().cloned(),
+            more: Vec::new(),
+        }
+    }
+}
+
+impl Params<'_> {
+    /// What a request names (the tool or prompt, the resource's URI, the task) and the arguments it
+    /// passes, for the modern era's headers.
+    fn named(&self, method: &str) -> (Option<&str>, Option<&Value>) {
+        let key = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            // The tasks extension: routed to the instance that holds the task.
+            "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+            _ => return (None, None),
+        };
+        match self {
+            Params::ToolCall { name, arguments } => (Some(name), arguments.as_ref()),
+            Params::Value(v) => (v.get(key).and_then(Value::as_str), v.get("arguments")),
+            Params::None | Params::Raw(_) => (None, None),
         }
     }
 }
@@ -199,5 +260,15 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"s":"\u00e9","_meta":{"m":1,"io.modelcontextprotocol/logLevel":"warning","progressToken":4}}"#
         );
+    }
+
+    #[test]
+    fn a_task_request_names_its_task() {
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let params = Params::Value(json!({"taskId": "task-7"}));
+            assert_eq!(params.named(method).0, Some("task-7"), "{method}");
+        }
+        let listed = Params::Value(json!({"taskId": "task-7"}));
+        assert_eq!(listed.named("tasks/list").0, None);
     }
 }

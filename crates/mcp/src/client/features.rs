@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::{pages, Client, ClientError, Params, RequestOptions, MAX_TOOL_PAGES};
@@ -205,8 +206,9 @@ impl Client {
     }
 
     /// Every item of a listing, all pages, with the start-up timeout's setting named when
-    /// a page takes too long ([`pages::all_pages`]).
-    pub(super) async fn list_pages<P: DeserializeOwned, T>(
+    /// a page takes too long ([`pages::all_pages`]). On a transport with sessions, a digest
+    /// of the list is kept, to tell after a lost session whether it changed.
+    pub(super) async fn list_pages<P: DeserializeOwned, T: Serialize>(
         &self,
         method: &str,
         max_pages: usize,
@@ -219,12 +221,17 @@ impl Client {
             progress: None,
         };
         let inner = &*self.inner;
-        pages::all_pages(
+        let items = pages::all_pages(
             method,
             max_pages,
             move |params| inner.request(method, params, opts.clone(), true),
             split,
         )
-        .await
+        .await?;
+        if let Some(mut digest) = inner.recovery.digest() {
+            digest.add(&items);
+            inner.recovery.listed(method, Some(digest));
+        }
+        Ok(items)
     }
 }

@@ -35,10 +35,20 @@ const SHORT_STREAM: Duration = Duration::from_secs(1);
 /// How long following a resource waits for the server to acknowledge the new stream.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a change of the followed tasks waits before the stream is sent again (a
+/// burst of new tasks costs one new stream).
+const TASKS_DEBOUNCE: Duration = Duration::from_millis(200);
+
 /// The stream of one connection: what it asks for and the task that holds it.
 #[derive(Default)]
 pub(super) struct Listening {
     state: Mutex<ListenState>,
+    /// The server's capabilities (what the stream may ask for), once known.
+    caps: std::sync::OnceLock<Map<String, Value>>,
+    /// A new stream for the followed tasks is on its way ([`TASKS_DEBOUNCE`]).
+    tasks_pending: AtomicBool,
+    /// The server answered `-32601`: it has no `subscriptions/listen`.
+    unsupported: AtomicBool,
     /// The filter the server acknowledged last, and how many acknowledgements came.
     acked: watch::Sender<(u64, Option<Value>)>,
     /// Set when a stream is opened again after it ended or failed: notifications may have
@@ -66,6 +76,39 @@ impl Listening {
     pub(super) fn stop(&self) {
         if let Some(task) = self.state.lock().task.take() {
             task.abort();
+        }
+    }
+
+    /// The set of followed tasks changed (modern era): the stream is sent again soon with
+    /// the new set ([`TASKS_DEBOUNCE`]), unless the server has no stream at all.
+    pub(super) fn tasks_changed(&self, inner: &Arc<Inner>) {
+        if self.caps.get().is_none()
+            || self.unsupported.load(Ordering::Acquire)
+            || self.tasks_pending.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            self.tasks_pending.store(false, Ordering::Release);
+            return;
+        };
+        let inner = inner.clone();
+        rt.spawn(async move {
+            tokio::time::sleep(TASKS_DEBOUNCE).await;
+            inner
+                .listening
+                .tasks_pending
+                .store(false, Ordering::Release);
+            if inner.closed.lock().is_none() {
+                let _ = relisten(&inner).await;
+            }
+        });
+    }
+
+    /// Remembers the server's capabilities (what a stream may ask for).
+    pub(super) fn know(&self, caps: &Map<String, Value>) {
+        if self.caps.get().is_none() {
+            let _ = self.caps.set(caps.clone());
         }
     }
 }
@@ -133,46 +176,56 @@ impl Client {
     /// Replaces the stream with one for the current filter and waits for its
     /// acknowledgement (what the server agreed to send).
     async fn relisten(&self) -> Result<Option<Value>, ClientError> {
-        let inner = &self.inner;
-        let mut acked = inner.listening.acked.subscribe();
-        let seen = acked.borrow_and_update().0;
-        let params = {
-            let mut state = inner.listening.state.lock();
-            if let Some(old) = state.task.take() {
-                old.abort();
-            }
-            let Some(filter) = filter(self.capabilities(), &state.uris) else {
-                return Ok(None);
-            };
-            let params = json!({ "notifications": filter }).to_string();
-            let task = tokio::spawn(hold(inner.clone(), params.clone()));
-            state.task = Some(task.abort_handle());
-            params
+        self.inner.listening.know(self.capabilities());
+        relisten(&self.inner).await
+    }
+}
+
+/// Replaces the stream with one for the current filter and waits for its acknowledgement
+/// (what the server agreed to send).
+async fn relisten(inner: &Arc<Inner>) -> Result<Option<Value>, ClientError> {
+    let mut acked = inner.listening.acked.subscribe();
+    let seen = acked.borrow_and_update().0;
+    let tasks = inner.task_notes.ids();
+    let params = {
+        let mut state = inner.listening.state.lock();
+        if let Some(old) = state.task.take() {
+            old.abort();
+        }
+        let no_caps = Map::new();
+        let caps = inner.listening.caps.get().unwrap_or(&no_caps);
+        let Some(filter) = filter(caps, &state.uris, &tasks) else {
+            return Ok(None);
         };
-        let wait = async {
-            let got = acked.wait_for(|(n, _)| *n > seen).await;
-            got.map(|g| g.1.clone())
-        };
-        match tokio::time::timeout(ACK_TIMEOUT, wait).await {
-            Ok(Ok(filter)) => Ok(filter),
-            Ok(Err(_)) => Err(inner.closed_error()),
-            Err(_) => {
-                if let Some(reason) = inner.closed.lock().clone() {
-                    return Err(ClientError::Closed(reason));
-                }
-                Err(ClientError::Timeout {
-                    method: format!("subscriptions/listen {params} (its acknowledgement)"),
-                    timeout: ACK_TIMEOUT,
-                    field: crate::settings::TOOL_TIMEOUT_FIELD,
-                })
+        let params = json!({ "notifications": filter }).to_string();
+        let task = tokio::spawn(hold(inner.clone(), params.clone()));
+        state.task = Some(task.abort_handle());
+        params
+    };
+    let wait = async {
+        let got = acked.wait_for(|(n, _)| *n > seen).await;
+        got.map(|g| g.1.clone())
+    };
+    match tokio::time::timeout(ACK_TIMEOUT, wait).await {
+        Ok(Ok(filter)) => Ok(filter),
+        Ok(Err(_)) => Err(inner.closed_error()),
+        Err(_) => {
+            if let Some(reason) = inner.closed.lock().clone() {
+                return Err(ClientError::Closed(reason));
             }
+            Err(ClientError::Timeout {
+                method: format!("subscriptions/listen {params} (its acknowledgement)"),
+                timeout: ACK_TIMEOUT,
+                field: crate::settings::TOOL_TIMEOUT_FIELD,
+            })
         }
     }
 }
 
-/// The `notifications` filter for a server's capabilities and the followed resources;
+/// The `notifications` filter for a server's capabilities, the followed resources and
+/// the followed tasks (at most [`MAX_LISTENED_TASKS`](super::tasks::MAX_LISTENED_TASKS));
 /// `None` when there is nothing to listen for.
-fn filter(caps: &Map<String, Value>, uris: &BTreeSet<String>) -> Option<Value> {
+fn filter(caps: &Map<String, Value>, uris: &BTreeSet<String>, tasks: &[String]) -> Option<Value> {
     let mut f = Map::new();
     for (cap, key) in [
         ("tools", "toolsListChanged"),
@@ -185,6 +238,10 @@ fn filter(caps: &Map<String, Value>, uris: &BTreeSet<String>) -> Option<Value> {
     }
     if !uris.is_empty() {
         f.insert("resourceSubscriptions".into(), json!(uris));
+    }
+    if !tasks.is_empty() {
+        let ids = &tasks[..tasks.len().min(super::tasks::MAX_LISTENED_TASKS)];
+        f.insert("taskIds".into(), json!(ids));
     }
     (!f.is_empty()).then_some(Value::Object(f))
 }
@@ -220,6 +277,7 @@ async fn hold(inner: Arc<Inner>, params: String) {
             Ok(_) => "the server ended the change-notification stream at once".to_string(),
             Err(ClientError::Closed(_) | ClientError::Cancelled) => return,
             Err(ClientError::Rpc { error, .. }) if error.code == METHOD_NOT_FOUND => {
+                inner.listening.unsupported.store(true, Ordering::Release);
                 note(
                     &inner,
                     "info",

@@ -18,7 +18,7 @@ use crate::log::{LogSource, ServerLog};
 use crate::protocol::era::{
     self, DiscoverResult, Era, ProtocolEra, DISCOVER_TIMEOUT, MODERN_PROTOCOL_VERSION,
 };
-use crate::transport::Connection;
+use crate::transport::{mcp_headers, Connection, EraHeaders};
 
 /// Opens the same server anew (a fresh process for stdio).
 pub type Reopen = Box<dyn FnOnce() -> BoxFuture<'static, Result<Connection, String>> + Send>;
@@ -185,11 +185,12 @@ impl Client {
             // Not cancellable while probing: a legacy server must see nothing but
             // `initialize` after an unanswered probe.
             let outcome = inner
-                .request_once(
+                .request_once_as(
                     "server/discover",
                     &params,
                     RequestOptions::default(),
                     !probing,
+                    Some(discover_headers(version)),
                 )
                 .await;
             let body = match outcome {
@@ -223,6 +224,7 @@ impl Client {
             };
             let meta = era::meta_members(settled, &era::modern_capabilities(&inner.capabilities()));
             let _ = inner.meta.set(meta.into_boxed_str());
+            inner.settle_version(settled);
             return Ok(Client {
                 inner: inner.clone(),
                 init: result.into_summary(settled),
@@ -230,6 +232,15 @@ impl Client {
             });
         }
         Err(no_common_version(&[]))
+    }
+}
+
+/// The headers of a `server/discover` at `version` (the era is not settled yet).
+fn discover_headers(version: &str) -> EraHeaders {
+    EraHeaders {
+        modern: true,
+        version: reqwest::header::HeaderValue::from_str(version).ok(),
+        more: mcp_headers::modern_headers("server/discover", None, None, &[]),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::log::LogSource;
 use crate::protocol::era::{self, InputRequired, ResultKind, MAX_INPUT_ROUNDS};
 use crate::protocol::jsonrpc::RpcError;
 use crate::protocol::schema_text::escapes_ascii;
-use crate::protocol::types::{ListToolsPage, ToolDef};
+use crate::protocol::types::{CallToolResult, ListToolsPage, ToolDef};
 use crate::transport::http::{STREAM_BROKEN, TRANSPORT_ERROR_CODE};
 use crate::transport::mcp_headers;
 
@@ -74,32 +74,50 @@ impl Inner {
     pub(super) async fn request_modern(
         &self,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
+        self.request_modern_kind(method, params, opts, cancellable)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Inner::request_modern`], saying whether the answer is a task (`resultType`
+    /// `"task"`, which only `tools/call` may answer) rather than the complete result.
+    pub(super) async fn request_modern_kind(
+        &self,
+        method: &str,
+        params: &Params<'_>,
+        opts: RequestOptions,
+        cancellable: bool,
+    ) -> Result<(ReplyBody, bool), ClientError> {
         // The usual case, kept small: one answer, plainly complete.
         let first = self
-            .request_once(method, &params, opts.clone(), cancellable)
+            .request_once(method, params, opts.clone(), cancellable)
             .await;
         if let Ok(body) = &first {
-            if plainly_complete(body.get().as_bytes()) {
-                return first;
+            // A plain text tool result (the usual answer) is told by its fixed shape,
+            // faster than by searching it for `"resultType"`.
+            let text = body.get();
+            if CallToolResult::is_plain_text(text) || plainly_complete(text.as_bytes()) {
+                return first.map(|body| (body, false));
             }
         }
         Box::pin(self.request_rounds(first, method, params, opts, cancellable)).await
     }
 
     /// The rest of a modern request after its `first` answer: `resultType`, input rounds,
-    /// re-issues after a broken stream, a re-listing after a header mismatch.
+    /// re-issues after a broken stream, a re-listing after a header mismatch. The flag
+    /// says the answer is a task.
     async fn request_rounds(
         &self,
         first: Result<ReplyBody, ClientError>,
         method: &str,
-        params: Params<'_>,
+        params: &Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
-    ) -> Result<ReplyBody, ClientError> {
+    ) -> Result<(ReplyBody, bool), ClientError> {
         let mut first = Some(first);
         let invalid = |detail: String| ClientError::Invalid {
             method: method.into(),
@@ -112,11 +130,13 @@ impl Inner {
         let mut relisted = false;
         let mut round = 0;
         loop {
-            let sent = retry.as_ref().unwrap_or(&params);
+            let sent = retry.as_ref().unwrap_or(params);
             let outcome = match first.take() {
                 Some(outcome) => outcome,
                 None => {
-                    self.request_once(method, sent, opts.clone(), cancellable)
+                    // A retry's params are text: its headers are the original request's.
+                    let era = self.era_headers(method, Some(params));
+                    self.request_once_as(method, sent, opts.clone(), cancellable, Some(era))
                         .await
                 }
             };
@@ -145,13 +165,19 @@ impl Inner {
                 Err(e) => return Err(e),
             };
             if plainly_complete(body.get().as_bytes()) {
-                return Ok(body);
+                return Ok((body, false));
             }
             let header: ResultHeader = body.parse(method)?;
             match era::result_kind_of(header.result_type.as_deref())
                 .map_err(|e| invalid(e.to_string()))?
             {
-                ResultKind::Complete => return Ok(body),
+                ResultKind::Complete => return Ok((body, false)),
+                ResultKind::Task if method == "tools/call" => return Ok((body, true)),
+                ResultKind::Task => {
+                    return Err(invalid(format!(
+                        "a task was returned for {method}, which cannot become a task"
+                    )))
+                }
                 ResultKind::InputRequired if !MRTR_METHODS.contains(&method) => {
                     return Err(invalid(
                         "input_required is only allowed on tools/call, prompts/get and resources/read".into(),
@@ -172,7 +198,7 @@ impl Inner {
                 ));
             }
             let responses = self.fulfil(method, asked.input_requests).await?;
-            let base = base.get_or_insert_with(|| open_object(&params));
+            let base = base.get_or_insert_with(|| open_object(params));
             retry = Some(Params::Raw(retry_params(
                 base,
                 &responses,
@@ -182,8 +208,8 @@ impl Inner {
         }
     }
 
-    /// Every page of `tools/list`, for the transport to see (the caller re-lists for the
-    /// registry on the `ToolsChanged` event). Sent as they are, past the list cache and
+    /// Every page of `tools/list`, for their mirrored parameters (the caller re-lists for
+    /// the registry on the `ToolsChanged` event). Sent as they are, past the list cache and
     /// without `resultType` rounds.
     async fn relist_tools(&self, opts: &RequestOptions) -> Result<(), ClientError> {
         let opts = RequestOptions {
@@ -197,7 +223,10 @@ impl Inner {
                 let opts = opts.clone();
                 async move { self.request_once("tools/list", &params, opts, true).await }
             },
-            |p: ListToolsPage| (Vec::<()>::new(), p.next_cursor),
+            |p: ListToolsPage| {
+                mcp_headers::note_tools(&p.tools, &mut self.tool_headers.lock());
+                (Vec::<()>::new(), p.next_cursor)
+            },
         )
         .await
         .map(drop)
@@ -243,6 +272,7 @@ impl Inner {
     /// Drops the tools whose `x-mcp-header` annotations are invalid (modern era: a client
     /// must not offer them); the server log says which and why.
     pub(super) fn without_bad_headers(&self, mut tools: Vec<ToolDef>) -> Vec<ToolDef> {
+        mcp_headers::note_tools(&tools, &mut self.tool_headers.lock());
         tools.retain(|t| match mcp_headers::header_params_text(&t.input_schema) {
             Ok(_) => true,
             Err(why) => {

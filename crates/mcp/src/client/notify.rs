@@ -1,6 +1,6 @@
 //! What the server says outside of responses: notifications (progress, list changes,
 //! resource updates, finished URL elicitations, cancellations of its own requests, log
-//! messages), and the end of the connection, which fails every waiting request at once.
+//! messages, task status), and the end of the connection, which fails every waiting request at once.
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -89,6 +89,7 @@ impl Inner {
                     }
                 }
             }
+            "notifications/tasks/status" | "notifications/tasks" => self.task_notes.notice(params),
             "notifications/cancelled" => {
                 if let Some(id) = params.get("requestId") {
                     self.served.cancel(&id.to_string());
@@ -126,6 +127,9 @@ impl Inner {
         tracing::info!(server = %self.name, "connection closed: {reason}");
         let waiters: Vec<_> = {
             let mut closed = self.closed.lock();
+            if closed.is_some() {
+                return; // ended already (a failed new session), with its reason
+            }
             *closed = Some(reason.clone());
             self.pending.lock().drain().map(|(_, tx)| tx).collect()
         };

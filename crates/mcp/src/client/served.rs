@@ -21,6 +21,8 @@ use crate::contain;
 use crate::log::LogSource;
 use crate::protocol::jsonrpc::{self, RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
 use crate::protocol::requests::{CreateMessageRequest, ElicitRequest};
+use crate::protocol::tasks::META_RELATED_TASK;
+use crate::transport::Outbound;
 
 /// Server requests being answered, by their id as JSON text.
 #[derive(Default)]
@@ -81,23 +83,31 @@ impl Inner {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.get()).ok())
             .unwrap_or(Value::Null);
+        let era = self.answer_headers();
         if method == "ping" {
-            let _ = self
-                .sender
-                .send(jsonrpc::encode_response(id, Ok(json!({}))));
+            let answer = jsonrpc::encode_response(id, Ok(json!({})));
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
+        // A request made for a task carries its mark; so does the answer.
+        let related = params
+            .pointer("/_meta")
+            .and_then(|m| m.get(META_RELATED_TASK))
+            .cloned();
         let mut work = self.handle_request(method, params);
         // An answer known at once goes out at once, in order with the reader.
         if let Some(outcome) = (&mut work).now_or_never() {
-            let _ = self.sender.send(jsonrpc::encode_response(id, outcome));
+            let outcome = tagged(outcome, related);
+            let answer = jsonrpc::encode_response(id, outcome);
+            let _ = self.sender.send(Outbound::response(answer, era));
             return;
         }
         let sender = self.sender.clone();
         let owned: Box<RawValue> = id.to_owned();
         self.served.spawn(id_key(id.get()), async move {
-            let outcome = work.await;
-            let _ = sender.send(jsonrpc::encode_response(&owned, outcome));
+            let outcome = tagged(work.await, related);
+            let answer = jsonrpc::encode_response(&owned, outcome);
+            let _ = sender.send(Outbound::response(answer, era));
         });
     }
 
@@ -140,6 +150,7 @@ impl Inner {
             .as_ref()
             .map(|h| h.handles())
             .unwrap_or_default();
+        let task = related_task(&params);
         match (method, self.handler.clone()) {
             ("elicitation/create", Some(h)) if handles.elicitation() => {
                 match ElicitRequest::from_params(&params) {
@@ -150,7 +161,10 @@ impl Inner {
                             ElicitRequest::Url { .. } => handles.elicitation_url,
                         };
                         if announced {
-                            h.elicit(req).map(to_value).boxed()
+                            match &task {
+                                Some(t) => h.elicit_for_task(req, t).map(to_value).boxed(),
+                                None => h.elicit(req).map(to_value).boxed(),
+                            }
                         } else {
                             let mode = req.mode();
                             let e = format!("harness9 did not announce elicitation in {mode} mode");
@@ -169,7 +183,10 @@ impl Inner {
                         let e = "harness9 did not announce tools in sampling".to_string();
                         ready(Err(error(INVALID_PARAMS, e)))
                     }
-                    Ok(req) => h.create_message(req).map(to_value).boxed(),
+                    Ok(req) => match &task {
+                        Some(t) => h.create_message_for_task(req, t).map(to_value).boxed(),
+                        None => h.create_message(req).map(to_value).boxed(),
+                    },
                 }
             }
             ("roots/list", Some(h)) if handles.roots => h
@@ -182,6 +199,35 @@ impl Inner {
             }
         }
     }
+}
+
+/// The id of the task a request was made for (its related-task `_meta`).
+fn related_task(params: &Value) -> Option<String> {
+    params
+        .get("_meta")?
+        .get(META_RELATED_TASK)?
+        .get("taskId")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A result with the related-task mark of its request (legacy tasks: an answer to a
+/// task's request carries the same mark).
+fn tagged(outcome: Result<Value, RpcError>, related: Option<Value>) -> Result<Value, RpcError> {
+    let Some(mark) = related else {
+        return outcome;
+    };
+    outcome.map(|mut value| {
+        if let Some(obj) = value.as_object_mut() {
+            let meta = obj
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(META_RELATED_TASK.into(), mark);
+            }
+        }
+        value
+    })
 }
 
 fn ready(outcome: Result<Value, RpcError>) -> BoxFuture<'static, Result<Value, RpcError>> {

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{StatusCode, Url};
 
 use super::redirect;
+use super::wire::{HttpError, HttpResponse};
 
 /// Bytes of an error body read for the detail of a status message.
 const DETAIL_BODY_BYTES: usize = 4096;
@@ -34,7 +35,7 @@ fn host_port(url: &Url) -> String {
 }
 
 /// A clear message for an HTTP exchange that did not get a status line.
-pub(crate) fn describe_send_error(url: &Url, e: &reqwest::Error) -> String {
+pub(crate) fn describe_send_error(url: &Url, e: &HttpError) -> String {
     if let Some(refused) = redirect::cross_origin(e) {
         return refused.to_string();
     }
@@ -86,7 +87,7 @@ pub fn classify_failure(url: &Url, chain: &str, timeout: bool, connect: bool) ->
     }
     format!("the HTTP exchange with {hp} failed: {chain}")
 }
-pub(crate) async fn body_detail(mut resp: Response) -> String {
+pub(crate) async fn body_detail(mut resp: HttpResponse) -> String {
     let mut body = Vec::new();
     while body.len() < DETAIL_BODY_BYTES {
         match tokio::time::timeout(Duration::from_secs(2), resp.chunk()).await {

@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use reqwest::Response;
+use super::wire::HttpResponse;
 use tokio::sync::Notify;
 
 use crate::settings::MAX_MESSAGE_FIELD;
@@ -117,7 +117,7 @@ impl BodyError {
 
 /// Reads a whole body of at most `limit` bytes. A longer one (by its `Content-Length` or as
 /// it streams in) stops the read at once; dropping the response then closes the connection.
-pub async fn read_body(resp: &mut Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+pub(crate) async fn read_body(resp: &mut HttpResponse, limit: usize) -> Result<Vec<u8>, BodyError> {
     let declared = resp.content_length().unwrap_or(0);
     if declared > limit as u64 {
         return Err(BodyError::TooLarge(too_large(limit)));
@@ -144,7 +144,7 @@ pub async fn read_body(resp: &mut Response, limit: usize) -> Result<Vec<u8>, Bod
 
 /// Reads and forgets an acknowledgement body (so the connection can be reused), at most
 /// [`MAX_ACK_BODY`] bytes of it.
-pub async fn drain_ack(mut resp: Response) {
+pub(crate) async fn drain_ack(mut resp: HttpResponse) {
     let mut seen = 0;
     while seen <= MAX_ACK_BODY {
         match resp.chunk().await {

@@ -118,11 +118,26 @@ pub fn meta_members(version: &str, capabilities: &Value) -> String {
 }
 
 /// The client capabilities of the modern era: those of the legacy era without what the
-/// modern era removed (`roots.listChanged`: there is no roots notification any more).
+/// modern era removed (`roots.listChanged`: there is no roots notification any more), and
+/// with the tasks extension (every modern request declares it: the client follows any
+/// task a server makes of a `tools/call`).
 pub fn modern_capabilities(legacy: &Value) -> Value {
     let mut caps = legacy.clone();
     if let Some(roots) = caps.get_mut("roots").and_then(Value::as_object_mut) {
         roots.remove("listChanged");
+    }
+    // Client-hosted tasks are a legacy feature: the extension has none.
+    if let Some(map) = caps.as_object_mut() {
+        map.remove("tasks");
+        let extensions = map
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(extensions) = extensions.as_object_mut() {
+            extensions.insert(
+                super::tasks::TASKS_EXTENSION.into(),
+                Value::Object(Map::new()),
+            );
+        }
     }
     caps
 }
@@ -228,6 +243,8 @@ pub enum ResultKind {
     Complete,
     /// `resultType` `"input_required"`: fulfil `inputRequests` and retry.
     InputRequired,
+    /// `resultType` `"task"`: the call became a task (the tasks extension; `tools/call` only).
+    Task,
 }
 
 /// A `resultType` this client does not know ([`result_kind_of`]).
@@ -248,6 +265,7 @@ pub fn result_kind_of(result_type: Option<&str>) -> Result<ResultKind, UnknownRe
     match result_type {
         None | Some("complete") => Ok(ResultKind::Complete),
         Some("input_required") => Ok(ResultKind::InputRequired),
+        Some("task") => Ok(ResultKind::Task),
         Some(other) => Err(UnknownResultType(other.to_string())),
     }
 }
@@ -285,6 +303,7 @@ mod tests {
             result_kind_of(Some("input_required")),
             Ok(ResultKind::InputRequired)
         );
+        assert_eq!(result_kind_of(Some("task")), Ok(ResultKind::Task));
         assert_eq!(
             result_kind_of(Some("later")).map_err(|e| e.to_string()),
             Err("unknown resultType \"later\"".to_string())
@@ -322,7 +341,7 @@ mod tests {
         let caps = json!({"roots": {"listChanged": true}, "sampling": {}});
         assert_eq!(
             modern_capabilities(&caps),
-            json!({"roots": {}, "sampling": {}})
+            json!({"roots": {}, "sampling": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
         );
     }
 }

@@ -99,9 +99,17 @@ impl<'de> Deserialize<'de> for SchemaText {
 /// (`"resultType"`, `"$ref"`) must give way to a parse. Servers escape non-ASCII text
 /// (`\u00e9`), rarely ASCII, so the parse stays rare.
 pub fn escapes_ascii(text: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, b"\\u00")
-        .any(|at| matches!(text.get(at + 4), Some(b'0'..=b'7')))
+    // Most texts have no backslash at all, which one byte search tells fastest.
+    memchr::memchr(b'\\', text).is_some()
+        && ESCAPE
+            .find_iter(text)
+            .any(|at| matches!(text.get(at + 4), Some(b'0'..=b'7')))
 }
+
+/// The searcher for `\u00`, built once: every modern answer is searched for it, and
+/// building a searcher costs more than searching a small answer.
+static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u00"));
 
 /// `text` without the whitespace between its tokens, or `None` when it has none. `text`
 /// is valid JSON: only strings need care (their spaces stay).

@@ -58,6 +58,9 @@ pub struct ToolDef {
     pub annotations: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// How the tool runs (2025-11-25: `taskSupport`, see [`ToolDef::task_support`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
     /// The tool's `_meta` as sent (MCP Apps reads its view from it: [`ToolDef::ui`]).
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -68,6 +71,11 @@ impl ToolDef {
     /// (MCP Apps); `None` when it says nothing (no view, visible to the model and views).
     pub fn ui(&self) -> Option<super::apps::ToolUi> {
         super::apps::ToolUi::of(self.meta.as_ref())
+    }
+
+    /// Whether the tool may or must run as a task (legacy era; forbidden when unsaid).
+    pub fn task_support(&self) -> super::tasks::TaskSupport {
+        super::tasks::TaskSupport::of_execution(self.execution.as_ref())
     }
 
     /// `readOnlyHint` from the server's annotations (an untrusted hint).
@@ -207,6 +215,20 @@ impl<'de> Deserialize<'de> for Content {
 enum Entries {
     Text(String),
     Other(Value),
+}
+
+/// The text of a plain text block result (see [`CallToolResult::plain_text`]).
+fn plain_text_of(text: &str) -> Option<&str> {
+    const HEAD: &str = r#"{"content":[{"type":"text","text":""#;
+    const MODERN_HEAD: &str = r#"{"resultType":"complete","content":[{"type":"text","text":""#;
+    const TAIL: &str = r#""}]}"#;
+    let inner = text
+        .strip_prefix(HEAD)
+        .or_else(|| text.strip_prefix(MODERN_HEAD))?
+        .strip_suffix(TAIL)?;
+    // A quote would end the string early; a backslash or a control character would need
+    // decoding (or be invalid JSON).
+    (!super::jsonrpc::needs_escape(inner.as_bytes())).then_some(inner)
 }
 
 /// A key of a content block; the two the fast path needs are recognised without a copy.
@@ -408,6 +430,29 @@ impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
 }
 
 impl CallToolResult {
+    /// The result when `text` is exactly one plain text block:
+    /// `{"content":[{"type":"text","text":"…"}]}`, compact, optionally with
+    /// `"resultType":"complete",` first (as modern servers write it), the text without
+    /// escapes or control characters. That is the usual answer, and the full parse of
+    /// those bytes gives this very value; `None` for anything else (parse it then).
+    #[doc(hidden)]
+    pub fn plain_text(text: &str) -> Option<CallToolResult> {
+        let inner = plain_text_of(text)?;
+        Some(CallToolResult {
+            content: vec![Content::Text {
+                text: inner.to_owned(),
+            }],
+            ..CallToolResult::default()
+        })
+    }
+
+    /// Whether `text` is a result [`CallToolResult::plain_text`] reads (such a result is
+    /// also complete in the modern era's terms).
+    #[doc(hidden)]
+    pub fn is_plain_text(text: &str) -> bool {
+        plain_text_of(text).is_some()
+    }
+
     /// A result that carries only an error message, for failures the model should see.
     pub fn error_text(message: impl Into<String>) -> CallToolResult {
         CallToolResult {
@@ -656,5 +701,42 @@ mod tests {
         let from_value: Content =
             serde_json::from_value(json!({"type": "text", "text": "v"})).unwrap();
         assert_eq!(from_value, text("v"));
+    }
+
+    #[test]
+    fn plain_text_results_match_the_full_parse() {
+        let full = |t: &str| serde_json::from_str::<CallToolResult>(t).unwrap();
+        let long = format!("{}é and more", "x".repeat(100));
+        for taken in [
+            r#"{"content":[{"type":"text","text":"hi"}]}"#.to_string(),
+            r#"{"content":[{"type":"text","text":""}]}"#.to_string(),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"ok"}]}"#.to_string(),
+            format!(r#"{{"content":[{{"type":"text","text":"{long}"}}]}}"#),
+        ] {
+            assert_eq!(
+                CallToolResult::plain_text(&taken),
+                Some(full(&taken)),
+                "{taken}"
+            );
+        }
+        for parsed in [
+            r#"{"content":[{"type":"text","text":"a\"b"}]}"#,
+            r#"{"content":[{"type":"text","text":"t\u00e9"}]}"#,
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"isError":true}"#,
+            r#"{"content":[{"type":"text","text":"x"}] }"#,
+            r#"{"content":[{"type":"text","text":"x"}]}]}"#,
+            r#"{"resultType":"input_required","content":[{"type":"text","text":"x"}]}"#,
+            "{\"content\":[{\"type\":\"text\",\"text\":\"tab\there\"}]}",
+        ] {
+            assert_eq!(CallToolResult::plain_text(parsed), None, "{parsed}");
+        }
+        // Thirty-two bytes a step: a quote anywhere in a long text is seen.
+        for at in 0..70 {
+            let mut text = "y".repeat(70);
+            text.replace_range(at..=at, "\"");
+            let body = format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#);
+            assert_eq!(CallToolResult::plain_text(&body), None, "{at}");
+        }
     }
 }

@@ -8,11 +8,12 @@
 //! only goes to the origin of the configured URL; one request is refused at most
 //! [`MAX_AUTH_ATTEMPTS`] times before it fails.
 
-use reqwest::header::{HeaderMap, AUTHORIZATION};
-use reqwest::{Response, Url};
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::{StatusCode, Url};
 
-use super::http_conn::{AuthRefusal, Shared};
+use super::http_conn::Shared;
 use crate::auth::challenge;
+use crate::http::wire::{Exchange, HttpError, HttpResponse, Target};
 
 /// Refusals of one request handed to the authorizer (each may mean a sign-in) before the
 /// request fails.
@@ -21,35 +22,45 @@ pub const MAX_AUTH_ATTEMPTS: u32 = 3;
 impl Shared {
     /// The `Authorization` header for a request to `url`, when an authorizer holds a token
     /// and `url` is on the server's origin.
-    pub(crate) fn auth_header_for(&self, url: &Url, headers: &mut HeaderMap) {
-        if let Some(auth) = &self.auth {
-            if url.origin() == self.url.origin() {
-                if let Some(h) = auth.header() {
-                    headers.insert(AUTHORIZATION, h);
-                }
-            }
+    pub(crate) fn auth_header_for(&self, url: &Url) -> Option<HeaderValue> {
+        let auth = self.auth.as_ref()?;
+        if url.origin() != self.url.origin() {
+            return None;
         }
+        auth.header()
     }
 
     /// Sends the request `build` makes; with an authorizer, refreshes a token about to
     /// expire first and, on a refusal, lets the authorizer refresh or sign in and sends a
-    /// fresh request again. A refusal that stays is returned with an [`AuthRefusal`].
+    /// fresh request again. A refusal that stays is returned with the reason
+    /// ([`HttpResponse::refusal`]).
     pub(crate) async fn send(
         &self,
-        build: impl Fn() -> reqwest::RequestBuilder,
-    ) -> Result<Response, reqwest::Error> {
-        let Some(auth) = &self.auth else {
-            return build().send().await;
-        };
+        build: impl Fn() -> Exchange,
+    ) -> Result<HttpResponse, HttpError> {
+        match &self.auth {
+            None => self.execute(build()).await,
+            // Boxed: the usual exchange's future stays small.
+            Some(auth) => Box::pin(self.send_authorized(auth, build)).await,
+        }
+    }
+
+    async fn send_authorized(
+        &self,
+        auth: &crate::auth::Authorizer,
+        build: impl Fn() -> Exchange,
+    ) -> Result<HttpResponse, HttpError> {
         auth.before_request(&self.client).await;
         let mut attempts = 0;
         loop {
-            let req = build().build()?;
-            if req.url().origin() != self.url.origin() {
-                return self.client.execute(req).await;
+            let ex = build();
+            if let Target::Other(url) = &ex.target {
+                if url.origin() != self.url.origin() {
+                    return self.execute(ex).await;
+                }
             }
-            let used = req.headers().get(AUTHORIZATION).cloned();
-            let mut resp = self.client.execute(req).await?;
+            let used = ex.get(&AUTHORIZATION).cloned();
+            let mut resp = self.execute(ex).await?;
             let status = resp.status().as_u16();
             let refused = match status {
                 401 => true,
@@ -63,7 +74,7 @@ impl Shared {
                 let why = format!(
                     "the server still refused the request (HTTP {status}) after {MAX_AUTH_ATTEMPTS} sign-in attempts; check the account's permissions"
                 );
-                resp.extensions_mut().insert(AuthRefusal(why));
+                resp.set_refusal(why);
                 return Ok(resp);
             }
             attempts += 1;
@@ -74,10 +85,27 @@ impl Shared {
             {
                 Ok(()) => continue,
                 Err(e) => {
-                    resp.extensions_mut().insert(AuthRefusal(e.to_string()));
+                    resp.set_refusal(e.to_string());
                     return Ok(resp);
                 }
             }
         }
     }
+
+    /// One exchange: the lean client for the server's own URL when there is one (a
+    /// redirect it gets is followed through reqwest), else reqwest.
+    pub(crate) async fn execute(&self, ex: Exchange) -> Result<HttpResponse, HttpError> {
+        if let (Some(wire), Target::Own) = (&self.wire, &ex.target) {
+            let resp = ex.send_lean(wire).await?;
+            if !is_redirect(resp.status()) {
+                return Ok(resp);
+            }
+        }
+        let req = ex.into_reqwest(&self.client, &self.url);
+        Ok(Box::pin(req.send()).await?.into())
+    }
+}
+
+fn is_redirect(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
 }

@@ -14,9 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
-use reqwest::{Response, Url};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::Url;
 
 use crate::mask::mask_urls_in;
 use serde::Deserialize;
@@ -24,14 +23,20 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use super::{mcp_headers, Inbound};
+use super::{EraHeaders, Inbound, Outbound};
 use crate::http::errors::{self, describe_status_parts};
+use crate::http::h1::Wire;
 use crate::http::limits;
+use crate::http::wire::{Exchange, HttpResponse, Target};
 use crate::log::{LogSource, ServerLog};
 
 pub(crate) const EVENT_STREAM: &str = "text/event-stream";
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// Header values built once, when compiled (a value made at run time is checked byte by
+/// byte on every request).
+pub(crate) const EVENT_STREAM_VALUE: HeaderValue = HeaderValue::from_static(EVENT_STREAM);
+pub(crate) const JSON_VALUE: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// A POST that only needs an acknowledgement (notification, response, legacy message) may
 /// take this long.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -88,8 +93,10 @@ pub(crate) enum Mode {
 #[derive(Default)]
 pub(crate) struct Session {
     pub(crate) id: Option<HeaderValue>,
+    /// The protocol version the client said it speaks, for requests of our own (GET,
+    /// DELETE).
     pub(crate) version: Option<HeaderValue>,
-    /// Bumped by every re-initialization.
+    /// Numbers the sessions: bumped by every answer to `initialize`.
     pub(crate) epoch: u64,
 }
 
@@ -102,8 +109,10 @@ pub(crate) struct SessionSnapshot {
 
 pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
+    /// The lean client for the server's own URL, when it can serve it ([`crate::http::wire`]).
+    pub(crate) wire: Option<Wire>,
     pub(crate) url: Url,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: Arc<HeaderMap>,
     pub(crate) has_auth_header: bool,
     /// OAuth ([`super::http_auth`]); `None` when the entry sets its own `Authorization`.
     pub(crate) auth: Option<Arc<crate::auth::Authorizer>>,
@@ -116,20 +125,12 @@ pub(crate) struct Shared {
     pub(crate) closed: AtomicBool,
     pub(crate) closing: watch::Sender<bool>,
     pub(crate) session: Mutex<Session>,
-    pub(crate) init_request: Mutex<Option<Bytes>>,
-    pub(crate) initialized_note: Mutex<Option<Bytes>>,
-    pub(crate) reinit: tokio::sync::Mutex<()>,
-    /// Requests whose HTTP exchange is running, by raw JSON-RPC id.
-    pub(crate) inflight: Mutex<HashMap<String, AbortHandle>>,
+    /// Requests whose HTTP exchange is running, by JSON-RPC id.
+    pub(crate) inflight: Mutex<HashMap<u64, AbortHandle>>,
     /// Long-lived tasks (GET stream, legacy reader) ended on close.
     pub(crate) background: Mutex<Vec<AbortHandle>>,
     pub(crate) legacy: Mutex<Option<Arc<LegacySession>>>,
     pub(crate) kind: TransportKind,
-    /// Set by the first request in the modern era (2026-07-28): no session, no GET
-    /// stream, and cancelling a request closes its stream instead of a notification.
-    pub(crate) modern: AtomicBool,
-    /// The `x-mcp-header` parameters of the tools listed so far ([`mcp_headers`]).
-    pub(crate) tool_headers: Mutex<mcp_headers::ToolHeaders>,
 }
 
 /// A legacy HTTP+SSE session ([`super::sse`]): where to POST.
@@ -137,22 +138,32 @@ pub(crate) struct LegacySession {
     pub(crate) endpoint: Url,
 }
 
-/// Why a refused response was not retried, attached to it for [`describe_status`].
-#[derive(Clone)]
-pub(crate) struct AuthRefusal(pub String);
-
 #[derive(Deserialize)]
 pub(crate) struct Peek<'a> {
     #[serde(borrow, default)]
     pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub(crate) method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub(crate) params: Option<&'a RawValue>,
 }
 
-/// The raw id of an inbound response (a message with an id and no method).
-pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
+/// The id of an inbound response (a message with an id and no method), when it is one of
+/// ours (an integer). The usual compact shape, `{"jsonrpc":"2.0","id":N,"result":` (or
+/// `"error":`), is told by its start; anything else is parsed.
+pub(crate) fn response_id(bytes: &[u8]) -> Option<u64> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    if let Some(rest) = bytes.strip_prefix(HEAD) {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let after = rest.get(digits..).unwrap_or_default();
+        let answer = after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#);
+        if answer && (digits == 1 || rest.first() != Some(&b'0')) {
+            if let Some(id) = std::str::from_utf8(rest.get(..digits).unwrap_or_default())
+                .ok()
+                .and_then(|d| d.parse().ok())
+            {
+                return Some(id);
+            }
+        }
+    }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
     if *first != b'{' {
         return None;
@@ -161,7 +172,7 @@ pub(crate) fn response_id(bytes: &[u8]) -> Option<String> {
     if p.method.is_some() {
         return None;
     }
-    p.id.map(|i| i.get().to_string()).filter(|i| i != "null")
+    p.id.and_then(|i| i.get().parse().ok())
 }
 
 impl Shared {
@@ -184,14 +195,20 @@ impl Shared {
 
     /// Hands one inbound message to the client. A response settles its request's exchange;
     /// when it arrived on another stream than its own, that exchange is dropped.
-    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<&str>) {
+    pub(crate) fn deliver(&self, bytes: Vec<u8>, owner: Option<u64>) {
+        let id = response_id(&bytes);
+        self.deliver_known(bytes, id, owner);
+    }
+
+    /// [`Shared::deliver`] of a message whose response id is known (`None`: not a response).
+    pub(crate) fn deliver_known(&self, bytes: Vec<u8>, id: Option<u64>, owner: Option<u64>) {
         if self.closed.load(Ordering::Acquire) {
             return;
         }
-        if let Some(id) = response_id(&bytes) {
+        if let Some(id) = id {
             let task = self.inflight.lock().remove(&id);
             if let Some(t) = task {
-                if owner != Some(id.as_str()) {
+                if owner != Some(id) {
                     t.abort();
                 }
             }
@@ -225,14 +242,14 @@ impl Shared {
     }
 
     /// Fails one request with a synthesized JSON-RPC error response.
-    pub(crate) fn fail_request(&self, id: &str, message: &str) {
+    pub(crate) fn fail_request(&self, id: u64, message: &str) {
         let message = &mask_urls_in(message);
         self.log.push(LogSource::Host, "warning", message);
         let body = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{TRANSPORT_ERROR_CODE},\"message\":{}}}}}",
             serde_json::Value::String(message.to_string())
         );
-        self.deliver(body.into_bytes(), Some(id));
+        self.deliver_known(body.into_bytes(), Some(id), Some(id));
     }
 
     pub(crate) fn warn(&self, message: &str) {
@@ -250,42 +267,70 @@ impl Shared {
         }
     }
 
-    /// A request with the configured headers (and, when `session`, the session headers).
+    /// Keeps the protocol version a message goes out under, for our own requests.
+    pub(crate) fn note_version(&self, out: &Outbound) {
+        if let Some(v) = &out.era.version {
+            let mut s = self.session.lock();
+            if s.version.as_ref() != Some(v) {
+                s.version = Some(v.clone());
+            }
+        }
+    }
+
+    /// A request with the configured headers and, when `session`, the session id; with
+    /// `era`, its headers (else, with `session`, the version the client speaks).
     pub(crate) fn request(
         &self,
         method: reqwest::Method,
-        url: Url,
+        target: Target,
         session: Option<&SessionSnapshot>,
-    ) -> reqwest::RequestBuilder {
-        let mut headers = self.headers.clone();
-        if let Some(s) = session {
-            if let Some(id) = s.id.clone() {
-                headers.insert(SESSION_HEADER, id);
-            }
-            if let Some(v) = s.version.clone() {
-                headers.insert(VERSION_HEADER, v);
-            }
+        era: Option<&EraHeaders>,
+    ) -> Exchange {
+        let more = era.map(|e| e.more.as_slice()).unwrap_or_default();
+        // Room for these and the two a POST adds (Accept, Content-Type).
+        let mut ex = Exchange::new(method, target, self.headers.clone(), 5 + more.len());
+        if let Some(id) = session.and_then(|s| s.id.clone()) {
+            ex.set(SESSION_HEADER, id);
         }
-        self.auth_header_for(&url, &mut headers);
-        self.client.request(method, url).headers(headers)
+        let version = match era {
+            Some(e) => e.version.clone(),
+            None => session.and_then(|s| s.version.clone()),
+        };
+        if let Some(v) = version {
+            ex.set(VERSION_HEADER, v);
+        }
+        for (name, value) in more {
+            ex.set(name.clone(), value.clone());
+        }
+        let url = match &ex.target {
+            Target::Own => &self.url,
+            Target::Other(url) => url,
+        };
+        if let Some(h) = self.auth_header_for(url) {
+            ex.set(AUTHORIZATION, h);
+        }
+        ex
     }
 }
 
-pub(crate) fn is_event_stream(resp: &Response) -> bool {
-    resp.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with(EVENT_STREAM)
-        })
+pub(crate) fn is_event_stream(resp: &HttpResponse) -> bool {
+    resp.headers().get(CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes()
+            .trim_ascii_start()
+            .get(..EVENT_STREAM.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(EVENT_STREAM.as_bytes()))
+    })
 }
 
 /// A clear message for a non-success status; reads a little of the body for detail.
-pub(crate) async fn describe_status(shared: &Shared, resp: Response) -> String {
-    if let Some(r) = resp.extensions().get::<AuthRefusal>() {
-        return r.0.clone();
+pub(crate) async fn describe_status(shared: &Shared, resp: HttpResponse) -> String {
+    // Boxed: the exchanges that may call it keep small futures.
+    Box::pin(describe(shared, resp)).await
+}
+
+async fn describe(shared: &Shared, resp: HttpResponse) -> String {
+    if let Some(r) = resp.refusal() {
+        return r.to_string();
     }
     let status = resp.status();
     let challenge = resp

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use base64::Engine;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::Value;
 
 /// The schema keyword that asks for a parameter to be mirrored in a header.
@@ -167,93 +167,63 @@ pub fn encode_value(value: &str) -> String {
 /// The mirrored parameters of every tool listed so far, by tool name.
 pub(crate) type ToolHeaders = HashMap<String, Vec<HeaderParam>>;
 
-/// Records the mirrored parameters of the tools in a `tools/list` answer (valid tools only).
-pub(crate) fn note_tools(message: &[u8], tools: &mut ToolHeaders) {
-    let Ok(v) = serde_json::from_slice::<Value>(message) else {
-        return;
-    };
-    let Some(list) = v.pointer("/result/tools").and_then(Value::as_array) else {
-        return;
-    };
+/// Records the mirrored parameters of listed tools (valid tools only).
+pub(crate) fn note_tools(list: &[crate::protocol::types::ToolDef], tools: &mut ToolHeaders) {
     for tool in list {
-        let (Some(name), Some(schema)) = (
-            tool.get("name").and_then(Value::as_str),
-            tool.get("inputSchema"),
-        ) else {
-            continue;
-        };
-        match header_params(schema) {
+        match header_params_text(&tool.input_schema) {
             Ok(params) if !params.is_empty() => {
-                tools.insert(name.to_string(), params);
+                tools.insert(tool.name.clone(), params);
             }
             _ => {
-                tools.remove(name);
+                tools.remove(&tool.name);
             }
         }
     }
 }
 
-/// What a modern request is, for its headers.
-pub(crate) struct ModernRequest {
-    pub method: String,
-    pub headers: HeaderMap,
-}
-
-/// The headers of a modern request (`None` for a message without the modern `_meta`).
-pub(crate) fn request_headers(body: &[u8], tools: &ToolHeaders) -> Option<ModernRequest> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let method = v.get("method")?.as_str()?;
-    let params = v.get("params");
-    let version = params?
-        .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")?
-        .as_str()?;
-    let mut headers = HeaderMap::new();
+/// The modern era's headers of one message besides its version: `Mcp-Method`, `Mcp-Name`
+/// (`name`: the tool, prompt or resource URI it names) and an `Mcp-Param-*` for each
+/// mirrored parameter present in `arguments`.
+pub(crate) fn modern_headers(
+    method: &str,
+    name: Option<&str>,
+    arguments: Option<&Value>,
+    mirrored: &[HeaderParam],
+) -> Vec<(HeaderName, HeaderValue)> {
+    let mut headers = Vec::with_capacity(2 + mirrored.len());
     let mut put = |name: &str, value: &str| {
         if let (Ok(n), Ok(v)) = (
             HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(&encode_value(value)),
         ) {
-            headers.insert(n, v);
+            headers.push((n, v));
         }
     };
-    put("mcp-protocol-version", version);
     put("mcp-method", method);
-    let named = match method {
-        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
-        "resources/read" => params.and_then(|p| p.get("uri")),
-        _ => None,
-    };
-    if let Some(name) = named.and_then(Value::as_str) {
+    if let Some(name) = name {
         put("mcp-name", name);
     }
-    if method == "tools/call" {
-        let tool = named.and_then(Value::as_str).unwrap_or_default();
-        let args = params.and_then(|p| p.get("arguments"));
-        for (path, header) in tools.get(tool).into_iter().flatten() {
-            let mut at = args;
-            for key in path {
-                at = at.and_then(|a| a.get(key));
-            }
-            let text = match at {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Bool(b)) => b.to_string(),
-                Some(Value::Number(n)) => n.to_string(),
-                _ => continue,
-            };
-            put(&format!("mcp-param-{header}"), &text);
+    for (path, header) in mirrored {
+        let mut at = arguments;
+        for key in path {
+            at = at.and_then(|a| a.get(key));
         }
+        let text = match at {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => continue,
+        };
+        put(&format!("mcp-param-{header}"), &text);
     }
-    Some(ModernRequest {
-        method: method.to_string(),
-        headers,
-    })
+    headers
 }
 
 /// Most bytes of an error body read to find a JSON-RPC error in it.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// The start of a response body (an error body is small), without waiting long for it.
-pub(crate) async fn read_small_body(mut resp: reqwest::Response) -> Vec<u8> {
+pub(crate) async fn read_small_body(mut resp: crate::http::wire::HttpResponse) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < ERROR_BODY_BYTES {
         match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
@@ -321,20 +291,18 @@ mod tests {
 
     #[test]
     fn modern_requests_get_their_headers() {
-        let mut tools = ToolHeaders::new();
-        tools.insert(
-            "q".into(),
-            vec![
-                (vec!["region".into()], "Region".into()),
-                (vec!["gone".into()], "Gone".into()),
-            ],
-        );
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "q", "arguments": {"region": "Zürich", "gone": null},
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
-        let r = request_headers(body.to_string().as_bytes(), &tools).unwrap();
-        let h = |n: &str| r.headers.get(n).map(|v| v.to_str().unwrap().to_string());
-        assert_eq!(h("mcp-protocol-version").as_deref(), Some("2026-07-28"));
+        let mirrored = vec![
+            (vec!["region".into()], "Region".into()),
+            (vec!["gone".into()], "Gone".into()),
+        ];
+        let args = json!({"region": "Zürich", "gone": null});
+        let headers = modern_headers("tools/call", Some("q"), Some(&args), &mirrored);
+        let h = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.to_str().unwrap().to_string())
+        };
         assert_eq!(h("mcp-method").as_deref(), Some("tools/call"));
         assert_eq!(h("mcp-name").as_deref(), Some("q"));
         assert_eq!(
@@ -342,7 +310,6 @@ mod tests {
             Some("=?base64?WsO8cmljaA==?=")
         );
         assert_eq!(h("mcp-param-gone"), None);
-        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-        assert!(request_headers(legacy.to_string().as_bytes(), &tools).is_none());
+        assert_eq!(headers.len(), 3);
     }
 }

@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use tokio::sync::mpsc;
 
-use super::{Connection, Inbound, TransportError, TransportReceiver, TransportSender};
+use super::{Connection, Inbound, Outbound, TransportError, TransportReceiver, TransportSender};
 
 /// The test's end: read what the client sent, write what the "server" answers.
 pub struct MemoryPeer {
@@ -18,8 +18,10 @@ struct Sender(mpsc::UnboundedSender<Vec<u8>>);
 struct Receiver(mpsc::UnboundedReceiver<Inbound>);
 
 impl TransportSender for Sender {
-    fn send(&self, message: Vec<u8>) -> Result<(), TransportError> {
-        self.0.send(message).map_err(|_| TransportError::Closed)
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        self.0
+            .send(Vec::from(message.bytes))
+            .map_err(|_| TransportError::Closed)
     }
     fn close(&self) -> BoxFuture<'static, ()> {
         async {}.boxed()

@@ -14,16 +14,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use reqwest::{Response, Url};
+use reqwest::Url;
 
 use crate::mask::MaskedUrl;
 
-use super::http_conn::{describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT};
+use super::http_conn::{
+    describe_status, is_event_stream, LegacySession, Shared, ACK_TIMEOUT, EVENT_STREAM_VALUE,
+    JSON_VALUE,
+};
 use super::sse_parse::{SseEvent, SseParser};
+use super::Outbound;
 use crate::http::errors::{describe_send_error, error_chain};
 use crate::http::limits;
+use crate::http::wire::{HttpResponse, Target};
 
 /// How long the server may take to send its `endpoint` event.
 pub const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
@@ -35,8 +39,8 @@ impl LegacySession {
         let mut resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::GET, url.clone(), None)
-                    .header(ACCEPT, "text/event-stream")
+                    .request(reqwest::Method::GET, target_of(shared, &url), None, None)
+                    .header(ACCEPT, EVENT_STREAM_VALUE)
             })
             .await
             .map_err(|e| describe_send_error(&url, &e))?;
@@ -107,21 +111,21 @@ impl LegacySession {
         })
     }
 
-    /// POSTs one message to the endpoint. `id` is set for requests; `handshake` messages
-    /// end the connection when they fail.
-    pub(crate) async fn post(
-        &self,
-        shared: &Arc<Shared>,
-        bytes: Bytes,
-        id: &Option<String>,
-        handshake: bool,
-    ) {
+    /// POSTs one message to the endpoint; `handshake` messages end the connection when
+    /// they fail, a failed request gets an error answer.
+    pub(crate) async fn post(&self, shared: &Arc<Shared>, out: Outbound, handshake: bool) {
+        let id = out.request_id();
         let resp = shared
             .send(|| {
                 shared
-                    .request(reqwest::Method::POST, self.endpoint.clone(), None)
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(bytes.clone())
+                    .request(
+                        reqwest::Method::POST,
+                        target_of(shared, &self.endpoint),
+                        None,
+                        None,
+                    )
+                    .header(CONTENT_TYPE, JSON_VALUE)
+                    .body(out.bytes.clone())
                     .timeout(ACK_TIMEOUT)
             })
             .await;
@@ -169,7 +173,16 @@ fn deliver_event(shared: &Shared, ev: SseEvent) {
     }
 }
 
-async fn read_stream(shared: Arc<Shared>, mut resp: Response, mut parser: SseParser) {
+/// The server's own URL or another one.
+fn target_of(shared: &Shared, url: &Url) -> Target {
+    if *url == shared.url {
+        Target::Own
+    } else {
+        Target::Other(url.clone())
+    }
+}
+
+async fn read_stream(shared: Arc<Shared>, mut resp: HttpResponse, mut parser: SseParser) {
     let mut events = Vec::new();
     let reason = loop {
         shared.backlog.wait_for_room().await;

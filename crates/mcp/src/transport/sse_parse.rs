@@ -2,7 +2,8 @@
 //! shared by the Streamable HTTP and the legacy HTTP+SSE transports.
 //!
 //! Invariants: work is linear in the bytes fed (a 16 MiB `data:` line split over many chunks
-//! is scanned once); lines end with CRLF, LF or CR, also when the CR and LF arrive in
+//! is scanned once; whole lines are read where they lie in the chunk, only a line split
+//! across chunks is copied); lines end with CRLF, LF or CR, also when the CR and LF arrive in
 //! different chunks; memory stays within the event limit given to [`SseParser::new`] plus
 //! the chunk being fed: an event whose data grows past the limit is discarded as it streams
 //! in (its remaining bytes are scanned, never kept) and reported as [`SseEvent::too_large`]
@@ -48,9 +49,9 @@ pub struct SseParser {
     too_large: bool,
     /// The current line passed the limit: its bytes are dropped until it ends.
     skip_line: bool,
+    /// The start of a line not ended yet (and, before the BOM check, the stream's first
+    /// bytes).
     buf: Vec<u8>,
-    /// Bytes of `buf` already known to hold no line end.
-    scanned: usize,
     /// The previous chunk ended with CR: a leading LF belongs to that line end.
     skip_lf: bool,
     event: String,
@@ -71,7 +72,6 @@ impl SseParser {
             too_large: false,
             skip_line: false,
             buf: Vec::new(),
-            scanned: 0,
             skip_lf: false,
             event: String::new(),
             data: Vec::new(),
@@ -97,24 +97,15 @@ impl SseParser {
             self.skip_lf = false;
         }
         if self.skip_line {
-            let Some(p) = chunk.iter().position(|b| *b == b'\n' || *b == b'\r') else {
+            let Some(p) = memchr::memchr2(b'\n', b'\r', chunk) else {
                 return; // still inside the dropped line
             };
-            let mut next = p + 1;
-            if chunk[p] == b'\r' {
-                if next < chunk.len() {
-                    if chunk[next] == b'\n' {
-                        next += 1;
-                    }
-                } else {
-                    self.skip_lf = true;
-                }
-            }
             self.skip_line = false;
-            chunk = &chunk[next..];
+            chunk = self.after_line_end(chunk, p);
         }
-        self.buf.extend_from_slice(chunk);
-        if !self.bom_checked && !self.buf.is_empty() {
+        if !self.bom_checked {
+            // The stream's first bytes wait in `buf` until a BOM is ruled out or skipped.
+            self.buf.extend_from_slice(chunk);
             const BOM: &[u8] = b"\xEF\xBB\xBF";
             let n = self.buf.len().min(3);
             if self.buf[..n] == BOM[..n] {
@@ -124,49 +115,59 @@ impl SseParser {
                 self.buf.drain(..3);
             }
             self.bom_checked = true;
+            let start = std::mem::take(&mut self.buf);
+            self.scan(&start, &mut on_event);
+        } else {
+            self.scan(chunk, &mut on_event);
         }
-        let mut start = 0;
-        let mut i = self.scanned;
-        while i < self.buf.len() {
-            match self.buf[i] {
-                b'\n' | b'\r' => {
-                    let cr = self.buf[i] == b'\r';
-                    let line_end = i;
-                    let mut next = i + 1;
-                    if cr {
-                        if next < self.buf.len() {
-                            if self.buf[next] == b'\n' {
-                                next += 1;
-                            }
-                        } else {
-                            self.skip_lf = true;
-                        }
-                    }
-                    let line = std::mem::take(&mut self.buf);
-                    self.line(&line[start..line_end], &mut on_event);
-                    self.buf = line;
-                    start = next;
-                    i = next;
-                }
-                _ => i += 1,
-            }
-        }
-        if start > 0 {
-            self.buf.drain(..start);
-        }
-        self.scanned = self.buf.len();
         let limit = self.max_event_bytes.saturating_add(FIELD_SLACK);
         if self.buf.len().saturating_add(self.data.len()) > limit {
             // An unfinished line that cannot fit: drop it and the event it belongs to.
             self.overflow(&mut on_event);
             self.skip_line = true;
-            self.bom_checked = true;
             self.buf = Vec::new();
-            self.scanned = 0;
         }
         if self.buf.is_empty() && self.buf.capacity() > 1 << 20 {
             self.buf = Vec::new();
         }
+    }
+
+    /// Hands every whole line of `input` (the first one after the unfinished line kept in
+    /// `buf`) to [`SseParser::line`], and keeps the unfinished rest in `buf`. Lines are
+    /// taken from `input` where they lie; only a line split across chunks is copied.
+    fn scan(&mut self, input: &[u8], on_event: &mut impl FnMut(SseEvent)) {
+        let mut rest = input;
+        if !self.buf.is_empty() {
+            let Some(p) = memchr::memchr2(b'\n', b'\r', rest) else {
+                self.buf.extend_from_slice(rest);
+                return;
+            };
+            let mut line = std::mem::take(&mut self.buf);
+            line.extend_from_slice(&rest[..p]);
+            self.line(&line, on_event);
+            line.clear();
+            self.buf = line;
+            rest = self.after_line_end(rest, p);
+        }
+        while let Some(p) = memchr::memchr2(b'\n', b'\r', rest) {
+            self.line(&rest[..p], on_event);
+            rest = self.after_line_end(rest, p);
+        }
+        self.buf.extend_from_slice(rest);
+    }
+
+    /// What follows the line end at `at` in `input` (CRLF, LF or CR; a CR that ends the
+    /// input may be the first half of a CRLF split across chunks).
+    fn after_line_end<'a>(&mut self, input: &'a [u8], at: usize) -> &'a [u8] {
+        let mut next = at + 1;
+        if input.get(at) == Some(&b'\r') {
+            match input.get(next) {
+                Some(b'\n') => next += 1,
+                Some(_) => {}
+                None => self.skip_lf = true,
+            }
+        }
+        input.get(next..).unwrap_or_default()
     }
 
     /// The current event passed the limit: forget its data and report it (once).
@@ -216,7 +217,10 @@ impl SseParser {
             }
             b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
             b"id" if !value.contains(&0) => {
-                self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+                // The id's string is kept and rewritten (a stream sends one per event).
+                let id = self.last_id.get_or_insert_with(String::new);
+                id.clear();
+                id.push_str(&String::from_utf8_lossy(value));
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse() {

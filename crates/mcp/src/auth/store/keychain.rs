@@ -14,6 +14,7 @@ fn account(key: &Key<'_>) -> String {
         Key::Tokens(resource) => format!("tokens {resource}"),
         Key::Client(issuer) => format!("client {issuer}"),
         Key::Provider(provider) => format!("provider-key {provider}"),
+        Key::ServerSecret(key) => format!("server-secret {key}"),
     }
 }
 

@@ -113,6 +113,15 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (chunk.len(), false),
             };
             let piece = &chunk[..if end { take - 1 } else { take }];
+            if end && self.st.mode == Mode::Start {
+                // The usual case: a whole message in the buffer, copied out once.
+                if let Some(msg) = self.st.whole_message(piece) {
+                    self.st.len = 0;
+                    self.inner.consume(take);
+                    self.consumed += take as u64;
+                    return Ok(Frame::Message(msg));
+                }
+            }
             let over = self.st.absorb(piece);
             self.inner.consume(take);
             self.consumed += take as u64;
@@ -132,6 +141,19 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 }
 
 impl State {
+    /// `line`, a whole line met at its start, as a message when it is one; `None` when it
+    /// needs [`State::absorb`] (blank, noise, or past the limit). Yields what absorbing
+    /// and finishing it would.
+    fn whole_message(&self, line: &[u8]) -> Option<Vec<u8>> {
+        let start = line.iter().position(|b| !b.is_ascii_whitespace())?;
+        let rest = &line[start..];
+        if !matches!(rest[0], b'{' | b'[') || rest.len() > self.max.saturating_add(2) {
+            return None;
+        }
+        let end = rest.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+        (end <= self.max).then(|| rest[..end].to_vec())
+    }
+
     /// Adds a piece of the current line (no newline in it); yields the line as too long
     /// when this piece takes it past the limit.
     fn absorb(&mut self, mut piece: &[u8]) -> Option<Frame> {

@@ -30,7 +30,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::{watch, Notify};
 
 use super::process::{end_group, SHUTDOWN_GRACE};
-use crate::transport::{TransportError, TransportSender};
+use crate::transport::{Outbound, TransportError, TransportSender};
 
 /// A queue buffer that grew beyond this is given back to the allocator once written.
 const WRITE_BATCH: usize = 1024 * 1024;
@@ -202,7 +202,8 @@ pub(super) struct StdioSender {
 }
 
 impl TransportSender for StdioSender {
-    fn send(&self, message: Vec<u8>) -> Result<(), TransportError> {
+    fn send(&self, message: Outbound) -> Result<(), TransportError> {
+        let message = message.bytes;
         let mut state = self.out.lock();
         let Some(fd) = state.fd.filter(|_| !state.closing) else {
             return Err(TransportError::Closed);
@@ -237,8 +238,9 @@ impl TransportSender for StdioSender {
             });
         }
         if message.len() - written >= HANDOFF_MIN && state.queue.is_empty() {
-            // The rest of a large message: its own buffer becomes the queue.
-            let mut message = message;
+            // The rest of a large message: its own buffer becomes the queue (the client's
+            // encoder made it from a vector nobody else holds, so no copy).
+            let mut message = Vec::from(message);
             message.push(b'\n');
             state.queue = message;
             state.skip = written;
