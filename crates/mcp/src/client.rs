@@ -202,6 +202,8 @@ struct Inner {
     version: OnceLock<reqwest::header::HeaderValue>,
     /// Modern era only: the `x-mcp-header` parameters of the tools listed so far.
     tool_headers: Mutex<crate::transport::mcp_headers::ToolHeaders>,
+    /// The transport sends the era's HTTP headers ([`crate::transport::EraHeaders`]).
+    sends_era_headers: bool,
     /// Starting a new session when the transport lost its own ([`recover`]).
     recovery: recover::Recovery,
     /// Polls of followed tasks under way at once ([`follow::MAX_POLLS_IN_FLIGHT`]).
@@ -517,6 +519,7 @@ impl Inner {
         handler: Option<Arc<dyn ClientHandler>>,
     ) -> Arc<Inner> {
         let sessions = conn.sender.has_sessions();
+        let sends_era_headers = conn.sender.uses_era_headers();
         let inner = Arc::new(Inner {
             sender: conn.sender,
             pending: Mutex::default(),
@@ -536,6 +539,7 @@ impl Inner {
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
             version: OnceLock::new(),
             tool_headers: Mutex::default(),
+            sends_era_headers,
             recovery: recover::Recovery::new(sessions),
         });
         let reader_inner = inner.clone();
@@ -630,7 +634,12 @@ impl Inner {
         cancellable: bool,
     ) -> Result<ReplyBody, ClientError> {
         if self.meta.get().is_none() {
-            let opts = self.recovery.wait_idle(method, opts).await?;
+            // Boxed: requests wait only while a lost session is replaced, and the future
+            // of every call in flight stays small.
+            let opts = match self.recovery.busy() {
+                true => Box::pin(self.recovery.wait_idle(method, opts)).await?,
+                false => opts,
+            };
             return self.request_once(method, params, opts, cancellable).await;
         }
         if !cache::CACHEABLE.contains(&method) {
@@ -661,15 +670,16 @@ impl Inner {
     }
 
     /// One request, one answer: no `resultType` handling.
-    async fn request_once(
-        &self,
-        method: &str,
-        params: &Params<'_>,
+    fn request_once<'a>(
+        &'a self,
+        method: &'a str,
+        params: &'a Params<'_>,
         opts: RequestOptions,
         cancellable: bool,
-    ) -> Result<ReplyBody, ClientError> {
+    ) -> impl Future<Output = Result<ReplyBody, ClientError>> + Send + 'a {
+        // Not an `async fn`: no future around the one it returns (every call in flight
+        // holds one).
         self.request_once_as(method, params, opts, cancellable, None)
-            .await
     }
 
     /// [`Inner::request_once`] with the era's headers given (`None`: those of `params`).

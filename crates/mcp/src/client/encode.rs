@@ -39,8 +39,11 @@ impl Inner {
 impl Inner {
     /// The era's headers of one message: the settled protocol version and, in the modern
     /// era, `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` (read from `params`;
-    /// params given as text name nothing).
+    /// params given as text name nothing). None for a transport that sends no headers.
     pub(super) fn era_headers(&self, method: &str, params: Option<&Params>) -> EraHeaders {
+        if !self.sends_era_headers {
+            return EraHeaders::default();
+        }
         let version = self.version.get().cloned();
         if self.meta.get().is_none() {
             return EraHeaders {
@@ -67,6 +70,9 @@ impl Inner {
 impl Inner {
     /// The era's headers of an answer to a server's request: the version only.
     pub(super) fn answer_headers(&self) -> EraHeaders {
+        if !self.sends_era_headers {
+            return EraHeaders::default();
+        }
         EraHeaders {
             modern: self.meta.get().is_some(),
             version: self.version.get().cloned(),

@@ -88,6 +88,11 @@ impl Recovery {
         self.state.lock().listed.insert(key, digest.finish());
     }
 
+    /// Whether a new session's handshake runs (requests wait for it: [`Recovery::wait_idle`]).
+    pub(super) fn busy(&self) -> bool {
+        *self.busy.borrow()
+    }
+
     /// Waits while a new session's handshake runs; the time waited comes off the request's
     /// timeout.
     pub(super) async fn wait_idle(

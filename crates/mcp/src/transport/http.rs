@@ -195,6 +195,10 @@ impl TransportSender for HttpSender {
     fn has_sessions(&self) -> bool {
         self.sessions
     }
+
+    fn uses_era_headers(&self) -> bool {
+        true
+    }
 }
 
 struct HttpReceiver {

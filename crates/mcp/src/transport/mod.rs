@@ -23,6 +23,8 @@ pub mod sse;
 pub mod sse_parse;
 pub mod stdio;
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -65,13 +67,13 @@ pub enum OutboundKind {
     /// HTTP sends it without a session, alone, and takes the session its answer starts.
     Request {
         id: u64,
-        method: Box<str>,
+        method: Cow<'static, str>,
         initialize: bool,
     },
     /// A notification. `initialized` marks the end of the handshake; `cancels` names the
     /// request a cancellation is about (HTTP drops that request's exchange).
     Notification {
-        method: Box<str>,
+        method: Cow<'static, str>,
         initialized: bool,
         cancels: Option<u64>,
     },
@@ -92,6 +94,39 @@ pub struct EraHeaders {
     pub more: Vec<(HeaderName, HeaderValue)>,
 }
 
+/// The methods a client sends: an envelope names one of them without allocating.
+const CLIENT_METHODS: [&str; 22] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/result",
+    "tasks/cancel",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+fn method_name(method: &str) -> Cow<'static, str> {
+    match CLIENT_METHODS.iter().find(|m| **m == method) {
+        Some(m) => Cow::Borrowed(*m),
+        None => Cow::Owned(method.to_string()),
+    }
+}
+
 impl Outbound {
     /// A request with id `id`.
     pub fn request(bytes: impl Into<Bytes>, id: u64, method: &str, era: EraHeaders) -> Outbound {
@@ -99,7 +134,7 @@ impl Outbound {
             bytes: bytes.into(),
             kind: OutboundKind::Request {
                 id,
-                method: method.into(),
+                method: method_name(method),
                 initialize: false,
             },
             era,
@@ -111,7 +146,7 @@ impl Outbound {
         Outbound {
             bytes: bytes.into(),
             kind: OutboundKind::Notification {
-                method: method.into(),
+                method: method_name(method),
                 initialized: false,
                 cancels: None,
             },
@@ -167,6 +202,11 @@ pub trait TransportSender: Send + Sync + 'static {
     /// Whether the server may lose the connection's session (Streamable HTTP), so that the
     /// client keeps what it needs to start a new one ([`Inbound::SessionLost`]).
     fn has_sessions(&self) -> bool {
+        false
+    }
+    /// Whether the transport sends the era's HTTP headers ([`Outbound::era`]); for one
+    /// that does not, the client leaves them empty instead of working them out.
+    fn uses_era_headers(&self) -> bool {
         false
     }
 }
