@@ -95,7 +95,7 @@ pub struct EraHeaders {
 }
 
 /// The methods a client sends: an envelope names one of them without allocating.
-const CLIENT_METHODS: [&str; 22] = [
+const CLIENT_METHODS: [&str; 24] = [
     "initialize",
     "ping",
     "tools/list",
@@ -114,6 +114,8 @@ const CLIENT_METHODS: [&str; 22] = [
     "tasks/get",
     "tasks/result",
     "tasks/cancel",
+    "tasks/update",
+    "tasks/list",
     "notifications/initialized",
     "notifications/cancelled",
     "notifications/progress",
