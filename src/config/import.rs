@@ -30,6 +30,14 @@ pub use formats::{parse_jsonc, strip_jsonc, FormatError};
 pub use questions::{answer, questions, InputQuestion};
 pub use translate::input_name;
 
+/// An entry with its variables translated, and the variables it cannot use (for the
+/// fuzz targets; importing translates through [`ImportPlan`]).
+#[doc(hidden)]
+pub fn translate_entry(entry: Value, project: &Path, home: &Path) -> (Value, Vec<String>) {
+    let t = translate::entry(entry, project, home);
+    (t.value, t.unsupported)
+}
+
 use super::servers::{check_entry, save_creating};
 use super::{McpDocument, SaveError, Scope, ScopeFiles};
 

@@ -24,6 +24,7 @@ use harness9_mcp::transport::sse_parse::{SseEvent, SseParser};
 
 mod asks;
 mod fast_paths;
+mod hosting;
 mod stdio;
 mod surface;
 mod untrusted;
@@ -41,6 +42,13 @@ pub const TARGETS: &[&str] = &[
     "surface_results",
     "fast_paths",
     "untrusted_text",
+    "http_response",
+    "tasks_wire",
+    "view_request",
+    "view_csp",
+    "registry_page",
+    "partial_json",
+    "import_entry",
 ];
 
 /// Runs the target called `name` on `data`; `false` when there is no such target.
@@ -57,6 +65,13 @@ pub fn run(name: &str, data: &[u8]) -> bool {
         "surface_results" => surface::surface_results(data),
         "fast_paths" => fast_paths::fast_paths(data),
         "untrusted_text" => untrusted::untrusted_text(data),
+        "http_response" => hosting::http_response(data),
+        "tasks_wire" => hosting::tasks_wire(data),
+        "view_request" => hosting::view_request(data),
+        "view_csp" => hosting::view_csp(data),
+        "registry_page" => hosting::registry_page(data),
+        "partial_json" => hosting::partial_json(data),
+        "import_entry" => hosting::import_entry(data),
         _ => return false,
     }
     true

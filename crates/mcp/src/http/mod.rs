@@ -8,3 +8,6 @@ pub(crate) mod h1;
 pub mod limits;
 pub mod redirect;
 pub(crate) mod wire;
+
+#[doc(hidden)]
+pub use h1::{read_chunk_lines, read_head, ReadHead, MAX_CHUNK_LINE};

@@ -213,7 +213,7 @@ async fn line(conn: &mut WireConn) -> Result<BytesMut, WireError> {
 
 /// One CRLF-ended line off the front of `buf` (without its CRLF), if it is all there. A
 /// line ended by a bare LF is a framing doubt, refused.
-fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, WireError> {
+pub(super) fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, WireError> {
     let window = buf.get(..MAX_CHUNK_LINE + 2).unwrap_or(buf);
     match memchr::memchr(b'\n', window) {
         Some(at) if at > 0 && window.get(at - 1) == Some(&b'\r') => {

@@ -414,3 +414,77 @@ impl WireConn {
         }
     }
 }
+
+/// What reading a response off the front of a buffer gave, for the fuzz targets (the
+/// reader's own pure steps, run without a connection).
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadHead {
+    /// Where the head ended in the buffer (after its empty line).
+    pub end: usize,
+    pub status: u16,
+    pub keep_alive: bool,
+    /// `Some(n)`: a body of n bytes; `None` with `chunked`: chunked; else read to close.
+    pub length: Option<u64>,
+    pub chunked: bool,
+    /// The header fields as parsed: (name, value).
+    pub headers: Vec<(String, Vec<u8>)>,
+}
+
+/// The head at the front of `buf` (`None`: no whole head there yet), parsed as the
+/// answer to a request made with `HEAD` when `head_request`, else `POST`.
+#[doc(hidden)]
+pub fn read_head(buf: &[u8], head_request: bool) -> Option<Result<ReadHead, String>> {
+    let end = head::head_end(buf, 0)?;
+    let bytes = bytes::Bytes::copy_from_slice(buf.get(..end)?);
+    let method = if head_request {
+        reqwest::Method::HEAD
+    } else {
+        reqwest::Method::POST
+    };
+    Some(
+        head::parse(&bytes, &method)
+            .map(|h| ReadHead {
+                end,
+                status: h.status.as_u16(),
+                keep_alive: h.keep_alive,
+                length: match h.framing {
+                    head::Framing::Length(n) => Some(n),
+                    head::Framing::Chunked | head::Framing::Close => None,
+                },
+                chunked: h.framing == head::Framing::Chunked,
+                headers: h
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_string(), v.as_bytes().to_vec()))
+                    .collect(),
+            })
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// The chunk-size lines at the front of `buf`, read as the chunked body reader reads
+/// them one after another (each line's size, or why it was refused, which ends the
+/// reading), and how many bytes were left unread.
+#[doc(hidden)]
+pub fn read_chunk_lines(buf: &[u8]) -> (Vec<Result<(usize, u64), String>>, usize) {
+    let mut rest = BytesMut::from(buf);
+    let mut out = Vec::new();
+    loop {
+        match body::take_line(&mut rest) {
+            Ok(Some(line)) => match body::chunk_size(&line) {
+                Ok(n) => out.push(Ok((line.len(), n))),
+                Err(e) => {
+                    out.push(Err(e.to_string()));
+                    break;
+                }
+            },
+            Ok(None) => break,
+            Err(e) => {
+                out.push(Err(e.to_string()));
+                break;
+            }
+        }
+    }
+    (out, rest.len())
+}
