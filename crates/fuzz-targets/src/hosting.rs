@@ -77,7 +77,8 @@ pub fn http_response(data: &[u8]) {
         assert!(head.length.is_none());
     }
     if let Some(n) = head.length {
-        let bodiless = head_request || head.status < 200 || head.status == 204 || head.status == 304;
+        let bodiless =
+            head_request || head.status < 200 || head.status == 204 || head.status == 304;
         if !bodiless {
             for v in named("content-length") {
                 for item in v.split(|b| *b == b',') {
@@ -87,7 +88,10 @@ pub fn http_response(data: &[u8]) {
             }
         }
     } else if !head.chunked {
-        assert!(!head.keep_alive, "a body read to close on a kept connection");
+        assert!(
+            !head.keep_alive,
+            "a body read to close on a kept connection"
+        );
     }
     read_chunks(buf.get(head.end..).unwrap_or_default());
 }
@@ -99,9 +103,15 @@ fn read_chunks(buf: &[u8]) {
         match line {
             Ok((len, size)) => {
                 assert!(*len <= MAX_CHUNK_LINE, "a chunk line over the limit");
-                let text = buf.get(used..used + len).expect("the line is in the buffer");
+                let text = buf
+                    .get(used..used + len)
+                    .expect("the line is in the buffer");
                 assert_eq!(buf.get(used + len..used + len + 2), Some(&b"\r\n"[..]));
-                let digits = text.split(|b| *b == b';').next().unwrap_or_default().trim_ascii_end();
+                let digits = text
+                    .split(|b| *b == b';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim_ascii_end();
                 let want = std::str::from_utf8(digits)
                     .ok()
                     .and_then(|t| u64::from_str_radix(t, 16).ok());
@@ -134,7 +144,10 @@ pub fn tasks_wire(data: &[u8]) {
             "a status read otherwise"
         );
         let p = t.poll_interval();
-        assert!((MIN_POLL_INTERVAL..=MAX_POLL_INTERVAL).contains(&p), "poll interval {p:?}");
+        assert!(
+            (MIN_POLL_INTERVAL..=MAX_POLL_INTERVAL).contains(&p),
+            "poll interval {p:?}"
+        );
         let back: Task = serde_json::from_value(serde_json::to_value(t).expect("serializes"))
             .expect("reads back");
         assert_eq!(&back, t, "a task changes through JSON");
@@ -204,12 +217,16 @@ pub fn view_csp(data: &[u8]) {
     assert_eq!(directives.first(), Some(&"default-src 'none'"));
     for source in &policy.external {
         assert!(
-            !source
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '\'' | '"' | ';' | ',')),
+            !source.chars().any(|c| c.is_whitespace()
+                || c.is_control()
+                || matches!(c, '\'' | '"' | ';' | ',')),
             "an unclean source: {source:?}"
         );
-        assert_eq!(csp::clean_source(source).as_deref(), Ok(source.as_str()), "not stable");
+        assert_eq!(
+            csp::clean_source(source).as_deref(),
+            Ok(source.as_str()),
+            "not stable"
+        );
     }
     let _ = csp::allow_attribute(&declared.permissions);
 }
@@ -248,7 +265,10 @@ pub fn registry_page(data: &[u8]) {
                 Template::Stdio { command, args, .. } => {
                     let k = kind.expect("a package runs a command");
                     assert_eq!(command, k.runner(), "a command not ours");
-                    assert_eq!(entry.get("command").and_then(Value::as_str), Some(k.runner()));
+                    assert_eq!(
+                        entry.get("command").and_then(Value::as_str),
+                        Some(k.runner())
+                    );
                     for part in args.iter().flat_map(|g| &g.parts).flatten() {
                         if let Seg::Text(t) = part {
                             assert!(t.chars().count() <= MAX_TEXT * 4, "an unbounded argument");

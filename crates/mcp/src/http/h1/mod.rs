@@ -463,11 +463,16 @@ pub fn read_head(buf: &[u8], head_request: bool) -> Option<Result<ReadHead, Stri
     )
 }
 
+/// One chunk-size line read: its length (without CRLF) and the size it gives, or why it
+/// was refused.
+#[doc(hidden)]
+pub type ChunkLine = Result<(usize, u64), String>;
+
 /// The chunk-size lines at the front of `buf`, read as the chunked body reader reads
 /// them one after another (each line's size, or why it was refused, which ends the
 /// reading), and how many bytes were left unread.
 #[doc(hidden)]
-pub fn read_chunk_lines(buf: &[u8]) -> (Vec<Result<(usize, u64), String>>, usize) {
+pub fn read_chunk_lines(buf: &[u8]) -> (Vec<ChunkLine>, usize) {
     let mut rest = BytesMut::from(buf);
     let mut out = Vec::new();
     loop {
