@@ -430,7 +430,8 @@ impl InstallPlan {
                 } else if v.secret && self.kept_secrets.contains(&v.name) {
                     "kept".to_string()
                 } else if let Some(x) = self.values.get(&v.name) {
-                    format!("= {}", Line(x))
+                    // Several values, one a line: shown as a list.
+                    format!("= {}", Line(&x.replace(super::template::SEPARATOR, ", ")))
                 } else if v.required {
                     "missing".to_string()
                 } else {

@@ -133,12 +133,12 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
              Runs on: darwin, linux (linux here); node >=18.0.0 (found {node_version})\n  \
              Files: 2 (4 KB) into {d}\n\
              Adds server \"node-notes\" in the user scope ({user}):\n  \
-             node {d}/server/index.js '/srv/a' '/srv/b c'\n  \
+             node {d}/server/index.js /srv/a '/srv/b c'\n  \
              env NOTES_TOKEN=${{input:token}}  (secret: kept in the credential store)\n  \
              env NOTES_LIMIT=10\n  env NOTES_HOME={home}\n  env NOTES_PLATFORM=linux\n\
              Values:\n  \
              token (required, secret) given: Token: A secret the server reads\n  \
-             folders (required) = /srv/a\n/srv/b c: Folders: Folders the server may read\n  \
+             folders (required) = /srv/a, /srv/b c: Folders: Folders the server may read\n  \
              limit (optional) = 10: Limit: Most notes kept\n  \
              label (optional) left out: Label: A label for the notes\n\
              Note: the bundle is not signed\n\
@@ -288,7 +288,7 @@ fn hostile_bundles_are_refused_and_nothing_is_written() {
         (
             "wrong-type.mcpb",
             vec![m(&|v| v["server"]["entry_point"] = json!(["a"])), server()],
-            "its manifest.json is not a valid manifest (invalid type: sequence, expected a string at line 1 column 235)".into(),
+            "its manifest.json is not a valid manifest (invalid type: sequence, expected a string at line 1 column 136)".into(),
         ),
         (
             "long-name.mcpb",
