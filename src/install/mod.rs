@@ -433,6 +433,11 @@ impl Installer {
                 }
             }
         }
+        // The folder of the bundle this entry ran before (an update to another version).
+        let before = self
+            .installed
+            .get(filled.scope, &self.project, &filled.name)
+            .and_then(|p| p.bundle);
         let from = Provenance {
             registry: filled.source.registry.clone(),
             name: filled.source.name.clone(),
@@ -449,6 +454,10 @@ impl Installer {
             warnings.push(format!(
                 "the entry was written, but where it came from could not be recorded ({e}); `mcp outdated` will not list it"
             ));
+        }
+        let now = filled.bundle.as_ref().map(|b| b.dir.as_str());
+        if let Some(old) = before.filter(|o| Some(o.as_str()) != now) {
+            warnings.extend(self.drop_bundle_folder(&old));
         }
         Ok(Installed {
             notes: self.precedence(&filled.name, filled.scope),

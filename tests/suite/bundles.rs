@@ -53,6 +53,19 @@ fn venv_path() -> Option<String> {
     Some(format!("{bin}:{}", std::env::var("PATH").unwrap()))
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
 fn credentials(h: &Home) -> String {
     std::fs::read_to_string(h.home.join(".local/share/harness9/credentials.json"))
         .unwrap_or_default()
@@ -190,13 +203,26 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
     let (out, _) = run(&h, &["mcp", "call", "py-clock", "zone"], &e, 0);
     assert!(out.contains("UTC"), "{out}");
 
-    // Installed again: it replaces its own entry (an update), the same folder.
+    // A newer version replaces its own entry (an update) and its folder.
+    let newer = packed.path().join("node-notes-1.3.0");
+    copy_dir(&servers_dir().join("bundles/node-notes"), &newer);
+    let m = newer.join("manifest.json");
+    let manifest_text = std::fs::read_to_string(&m).unwrap();
+    std::fs::write(&m, manifest_text.replace("\"1.2.0\"", "\"1.3.0\"")).unwrap();
+    let o = std::process::Command::new(&mcpb)
+        .arg("pack")
+        .arg(&newer)
+        .arg(packed.path().join("newer.mcpb"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let newer_arg = packed.path().join("newer.mcpb").display().to_string();
     let (out, _) = run(
         &h,
         &[
             "mcp",
             "install",
-            &node_arg,
+            &newer_arg,
             "--config",
             "folders=/srv/a",
             "--yes",
@@ -206,6 +232,9 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
     );
     assert!(out.contains("Updated server \"node-notes\""), "{out}");
     assert!(out.contains("token (required, secret) kept"), "{out}");
+    assert!(!dir.exists());
+    let dir = bundles_dir(&h).join("node-notes@1.3.0");
+    assert!(dir.join("server/index.js").is_file());
 
     // Removing the entry removes its files and its secret.
     run(&h, &["mcp", "remove", "node-notes"], &e, 0);
