@@ -32,6 +32,15 @@ const SIG_FOOTER: &[u8] = b"MCPB_SIG_END";
 /// Entries smaller than this unpacked are not judged by their ratio.
 const RATIO_FLOOR: u64 = 1024 * 1024;
 
+/// A size in words: whole MB from 1 MB up, else bytes.
+fn size_text(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// What a bundle may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -85,10 +94,7 @@ pub fn read(path: &Path, limits: &Limits) -> Result<Bundle, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("it cannot be read ({e})"))?;
     if bytes.len() as u64 > limits.file {
-        return Err(format!(
-            "it is larger than {} MB",
-            limits.file / (1024 * 1024)
-        ));
+        return Err(format!("it is larger than {}", size_text(limits.file)));
     }
     Ok(Bundle::from_bytes(bytes))
 }
@@ -182,8 +188,8 @@ fn check_sizes(
     *total = total.saturating_add(unpacked);
     if *total > limits.unpacked {
         return Err(format!(
-            "it unpacks to more than {} MB",
-            limits.unpacked / (1024 * 1024)
+            "it unpacks to more than {}",
+            size_text(limits.unpacked)
         ));
     }
     if unpacked >= RATIO_FLOOR && unpacked > packed.saturating_mul(limits.ratio) {
@@ -373,6 +379,49 @@ mod tests {
         let s = scan(&b, &Limits::default()).unwrap();
         assert_eq!(s.manifest, b"{}");
         assert!(!Bundle::from_bytes(zip_of(&[("a", b"")])).signed);
+    }
+
+    #[test]
+    fn sizes_and_counts_beyond_the_limits_are_refused() {
+        let limits = Limits {
+            file: 64 * 1024,
+            entries: 3,
+            unpacked: 1000,
+            ratio: 200,
+        };
+        let big = Bundle::from_bytes(zip_of(&[("manifest.json", b"{}"), ("a", &[7u8; 1500])]));
+        assert_eq!(
+            scan(&big, &limits).unwrap_err(),
+            "it unpacks to more than 1000 bytes"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            unpack(&big, &limits, dir.path(), "x@1").unwrap_err(),
+            "it unpacks to more than 1000 bytes"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let many = Bundle::from_bytes(zip_of(&[
+            ("manifest.json", b"{}"),
+            ("a", b""),
+            ("b", b""),
+            ("c", b""),
+        ]));
+        assert_eq!(
+            scan(&many, &limits).unwrap_err(),
+            "it has more than 3 entries"
+        );
+        let file = dir.path().join("big.mcpb");
+        std::fs::write(&file, vec![0u8; 65 * 1024]).unwrap();
+        assert_eq!(
+            read(&file, &limits).unwrap_err(),
+            "it is larger than 65536 bytes"
+        );
+        let twice =
+            Bundle::from_bytes(zip_of(&[("manifest.json", b"{}"), ("a/", b""), ("a", b"")]));
+        assert_eq!(
+            scan(&twice, &Limits::default()).unwrap_err(),
+            "the entry \"a\" is in it twice"
+        );
     }
 
     #[test]
