@@ -83,6 +83,8 @@ impl Installer {
             me.installed
                 .of_project(&me.project)
                 .into_iter()
+                // A bundle came from a file, not a registry.
+                .filter(|e| e.from.bundle.is_none())
                 .filter(|e| {
                     servers::entry_of(&me.files, e.scope, &e.server)
                         .ok()
@@ -164,6 +166,8 @@ impl Installer {
             let from = me
                 .installed
                 .get(scope, &me.project, &server_owned)
+                // A bundle is updated by installing its newer file.
+                .filter(|p| p.bundle.is_none())
                 .ok_or_else(|| InstallError::NotInstalled {
                     server: server_owned.clone(),
                 })?;

@@ -255,8 +255,4 @@ fn an_install_argument_is_a_bundle_or_a_registry_name() {
             version: None
         }
     );
-    assert_eq!(
-        plan_bundle(Path::new("x.mcpb")).unwrap_err().code(),
-        "bundles-not-supported"
-    );
 }
