@@ -94,6 +94,7 @@ impl Params<'_> {
         };
         match self {
             Params::ToolCall { name, arguments } => (Some(name), arguments.as_ref()),
+            Params::Task { task_id } => (Some(task_id), None),
             Params::Value(v) => (v.get(key).and_then(Value::as_str), v.get("arguments")),
             Params::None | Params::Raw(_) => (None, None),
         }
@@ -113,7 +114,17 @@ fn encode_plain(id: u64, method: &str, params: &Params) -> Vec<u8> {
                 out.push(b'}');
             })
         }
+        Params::Task { task_id } => jsonrpc::encode_request_with(id, method, 0, true, |out| {
+            write_task(out, task_id);
+            out.push(b'}');
+        }),
     }
+}
+
+/// `{"taskId":…` (no closing brace).
+fn write_task(out: &mut Vec<u8>, task_id: &str) {
+    out.extend_from_slice(br#"{"taskId":"#);
+    write_str(out, task_id);
 }
 
 /// `{"name":…,"arguments":…` (no closing brace).
@@ -146,6 +157,11 @@ fn write_with_meta(
         }
         Params::ToolCall { name, arguments } => {
             write_tool_call(out, name, arguments.as_ref());
+            out.push(b',');
+            write_meta(out, &meta, None);
+        }
+        Params::Task { task_id } => {
+            write_task(out, task_id);
             out.push(b',');
             write_meta(out, &meta, None);
         }

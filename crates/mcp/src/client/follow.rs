@@ -21,7 +21,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Map, Value};
 
-use super::tasks::{outcome_of, TaskError};
+use super::tasks::{outcome_parts, TaskError};
 use super::{Client, ClientError};
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::RpcError;
@@ -221,7 +221,12 @@ impl Client {
             }
             let news = snapshot.task.status != task.status
                 || snapshot.task.status_message != task.status_message;
-            task = snapshot.task.clone();
+            let TaskSnapshot {
+                task: now,
+                input_requests,
+                outcome,
+            } = snapshot;
+            task = now;
             if news {
                 on_status(&task);
             }
@@ -241,7 +246,7 @@ impl Client {
                 }
                 Era::Modern => {
                     if task.status.is_terminal() {
-                        match outcome_of(&snapshot) {
+                        match outcome_parts(&task, outcome.as_ref()) {
                             // A notice may leave the result out: `tasks/get` has it.
                             Err(TaskError::Invalid { .. }) if noticed => {
                                 next_poll = tokio::time::Instant::now();
@@ -250,7 +255,7 @@ impl Client {
                             other => return other,
                         }
                     }
-                    for (key, request) in snapshot.input_requests {
+                    for (key, request) in input_requests {
                         if asked.len() >= MAX_INPUT_KEYS || !asked.insert(key.clone()) {
                             continue;
                         }

@@ -133,6 +133,10 @@ pub(super) enum Params<'a> {
         name: &'a str,
         arguments: Option<Value>,
     },
+    /// `{"taskId": …}`: a request about one task (written without building a value).
+    Task {
+        task_id: &'a str,
+    },
 }
 
 impl Params<'_> {
@@ -152,6 +156,11 @@ impl Params<'_> {
                 if let Some(a) = arguments {
                     params.insert("arguments".into(), a.clone());
                 }
+                Some(Value::Object(params))
+            }
+            Params::Task { task_id } => {
+                let mut params = Map::with_capacity(1);
+                params.insert("taskId".into(), Value::String(task_id.to_string()));
                 Some(Value::Object(params))
             }
         }

@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 
+use super::reply::ReplyBody;
 use super::{Client, ClientError, Inner, Params, RequestOptions};
 use crate::protocol::era::Era;
 use crate::protocol::jsonrpc::{RpcError, INVALID_PARAMS};
@@ -244,9 +245,13 @@ impl Client {
         task_id: &str,
         timeout: Option<Duration>,
     ) -> Result<TaskSnapshot, TaskError> {
-        let value = self
-            .task_request("tasks/get", task_id, None, timeout)
-            .await?;
+        let body = self.task_body("tasks/get", task_id, None, timeout).await?;
+        // The usual answer is read straight from its text; any other through a value.
+        if let Some(snapshot) = TaskSnapshot::from_text(body.get()) {
+            return Ok(snapshot);
+        }
+        let value: Value = body.parse("tasks/get").map_err(TaskError::Client)?;
+        drop(body);
         TaskSnapshot::from_wire(&value).map_err(|e| TaskError::invalid(task_id, e))
     }
 
@@ -335,21 +340,36 @@ impl Client {
         extra: Option<(&str, Value)>,
         timeout: Option<Duration>,
     ) -> Result<Value, TaskError> {
-        let mut params = Map::with_capacity(2);
-        params.insert("taskId".into(), Value::String(task_id.to_string()));
-        if let Some((k, v)) = extra {
-            params.insert(k.into(), v);
-        }
+        let body = self.task_body(method, task_id, extra, timeout).await?;
+        body.parse(method).map_err(TaskError::Client)
+    }
+
+    /// One request about task `task_id`, its result as received.
+    async fn task_body(
+        &self,
+        method: &str,
+        task_id: &str,
+        extra: Option<(&str, Value)>,
+        timeout: Option<Duration>,
+    ) -> Result<ReplyBody, TaskError> {
+        let params = match extra {
+            // The usual request (a poll): written as text, no value built.
+            None => Params::Task { task_id },
+            Some((k, v)) => {
+                let mut params = Map::with_capacity(2);
+                params.insert("taskId".into(), Value::String(task_id.to_string()));
+                params.insert(k.into(), v);
+                Params::Value(Value::Object(params))
+            }
+        };
         let opts = RequestOptions {
             timeout,
             ..RequestOptions::default()
         };
-        let body = self
-            .inner
-            .request(method, Params::Value(Value::Object(params)), opts, true)
+        self.inner
+            .request(method, params, opts, true)
             .await
-            .map_err(|e| TaskError::of(task_id, e))?;
-        body.parse(method).map_err(TaskError::Client)
+            .map_err(|e| TaskError::of(task_id, e))
     }
 
     /// Starts taking status notifications of one task.
@@ -440,8 +460,16 @@ pub(super) fn tool_result(task_id: &str, mut value: Value) -> Result<CallToolRes
 
 /// The result a modern snapshot carries, or why it carries none.
 pub(super) fn outcome_of(snapshot: &TaskSnapshot) -> Result<CallToolResult, TaskError> {
-    let id = &snapshot.task.task_id;
-    match (&snapshot.outcome, snapshot.task.status) {
+    outcome_parts(&snapshot.task, snapshot.outcome.as_ref())
+}
+
+/// [`outcome_of`] of a snapshot taken apart: its task and its outcome.
+pub(super) fn outcome_parts(
+    task: &Task,
+    outcome: Option<&Result<Value, RpcError>>,
+) -> Result<CallToolResult, TaskError> {
+    let id = &task.task_id;
+    match (outcome, task.status) {
         (Some(Ok(v)), _) => tool_result(id, v.clone()),
         (Some(Err(e)), _) => Err(TaskError::Failed {
             task_id: id.clone(),
@@ -460,7 +488,7 @@ pub(super) fn outcome_of(snapshot: &TaskSnapshot) -> Result<CallToolResult, Task
             task_id: id.clone(),
             detail: format!(
                 "it is {} but carries no result or error",
-                snapshot.task.status.word()
+                task.status.word()
             ),
         }),
     }

@@ -13,6 +13,7 @@
 //! Both read into [`Task`] (and [`TaskSnapshot`] for what `tasks/get` adds); nothing
 //! here knows a connection.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -134,7 +135,10 @@ impl TaskWireError {
 
 /// Milliseconds from a JSON number (a float is cut, a negative one is none).
 fn millis(v: Option<&Value>) -> Option<u64> {
-    let n = v?.as_number()?;
+    number_millis(v?.as_number()?)
+}
+
+fn number_millis(n: &serde_json::Number) -> Option<u64> {
     n.as_u64().or_else(|| {
         n.as_f64()
             .filter(|f| *f >= 0.0)
@@ -209,6 +213,93 @@ impl TaskSnapshot {
             v.get("result").filter(|r| r.is_object()).cloned().map(Ok)
         };
         Ok(TaskSnapshot {
+            task,
+            input_requests,
+            outcome,
+        })
+    }
+}
+
+/// A `tasks/get` result of the usual shape, read without a tree of values: the task's
+/// fields at the top, each of its type (text a string, timings numbers). The rest (input
+/// requests, an outcome) is kept as values; unknown members are skipped.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlainSnapshot<'a> {
+    #[serde(borrow, default)]
+    task_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status_message: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    created_at: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    last_updated_at: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    ttl_ms: Option<Option<serde_json::Number>>,
+    #[serde(default, deserialize_with = "present")]
+    ttl: Option<Option<serde_json::Number>>,
+    #[serde(default, deserialize_with = "present")]
+    poll_interval_ms: Option<Option<serde_json::Number>>,
+    #[serde(default, deserialize_with = "present")]
+    poll_interval: Option<Option<serde_json::Number>>,
+    #[serde(default)]
+    input_requests: Option<Value>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A member that is there (`Some`), null included (`Some(None)`).
+fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<serde_json::Number>>, D::Error> {
+    Option::<serde_json::Number>::deserialize(d).map(Some)
+}
+
+/// The milliseconds of the first timing member that is there (`ttlMs` before `ttl`).
+fn first_millis(
+    modern: Option<Option<serde_json::Number>>,
+    legacy: Option<Option<serde_json::Number>>,
+) -> Option<u64> {
+    modern.or(legacy).flatten().as_ref().and_then(number_millis)
+}
+
+impl TaskSnapshot {
+    /// [`TaskSnapshot::from_wire`] of a result's text, when it has the usual shape: read
+    /// in one pass, without building a tree of values (a poll's answer). `None` for any
+    /// other (a legacy nested task, a member of an unexpected type, an unknown status, a
+    /// repeated member, text that is not one JSON object): read it with `from_wire`, which
+    /// says what is wrong or how to take it.
+    pub fn from_text(text: &str) -> Option<TaskSnapshot> {
+        let plain: PlainSnapshot<'_> = serde_json::from_str(text).ok()?;
+        let task_id = plain.task_id?.into_owned();
+        let status = TaskStatus::of(plain.status.as_deref()?)?;
+        let task = Task {
+            task_id,
+            status,
+            status_message: plain.status_message.map(Cow::into_owned),
+            created_at: plain.created_at.map(Cow::into_owned),
+            last_updated_at: plain.last_updated_at.map(Cow::into_owned),
+            ttl_ms: first_millis(plain.ttl_ms, plain.ttl),
+            poll_interval_ms: first_millis(plain.poll_interval_ms, plain.poll_interval),
+        };
+        let input_requests = match plain.input_requests {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let outcome = match plain.error {
+            Some(error) => Some(Err(serde_json::from_value::<RpcError>(error.clone())
+                .unwrap_or(RpcError {
+                    code: super::jsonrpc::INTERNAL_ERROR,
+                    message: error.to_string(),
+                    data: None,
+                }))),
+            None => plain.result.filter(Value::is_object).map(Ok),
+        };
+        Some(TaskSnapshot {
             task,
             input_requests,
             outcome,
@@ -365,6 +456,44 @@ mod tests {
             CreatedTask::from_wire(&json!({"content": []})),
             Err(TaskWireError::NoTask)
         );
+    }
+
+    #[test]
+    fn a_poll_answer_read_from_its_text_is_read_as_from_a_value() {
+        let usual = [
+            json!({"taskId": "t1", "status": "working", "statusMessage": "step 2 of 9",
+                   "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z",
+                   "ttlMs": 300000, "pollIntervalMs": 1000, "_meta": {"x": [1, 2]}}),
+            json!({"taskId": "t\"2\u{e9}", "status": "input_required", "ttl": 5.7, "pollInterval": -1,
+                   "inputRequests": {"k": {"method": "elicitation/create", "params": {}}}}),
+            json!({"taskId": "t", "status": "completed", "ttlMs": null, "ttl": 9,
+                   "result": {"content": []}}),
+            json!({"taskId": "t", "status": "failed", "error": {"code": -32603, "message": "boom"}}),
+            json!({"taskId": "t", "status": "failed", "error": "not an object"}),
+            json!({"taskId": "t", "status": "completed", "result": "not an object"}),
+            json!({"taskId": "t", "status": "working", "inputRequests": [1]}),
+        ];
+        for v in usual {
+            let text = v.to_string();
+            assert_eq!(
+                TaskSnapshot::from_text(&text),
+                Some(TaskSnapshot::from_wire(&v).unwrap()),
+                "{text}"
+            );
+        }
+        // Every other shape is left to `from_wire`, which knows what to make of it.
+        for text in [
+            r#"{"task": {"taskId": "z", "status": "cancelled"}}"#,
+            r#"{"taskId": "t", "status": "sleeping"}"#,
+            r#"{"taskId": 7, "status": "working"}"#,
+            r#"{"taskId": "t", "status": "working", "statusMessage": 5}"#,
+            r#"{"taskId": "t", "status": "working", "ttlMs": "5"}"#,
+            r#"{"taskId": "t", "taskId": "u", "status": "working"}"#,
+            r#"{"taskId": "t", "status": "working"} trailing"#,
+            r#"[]"#,
+        ] {
+            assert_eq!(TaskSnapshot::from_text(text), None, "{text}");
+        }
     }
 
     #[test]

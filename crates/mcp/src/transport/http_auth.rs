@@ -9,7 +9,7 @@
 //! [`MAX_AUTH_ATTEMPTS`] times before it fails.
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
-use reqwest::{StatusCode, Url};
+use reqwest::StatusCode;
 
 use super::http_conn::Shared;
 use crate::auth::challenge;
@@ -20,12 +20,15 @@ use crate::http::wire::{Exchange, HttpError, HttpResponse, Target};
 pub const MAX_AUTH_ATTEMPTS: u32 = 3;
 
 impl Shared {
-    /// The `Authorization` header for a request to `url`, when an authorizer holds a token
-    /// and `url` is on the server's origin.
-    pub(crate) fn auth_header_for(&self, url: &Url) -> Option<HeaderValue> {
+    /// The `Authorization` header for a request to `target`, when an authorizer holds a
+    /// token and the target is on the server's origin (its own URL always is: no origin is
+    /// worked out for it).
+    pub(crate) fn auth_header_for(&self, target: &Target) -> Option<HeaderValue> {
         let auth = self.auth.as_ref()?;
-        if url.origin() != self.url.origin() {
-            return None;
+        if let Target::Other(url) = target {
+            if url.origin() != self.url.origin() {
+                return None;
+            }
         }
         auth.header()
     }

@@ -302,11 +302,7 @@ impl Shared {
         for (name, value) in more {
             ex.set(name.clone(), value.clone());
         }
-        let url = match &ex.target {
-            Target::Own => &self.url,
-            Target::Other(url) => url,
-        };
-        if let Some(h) = self.auth_header_for(url) {
+        if let Some(h) = self.auth_header_for(&ex.target) {
             ex.set(AUTHORIZATION, h);
         }
         ex

@@ -150,13 +150,18 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// A header value: as it is when plain, else in the base64 sentinel form.
-pub fn encode_value(value: &str) -> String {
-    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
+/// Whether a value goes in a header as it is: visible ASCII and spaces, no space at
+/// either end, not starting like the sentinel.
+fn is_plain(value: &str) -> bool {
+    value.bytes().all(|b| (0x20..=0x7e).contains(&b))
         && !value.starts_with(' ')
         && !value.ends_with(' ')
-        && !value.starts_with(SENTINEL_START);
-    if plain {
+        && !value.starts_with(SENTINEL_START)
+}
+
+/// A header value: as it is when plain, else in the base64 sentinel form.
+pub fn encode_value(value: &str) -> String {
+    if is_plain(value) {
         value.to_string()
     } else {
         let b64 = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
@@ -181,6 +186,44 @@ pub(crate) fn note_tools(list: &[crate::protocol::types::ToolDef], tools: &mut T
     }
 }
 
+/// `Mcp-Method` and `Mcp-Name`, named once (a name made at run time is copied and checked
+/// on every request).
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The `Mcp-Method` value of the methods sent most, built when compiled; others are made
+/// from the method's text.
+fn method_value(method: &str) -> Option<HeaderValue> {
+    const KNOWN: [&str; 12] = [
+        "tools/call",
+        "tools/list",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/result",
+        "tasks/list",
+        "resources/read",
+        "resources/list",
+        "prompts/get",
+        "prompts/list",
+        "subscriptions/listen",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == method)
+        .map(|k| HeaderValue::from_static(k))
+}
+
+/// A header value for `value`: as it is when plain (one copy), else in the base64
+/// sentinel form.
+fn header_value(value: &str) -> Option<HeaderValue> {
+    if is_plain(value) {
+        HeaderValue::from_str(value).ok()
+    } else {
+        HeaderValue::from_str(&encode_value(value)).ok()
+    }
+}
+
 /// The modern era's headers of one message besides its version: `Mcp-Method`, `Mcp-Name`
 /// (`name`: the tool, prompt or resource URI it names) and an `Mcp-Param-*` for each
 /// mirrored parameter present in `arguments`.
@@ -191,17 +234,11 @@ pub(crate) fn modern_headers(
     mirrored: &[HeaderParam],
 ) -> Vec<(HeaderName, HeaderValue)> {
     let mut headers = Vec::with_capacity(2 + mirrored.len());
-    let mut put = |name: &str, value: &str| {
-        if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&encode_value(value)),
-        ) {
-            headers.push((n, v));
-        }
-    };
-    put("mcp-method", method);
-    if let Some(name) = name {
-        put("mcp-name", name);
+    if let Some(v) = method_value(method).or_else(|| header_value(method)) {
+        headers.push((MCP_METHOD, v));
+    }
+    if let Some(v) = name.and_then(header_value) {
+        headers.push((MCP_NAME, v));
     }
     for (path, header) in mirrored {
         let mut at = arguments;
@@ -214,7 +251,10 @@ pub(crate) fn modern_headers(
             Some(Value::Number(n)) => n.to_string(),
             _ => continue,
         };
-        put(&format!("mcp-param-{header}"), &text);
+        let name = HeaderName::from_bytes(format!("mcp-param-{header}").as_bytes());
+        if let (Ok(n), Some(v)) = (name, header_value(&text)) {
+            headers.push((n, v));
+        }
     }
     headers
 }
