@@ -777,3 +777,39 @@ message: string, } | { "type": "pending_messages", messages: Array<PendingMessag
  * What the model will read, shortened for display.
  */
 preview: string, } | { "type": "throttled", viewId: string, server: string, message: string, };
+
+export type SearchHit = { registry: string, name: string, title: string | null, description: string, version: string, runs: Array<string>, status: string | null, };
+
+export type RegistryProblem = { registry: string, code: string, message: string, };
+
+export type SearchResults = { hits: Array<SearchHit>, notes: Array<string>, problems: Array<RegistryProblem>, unreadable: number, };
+
+export type InstallRequest = { name: string, version: string | null, localName: string | null, scope: Scope | null, choice: InstallChoice, registry: string | null, };
+
+export type InstallChoice = { "kind": "auto" } | { "kind": "package", "package": PackageKind } | { "kind": "remote" };
+
+export type PackageKind = "npm" | "pypi" | "oci" | "nuget" | "mcpb";
+
+export type PlanSource = { registry: string, name: string, version: string, title: string | null, description: string, repository: string | null, website: string | null, package: PackageKind | null, };
+
+export type Replaced = { entry: unknown, target: string, version: string | null, };
+
+export type PlanVariable = { name: string, kind: VariableKind, description: string | null, required: boolean, secret: boolean, default: string | null, choices: Array<string>, format: string | null, placeholder: string | null, };
+
+export type VariableKind = "env" | "header" | "argument" | "url";
+
+export type Template = unknown;
+
+export type InstallPlan = { source: PlanSource, name: string, scope: Scope, path: string, entry: unknown, target: string, variables: Array<PlanVariable>, values: { [key in string]?: string }, keptSecrets: Array<string>, replaces: Replaced | null, warnings: Array<string>, notes: Array<string>, digest: string, template: Template, };
+
+export type PlanView = { id: number, plan: InstallPlan, missing: Array<string>, };
+
+export type Installed = { name: string, scope: Scope, path: string, entry: unknown, target: string, secrets: Array<string>, secretsIn: string, replaced: boolean, warnings: Array<string>, notes: Array<string>, };
+
+export type Outdated = { server: string, scope: Scope, registry: string, name: string, installed: string, latest: string, };
+
+export type OutdatedReport = { outdated: Array<Outdated>, checked: number, problems: Array<RegistryProblem>, notes: Array<string>, };
+
+export type SecretState = { name: string, set: boolean | null, error?: string, };
+
+export type ServerSecretsView = { scope: Scope, secrets: Array<SecretState>, };

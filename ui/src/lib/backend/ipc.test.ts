@@ -46,6 +46,9 @@ const ARGS: Partial<Record<Method, unknown[]>> = {
   sendPending: [4, () => {}],
   saveConfig: ["{}", "h0", "user"],
   editConfig: ["{}", { op: "removeServer", name: "demo" }],
+  searchServers: ["git", 20],
+  previewInstall: [1, { A: "1" }],
+  commitInstall: [1, { A: "1" }, "d0"],
 };
 
 describe("tauri.ts over the fake's IPC adapter", () => {
@@ -77,6 +80,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
     fake.menuEvents.emit("settings");
     fake.askEvents.emit([]);
     fake.resourceEvents.emit({ type: "listing-changed", server: "demo" });
+    fake.bundleEvents.emit("/tmp/x.mcpb");
     await new Promise((r) => setTimeout(r, 10));
     expect(got).toEqual([
       ["onStatus", status],
@@ -86,6 +90,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
       ["onMenu", "settings"],
       ["onAsks", []],
       ["onResources", { type: "listing-changed", server: "demo" }],
+      ["onBundle", "/tmp/x.mcpb"],
     ]);
   });
 });

@@ -1,0 +1,267 @@
+//! The commands of the "Add server" flow: searching the configured registries, the plan
+//! of an install (or an update, or a bundle) with the values it asks for, its commit, the
+//! installed servers with a newer version, and an entry's secrets (whether each is set,
+//! never its value). Each is one call on the core's façade (`harness9::harness::install`).
+//!
+//! A plan is kept here, by number, as the core made it: the window shows it and sends back
+//! only the values and the digest of what it showed, so what is written is the plan the
+//! core made, filled with those values, and only when it is what the user saw. A plan
+//! belongs to the project it was made in: after another project is opened it is refused.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use tauri::{AppHandle, State};
+use tauri_plugin_dialog::DialogExt;
+use ts_rs::TS;
+
+use harness9::config::Scope;
+use harness9::harness::InstallRequest;
+use harness9::install::{InstallPlan, Installed, OutdatedReport, SearchResults, SecretState};
+use harness9::Harness;
+
+use crate::bridge::{BridgeError, BridgeResult};
+use crate::session::AppState;
+
+type S<'a> = State<'a, AppState>;
+
+/// How many plans are kept at once (the oldest go first).
+pub const MAX_PLANS: usize = 16;
+
+/// Most results one search asks for (the window asks for more, page by page).
+pub const MAX_SEARCH_LIMIT: u32 = 1000;
+
+/// A plan shown in the window: its number for [`commit_install`], the plan with the values
+/// given so far, and the required values still missing.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanView {
+    pub id: u32,
+    pub plan: InstallPlan,
+    /// Names of the required values with no answer, default or kept secret yet.
+    pub missing: Vec<String>,
+}
+
+/// The secrets of a server's entry: which are set (never their values).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSecretsView {
+    /// The scope of the entry they belong to.
+    pub scope: Scope,
+    pub secrets: Vec<SecretState>,
+}
+
+struct Kept {
+    id: u32,
+    harness: Weak<Harness>,
+    plan: InstallPlan,
+}
+
+/// The plans the window was shown, by number.
+#[derive(Default)]
+pub struct Plans {
+    next: std::sync::atomic::AtomicU32,
+    kept: Mutex<VecDeque<Kept>>,
+}
+
+impl Plans {
+    fn keep(&self, harness: &Arc<Harness>, plan: InstallPlan) -> PlanView {
+        let id = self
+            .next
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .wrapping_add(1);
+        let missing = names_missing(&plan);
+        let mut kept = self.kept.lock();
+        while kept.len() >= MAX_PLANS {
+            kept.pop_front();
+        }
+        kept.push_back(Kept {
+            id,
+            harness: Arc::downgrade(harness),
+            plan: plan.clone(),
+        });
+        PlanView { id, plan, missing }
+    }
+
+    /// Plan `id`, when it was made for `harness` (the project open now).
+    fn get(&self, id: u32, harness: &Arc<Harness>) -> BridgeResult<InstallPlan> {
+        let kept = self.kept.lock();
+        let k = kept.iter().find(|k| k.id == id).ok_or_else(|| {
+            BridgeError::new(
+                crate::errors::ErrorCode::ChangedOnDisk,
+                "this install is no longer shown; search and open the server again",
+            )
+        })?;
+        match k.harness.upgrade() {
+            Some(h) if Arc::ptr_eq(&h, harness) => Ok(k.plan.clone()),
+            _ => Err(BridgeError::new(
+                crate::errors::ErrorCode::ChangedOnDisk,
+                "another project was opened since this install was shown; nothing was written",
+            )),
+        }
+    }
+
+    fn forget(&self, id: u32) {
+        self.kept.lock().retain(|k| k.id != id);
+    }
+}
+
+fn names_missing(plan: &InstallPlan) -> Vec<String> {
+    plan.missing().into_iter().map(|v| v.name.clone()).collect()
+}
+
+/// Searches the configured registries: at most `limit` results (the window asks for more
+/// with a larger limit; answers are kept by the core, so a repeated search is quick).
+#[tauri::command]
+pub async fn search_servers(
+    state: S<'_>,
+    query: String,
+    limit: Option<u32>,
+) -> BridgeResult<SearchResults> {
+    let limit = limit.map(|l| l.clamp(1, MAX_SEARCH_LIMIT) as usize);
+    Ok(state
+        .harness()
+        .await?
+        .search_servers(&query, limit, None)
+        .await?)
+}
+
+/// The versions of a server in the registry it was found in, newest first.
+#[tauri::command]
+pub async fn server_versions(
+    state: S<'_>,
+    registry: String,
+    name: String,
+) -> BridgeResult<Vec<String>> {
+    Ok(state
+        .harness()
+        .await?
+        .installer()
+        .versions(&registry, &name)
+        .await?)
+}
+
+/// The plan of installing a registry server (nothing is written).
+#[tauri::command]
+pub async fn plan_install(state: S<'_>, request: InstallRequest) -> BridgeResult<PlanView> {
+    let harness = state.harness().await?;
+    let plan = harness.plan_install(request).await?;
+    Ok(state.plans.keep(&harness, plan))
+}
+
+/// The plan that updates an installed server to its registry's latest version: the old
+/// and the new entry, to approve before it is written.
+#[tauri::command]
+pub async fn plan_update(state: S<'_>, server: String) -> BridgeResult<PlanView> {
+    let harness = state.harness().await?;
+    let plan = harness.plan_update(&server).await?;
+    Ok(state.plans.keep(&harness, plan))
+}
+
+/// Shows the native file picker for a bundle (`.mcpb`); `null` when the user cancels.
+#[tauri::command]
+pub async fn pick_bundle(app: AppHandle) -> BridgeResult<Option<String>> {
+    let picked = tokio::task::spawn_blocking(move || {
+        app.dialog()
+            .file()
+            .add_filter("MCP bundle", &["mcpb"])
+            .blocking_pick_file()
+    })
+    .await
+    .map_err(BridgeError::from)?;
+    Ok(picked.map(|p| p.to_string()))
+}
+
+/// The plan of installing a bundle file (picked, dropped on the window, or opened with the
+/// app).
+#[tauri::command]
+pub async fn plan_bundle(state: S<'_>, path: String) -> BridgeResult<PlanView> {
+    let harness = state.harness().await?;
+    let plan = harness9::install::plan_bundle(std::path::Path::new(&path))?;
+    Ok(state.plans.keep(&harness, plan))
+}
+
+/// The bundle the app was opened with (from the file manager), once.
+#[tauri::command]
+pub fn opened_bundle(state: S<'_>) -> Option<String> {
+    state.opened_bundle.lock().take()
+}
+
+/// Plan `id` with `answers` in, as it would be written (missing values left out and
+/// listed). Secret values are kept out of what comes back.
+#[tauri::command]
+pub async fn preview_install(
+    state: S<'_>,
+    plan_id: u32,
+    answers: BTreeMap<String, String>,
+) -> BridgeResult<PlanView> {
+    let harness = state.harness().await?;
+    let plan = state.plans.get(plan_id, &harness)?.fill_partly(&answers)?;
+    let missing = names_missing(&plan);
+    Ok(PlanView {
+        id: plan_id,
+        plan,
+        missing,
+    })
+}
+
+/// Writes plan `id` with `answers`, when `shown` is the digest of the entry the user saw;
+/// the entry counts as approved as shown. The new or updated server starts.
+#[tauri::command]
+pub async fn commit_install(
+    state: S<'_>,
+    plan_id: u32,
+    answers: BTreeMap<String, String>,
+    shown: String,
+) -> BridgeResult<Installed> {
+    let harness = state.harness().await?;
+    let plan = state.plans.get(plan_id, &harness)?;
+    let done = harness.commit_install(plan, answers, shown).await?;
+    state.plans.forget(plan_id);
+    Ok(done)
+}
+
+/// Installed registry servers with a newer version.
+#[tauri::command]
+pub async fn outdated_servers(state: S<'_>) -> BridgeResult<OutdatedReport> {
+    Ok(state.harness().await?.outdated_servers().await)
+}
+
+/// Which secrets of a server's entry are set (never the values).
+#[tauri::command]
+pub async fn server_secrets(state: S<'_>, server: String) -> BridgeResult<ServerSecretsView> {
+    let (scope, secrets) = state.harness().await?.server_secrets(&server).await?;
+    Ok(ServerSecretsView { scope, secrets })
+}
+
+/// Sets (or changes) a secret of a server's entry; the server restarts with it.
+#[tauri::command]
+pub async fn set_server_secret(
+    state: S<'_>,
+    server: String,
+    name: String,
+    value: String,
+) -> BridgeResult<()> {
+    state
+        .harness()
+        .await?
+        .set_server_secret(&server, &name, value)
+        .await?;
+    Ok(())
+}
+
+/// Forgets a secret of a server's entry; `true` when one was kept.
+#[tauri::command]
+pub async fn remove_server_secret(
+    state: S<'_>,
+    server: String,
+    name: String,
+) -> BridgeResult<bool> {
+    Ok(state
+        .harness()
+        .await?
+        .remove_server_secret(&server, &name)
+        .await?)
+}
