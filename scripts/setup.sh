@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs into ignored folders under .deps/:
 #   .deps/node  - real MCP servers from npm (@modelcontextprotocol/server-everything, and the
-#                 MCP Apps examples server-basic-vanillajs and server-system-monitor)
+#                 MCP Apps examples server-basic-vanillajs and server-system-monitor), and the
+#                 bundle packer @anthropic-ai/mcpb
 #   .deps/py    - a Python venv with the official MCP Python SDK (mcp)
 #   .deps/tauri-driver - tauri-driver, the WebDriver bridge for the desktop app's E2E test
 #   node_modules (root) - the desktop UI's npm packages (npm ci from package-lock.json)
@@ -23,6 +24,7 @@ set -euo pipefail
 # ---- pinned versions --------------------------------------------------------
 EVERYTHING_VERSION="2026.8.31" # npm  @modelcontextprotocol/server-everything
 APPS_EXAMPLES_VERSION="2.0.3"  # npm  @modelcontextprotocol/server-basic-vanillajs, server-system-monitor
+MCPB_VERSION="2.1.2"           # npm  @anthropic-ai/mcpb (the bundle packer; tests pack their bundles with it)
 MCP_PY_VERSION="2.3.0"         # PyPI mcp (official Python SDK; FastMCP is mcp.server.mcpserver.MCPServer)
 TAURI_DRIVER_VERSION="2.1.0"   # cargo install tauri-driver (3.x alphas exist: keep the pin)
 
@@ -34,6 +36,7 @@ PY_DIR="$DEPS/py"
 EVERYTHING_BIN="$NODE_DIR/node_modules/.bin/mcp-server-everything"
 APPS_BASIC_BIN="$NODE_DIR/node_modules/.bin/mcp-server-basic-vanillajs"
 APPS_MONITOR_BIN="$NODE_DIR/node_modules/.bin/mcp-system-monitor-server"
+MCPB_BIN="$NODE_DIR/node_modules/.bin/mcpb"
 PY_SERVER="$ROOT/tests/servers/py_server.py"
 NODE_LOCK="$LOCKS/package-lock.json"
 PY_LOCK="$LOCKS/py-constraints.txt"
@@ -108,8 +111,8 @@ setup_node() {
     command -v node >/dev/null || die "node is not installed (need Node >= 18 with npm)"
     local stamp="$NODE_DIR/.h9-stamp"
     local want
-    want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
-    if stamp_ok "$stamp" "$want" && [ -x "$EVERYTHING_BIN" ] && [ -x "$APPS_BASIC_BIN" ] && [ -x "$APPS_MONITOR_BIN" ]; then
+    want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION mcpb=$MCPB_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
+    if stamp_ok "$stamp" "$want" && [ -x "$EVERYTHING_BIN" ] && [ -x "$APPS_BASIC_BIN" ] && [ -x "$APPS_MONITOR_BIN" ] && [ -x "$MCPB_BIN" ]; then
         log "node deps up to date (server-everything $EVERYTHING_VERSION, MCP Apps examples $APPS_EXAMPLES_VERSION)"
         return 0
     fi
@@ -123,6 +126,7 @@ setup_node() {
   "private": true,
   "description": "MCP servers used by the harness9 tests (written by scripts/setup.sh)",
   "dependencies": {
+    "@anthropic-ai/mcpb": "$MCPB_VERSION",
     "@modelcontextprotocol/server-basic-vanillajs": "$APPS_EXAMPLES_VERSION",
     "@modelcontextprotocol/server-everything": "$EVERYTHING_VERSION",
     "@modelcontextprotocol/server-system-monitor": "$APPS_EXAMPLES_VERSION"
@@ -151,10 +155,10 @@ EOF
         mkdir -p "$LOCKS"
         cp "$NODE_DIR/package-lock.json" "$NODE_LOCK"
         log "wrote scripts/deps/package-lock.json (commit it)"
-        want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
+        want="server-everything=$EVERYTHING_VERSION apps-examples=$APPS_EXAMPLES_VERSION mcpb=$MCPB_VERSION node=$(node --version) lock=$(file_sum "$NODE_LOCK")"
     fi
     local bin
-    for bin in "$EVERYTHING_BIN" "$APPS_BASIC_BIN" "$APPS_MONITOR_BIN"; do
+    for bin in "$EVERYTHING_BIN" "$APPS_BASIC_BIN" "$APPS_MONITOR_BIN" "$MCPB_BIN"; do
         [ -x "$bin" ] || die "expected $bin after npm install"
     done
     log "checking that server-everything answers initialize on stdio"

@@ -7,6 +7,7 @@
 #   H9_PY_SERVER       tests/servers/py_server.py (start: "$H9_PYTHON" "$H9_PY_SERVER" stdio)
 #   H9_APPS_BASIC_BIN  @modelcontextprotocol/server-basic-vanillajs's bin (MCP Apps; start with --stdio)
 #   H9_APPS_MONITOR_BIN @modelcontextprotocol/server-system-monitor's bin (MCP Apps; start with --stdio)
+#   H9_MCPB_BIN        @anthropic-ai/mcpb's bin (the bundle packer: `mcpb pack DIR OUT.mcpb`)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +20,7 @@ export H9_PYTHON="$ROOT/.deps/py/bin/python"
 export H9_PY_SERVER="$ROOT/tests/servers/py_server.py"
 export H9_APPS_BASIC_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-server-basic-vanillajs"
 export H9_APPS_MONITOR_BIN="$ROOT/.deps/node/node_modules/.bin/mcp-system-monitor-server"
+export H9_MCPB_BIN="$ROOT/.deps/node/node_modules/.bin/mcpb"
 
 echo "test: cargo fmt --all --check" >&2
 cargo fmt --all --check

@@ -15,7 +15,7 @@ mod tool_view;
 mod userdata;
 pub use apps::SendPendingError;
 pub use chat::{Chat, ChatSession, ChatState, EventSink};
-pub use install::InstallRequest;
+pub use install::{BundleRequest, InstallRequest};
 pub use prompts::{missing_arguments, PromptEntry, PromptError, PromptTurn};
 pub use resource_view::{
     PreviewPart, ReadPreview, ResourceEntry, ResourceListing, TemplateEntry,

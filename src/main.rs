@@ -257,14 +257,19 @@ enum McpCommand {
     },
     /// Install a server from a registry, NAME or NAME@VERSION: shows the entry it writes,
     /// asks for the values it needs (secrets without echo, kept in the credential store),
-    /// and writes it after you confirm (or with --yes). A path ending in .mcpb is a bundle.
+    /// and writes it after you confirm (or with --yes). A path ending in .mcpb (or any
+    /// existing file) is a bundle: unpacked into harness9's data folder.
     Install {
-        #[arg(value_name = "NAME[@VERSION]")]
+        #[arg(value_name = "NAME[@VERSION] | FILE.mcpb")]
         target: String,
-        /// Where to write it (as for `add`).
-        #[arg(long, short = 's', default_value = cli::servers::DEFAULT_SCOPE,
-              value_parser = cli::servers::SCOPES)]
-        scope: String,
+        /// Where to write it (as for `add`; default: local, or user for a bundle, which
+        /// cannot go in the project scope).
+        #[arg(long, short = 's', value_parser = cli::servers::SCOPES)]
+        scope: Option<String>,
+        /// A bundle's user_config value, KEY=VALUE (repeatable; a key given several times
+        /// has several values).
+        #[arg(long = "config", value_name = "KEY=VALUE")]
+        config: Vec<String>,
         /// Its name in harness9 (default: the last part of the registry name).
         #[arg(long)]
         name: Option<String>,
@@ -329,6 +334,13 @@ enum McpCommand {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Benchmark installing a bundle: plan and unpack a 20 MB .mcpb made on the spot, in a
+    /// temporary folder.
+    Bundle {
+        /// Fewer runs (smoke test).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Benchmark the agent engine: overhead per model round-trip, tool search over 10,000 tools.
     Engine {
         /// Fewer repetitions (smoke test).
@@ -525,6 +537,7 @@ fn main() {
         Command::Mcp(McpCommand::Install {
             target,
             scope,
+            config,
             name,
             values,
             package,
@@ -537,6 +550,7 @@ fn main() {
             cli::install::InstallArgs {
                 target,
                 scope,
+                config,
                 name,
                 values,
                 package,
@@ -615,6 +629,7 @@ fn main() {
             )
         }
         Command::Bench(BenchCommand::Engine { quick }) => harness9::bench::engine::run(quick),
+        Command::Bench(BenchCommand::Bundle { quick }) => harness9::bench::bundle::run(quick),
         Command::Bench(BenchCommand::Tasks {
             quick,
             fixture,

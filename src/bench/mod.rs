@@ -14,6 +14,7 @@
 //! same moments (`floor`, `ours_over_floor`). The same scenarios over HTTP are [`http`]'s;
 //! the agent engine's own benchmark is [`engine`].
 
+pub mod bundle;
 pub mod engine;
 mod error;
 mod features;

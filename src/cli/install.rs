@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use harness9::config::Scope;
 use harness9::install::{
-    plan_bundle, sources, Answers, Choice, InstallError, InstallPlan, InstallTarget, Installer,
+    sources, Answers, BundleInstall, Choice, InstallError, InstallPlan, InstallTarget, Installer,
     PackageKind, RegistryInstall,
 };
 use harness9::term_text::Line;
@@ -168,13 +168,41 @@ pub async fn search(
 /// What `mcp install` was given.
 pub struct InstallArgs {
     pub target: String,
-    pub scope: String,
+    /// `None`: local, or user for a bundle.
+    pub scope: Option<String>,
+    /// A bundle's `user_config` values, `KEY=VALUE`.
+    pub config: Vec<String>,
     pub name: Option<String>,
     pub values: Vec<String>,
     pub package: Option<String>,
     pub remote: bool,
     pub registry: Option<String>,
     pub dry_run: bool,
+}
+
+/// `KEY=VALUE` pairs of `--config`; a key given several times has several values (one a
+/// line, as a bundle's `multiple` field takes them).
+fn parse_config(project: &ProjectArgs, items: &[String]) -> Result<Answers, i32> {
+    let mut out: Answers = BTreeMap::new();
+    for item in items {
+        match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() => {
+                out.entry(k.to_string())
+                    .and_modify(|x| {
+                        x.push('\n');
+                        x.push_str(v);
+                    })
+                    .or_insert_with(|| v.to_string());
+            }
+            _ => {
+                let message =
+                    format!("--config \"{item}\" is not KEY=VALUE, e.g. --config api_key=abc123");
+                crate::cli::out::failure(project.json, "invalid-value", &message);
+                return Err(EXIT_USAGE);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `NAME=VALUE` pairs of `-e`.
@@ -193,6 +221,34 @@ fn parse_values(project: &ProjectArgs, items: &[String]) -> Result<Answers, i32>
         }
     }
     Ok(out)
+}
+
+/// What separates several paths typed on one line.
+const PATHS_SEPARATOR: &str = " | ";
+
+/// Paths a bundle asks for, made absolute (`~/` is the home folder; a relative path is
+/// taken from the current folder), one a line.
+fn absolute_paths(plan: &InstallPlan, answers: &mut Answers) {
+    for v in &plan.variables {
+        if !matches!(v.format.as_deref(), Some("directory" | "file")) {
+            continue;
+        }
+        let Some(a) = answers.get_mut(&v.name) else {
+            continue;
+        };
+        let sep = harness9::install::template::SEPARATOR;
+        *a = a
+            .split(sep)
+            .map(|p| {
+                let p = match (p.strip_prefix("~/"), dirs::home_dir()) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => std::path::PathBuf::from(p),
+                };
+                std::path::absolute(&p).unwrap_or(p).display().to_string()
+            })
+            .collect::<Vec<_>>()
+            .join(&sep.to_string());
+    }
 }
 
 /// Asks on the terminal for every value not given yet (secrets without echo). Without a
@@ -224,12 +280,31 @@ fn ask_values(plan: &InstallPlan, answers: &mut Answers, ask: bool) {
                 None => " (optional; Enter leaves it out)".to_string(),
             }
         };
-        let question = format!("{}{about}{choices}{current}: ", Line(&v.name));
+        let path = match v.format.as_deref() {
+            Some(f @ ("directory" | "file")) if v.multiple => {
+                format!(" ({f} paths, separated by \"{PATHS_SEPARATOR}\")")
+            }
+            Some(f @ ("directory" | "file")) => format!(" ({f} path)"),
+            _ => String::new(),
+        };
+        let current = current.replace(harness9::install::template::SEPARATOR, PATHS_SEPARATOR);
+        let question = format!("{}{about}{path}{choices}{current}: ", Line(&v.name));
         let answer = if v.secret {
             prompt::secret(&question)
         } else {
             prompt::line(&question)
         };
+        let answer = answer.map(|a| {
+            if v.multiple {
+                a.split(PATHS_SEPARATOR)
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(&harness9::install::template::SEPARATOR.to_string())
+            } else {
+                a
+            }
+        });
         match answer {
             Some(a) if !a.is_empty() => {
                 answers.insert(v.name.clone(), a);
@@ -250,6 +325,7 @@ fn show_and_commit(
 ) -> i32 {
     let ask = prompt::interactive() && !project.yes && !dry_run;
     ask_values(plan, &mut answers, ask);
+    absolute_paths(plan, &mut answers);
     let filled = match if dry_run {
         plan.fill_partly(&answers)
     } else {
@@ -320,7 +396,17 @@ pub async fn install(project: ProjectArgs, args: InstallArgs) -> i32 {
     if let Err(c) = project_ok(&project) {
         return c;
     }
-    let scope = match args.scope.parse::<Scope>() {
+    let target = InstallTarget::parse(&args.target);
+    let default_scope = match target {
+        InstallTarget::Bundle(_) => "user",
+        InstallTarget::Registry { .. } => crate::cli::servers::DEFAULT_SCOPE,
+    };
+    let scope = match args
+        .scope
+        .as_deref()
+        .unwrap_or(default_scope)
+        .parse::<Scope>()
+    {
         Ok(s) => s,
         Err(e) => {
             crate::cli::out::failure(project.json, e.code(), &e.to_string());
@@ -340,22 +426,37 @@ pub async fn install(project: ProjectArgs, args: InstallArgs) -> i32 {
         (None, true) => Choice::Remote,
         (None, false) => Choice::Auto,
     };
-    let answers = match parse_values(&project, &args.values) {
+    let mut answers = match parse_values(&project, &args.values) {
         Ok(a) => a,
         Err(c) => return c,
     };
-    let (name, version) = match InstallTarget::parse(&args.target) {
+    let (name, version) = match target {
         InstallTarget::Bundle(path) => {
-            return match plan_bundle(&path) {
-                Ok(plan) => {
-                    let installer = Installer::for_project(&project.project);
-                    show_and_commit(&project, &installer, &plan, answers, args.dry_run)
-                }
-                Err(e) => fail(&project, &e),
+            match parse_config(&project, &args.config) {
+                Ok(c) => answers.extend(c),
+                Err(c) => return c,
             }
+            let installer = Installer::for_project(&project.project);
+            let plan = installer
+                .plan_bundle(&BundleInstall {
+                    path,
+                    local_name: args.name,
+                    scope,
+                })
+                .await;
+            return match plan {
+                Ok(plan) => show_and_commit(&project, &installer, &plan, answers, args.dry_run),
+                Err(e) => fail(&project, &e),
+            };
         }
         InstallTarget::Registry { name, version } => (name, version),
     };
+    if !args.config.is_empty() {
+        let message =
+            "--config gives a bundle's values; a registry server's are given with -e NAME=VALUE";
+        crate::cli::out::failure(project.json, "config-for-bundles", message);
+        return EXIT_USAGE;
+    }
     let registries = match registries(&project, args.registry.as_deref()) {
         Ok(r) => r,
         Err(c) => return c,

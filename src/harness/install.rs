@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use super::Harness;
 use crate::config::Scope;
 use crate::install::{
-    sources, Choice, InstallError, InstallPlan, Installed, Installer, OutdatedReport,
-    RegistryInstall, SearchResults, SecretState,
+    sources, BundleInstall, Choice, InstallError, InstallPlan, Installed, Installer,
+    OutdatedReport, RegistryInstall, SearchResults, SecretState,
 };
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -36,6 +36,19 @@ pub struct InstallRequest {
     pub choice: Choice,
     /// Ask only this registry (default: the configured ones).
     pub registry: Option<String>,
+}
+
+/// What a front end asks to install from a bundle file (`.mcpb`).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct BundleRequest {
+    /// The bundle file (picked, dropped on the window, or opened with the app).
+    pub path: String,
+    /// Its name in harness9 (default: the bundle's name).
+    pub local_name: Option<String>,
+    /// User (default) or local; the project scope is refused.
+    pub scope: Option<Scope>,
 }
 
 impl Harness {
@@ -71,13 +84,31 @@ impl Harness {
             .await
     }
 
+    /// The plan of installing a bundle file: what it is (`plan.bundle`: author, declared
+    /// tools and prompts, compatibility, signed or not), the entry that runs it and the
+    /// values it asks for (`format` `directory`/`file`: a path to pick). Nothing is
+    /// written; [`Harness::commit_install`] with the digest shown unpacks it into the
+    /// user's data folder and writes the entry.
+    pub async fn plan_bundle_install(
+        &self,
+        req: BundleRequest,
+    ) -> Result<InstallPlan, InstallError> {
+        self.installer
+            .plan_bundle(&BundleInstall {
+                path: req.path.into(),
+                local_name: req.local_name,
+                scope: req.scope.unwrap_or(Scope::User),
+            })
+            .await
+    }
+
     /// The plan that updates an installed server to its registry's latest version.
     pub async fn plan_update(&self, server: &str) -> Result<InstallPlan, InstallError> {
         self.installer.plan_update(server, None).await
     }
 
-    /// Writes a plan with `answers`, when `shown` is the digest of what the user saw, and
-    /// applies it (the new or updated server starts).
+    /// Writes a plan (of a registry server or a bundle) with `answers`, when `shown` is
+    /// the digest of what the user saw, and applies it (the new or updated server starts).
     pub async fn commit_install(
         &self,
         plan: InstallPlan,

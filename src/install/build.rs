@@ -42,7 +42,7 @@ pub enum VariableKind {
 }
 
 /// A value the user gives (or takes the default of).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PlanVariable {
@@ -54,9 +54,20 @@ pub struct PlanVariable {
     pub secret: bool,
     pub default: Option<String>,
     pub choices: Vec<String>,
-    /// `string`, `number`, `boolean` or `filepath`.
+    /// `string`, `number`, `boolean` or `filepath`; a bundle's `directory` or `file` is a
+    /// path the user picks (an absolute one).
     pub format: Option<String>,
     pub placeholder: Option<String>,
+    /// Bounds of a `number`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub max: Option<f64>,
+    /// Several values (paths), one a line; `default` too.
+    #[serde(default)]
+    pub multiple: bool,
 }
 
 /// What was chosen, and how it runs.
@@ -210,6 +221,9 @@ impl Builder<'_> {
             choices: input.choices.iter().take(MAX_ITEMS).cloned().collect(),
             format: text(&input.format),
             placeholder: text(&input.placeholder),
+            min: None,
+            max: None,
+            multiple: false,
         });
         Ok(())
     }
@@ -262,7 +276,10 @@ impl Builder<'_> {
                 if let Some(v) = &a.input.value {
                     let t =
                         self.value_text("an argument", v, &a.variables, VariableKind::Argument)?;
-                    return Ok(Some(ArgGroup { parts: vec![t] }));
+                    return Ok(Some(ArgGroup {
+                        parts: vec![t],
+                        spread: false,
+                    }));
                 }
                 let hint = a
                     .value_hint
@@ -271,6 +288,7 @@ impl Builder<'_> {
                 self.variable(&hint, VariableKind::Argument, &a.input)?;
                 Ok(Some(ArgGroup {
                     parts: vec![vec![Seg::Var(hint)]],
+                    spread: false,
                 }))
             }
             "named" => {
@@ -289,12 +307,14 @@ impl Builder<'_> {
                         self.value_text("an argument", v, &a.variables, VariableKind::Argument)?;
                     return Ok(Some(ArgGroup {
                         parts: vec![text(&name), t],
+                        spread: false,
                     }));
                 }
                 let var = name.trim_start_matches('-').to_string();
                 self.variable(&var, VariableKind::Argument, &a.input)?;
                 Ok(Some(ArgGroup {
                     parts: vec![text(&name), vec![Seg::Var(var)]],
+                    spread: false,
                 }))
             }
             other => Err(refused(
@@ -461,6 +481,7 @@ impl Builder<'_> {
         }
         let lit = |s: &str| ArgGroup {
             parts: vec![vec![Seg::Text(s.to_string())]],
+            spread: false,
         };
         let runtime = self.arguments(&p.runtime_arguments)?;
         if !runtime.is_empty() {
@@ -511,6 +532,7 @@ impl Builder<'_> {
                 for (name, _) in &env {
                     args.push(ArgGroup {
                         parts: vec![vec![Seg::Text("-e".into())], vec![Seg::Text(name.clone())]],
+                        spread: false,
                     });
                 }
                 args.extend(runtime);
@@ -532,6 +554,7 @@ impl Builder<'_> {
             command: kind.runner().to_string(),
             args,
             env,
+            cwd: None,
         })
     }
 

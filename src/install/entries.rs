@@ -57,8 +57,16 @@ impl Installer {
         entry: &serde_json::Value,
     ) -> Vec<String> {
         let mut problems = Vec::new();
+        let bundle = self
+            .installed
+            .get(scope, &self.project, server)
+            .and_then(|p| p.bundle);
         if let Err(e) = self.installed.forget(scope, &self.project, server) {
             problems.push(e.to_string());
+        }
+        // A bundle's files go with its last entry.
+        if let Some(dir) = bundle {
+            problems.extend(self.drop_bundle_folder(&dir));
         }
         for name in inputs::entry_inputs(entry) {
             if let Err(e) = self.secrets.remove(scope, server, &name) {

@@ -26,8 +26,16 @@ pub enum InstallError {
     NoRemote { name: String, available: String },
     #[error("\"{name}\" has nothing harness9 can run (it has: {available})")]
     Nothing { name: String, available: String },
-    #[error("bundles: not yet — installing {what} is not supported by this version of harness9")]
+    #[error("bundles from a registry: not yet — download {what} and install the file with `harness9 mcp install FILE.mcpb`")]
     BundlesNotYet { what: String },
+    #[error("the bundle \"{file}\" cannot be installed: {reason}")]
+    BadBundle { file: String, reason: String },
+    #[error("\"{name}\" does not run here: {reason}")]
+    Incompatible { name: String, reason: String },
+    #[error("a bundle's entry goes in the user or the local scope, not the project scope: its files live in your data folder, which others' checkouts do not have")]
+    BundleScope,
+    #[error("the bundle's files could not be unpacked into \"{dir}\": {error}")]
+    Unpack { dir: String, error: String },
     #[error("these values are required: {}; give them with -e NAME=VALUE (or answer when asked)", .names.join(", "))]
     Missing { names: Vec<String> },
     #[error("the value of \"{name}\" cannot be used: {reason}")]
@@ -73,6 +81,10 @@ impl InstallError {
             InstallError::NoRemote { .. } => "no-remote",
             InstallError::Nothing { .. } => "nothing-to-install",
             InstallError::BundlesNotYet { .. } => "bundles-not-supported",
+            InstallError::BadBundle { .. } => "invalid-bundle",
+            InstallError::Incompatible { .. } => "incompatible-bundle",
+            InstallError::BundleScope => "bundle-scope",
+            InstallError::Unpack { .. } => "unpack-failed",
             InstallError::Missing { .. } => "missing-values",
             InstallError::BadValue { .. } => "invalid-value",
             InstallError::UnknownVariable { .. } => "unknown-variable",
@@ -95,7 +107,8 @@ impl InstallError {
             | InstallError::BadValue { .. }
             | InstallError::UnknownVariable { .. }
             | InstallError::NotInstalled { .. }
-            | InstallError::NoSuchInput { .. } => true,
+            | InstallError::NoSuchInput { .. }
+            | InstallError::BundleScope => true,
             InstallError::Edit(e) => !matches!(
                 e,
                 ServerEditError::Save(_)
@@ -110,6 +123,9 @@ impl InstallError {
             | InstallError::NoRuntime { .. }
             | InstallError::Nothing { .. }
             | InstallError::BundlesNotYet { .. }
+            | InstallError::BadBundle { .. }
+            | InstallError::Incompatible { .. }
+            | InstallError::Unpack { .. }
             | InstallError::Changed => false,
         }
     }

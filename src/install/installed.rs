@@ -31,6 +31,10 @@ pub struct Provenance {
     pub values: BTreeMap<String, String>,
     /// Seconds since the Unix epoch.
     pub installed_at: u64,
+    /// A bundle's: the folder its files were unpacked into (`registry` is the file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub bundle: Option<String>,
 }
 
 /// One installed entry: its scope, project (for local and project scopes) and name.
@@ -126,6 +130,15 @@ impl InstalledStore {
         })
     }
 
+    /// Whether an installed entry (of any project) uses the bundle folder `dir`. Blocking.
+    pub fn uses_folder(&self, dir: &str) -> bool {
+        self.file
+            .current()
+            .entries
+            .iter()
+            .any(|e| e.from.bundle.as_deref() == Some(dir))
+    }
+
     /// Forgets an entry (it was removed). Blocking.
     pub fn forget(&self, scope: Scope, project: &Path, server: &str) -> Result<(), UserDataError> {
         let (key, server) = (project_of(scope, project), server.to_string());
@@ -148,6 +161,7 @@ mod tests {
             package: Some("npm".into()),
             values: BTreeMap::new(),
             installed_at: 1,
+            bundle: None,
         }
     }
 

@@ -1,9 +1,10 @@
-//! Installing servers: a config-level service that turns a registry record (and, later, a
-//! bundle's manifest) into an install plan — the exact `.mcp.json` entry, the values to
+//! Installing servers: a config-level service that turns a registry record or a bundle's
+//! manifest ([`bundle`]) into an install plan — the exact `.mcp.json` entry, the values to
 //! ask, the secrets to keep — that front ends show, fill in and commit.
 //!
 //! [`Installer`] is the one façade:
 //! - [`Installer::search`] asks the configured registries ([`sources`], [`registry`]);
+//! - [`Installer::plan_bundle`] makes the plan of a bundle file ([`bundle`]);
 //! - [`Installer::plan`] makes the plan of one server version ([`choose`] picks the package
 //!   or remote, [`build`] the pinned command and the values to ask, [`plan`] holds it);
 //! - [`InstallPlan::fill`] puts the user's values in; [`Installer::commit`] writes exactly
@@ -18,6 +19,7 @@
 //! manager puts an entry's secrets in when the server starts).
 
 pub mod build;
+pub mod bundle;
 pub mod cache;
 pub mod choose;
 mod entries;
@@ -34,6 +36,7 @@ pub mod syntax;
 pub mod template;
 
 pub use build::{PlanVariable, VariableKind};
+pub use bundle::{BundleInfo, BundleInstall, Compatibility, DeclaredItem, RuntimeCheck};
 pub use choose::{Choice, PackageKind};
 pub use error::InstallError;
 pub use installed::{InstalledStore, Provenance};
@@ -85,13 +88,6 @@ impl InstallTarget {
             },
         }
     }
-}
-
-/// The plan of a bundle: not supported by this version (the error says so).
-pub fn plan_bundle(path: &Path) -> Result<InstallPlan, InstallError> {
-    Err(InstallError::BundlesNotYet {
-        what: format!("the bundle \"{}\"", path.display()),
-    })
 }
 
 /// What to install from a registry.
@@ -163,6 +159,9 @@ pub struct Installer {
     /// The servers' PATH, where runtimes are looked for ([`servers_path`] when first
     /// needed: it may ask the login shell).
     path: Arc<std::sync::OnceLock<Option<OsString>>>,
+    /// Where bundles are unpacked, and what a bundle may be.
+    bundles: PathBuf,
+    bundle_limits: bundle::archive::Limits,
 }
 
 impl Installer {
@@ -182,6 +181,8 @@ impl Installer {
             installed: InstalledStore::for_user(),
             client: RegistryClient::for_user(),
             path: Arc::default(),
+            bundles: crate::config::scopes::data_dir().join(bundle::BUNDLES_DIR),
+            bundle_limits: bundle::archive::Limits::default(),
         }
     }
 
@@ -210,6 +211,13 @@ impl Installer {
     pub fn with_data_dir(mut self, dir: &Path) -> Installer {
         self.installed = InstalledStore::at(dir.join(installed::INSTALLED_FILE));
         self.client = RegistryClient::new(cache::Cache::at(dir.join(cache::CACHE_DIR)));
+        self.bundles = dir.join(bundle::BUNDLES_DIR);
+        self
+    }
+
+    /// Refuses bundles beyond `limits` (tests lower them).
+    pub fn with_bundle_limits(mut self, limits: bundle::archive::Limits) -> Installer {
+        self.bundle_limits = limits;
         self
     }
 
@@ -334,6 +342,7 @@ impl Installer {
             notes,
             digest: String::new(),
             template: built.template,
+            bundle: None,
             secrets: Default::default(),
         };
         plan.render();
@@ -369,9 +378,22 @@ impl Installer {
             }
             (None, Some(_)) | (Some(_), Some(_)) => return Err(InstallError::Changed),
         }
+        // A bundle's files are in place before the entry that runs them.
+        let new_folder = match &filled.bundle {
+            Some(b) => self.unpack_bundle(b)?,
+            None => false,
+        };
+        let drop_new_folder = || {
+            if let (true, Some(b)) = (new_folder, &filled.bundle) {
+                let _ = std::fs::remove_dir_all(&b.dir);
+            }
+        };
         let mut kept = Vec::new();
         for (k, v) in &filled.secrets.0 {
-            self.secrets.set(filled.scope, &filled.name, k, v)?;
+            if let Err(e) = self.secrets.set(filled.scope, &filled.name, k, v) {
+                drop_new_folder();
+                return Err(e.into());
+            }
             kept.push(k.clone());
         }
         let written = servers::put_server(
@@ -390,6 +412,7 @@ impl Installer {
                         let _ = self.secrets.remove(filled.scope, &filled.name, k);
                     }
                 }
+                drop_new_folder();
                 return Err(e.into());
             }
         };
@@ -415,6 +438,7 @@ impl Installer {
             package: filled.source.package.map(|k| k.word().to_string()),
             values: filled.values.clone(),
             installed_at: now_secs(),
+            bundle: filled.bundle.as_ref().map(|b| b.dir.clone()),
         };
         if let Err(e) = self
             .installed

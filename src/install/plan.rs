@@ -11,6 +11,7 @@ use serde_json::Value;
 use sha2::Digest;
 
 use super::build::PlanVariable;
+use super::bundle::BundleInfo;
 use super::choose::PackageKind;
 use super::template::{Template, Values};
 use super::InstallError;
@@ -96,10 +97,107 @@ pub struct InstallPlan {
     pub digest: String,
     /// How `entry` is made from the values.
     pub template: Template,
+    /// What a bundle is, declares and needs (`None`: from a registry).
+    #[serde(default)]
+    pub bundle: Option<BundleInfo>,
     /// Secret values given (kept in the credential store at commit).
     #[serde(skip)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub(super) secrets: SecretValues,
+}
+
+/// What a bundle declares and needs, in lines for a terminal.
+fn bundle_text(b: &BundleInfo) -> String {
+    use crate::term_text::Line;
+    let list = |items: &[super::bundle::DeclaredItem], more: bool| {
+        let mut names: Vec<String> = items
+            .iter()
+            .take(20)
+            .map(|d| Line(&d.name).to_string())
+            .collect();
+        if items.len() > 20 {
+            names.push(format!("and {} more", items.len() - 20));
+        }
+        if more {
+            names.push("more made at run time".into());
+        }
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    let mut out = format!(
+        "  Tools: {}\n  Prompts: {}\n",
+        list(&b.tools, b.tools_generated),
+        list(&b.prompts, b.prompts_generated)
+    );
+    let c = &b.compatibility;
+    let mut runs = vec![if c.platforms.is_empty() {
+        format!("any platform ({})", c.platform)
+    } else {
+        format!("{} ({} here)", c.platforms.join(", "), c.platform)
+    }];
+    for r in &c.runtimes {
+        runs.push(format!(
+            "{} {} (found {})",
+            Line(&r.name),
+            r.wanted
+                .as_deref()
+                .map_or("any version".to_string(), |w| Line(w).to_string()),
+            r.found
+                .as_deref()
+                .map_or("no version".to_string(), |f| Line(f).to_string())
+        ));
+    }
+    out.push_str(&format!("  Runs on: {}\n", runs.join("; ")));
+    out.push_str(&format!(
+        "  Files: {} ({} KB) into {}\n",
+        b.files,
+        b.unpacked_bytes.div_ceil(1024),
+        Line(&b.dir)
+    ));
+    out
+}
+
+/// Checks a value against its variable's format: a number (within its bounds), a path
+/// (absolute; one a line when it may have several), or text with no line break unless
+/// it may have several values.
+fn check_typed(v: &PlanVariable, value: &str) -> Result<(), String> {
+    let several = v.multiple;
+    if !several && value.contains(super::template::SEPARATOR) {
+        return Err("it must be one line".into());
+    }
+    match v.format.as_deref() {
+        Some("number") => {
+            let n: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n: &f64| n.is_finite())
+                .ok_or("it must be a number")?;
+            if v.min.is_some_and(|m| n < m) || v.max.is_some_and(|m| n > m) {
+                let bound = |b: Option<f64>| b.map_or("any".to_string(), |b| b.to_string());
+                return Err(format!(
+                    "it must be between {} and {}",
+                    bound(v.min),
+                    bound(v.max)
+                ));
+            }
+        }
+        Some("directory" | "file") => {
+            for p in value.split(super::template::SEPARATOR) {
+                if !std::path::Path::new(p).is_absolute() {
+                    return Err(format!(
+                        "\"{}\" is not an absolute path",
+                        crate::truncate::prefix(p, 200)
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The digest a commit names: of the file, the name and the entry.
@@ -195,6 +293,10 @@ impl InstallPlan {
                     reason: format!("it must be one of: {}", v.choices.join(", ")),
                 });
             }
+            check_typed(v, &value).map_err(|reason| InstallError::BadValue {
+                name: v.name.clone(),
+                reason,
+            })?;
             if v.secret {
                 secrets.insert(v.name.clone(), value);
             } else {
@@ -230,6 +332,11 @@ impl InstallPlan {
             values.plain.insert(k.as_str(), v.as_str());
         }
         for v in &self.variables {
+            if v.multiple {
+                values.multiple.push(v.name.as_str());
+            }
+        }
+        for v in &self.variables {
             if v.secret
                 && (self.secrets.0.contains_key(&v.name) || self.kept_secrets.contains(&v.name))
             {
@@ -254,14 +361,31 @@ impl InstallPlan {
             Some(k) => format!("{} package", k.word()),
             None => "remote".into(),
         };
-        let mut out = format!(
-            "{} {} from {} ({how})\n",
-            Line(&s.name),
-            Line(&s.version),
-            Line(&s.registry)
-        );
+        let mut out = match &self.bundle {
+            Some(b) => format!(
+                "{} {} by {} (bundle {}, {})\n",
+                Line(&s.name),
+                Line(&s.version),
+                Line(&b.author),
+                Line(&s.registry),
+                if b.signed {
+                    "signed, signature not checked"
+                } else {
+                    "not signed"
+                }
+            ),
+            None => format!(
+                "{} {} from {} ({how})\n",
+                Line(&s.name),
+                Line(&s.version),
+                Line(&s.registry)
+            ),
+        };
         if !s.description.is_empty() {
             out.push_str(&format!("  {}\n", Block(&s.description)));
+        }
+        if let Some(b) = &self.bundle {
+            out.push_str(&bundle_text(b));
         }
         let verb = if self.replaces.is_some() {
             "Replaces"

@@ -30,6 +30,10 @@ pub type Text = Vec<Seg>;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ArgGroup {
     pub parts: Vec<Text>,
+    /// A part that is one variable of several values (a bundle's `multiple` field) gives
+    /// one argument per value.
+    #[serde(default)]
+    pub spread: bool,
 }
 
 /// How the entry reaches the server.
@@ -41,6 +45,10 @@ pub enum Template {
         command: String,
         args: Vec<ArgGroup>,
         env: Vec<(String, Text)>,
+        /// The folder it runs in (a bundle's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        cwd: Option<String>,
     },
     Http {
         url: Text,
@@ -58,7 +66,13 @@ pub enum Template {
 pub struct Values<'a> {
     pub plain: BTreeMap<&'a str, &'a str>,
     pub secret: Vec<&'a str>,
+    /// Variables whose value is several values, one a line ([`SEPARATOR`]): a spread
+    /// argument gets one argument each, any other text gets them joined with `,`.
+    pub multiple: Vec<&'a str>,
 }
+
+/// What separates the values of a variable of several values.
+pub const SEPARATOR: char = '\n';
 
 impl Values<'_> {
     fn has(&self, name: &str) -> bool {
@@ -74,6 +88,9 @@ fn fill(text: &Text, values: &Values<'_>) -> Option<String> {
             Seg::Text(t) => out.push_str(t),
             Seg::Var(v) if values.secret.contains(&v.as_str()) => {
                 out.push_str(&inputs::reference(v))
+            }
+            Seg::Var(v) if values.multiple.contains(&v.as_str()) => {
+                out.push_str(&values.plain.get(v.as_str())?.replace(SEPARATOR, ","))
             }
             Seg::Var(v) => out.push_str(values.plain.get(v.as_str())?),
         }
@@ -127,12 +144,32 @@ impl Template {
             m
         };
         match self {
-            Template::Stdio { command, args, env } => {
+            Template::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 entry.insert("type".into(), Value::from("stdio"));
                 entry.insert("command".into(), Value::from(command.as_str()));
                 let mut out: Vec<Value> = Vec::new();
                 for g in args {
-                    if g.parts.iter().flat_map(vars_of).all(|v| values.has(v)) {
+                    if g.spread {
+                        for p in &g.parts {
+                            match p.as_slice() {
+                                [Seg::Var(v)] => {
+                                    if let Some(x) = values.plain.get(v.as_str()) {
+                                        out.extend(
+                                            x.split(SEPARATOR)
+                                                .filter(|s| !s.is_empty())
+                                                .map(Value::from),
+                                        );
+                                    }
+                                }
+                                _ => out.extend(fill(p, values).map(Value::from)),
+                            }
+                        }
+                    } else if g.parts.iter().flat_map(vars_of).all(|v| values.has(v)) {
                         out.extend(
                             g.parts
                                 .iter()
@@ -145,6 +182,9 @@ impl Template {
                 let env = pairs(env);
                 if !env.is_empty() {
                     entry.insert("env".into(), Value::Object(env));
+                }
+                if let Some(cwd) = cwd {
+                    entry.insert("cwd".into(), Value::from(cwd.as_str()));
                 }
             }
             Template::Http { url, headers } | Template::Sse { url, headers } => {
@@ -180,23 +220,32 @@ mod tests {
             args: vec![
                 ArgGroup {
                     parts: vec![vec![Seg::Text("-y".into())]],
+                    spread: false,
                 },
                 ArgGroup {
                     parts: vec![
                         vec![Seg::Text("--dir".into())],
                         vec![Seg::Var("dir".into())],
                     ],
+                    spread: false,
                 },
                 ArgGroup {
                     parts: vec![vec![Seg::Text("--key=".into()), Seg::Var("KEY".into())]],
+                    spread: false,
+                },
+                ArgGroup {
+                    parts: vec![vec![Seg::Var("dirs".into())]],
+                    spread: true,
                 },
             ],
             env: vec![
                 ("TOKEN".into(), vec![Seg::Var("TOKEN".into())]),
                 ("LOG".into(), vec![Seg::Var("LOG".into())]),
+                ("DIRS".into(), vec![Seg::Var("dirs".into())]),
             ],
+            cwd: None,
         };
-        assert_eq!(t.vars(), vec!["dir", "KEY", "TOKEN", "LOG"]);
+        assert_eq!(t.vars(), vec!["dir", "KEY", "dirs", "TOKEN", "LOG"]);
         let mut v = Values::default();
         v.plain.insert("KEY", "k 1");
         v.secret.push("TOKEN");
@@ -210,5 +259,13 @@ mod tests {
             t.render(&v)["args"],
             json!(["-y", "--dir", "/tmp/x", "--key=k 1"])
         );
+        v.plain.insert("dirs", "/a\n/b c");
+        v.multiple.push("dirs");
+        let e = t.render(&v);
+        assert_eq!(
+            e["args"],
+            json!(["-y", "--dir", "/tmp/x", "--key=k 1", "/a", "/b c"])
+        );
+        assert_eq!(e["env"]["DIRS"], "/a,/b c");
     }
 }

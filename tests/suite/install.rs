@@ -484,12 +484,7 @@ fn oci_commands_hostile_records_and_bundles() {
     );
     assert!(!h.home.join(".local/share/harness9/projects").exists());
 
-    // Bundles: not yet.
-    let (_, err) = run(&h, &["mcp", "install", "./server.mcpb"], &e, 1);
-    assert_eq!(
-        err,
-        "harness9: bundles: not yet — installing the bundle \"./server.mcpb\" is not supported by this version of harness9\n"
-    );
+    // A registry's bundles: not yet (a bundle file installs).
     let (_, err) = run(
         &h,
         &[
@@ -502,7 +497,10 @@ fn oci_commands_hostile_records_and_bundles() {
         &e,
         1,
     );
-    assert!(err.starts_with("harness9: bundles: not yet"), "{err}");
+    assert!(
+        err.starts_with("harness9: bundles from a registry: not yet — download"),
+        "{err}"
+    );
 }
 
 #[test]

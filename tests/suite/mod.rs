@@ -7,6 +7,7 @@ mod auth_flow;
 mod auth_issuer;
 mod auth_real;
 mod auth_transport;
+mod bundles;
 mod cli;
 mod containment;
 mod doctor;
