@@ -83,6 +83,7 @@ const COMMANDS: &[&str] = &[
     "plan_update",
     "pick_bundle",
     "plan_bundle",
+    "pick_path",
     "opened_bundle",
     "preview_install",
     "commit_install",

@@ -311,7 +311,11 @@ impl WireCode for InstallError {
             | InstallError::NoSuchPackage { .. }
             | InstallError::NoRemote { .. }
             | InstallError::Nothing { .. }
-            | InstallError::BundlesNotYet { .. } => ErrorCode::Unsupported,
+            | InstallError::BundlesNotYet { .. }
+            | InstallError::Incompatible { .. } => ErrorCode::Unsupported,
+            InstallError::BadBundle { .. } => ErrorCode::Refused,
+            InstallError::BundleScope => ErrorCode::InvalidArguments,
+            InstallError::Unpack { .. } => ErrorCode::Io,
             InstallError::Missing { .. }
             | InstallError::BadValue { .. }
             | InstallError::UnknownVariable { .. } => ErrorCode::InvalidArguments,

@@ -18,7 +18,7 @@ use tauri_plugin_dialog::DialogExt;
 use ts_rs::TS;
 
 use harness9::config::Scope;
-use harness9::harness::InstallRequest;
+use harness9::harness::{BundleRequest, InstallRequest};
 use harness9::install::{InstallPlan, Installed, OutdatedReport, SearchResults, SecretState};
 use harness9::Harness;
 
@@ -175,12 +175,39 @@ pub async fn pick_bundle(app: AppHandle) -> BridgeResult<Option<String>> {
 }
 
 /// The plan of installing a bundle file (picked, dropped on the window, or opened with the
-/// app).
+/// app) into `scope` (user by default, or local).
 #[tauri::command]
-pub async fn plan_bundle(state: S<'_>, path: String) -> BridgeResult<PlanView> {
+pub async fn plan_bundle(
+    state: S<'_>,
+    path: String,
+    scope: Option<Scope>,
+) -> BridgeResult<PlanView> {
     let harness = state.harness().await?;
-    let plan = harness9::install::plan_bundle(std::path::Path::new(&path))?;
+    let plan = harness
+        .plan_bundle_install(BundleRequest {
+            path,
+            local_name: None,
+            scope,
+        })
+        .await?;
     Ok(state.plans.keep(&harness, plan))
+}
+
+/// Shows the native picker for a value that is a path (a bundle's `directory` or `file`
+/// setting); `null` when the user cancels.
+#[tauri::command]
+pub async fn pick_path(app: AppHandle, directory: bool) -> BridgeResult<Option<String>> {
+    let picked = tokio::task::spawn_blocking(move || {
+        let d = app.dialog().file();
+        if directory {
+            d.blocking_pick_folder()
+        } else {
+            d.blocking_pick_file()
+        }
+    })
+    .await
+    .map_err(BridgeError::from)?;
+    Ok(picked.map(|p| p.to_string()))
 }
 
 /// The bundle the app was opened with (from the file manager), once.

@@ -154,6 +154,7 @@ fn main() {
         install::plan_update,
         install::pick_bundle,
         install::plan_bundle,
+        install::pick_path,
         install::opened_bundle,
         install::preview_install,
         install::commit_install,

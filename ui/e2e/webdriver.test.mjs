@@ -14,6 +14,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -573,14 +574,28 @@ describe("Add server: search the registry, install, update, secrets", () => {
     assert.equal(JSON.parse(readFileSync(localFile(), "utf8")).mcpServers.forecast.url, `${registry.base}/v2/mcp`);
   });
 
-  test("a bundle: the command the picker button uses, given a path", async () => {
-    // The native file dialog cannot be driven; the picker hands its path to plan_bundle.
-    const answer = await session.run(
-      `return window.__TAURI_INTERNALS__.invoke("plan_bundle", { path: arguments[0] }).then((v) => ({ ok: v }), (e) => ({ err: e }))`,
-      path.join(ROOT, "no-such.mcpb"),
-    );
-    assert.ok(answer.err, JSON.stringify(answer));
-    assert.equal(typeof answer.err.message, "string");
+  test("a bundle through the commands the picker button uses, given a path: plan, values, install, it connects", async () => {
+    // The native file dialog cannot be driven: the picker hands the path it got to
+    // plan_bundle, and the dialog fills and commits that plan; here the same commands run
+    // with a bundle packed from the test servers (a .mcpb is a zip of the folder).
+    const file = path.join(path.dirname(project), "notes.mcpb");
+    execFileSync("zip", ["-qr", file, "."], { cwd: path.join(ROOT, "tests", "servers", "bundles", "node-notes") });
+    const invoke = (cmd, args) =>
+      session.run(`return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then((v) => ({ ok: v }), (e) => ({ err: e }))`, cmd, args);
+    const planned = await invoke("plan_bundle", { path: file, scope: "local" });
+    assert.ok(planned.ok, JSON.stringify(planned));
+    assert.equal(planned.ok.plan.bundle.author, "harness9 tests");
+    assert.deepEqual(planned.ok.plan.bundle.tools.map((t) => t.name), ["how_started", "add_note"]);
+    const answers = { token: "t0k3n-of-the-bundle", folders: project };
+    const shown = await invoke("preview_install", { planId: planned.ok.id, answers });
+    assert.deepEqual(shown.ok?.missing, [], JSON.stringify(shown));
+    const done = await invoke("commit_install", { planId: planned.ok.id, answers, shown: shown.ok.plan.digest });
+    assert.ok(done.ok, JSON.stringify(done));
+    await session.waitFor("[data-testid=chip-node-notes][data-status=connected]", "the bundle's server to connect");
+    assert.doesNotMatch(readFileSync(localFile(), "utf8"), /t0k3n-of-the-bundle/);
+    // A path that is no bundle is refused with the core's reason.
+    const refused = await invoke("plan_bundle", { path: path.join(project, ".mcp.json"), scope: null });
+    assert.equal(refused.err?.detail, "invalid-bundle", JSON.stringify(refused));
   });
 });
 

@@ -13,6 +13,12 @@ import { SEARCH_DELAY_MS } from "../lib/registry.svelte";
 import { planWith, variable } from "../test/plans";
 
 const cleanups: (() => void)[] = [];
+
+/** Lets the dialog work until `ok` holds (each round lets timers of up to 50 ms run). */
+async function until(ok: () => boolean, rounds = 100) {
+  for (let i = 0; i < rounds && !ok(); i++) await settle(50);
+  expect(ok()).toBe(true);
+}
 afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
@@ -75,11 +81,10 @@ describe("the Add server dialog", () => {
     expect(($(r.target, "install-confirm") as HTMLButtonElement).disabled).toBe(true);
 
     type(key, "sk-secret");
-    await settle(200);
+    const button = $(r.target, "install-confirm") as HTMLButtonElement;
+    await until(() => !button.disabled);
     expect($(r.target, "install-env").textContent).toContain("API_KEY=${input:API_KEY}");
     expect(r.target.textContent).not.toContain("sk-secret");
-    const button = $(r.target, "install-confirm") as HTMLButtonElement;
-    expect(button.disabled).toBe(false);
     button.click();
     await settle();
     expect(backend.calls).toContainEqual(["commitInstall", 7, { API_KEY: "sk-secret", REGION: "eu" }, "d-k-eu"]);
@@ -115,9 +120,59 @@ describe("the Add server dialog", () => {
     await settle();
     $(r.target, "bundle-pick").click();
     await settle(20);
-    expect(backend.calls).toContainEqual(["planBundle", "/home/user/Downloads/files.mcpb"]);
+    expect(backend.calls).toContainEqual(["planBundle", "/home/user/Downloads/files.mcpb", "user"]);
     expect($(r.target, "bundle-path").textContent).toBe("/home/user/Downloads/files.mcpb");
     expect($(r.target, "install-plan-error").textContent).toContain("not supported");
+  });
+
+  test("a bundle's plan: what it declares and needs, its scopes, a folder picked for a path value", async () => {
+    const { app, backend } = setup();
+    await app.init();
+    backend.installPlan = {
+      id: 3,
+      plan: planWith([variable("roots", { kind: "argument", required: true, format: "directory", multiple: true })], {
+        name: "files",
+        scope: "user",
+        source: { registry: "", name: "files", version: "0.2.0", title: "Files", description: "Reads files", repository: null, website: null, package: "mcpb" },
+        bundle: {
+          file: "/home/user/Downloads/files.mcpb",
+          sha256: "ab",
+          dir: "/data/bundles/files-0.2.0",
+          manifestVersion: "0.3",
+          serverType: "node",
+          author: "Ada",
+          authorEmail: null,
+          authorUrl: null,
+          tools: [{ name: "read", description: null }],
+          toolsGenerated: false,
+          prompts: [],
+          promptsGenerated: false,
+          compatibility: { platforms: ["linux"], platform: "linux", platformOk: true, runtimes: [{ name: "node", program: "node", wanted: ">=18", found: "22.1.0", ok: true }] },
+          signed: false,
+          files: 4,
+          unpackedBytes: 4096,
+        },
+      }),
+      missing: ["roots"],
+    };
+    backend.pickedPath = "/home/user/notes";
+    app.install = { bundle: "/home/user/Downloads/files.mcpb" };
+    const r = render(AddServer, {}, app);
+    cleanups.push(r.destroy);
+    await settle(20);
+    expect($(r.target, "bundle-title").textContent).toContain("Files 0.2.0");
+    const facts = $(r.target, "bundle-facts").textContent!;
+    expect(facts).toContain("By Ada · node server · not signed");
+    expect(facts).toContain("Tools: read");
+    expect(facts).toContain("node >=18 (found 22.1.0)");
+    expect([...r.target.querySelectorAll("[data-testid^=bundle-scope-]")].map((b) => b.textContent)).toEqual(["Local", "User"]);
+    $(r.target, "pick-path-roots").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["pickPath", true]);
+    expect((r.target.querySelector("[data-field=roots]") as HTMLTextAreaElement).value).toBe("/home/user/notes");
+    $(r.target, "bundle-scope-local").click();
+    await settle();
+    expect(backend.calls).toContainEqual(["planBundle", "/home/user/Downloads/files.mcpb", "local"]);
   });
 
   test("an update shows the old and the new entry and writes only when approved", async () => {
@@ -143,6 +198,7 @@ describe("the Add server dialog", () => {
     expect(r.target.textContent).toContain("1.2.0 → 1.3.0");
     expect(backend.calls.some((c) => c[0] === "commitInstall")).toBe(false);
     expect($(r.target, "install-confirm").textContent).toBe("Update");
+    await until(() => !($(r.target, "install-confirm") as HTMLButtonElement).disabled);
     $(r.target, "install-confirm").click();
     await settle();
     expect(backend.calls).toContainEqual(["commitInstall", 9, {}, "d9"]);

@@ -794,13 +794,13 @@ export type PlanSource = { registry: string, name: string, version: string, titl
 
 export type Replaced = { entry: unknown, target: string, version: string | null, };
 
-export type PlanVariable = { name: string, kind: VariableKind, description: string | null, required: boolean, secret: boolean, default: string | null, choices: Array<string>, format: string | null, placeholder: string | null, };
+export type PlanVariable = { name: string, kind: VariableKind, description: string | null, required: boolean, secret: boolean, default: string | null, choices: Array<string>, format: string | null, placeholder: string | null, min?: number, max?: number, multiple: boolean, };
 
 export type VariableKind = "env" | "header" | "argument" | "url";
 
 export type Template = unknown;
 
-export type InstallPlan = { source: PlanSource, name: string, scope: Scope, path: string, entry: unknown, target: string, variables: Array<PlanVariable>, values: { [key in string]?: string }, keptSecrets: Array<string>, replaces: Replaced | null, warnings: Array<string>, notes: Array<string>, digest: string, template: Template, };
+export type InstallPlan = { source: PlanSource, name: string, scope: Scope, path: string, entry: unknown, target: string, variables: Array<PlanVariable>, values: { [key in string]?: string }, keptSecrets: Array<string>, replaces: Replaced | null, warnings: Array<string>, notes: Array<string>, digest: string, template: Template, bundle: BundleInfo | null, };
 
 export type PlanView = { id: number, plan: InstallPlan, missing: Array<string>, };
 
@@ -813,3 +813,11 @@ export type OutdatedReport = { outdated: Array<Outdated>, checked: number, probl
 export type SecretState = { name: string, set: boolean | null, error?: string, };
 
 export type ServerSecretsView = { scope: Scope, secrets: Array<SecretState>, };
+
+export type DeclaredItem = { name: string, description: string | null, };
+
+export type RuntimeCheck = { name: string, program: string, wanted: string | null, found: string | null, ok: boolean, };
+
+export type Compatibility = { platforms: Array<string>, platform: string, platformOk: boolean, runtimes: Array<RuntimeCheck>, };
+
+export type BundleInfo = { file: string, sha256: string, dir: string, manifestVersion: string | null, serverType: string, author: string, authorEmail: string | null, authorUrl: string | null, tools: Array<DeclaredItem>, toolsGenerated: boolean, prompts: Array<DeclaredItem>, promptsGenerated: boolean, compatibility: Compatibility, signed: boolean, files: number, unpackedBytes: number, };

@@ -152,11 +152,12 @@ export function registryLabel(url: string): string {
 }
 
 /** How a variable is asked: a password field for secrets, a choice, a checkbox or text. */
-export type FieldType = "password" | "select" | "checkbox" | "number" | "text";
+export type FieldType = "password" | "select" | "checkbox" | "number" | "path" | "paths" | "text";
 
 export function fieldType(v: PlanVariable): FieldType {
   if (v.secret) return "password";
   if (v.choices.length) return "select";
+  if (v.format === "directory" || v.format === "file") return v.multiple ? "paths" : "path";
   if (v.format === "boolean") return "checkbox";
   if (v.format === "number") return "number";
   return "text";

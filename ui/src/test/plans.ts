@@ -5,7 +5,7 @@ import type { InstallPlan, PlanVariable } from "../lib/bindings";
 const REG = "http://127.0.0.1:9/";
 
 export function variable(name: string, over: Partial<PlanVariable> = {}): PlanVariable {
-  return { name, kind: "env", description: null, required: false, secret: false, default: null, choices: [], format: null, placeholder: null, ...over };
+  return { name, kind: "env", description: null, required: false, secret: false, default: null, choices: [], format: null, placeholder: null, multiple: false, ...over };
 }
 
 export function planWith(variables: PlanVariable[], over: Partial<InstallPlan> = {}): InstallPlan {
@@ -24,6 +24,7 @@ export function planWith(variables: PlanVariable[], over: Partial<InstallPlan> =
     notes: [],
     digest: "d0",
     template: null,
+    bundle: null,
     ...over,
   };
 }

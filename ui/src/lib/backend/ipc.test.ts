@@ -47,6 +47,8 @@ const ARGS: Partial<Record<Method, unknown[]>> = {
   saveConfig: ["{}", "h0", "user"],
   editConfig: ["{}", { op: "removeServer", name: "demo" }],
   searchServers: ["git", 20],
+  planBundle: ["/tmp/x.mcpb", "local"],
+  pickPath: [true],
   previewInstall: [1, { A: "1" }],
   commitInstall: [1, { A: "1" }, "d0"],
 };

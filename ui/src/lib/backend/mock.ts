@@ -567,7 +567,10 @@ export class MockBackend implements Backend {
   /** The plan `planInstall`, `planUpdate` and `planBundle` answer (the core makes it). */
   installPlan: PlanView | null = null;
   /** What `previewInstall` answers for the answers given (the core fills the plan): the plan as it is by default. */
-  preview: (answers: Record<string, string>) => PlanView = () => this.installPlan!;
+  preview: (answers: Record<string, string>) => PlanView = () => {
+    if (!this.installPlan) throw new BackendError("changed-on-disk", "this install is no longer shown; search and open the server again");
+    return this.installPlan;
+  };
   async planInstall(request: InstallRequest) {
     this.#record("planInstall", request);
     if (!this.installPlan) throw new BackendError("not-found", `no server named "${request.name}"`);
@@ -584,10 +587,16 @@ export class MockBackend implements Backend {
     this.#record("pickBundle");
     return this.pickedBundle;
   }
-  async planBundle(path: string) {
-    this.#record("planBundle", path);
+  async planBundle(path: string, scope: Scope | null) {
+    this.#record("planBundle", path, scope);
     if (!this.installPlan) throw new BackendError("unsupported", `installing the bundle "${path}" is not supported`);
     return this.installPlan;
+  }
+  /** What the path picker answers. */
+  pickedPath: string | null = null;
+  async pickPath(directory: boolean) {
+    this.#record("pickPath", directory);
+    return this.pickedPath;
   }
   /** The bundle the app was opened with (taken once). */
   openedWith: string | null = null;

@@ -292,8 +292,10 @@ export interface Backend {
   planUpdate(server: string): Promise<PlanView>;
   /** The native file picker for a bundle (`.mcpb`); null when cancelled. */
   pickBundle(): Promise<string | null>;
-  /** The plan of installing a bundle file. */
-  planBundle(path: string): Promise<PlanView>;
+  /** The plan of installing a bundle file into `scope` (null: the user scope). */
+  planBundle(path: string, scope: Scope | null): Promise<PlanView>;
+  /** The native picker for a value that is a path (a folder when `directory`); null when cancelled. */
+  pickPath(directory: boolean): Promise<string | null>;
   /** The bundle the app was opened with from the file manager (once). */
   openedBundle(): Promise<string | null>;
   /** Plan `planId` with `answers` in, as it would be written (secret values never come back). */
