@@ -223,12 +223,12 @@ pub fn typescript_bindings() -> String {
         harness9::install::DeclaredItem::decl(&cfg),
         harness9::install::Compatibility::decl(&cfg),
         harness9::install::RuntimeCheck::decl(&cfg),
-        crate::install::PlanView::decl(&cfg),
+        crate::plans::PlanView::decl(&cfg),
         harness9::install::Installed::decl(&cfg),
         harness9::install::Outdated::decl(&cfg),
         harness9::install::OutdatedReport::decl(&cfg),
         harness9::install::SecretState::decl(&cfg),
-        crate::install::ServerSecretsView::decl(&cfg),
+        crate::plans::ServerSecretsView::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

@@ -2,115 +2,25 @@
 //! of an install (or an update, or a bundle) with the values it asks for, its commit, the
 //! installed servers with a newer version, and an entry's secrets (whether each is set,
 //! never its value). Each is one call on the core's façade (`harness9::harness::install`).
-//!
-//! A plan is kept here, by number, as the core made it: the window shows it and sends back
-//! only the values and the digest of what it showed, so what is written is the plan the
-//! core made, filled with those values, and only when it is what the user saw. A plan
-//! belongs to the project it was made in: after another project is opened it is refused.
+//! The plans shown are kept in [`crate::plans`].
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Weak};
+use std::collections::BTreeMap;
 
-use parking_lot::Mutex;
-use serde::Serialize;
 use tauri::{AppHandle, State};
 use tauri_plugin_dialog::DialogExt;
-use ts_rs::TS;
 
 use harness9::config::Scope;
 use harness9::harness::{BundleRequest, InstallRequest};
-use harness9::install::{InstallPlan, Installed, OutdatedReport, SearchResults, SecretState};
-use harness9::Harness;
+use harness9::install::{Installed, OutdatedReport, SearchResults};
 
 use crate::bridge::{BridgeError, BridgeResult};
+use crate::plans::{names_missing, PlanView, ServerSecretsView};
 use crate::session::AppState;
 
 type S<'a> = State<'a, AppState>;
 
-/// How many plans are kept at once (the oldest go first).
-pub const MAX_PLANS: usize = 16;
-
 /// Most results one search asks for (the window asks for more, page by page).
 pub const MAX_SEARCH_LIMIT: u32 = 1000;
-
-/// A plan shown in the window: its number for [`commit_install`], the plan with the values
-/// given so far, and the required values still missing.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanView {
-    pub id: u32,
-    pub plan: InstallPlan,
-    /// Names of the required values with no answer, default or kept secret yet.
-    pub missing: Vec<String>,
-}
-
-/// The secrets of a server's entry: which are set (never their values).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerSecretsView {
-    /// The scope of the entry they belong to.
-    pub scope: Scope,
-    pub secrets: Vec<SecretState>,
-}
-
-struct Kept {
-    id: u32,
-    harness: Weak<Harness>,
-    plan: InstallPlan,
-}
-
-/// The plans the window was shown, by number.
-#[derive(Default)]
-pub struct Plans {
-    next: std::sync::atomic::AtomicU32,
-    kept: Mutex<VecDeque<Kept>>,
-}
-
-impl Plans {
-    fn keep(&self, harness: &Arc<Harness>, plan: InstallPlan) -> PlanView {
-        let id = self
-            .next
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            .wrapping_add(1);
-        let missing = names_missing(&plan);
-        let mut kept = self.kept.lock();
-        while kept.len() >= MAX_PLANS {
-            kept.pop_front();
-        }
-        kept.push_back(Kept {
-            id,
-            harness: Arc::downgrade(harness),
-            plan: plan.clone(),
-        });
-        PlanView { id, plan, missing }
-    }
-
-    /// Plan `id`, when it was made for `harness` (the project open now).
-    fn get(&self, id: u32, harness: &Arc<Harness>) -> BridgeResult<InstallPlan> {
-        let kept = self.kept.lock();
-        let k = kept.iter().find(|k| k.id == id).ok_or_else(|| {
-            BridgeError::new(
-                crate::errors::ErrorCode::ChangedOnDisk,
-                "this install is no longer shown; search and open the server again",
-            )
-        })?;
-        match k.harness.upgrade() {
-            Some(h) if Arc::ptr_eq(&h, harness) => Ok(k.plan.clone()),
-            _ => Err(BridgeError::new(
-                crate::errors::ErrorCode::ChangedOnDisk,
-                "another project was opened since this install was shown; nothing was written",
-            )),
-        }
-    }
-
-    fn forget(&self, id: u32) {
-        self.kept.lock().retain(|k| k.id != id);
-    }
-}
-
-fn names_missing(plan: &InstallPlan) -> Vec<String> {
-    plan.missing().into_iter().map(|v| v.name.clone()).collect()
-}
 
 /// Searches the configured registries: at most `limit` results (the window asks for more
 /// with a larger limit; answers are kept by the core, so a repeated search is quick).

@@ -15,6 +15,7 @@ mod errors;
 mod folders;
 mod icons;
 mod install;
+mod plans;
 mod recent;
 mod resources;
 mod session;
@@ -169,8 +170,7 @@ fn main() {
         .manage(AppState::default())
         // A bundle dropped on the window starts its install (the window asks for its plan).
         .on_window_event(|window, event| {
-            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event
-            {
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
                 if let Some(p) = paths.iter().find(|p| install_arg(p.as_os_str())) {
                     let _ = window.emit(events::BUNDLE, p.display().to_string());
                 }
@@ -249,7 +249,9 @@ fn build_menu(app: &tauri::AppHandle) -> tauri::Result<Menu<tauri::Wry>> {
 /// Whether an argument names a bundle to install rather than a project folder.
 fn install_arg(arg: &std::ffi::OsStr) -> bool {
     let p = std::path::Path::new(arg);
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("mcpb")) || p.is_file()
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
+        || p.is_file()
 }
 
 /// The project to open (`DIR`, `$HARNESS9_PROJECT`, or the bundled example) and a bundle to
