@@ -23,7 +23,7 @@ export function planWith(variables: PlanVariable[], over: Partial<InstallPlan> =
     warnings: [],
     notes: [],
     digest: "d0",
-    template: null,
+    template: { type: "stdio", command: "npx", args: [], env: [] },
     bundle: null,
     ...over,
   };
