@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
-import { ROOT } from "./serve.mjs";
+import { APP } from "./wd.mjs";
 
 /** Where the test's remote servers "are": nothing listens there, so they fail fast. */
 export const REMOTE = "http://127.0.0.1:9";
@@ -33,8 +33,8 @@ export const FORECAST = ["1.0.0", "2.0.0"].map((version) => ({
   ],
 }));
 
-/** The fixture binary (built by `cargo build -p harness9-fixtures`). */
-export const REGISTRY_BINARY = path.join(ROOT, "target", process.env.FIXTURE_PROFILE ?? "debug", "mcp-registry-fixture");
+/** The fixture binary, beside the app under test (built by `cargo build -p harness9-fixtures`). */
+export const REGISTRY_BINARY = path.join(path.dirname(APP), "mcp-registry-fixture");
 
 /**
  * Starts the fixture with the seed records and `records` (written to `file`), in pages of
