@@ -37,7 +37,7 @@ for f in usr/bin/harness9 usr/bin/harness9-desktop; do
 done
 ENTRY="$INSTALL/usr/share/applications/harness9.desktop"
 [ -f "$ENTRY" ] || fail "no desktop entry"
-for line in "Type=Application" "Name=harness9" "Exec=harness9-desktop %f" "Icon=harness9" "Terminal=false"; do
+for line in "Type=Application" "Name=harness9" "Exec=harness9-desktop %f" "Icon=harness9" "Terminal=false" "MimeType=application/x-mcpb;"; do
     grep -qxF "$line" "$ENTRY" || fail "the desktop entry lacks '$line'"
 done
 if command -v desktop-file-validate >/dev/null; then

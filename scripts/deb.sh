@@ -85,6 +85,21 @@ Terminal=false
 Categories=Development;
 Keywords=MCP;agent;LLM;tools;
 StartupWMClass=harness9-desktop
+MimeType=application/x-mcpb;
+EOF
+
+# MCP bundles (.mcpb, zip files) open with the app, which starts their install; the type is
+# declared for file managers that do not know it (shared-mime-info's trigger picks it up).
+install -d "$PKG/usr/share/mime/packages"
+cat >"$PKG/usr/share/mime/packages/harness9.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info">
+  <mime-type type="application/x-mcpb">
+    <comment>MCP bundle</comment>
+    <sub-class-of type="application/zip"/>
+    <glob pattern="*.mcpb"/>
+  </mime-type>
+</mime-info>
 EOF
 
 cat >"$PKG/usr/share/doc/harness9/copyright" <<EOF

@@ -77,6 +77,20 @@ const COMMANDS: &[&str] = &[
     "send_pending",
     "discard_pending",
     "save_download",
+    "search_servers",
+    "server_versions",
+    "plan_install",
+    "plan_update",
+    "pick_bundle",
+    "plan_bundle",
+    "pick_path",
+    "opened_bundle",
+    "preview_install",
+    "commit_install",
+    "outdated_servers",
+    "server_secrets",
+    "set_server_secret",
+    "remove_server_secret",
 ];
 
 fn main() {

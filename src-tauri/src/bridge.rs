@@ -30,6 +30,8 @@ pub mod events {
     /// [`harness9::host::apps::ViewEvent`]: a view is torn down, views' pending messages
     /// changed, a view set the model's context, or a view is throttled.
     pub const VIEWS: &str = "views";
+    /// `string`: the path of a bundle (`.mcpb`) dropped on the window; its install opens.
+    pub const BUNDLE: &str = "bundle-opened";
 }
 
 /// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,
@@ -203,6 +205,30 @@ pub fn typescript_bindings() -> String {
         harness9::host::apps::TeardownReason::decl(&cfg),
         harness9::host::apps::PendingMessage::decl(&cfg),
         harness9::host::apps::ViewEvent::decl(&cfg),
+        harness9::install::SearchHit::decl(&cfg),
+        harness9::install::RegistryProblem::decl(&cfg),
+        harness9::install::SearchResults::decl(&cfg),
+        harness9::harness::InstallRequest::decl(&cfg),
+        harness9::install::Choice::decl(&cfg),
+        harness9::install::PackageKind::decl(&cfg),
+        harness9::install::plan::PlanSource::decl(&cfg),
+        harness9::install::plan::Replaced::decl(&cfg),
+        harness9::install::PlanVariable::decl(&cfg),
+        harness9::install::VariableKind::decl(&cfg),
+        harness9::install::template::Template::decl(&cfg),
+        harness9::install::template::Seg::decl(&cfg),
+        harness9::install::template::ArgGroup::decl(&cfg),
+        harness9::install::InstallPlan::decl(&cfg),
+        harness9::install::BundleInfo::decl(&cfg),
+        harness9::install::DeclaredItem::decl(&cfg),
+        harness9::install::Compatibility::decl(&cfg),
+        harness9::install::RuntimeCheck::decl(&cfg),
+        crate::plans::PlanView::decl(&cfg),
+        harness9::install::Installed::decl(&cfg),
+        harness9::install::Outdated::decl(&cfg),
+        harness9::install::OutdatedReport::decl(&cfg),
+        harness9::install::SecretState::decl(&cfg),
+        crate::plans::ServerSecretsView::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

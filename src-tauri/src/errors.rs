@@ -28,6 +28,7 @@ use harness9::host::catalog::FeatureError;
 use harness9::host::pins::AcceptError;
 use harness9::host::signin::SignInError;
 use harness9::inspect::EditError;
+use harness9::install::{InstallError, RegistryError, SecretError, SourceError};
 use harness9::links::LinkRefused;
 use harness9::manager::PauseError;
 use harness9::mcp::auth::AuthError;
@@ -277,6 +278,64 @@ impl WireCode for ConfigSaveError {
             ConfigSaveError::Save(e) => e.wire_code(),
             ConfigSaveError::Edit(e) => e.wire_code(),
             ConfigSaveError::Io(_) => ErrorCode::Io,
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for InstallError {
+    fn wire_code(&self) -> ErrorCode {
+        use harness9::config::servers::ServerEditError as E;
+        match self {
+            InstallError::Source(e) => match e {
+                SourceError::NotConfigured { .. } => ErrorCode::NotConfigured,
+                SourceError::BadUrl { .. } | SourceError::BadSettings { .. } => {
+                    ErrorCode::InvalidConfig
+                }
+            },
+            InstallError::Registry(e) => match e {
+                RegistryError::NotFound { .. } | RegistryError::NoSuchVersion { .. } => {
+                    ErrorCode::NotFound
+                }
+                RegistryError::Unreachable { .. }
+                | RegistryError::Status { .. }
+                | RegistryError::TooLarge { .. }
+                | RegistryError::Garbage { .. }
+                | RegistryError::EndlessCursor { .. }
+                | RegistryError::TooManyPages { .. } => ErrorCode::RequestFailed,
+            },
+            InstallError::Refused { .. } => ErrorCode::Refused,
+            InstallError::NoRuntime { .. }
+            | InstallError::NoSuchPackage { .. }
+            | InstallError::NoRemote { .. }
+            | InstallError::Nothing { .. }
+            | InstallError::BundlesNotYet { .. }
+            | InstallError::Incompatible { .. } => ErrorCode::Unsupported,
+            InstallError::BadBundle { .. } => ErrorCode::Refused,
+            InstallError::BundleScope => ErrorCode::InvalidArguments,
+            InstallError::Unpack { .. } => ErrorCode::Io,
+            InstallError::Missing { .. }
+            | InstallError::BadValue { .. }
+            | InstallError::UnknownVariable { .. } => ErrorCode::InvalidArguments,
+            InstallError::Changed => ErrorCode::ChangedOnDisk,
+            InstallError::NotInstalled { .. } | InstallError::NoSuchInput { .. } => {
+                ErrorCode::NotFound
+            }
+            InstallError::Edit(e) => match e {
+                E::Exists { .. } | E::Ambiguous { .. } | E::BadName(_) => {
+                    ErrorCode::InvalidArguments
+                }
+                E::NotFound { .. } => ErrorCode::NotFound,
+                E::BadEntry(_) | E::Unreadable { .. } => ErrorCode::InvalidConfig,
+                E::Changed { .. } => ErrorCode::ChangedOnDisk,
+                E::Save(e) => e.wire_code(),
+            },
+            InstallError::Secret(e) => match e {
+                SecretError::BadName(_) | SecretError::Empty(_) => ErrorCode::InvalidArguments,
+                SecretError::Store(_) => ErrorCode::Io,
+            },
         }
     }
     fn detail(&self) -> Option<&'static str> {

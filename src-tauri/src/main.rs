@@ -14,6 +14,8 @@ mod details;
 mod errors;
 mod folders;
 mod icons;
+mod install;
+mod plans;
 mod recent;
 mod resources;
 mod session;
@@ -30,11 +32,12 @@ use session::AppState;
 /// Names the project folder when none is given on the command line.
 const PROJECT_ENV: &str = "HARNESS9_PROJECT";
 
-const USAGE: &str = "usage: harness9-desktop [DIR]
+const USAGE: &str = "usage: harness9-desktop [DIR | BUNDLE.mcpb]
 
 Opens the harness9 desktop app on the project folder DIR (the folder holding .mcp.json).
 Without DIR: $HARNESS9_PROJECT, else the bundled example project, else an empty window
-with File > Open Folder.";
+with File > Open Folder. Given an MCP bundle (a .mcpb file, as the file manager passes
+it), the window opens its install.";
 
 /// Set to `1` to keep WebKitGTK's accelerated compositing (see [`choose_rendering`]).
 const COMPOSITING_ENV: &str = "HARNESS9_WEBKIT_COMPOSITING";
@@ -54,7 +57,7 @@ fn choose_rendering() {
 
 fn main() {
     choose_rendering();
-    let project = match parse_args() {
+    let (project, bundle) = match parse_args() {
         Ok(p) => p,
         Err(code) => std::process::exit(code),
     };
@@ -146,11 +149,33 @@ fn main() {
         commands::send_pending,
         commands::discard_pending,
         commands::save_download,
+        install::search_servers,
+        install::server_versions,
+        install::plan_install,
+        install::plan_update,
+        install::pick_bundle,
+        install::plan_bundle,
+        install::pick_path,
+        install::opened_bundle,
+        install::preview_install,
+        install::commit_install,
+        install::outdated_servers,
+        install::server_secrets,
+        install::set_server_secret,
+        install::remove_server_secret,
     ]);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
         .manage(AppState::default())
+        // A bundle dropped on the window starts its install (the window asks for its plan).
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                if let Some(p) = paths.iter().find(|p| install_arg(p.as_os_str())) {
+                    let _ = window.emit(events::BUNDLE, p.display().to_string());
+                }
+            }
+        })
         .menu(build_menu)
         .on_menu_event(|app, event| {
             let action = match event.id().as_ref() {
@@ -175,6 +200,7 @@ fn main() {
             }
         })
         .setup(move |app| {
+            *app.state::<AppState>().opened_bundle.lock() = bundle;
             let handle = app.handle().clone();
             views::install(app.handle(), move |target| {
                 let handle = handle.clone();
@@ -220,9 +246,20 @@ fn build_menu(app: &tauri::AppHandle) -> tauri::Result<Menu<tauri::Wry>> {
     Menu::with_items(app, &[&file])
 }
 
-/// The project to open: `DIR`, `$HARNESS9_PROJECT`, or the bundled example.
-fn parse_args() -> Result<Option<PathBuf>, i32> {
+/// Whether an argument names a bundle to install rather than a project folder.
+fn install_arg(arg: &std::ffi::OsStr) -> bool {
+    let p = std::path::Path::new(arg);
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
+        || p.is_file()
+}
+
+/// The project to open (`DIR`, `$HARNESS9_PROJECT`, or the bundled example) and a bundle to
+/// install.
+#[allow(clippy::type_complexity)]
+fn parse_args() -> Result<(Option<PathBuf>, Option<String>), i32> {
     let mut dir = None;
+    let mut bundle = None;
     for arg in std::env::args_os().skip(1) {
         match arg.to_str() {
             Some("-h" | "--help") => {
@@ -236,6 +273,9 @@ fn parse_args() -> Result<Option<PathBuf>, i32> {
             Some(s) if s.starts_with('-') => {
                 eprintln!("harness9-desktop: unknown option {s}\n\n{USAGE}");
                 return Err(2);
+            }
+            _ if install_arg(&arg) && bundle.is_none() => {
+                bundle = Some(PathBuf::from(&arg).display().to_string());
             }
             _ if dir.is_some() => {
                 eprintln!("harness9-desktop: give one project folder\n\n{USAGE}");
@@ -253,7 +293,7 @@ fn parse_args() -> Result<Option<PathBuf>, i32> {
         let example = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/demo"));
         dir = example.is_dir().then_some(example);
     }
-    Ok(dir)
+    Ok((dir, bundle))
 }
 
 /// A clear message instead of GTK's when there is no display to open the window on.
@@ -292,7 +332,10 @@ mod surface_tests {
     fn the_capability_grants_exactly_the_registered_commands() {
         let main = include_str!("main.rs");
         let build = include_str!("../build.rs");
-        let registered = names_after(main, "generate_handler![", "commands::");
+        let registered: Vec<String> = names_after(main, "generate_handler![", "commands::")
+            .into_iter()
+            .map(|c| c.trim_start_matches("install::").to_string())
+            .collect();
         let manifest = names_after(build, "COMMANDS: &[&str] = &[", "");
         assert_eq!(
             registered, manifest,
@@ -401,6 +444,7 @@ mod surface_tests {
             events::MENU,
             events::ASKS,
             events::VIEWS,
+            events::BUNDLE,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();

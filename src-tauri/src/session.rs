@@ -60,6 +60,11 @@ pub struct AppState {
     /// The number of the last project session opened ([`ProjectEmitter::session`]).
     next_session: AtomicU32,
     pub startup: Startup,
+    /// Install plans shown in the window ([`crate::plans`]).
+    pub plans: crate::plans::Plans,
+    /// A bundle the app was opened with (or that was dropped on its window), until the
+    /// window takes it.
+    pub opened_bundle: Mutex<Option<String>>,
 }
 
 /// When the process started, for the "window painted after" figure.

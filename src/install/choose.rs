@@ -15,6 +15,8 @@ use super::InstallError;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "kind", content = "package")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+// `Choice` is an elicitation form's choice in the desktop's TypeScript.
+#[cfg_attr(feature = "ts", ts(rename = "InstallChoice"))]
 pub enum Choice {
     /// The first package whose runner is on the servers' PATH (npm, PyPI, OCI, NuGet),
     /// else the first remote.

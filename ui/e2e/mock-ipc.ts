@@ -112,6 +112,21 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
     (b, a) => b.completeResource(a.server, a.uriTemplate, a.variable, a.value, a.context),
   ],
   saveResource: ["save_resource", (b, a) => b.saveResource(a.server, a.uri)],
+
+  searchServers: ["search_servers", (b, a) => b.searchServers(a.query, a.limit)],
+  serverVersions: ["server_versions", (b, a) => b.serverVersions(a.registry, a.name)],
+  planInstall: ["plan_install", (b, a) => b.planInstall(a.request)],
+  planUpdate: ["plan_update", (b, a) => b.planUpdate(a.server)],
+  pickBundle: ["pick_bundle", (b) => b.pickBundle()],
+  planBundle: ["plan_bundle", (b, a) => b.planBundle(a.path, a.scope ?? null)],
+  pickPath: ["pick_path", (b, a) => b.pickPath(a.directory)],
+  openedBundle: ["opened_bundle", (b) => b.openedBundle()],
+  previewInstall: ["preview_install", (b, a) => b.previewInstall(a.planId, a.answers)],
+  commitInstall: ["commit_install", (b, a) => b.commitInstall(a.planId, a.answers, a.shown)],
+  outdatedServers: ["outdated_servers", (b) => b.outdatedServers()],
+  serverSecrets: ["server_secrets", (b, a) => b.serverSecrets(a.server)],
+  setServerSecret: ["set_server_secret", (b, a) => b.setServerSecret(a.server, a.name, a.value)],
+  removeServerSecret: ["remove_server_secret", (b, a) => b.removeServerSecret(a.server, a.name)],
 };
 
 /** Commands of src-tauri that are no Backend method of their own. */
@@ -132,6 +147,7 @@ const EVENT_NAMES: { [M in EventMethod]: [string, boolean] } = {
   onViews: [EVENTS.views, true],
   onProjectChanged: [EVENTS.projectChanged, false],
   onMenu: [EVENTS.menu, false],
+  onBundle: [EVENTS.bundle, false],
 };
 
 /**

@@ -14,13 +14,15 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
 import { TYPE_AND_TIME_SCRIPT, stats } from "./filter-timing.mjs";
 import { ANSWER, NOTED, SAMPLED, startAnthropicStub } from "./anthropic-stub.mjs";
 import { APP, ELEMENT, KEY, SHOTS, Session, alive, appProcesses, everythingBinary, processesIn, sleep, startDriver } from "./wd.mjs";
+import { FORECAST, startRegistry } from "./registry-fixture.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_PORT ?? 4444);
 
@@ -31,6 +33,7 @@ let session;
 let project;
 let data;
 let model;
+let registry;
 
 before(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -52,6 +55,8 @@ before(async () => {
   writeFileSync(path.join(project, ".mcp.json"), JSON.stringify(config, null, 2) + "\n");
   mkdirSync(data);
   model = await startAnthropicStub();
+  // The registry the "Add server" dialog searches: our fixture of the registry's read API.
+  registry = await startRegistry(path.join(tmp, "records.json"), FORECAST);
 
   driver = await startDriver(PORT, {
       ...process.env,
@@ -63,6 +68,7 @@ before(async () => {
       HARNESS9_MODEL: "stub-model",
       ANTHROPIC_BASE_URL: model.url,
       ANTHROPIC_API_KEY: "test",
+      HARNESS9_REGISTRY: registry.url,
       OPENAI_API_KEY: "",
       OPENAI_BASE_URL: "",
       // WebKit's storage (the theme setting) stays out of the user's folders too.
@@ -82,6 +88,7 @@ after(async () => {
   const stillRunning = apps.filter(alive);
   driver?.kill();
   await model?.close();
+  registry?.stop();
   if (project) {
     deadline = Date.now() + 10_000;
     while (processesIn(project).length && Date.now() < deadline) await sleep(200);
@@ -486,6 +493,109 @@ describe("server-everything in the app: what a server asks of the user, and what
     const refused = await session.waitFor("[data-testid=provider-check]", "the refusal", async (el) => /the key was refused \(401/.test(await session.text(el)));
     assert.doesNotMatch(await session.text(await session.find("[data-testid=provider-settings]")), /sk-wrong-e2e-key/);
     assert.match(await session.text(refused), /invalid x-api-key/);
+  });
+});
+
+/** The project's local-scope file in the private data folder. */
+function localFile() {
+  const dir = path.join(data, "projects");
+  const [one] = readdirSync(dir);
+  return path.join(dir, one, "mcp.json");
+}
+
+/** Every file under `dir`. */
+function filesIn(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath ?? e.path, e.name));
+}
+
+describe("Add server: search the registry, install, update, secrets", () => {
+  test("search, open a result, fill the form, install: the server joins the status bar", async () => {
+    await session.click(await session.find("[data-testid=nav-settings]"));
+    await session.click(await session.waitFor("[data-testid=install-open]", "the Add server button"));
+    await session.waitFor("[data-testid=add-server-dialog]", "the Add server dialog");
+    const box = await session.find("[data-testid=registry-search]");
+    await session.type(box, "forecast");
+    const hit = await session.waitFor("[data-testid=registry-results][data-query=forecast] [data-testid=registry-hit]", "the search result");
+    assert.match(await session.text(hit), /Forecast.*io\.example\.weather\/forecast · 2\.0\.0/);
+    assert.match(await session.text(hit), new RegExp(`from ${registry.url.replace(/^http:\/\//, "").replace(/\./g, "\\.")}`));
+    await session.click(hit);
+    await session.waitFor("[data-testid=install-target]", "the plan", async (el) => /v2\/mcp/.test(await session.text(el)));
+    assert.equal(await session.text(await session.find("[data-testid=details-description]")), "Weather forecasts for a place");
+    // An older version, so that the update shows next.
+    await session.run(`const s = document.querySelector("[data-testid=details-version]"); s.value = "1.0.0"; s.dispatchEvent(new Event("change", { bubbles: true }));`);
+    const target = await session.waitFor("[data-testid=install-target]", "the plan of 1.0.0", async (el) => /v1\/mcp/.test(await session.text(el)));
+    assert.equal(await session.text(target), `${registry.base}/v1/mcp`);
+    const key = await session.find("[data-field=X-Api-Key]");
+    assert.equal(await session.attr(key, "type"), "password");
+    assert.equal(await session.run(`return document.querySelector("[data-field=X-Region]").value`), "eu");
+    assert.equal(await session.enabled(await session.find("[data-testid=install-confirm]")), false);
+    await session.type(key, "k3y-typed-in-the-form");
+    await session.waitFor("[data-testid=install-header]", "the header as written", async (el) => /X-Api-Key: \$\{input:X-Api-Key\}/.test(await session.text(el)));
+    await session.screenshot("17-add-server");
+    await session.click(await session.waitFor("[data-testid=install-confirm]", "Install enabled", (el) => session.enabled(el)));
+
+    await session.waitFor("[data-testid=chip-forecast]", "the installed server in the status bar");
+    assert.equal((await session.findAll("[data-testid=add-server-dialog]")).length, 0);
+    // Written to the local scope (the default), with the secret as a reference only.
+    const entry = JSON.parse(readFileSync(localFile(), "utf8")).mcpServers.forecast;
+    assert.deepEqual(entry, {
+      type: "http",
+      url: `${registry.base}/v1/mcp`,
+      headers: { "X-Api-Key": "${input:X-Api-Key}", "X-Region": "eu" },
+    });
+    // The value is in the credential store (here its file fallback: no keychain under Xvfb),
+    // never in a config file or the record of installs.
+    for (const f of [localFile(), path.join(project, ".mcp.json"), ...filesIn(data).filter((f) => /installed/.test(f))]) {
+      assert.doesNotMatch(readFileSync(f, "utf8"), /k3y-typed-in-the-form/, f);
+    }
+    assert.equal(await session.run("return document.body.innerHTML.includes('k3y-typed-in-the-form')"), false);
+  });
+
+  test("the server's settings show its secret as set, never the value", async () => {
+    await session.click(await session.find("[data-testid=chip-forecast]"));
+    const row = await session.waitFor("[data-testid=server-secret][data-name=X-Api-Key]", "the secret's row");
+    assert.equal(await session.attr(row, "data-set"), "true");
+    assert.doesNotMatch(await session.text(await session.find("[data-testid=server-panel]")), /k3y-typed-in-the-form/);
+  });
+
+  test("an update is listed with a badge; it shows the old and the new entry and is written once approved", async () => {
+    await session.click(await session.find("[data-testid=nav-settings]"));
+    const badge = await session.waitFor("[data-testid=updates-badge]", "the updates badge");
+    assert.equal(await session.text(badge), "1");
+    await session.click(await session.find("[data-testid=update-open-forecast]"));
+    const next = await session.waitFor("[data-testid=install-target]", "the new entry", async (el) => /v2\/mcp/.test(await session.text(el)));
+    assert.equal(await session.text(next), `+ ${registry.base}/v2/mcp`);
+    assert.equal(await session.text(await session.find("[data-testid=install-old-target]")), `- ${registry.base}/v1/mcp`);
+    await session.screenshot("18-update");
+    await session.click(await session.waitFor("[data-testid=install-confirm]", "Update enabled", (el) => session.enabled(el)));
+    await session.waitFor("[data-testid=chip-forecast]", "the updated server", async () => (await session.findAll("[data-testid=add-server-dialog]")).length === 0);
+    assert.equal(JSON.parse(readFileSync(localFile(), "utf8")).mcpServers.forecast.url, `${registry.base}/v2/mcp`);
+  });
+
+  test("a bundle through the commands the picker button uses, given a path: plan, values, install, it connects", async () => {
+    // The native file dialog cannot be driven: the picker hands the path it got to
+    // plan_bundle, and the dialog fills and commits that plan; here the same commands run
+    // with a bundle packed from the test servers (a .mcpb is a zip of the folder).
+    const file = path.join(path.dirname(project), "notes.mcpb");
+    execFileSync("zip", ["-qr", file, "."], { cwd: path.join(ROOT, "tests", "servers", "bundles", "node-notes") });
+    const invoke = (cmd, args) =>
+      session.run(`return window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then((v) => ({ ok: v }), (e) => ({ err: e }))`, cmd, args);
+    const planned = await invoke("plan_bundle", { path: file, scope: "local" });
+    assert.ok(planned.ok, JSON.stringify(planned));
+    assert.equal(planned.ok.plan.bundle.author, "harness9 tests");
+    assert.deepEqual(planned.ok.plan.bundle.tools.map((t) => t.name), ["how_started", "add_note"]);
+    const answers = { token: "t0k3n-of-the-bundle", folders: project };
+    const shown = await invoke("preview_install", { planId: planned.ok.id, answers });
+    assert.deepEqual(shown.ok?.missing, [], JSON.stringify(shown));
+    const done = await invoke("commit_install", { planId: planned.ok.id, answers, shown: shown.ok.plan.digest });
+    assert.ok(done.ok, JSON.stringify(done));
+    await session.waitFor("[data-testid=chip-node-notes][data-status=connected]", "the bundle's server to connect");
+    assert.doesNotMatch(readFileSync(localFile(), "utf8"), /t0k3n-of-the-bundle/);
+    // A path that is no bundle is refused with the core's reason.
+    const refused = await invoke("plan_bundle", { path: path.join(project, ".mcp.json"), scope: null });
+    assert.equal(refused.err?.detail, "invalid-bundle", JSON.stringify(refused));
   });
 });
 

@@ -58,6 +58,11 @@ export class AppState {
   theme = $state<Theme>("system");
   /** Set by the settings pane while it is open; Ctrl/Cmd+S calls it. */
   saveHandler: (() => void) | null = null;
+  /**
+   * The "Add server" dialog, when open: a search of the registries, a bundle's install
+   * (`bundle`: its path) or an installed server's update (`update`: its name).
+   */
+  install = $state<{ bundle?: string; update?: string } | null>(null);
   /** The settings pane's text and what it was loaded from, kept while it is closed. */
   configDraft: { loaded: ConfigText; text: string; scope: Scope } | null = null;
 
@@ -227,8 +232,21 @@ export class AppState {
     this.#navigate(() => (this.selectedTool = name));
   }
 
+  /** Opens the "Add server" dialog (a bundle's install or a server's update, if given). */
+  openInstall(what: { bundle?: string; update?: string } = {}): void {
+    if (!this.project) {
+      this.notify("Open a project folder first: a server is installed into a project's settings.");
+      return;
+    }
+    this.install = what;
+  }
+
   /** Esc: close the innermost open thing (the settings view is not a panel: it stays). */
   closeTop(): boolean {
+    if (this.install) {
+      this.install = null;
+      return true;
+    }
     if (this.approvalOpen) {
       this.dismissApprovals();
       return true;

@@ -777,3 +777,299 @@ message: string, } | { "type": "pending_messages", messages: Array<PendingMessag
  * What the model will read, shortened for display.
  */
 preview: string, } | { "type": "throttled", viewId: string, server: string, message: string, };
+
+export type SearchHit = { 
+/**
+ * The registry it was found in (its base URL).
+ */
+registry: string, name: string, title: string | null, description: string, 
+/**
+ * The latest version.
+ */
+version: string, 
+/**
+ * How it runs: `npx`, `uvx`, `docker`, `dnx`, `mcpb`, or a remote's URL.
+ */
+runs: Array<string>, 
+/**
+ * `active`, `deprecated` or `deleted`, when the registry says.
+ */
+status: string | null, };
+
+export type RegistryProblem = { registry: string, code: string, message: string, };
+
+export type SearchResults = { hits: Array<SearchHit>, 
+/**
+ * What to know about the hits ("registry unreachable; showing results from 3 h ago").
+ */
+notes: Array<string>, 
+/**
+ * Registries that failed with no kept answer to show instead.
+ */
+problems: Array<RegistryProblem>, 
+/**
+ * Listed items that were not records (left out).
+ */
+unreadable: number, };
+
+export type InstallRequest = { 
+/**
+ * The server's name in the registry.
+ */
+name: string, 
+/**
+ * `None`: the latest version.
+ */
+version: string | null, 
+/**
+ * Its name in harness9 (default: the last part of the registry name).
+ */
+localName: string | null, 
+/**
+ * Default: local.
+ */
+scope: Scope | null, choice: InstallChoice, 
+/**
+ * Ask only this registry (default: the configured ones).
+ */
+registry: string | null, };
+
+export type InstallChoice = { "kind": "auto" } | { "kind": "package", "package": PackageKind } | { "kind": "remote" };
+
+export type PackageKind = "npm" | "pypi" | "oci" | "nuget" | "mcpb";
+
+export type PlanSource = { 
+/**
+ * The registry's base URL.
+ */
+registry: string, 
+/**
+ * The server's name there.
+ */
+name: string, version: string, title: string | null, description: string, repository: string | null, website: string | null, 
+/**
+ * The package used (`None`: a remote).
+ */
+package: PackageKind | null, };
+
+export type Replaced = { entry: JsonValue, 
+/**
+ * Its command line or URL, as written.
+ */
+target: string, 
+/**
+ * The version it was installed at, when harness9 installed it.
+ */
+version: string | null, };
+
+export type PlanVariable = { name: string, kind: VariableKind, description: string | null, required: boolean, 
+/**
+ * Kept in the credential store; the entry holds `${input:NAME}`.
+ */
+secret: boolean, default: string | null, choices: Array<string>, 
+/**
+ * `string`, `number`, `boolean` or `filepath`; a bundle's `directory` or `file` is a
+ * path the user picks (an absolute one).
+ */
+format: string | null, placeholder: string | null, 
+/**
+ * Bounds of a `number`.
+ */
+min?: number, max?: number, 
+/**
+ * Several values (paths), one a line; `default` too.
+ */
+multiple: boolean, };
+
+export type VariableKind = "env" | "header" | "argument" | "url";
+
+export type Template = { "type": "stdio", command: string, args: Array<ArgGroup>, env: Array<[string, Array<Seg>]>, 
+/**
+ * The folder it runs in (a bundle's).
+ */
+cwd?: string, } | { "type": "http", url: Array<Seg>, headers: Array<[string, Array<Seg>]>, } | { "type": "sse", url: Array<Seg>, headers: Array<[string, Array<Seg>]>, };
+
+export type Seg = { "text": string } | { "var": string };
+
+export type ArgGroup = { parts: Array<Array<Seg>>, 
+/**
+ * A part that is one variable of several values (a bundle's `multiple` field) gives
+ * one argument per value.
+ */
+spread: boolean, };
+
+export type InstallPlan = { source: PlanSource, 
+/**
+ * The entry's name in harness9.
+ */
+name: string, scope: Scope, 
+/**
+ * The file it is written to.
+ */
+path: string, 
+/**
+ * The entry exactly as it will be written (with the values filled in so far).
+ */
+entry: unknown, 
+/**
+ * Its command line or URL, as written.
+ */
+target: string, 
+/**
+ * The values to ask for.
+ */
+variables: Array<PlanVariable>, 
+/**
+ * Plain values filled in (they are in `entry`).
+ */
+values: { [key in string]: string }, 
+/**
+ * Secret variables that already have a value in the credential store (for this
+ * entry): asking again is optional.
+ */
+keptSecrets: Array<string>, 
+/**
+ * The entry it replaces (an update of an installed server).
+ */
+replaces: Replaced | null, 
+/**
+ * What the user should look at before saying yes.
+ */
+warnings: Array<string>, 
+/**
+ * Other things to know (a registry answered from the cache, precedence).
+ */
+notes: Array<string>, 
+/**
+ * A digest of what is written (file, name, entry): a commit names the one shown.
+ */
+digest: string, 
+/**
+ * How `entry` is made from the values.
+ */
+template: Template, 
+/**
+ * What a bundle is, declares and needs (`None`: from a registry).
+ */
+bundle: BundleInfo | null, };
+
+export type BundleInfo = { 
+/**
+ * The bundle file.
+ */
+file: string, 
+/**
+ * Its SHA-256 (hex): the commit unpacks the file only if it is still this one.
+ */
+sha256: string, 
+/**
+ * The folder its files are unpacked into.
+ */
+dir: string, manifestVersion: string | null, 
+/**
+ * `node`, `python`, `uv` or `binary`.
+ */
+serverType: string, author: string, authorEmail: string | null, authorUrl: string | null, tools: Array<DeclaredItem>, 
+/**
+ * The server makes more tools than it declares.
+ */
+toolsGenerated: boolean, prompts: Array<DeclaredItem>, promptsGenerated: boolean, compatibility: Compatibility, 
+/**
+ * It carries a signature block (not verified by harness9).
+ */
+signed: boolean, 
+/**
+ * Files in it.
+ */
+files: number, 
+/**
+ * Bytes once unpacked.
+ */
+unpackedBytes: number, };
+
+export type DeclaredItem = { name: string, description: string | null, };
+
+export type Compatibility = { 
+/**
+ * The platforms it runs on (empty: any).
+ */
+platforms: Array<string>, 
+/**
+ * This one.
+ */
+platform: string, platformOk: boolean, runtimes: Array<RuntimeCheck>, };
+
+export type RuntimeCheck = { 
+/**
+ * `node`, `python`, `uv`.
+ */
+name: string, 
+/**
+ * The program looked for on the servers' PATH.
+ */
+program: string, 
+/**
+ * The range the bundle asks for (`None`: any version).
+ */
+wanted: string | null, 
+/**
+ * The version found (`None`: not found, or it did not say).
+ */
+found: string | null, ok: boolean, };
+
+export type PlanView = { id: number, plan: InstallPlan, 
+/**
+ * Names of the required values with no answer, default or kept secret yet.
+ */
+missing: Array<string>, };
+
+export type Installed = { name: string, scope: Scope, path: string, entry: unknown, target: string, 
+/**
+ * Secret values kept, by name (never the values).
+ */
+secrets: Array<string>, 
+/**
+ * Where they are kept, in words.
+ */
+secretsIn: string, 
+/**
+ * Whether it replaced an entry (an update).
+ */
+replaced: boolean, 
+/**
+ * What went wrong after the entry was written (the approval or the record of where it
+ * came from could not be kept).
+ */
+warnings: Array<string>, 
+/**
+ * Precedence between scopes, as for `mcp add`.
+ */
+notes: Array<string>, };
+
+export type Outdated = { 
+/**
+ * Its name in harness9.
+ */
+server: string, scope: Scope, registry: string, 
+/**
+ * Its name in the registry.
+ */
+name: string, installed: string, latest: string, };
+
+export type OutdatedReport = { outdated: Array<Outdated>, 
+/**
+ * Installed servers checked.
+ */
+checked: number, problems: Array<RegistryProblem>, notes: Array<string>, };
+
+export type SecretState = { name: string, 
+/**
+ * A value is kept; `None` when the store could not be asked (it says why in `error`).
+ */
+set: boolean | null, error: string | null, };
+
+export type ServerSecretsView = { 
+/**
+ * The scope of the entry they belong to.
+ */
+scope: Scope, secrets: Array<SecretState>, };

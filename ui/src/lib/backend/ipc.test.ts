@@ -46,6 +46,11 @@ const ARGS: Partial<Record<Method, unknown[]>> = {
   sendPending: [4, () => {}],
   saveConfig: ["{}", "h0", "user"],
   editConfig: ["{}", { op: "removeServer", name: "demo" }],
+  searchServers: ["git", 20],
+  planBundle: ["/tmp/x.mcpb", "local"],
+  pickPath: [true],
+  previewInstall: [1, { A: "1" }],
+  commitInstall: [1, { A: "1" }, "d0"],
 };
 
 describe("tauri.ts over the fake's IPC adapter", () => {
@@ -77,6 +82,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
     fake.menuEvents.emit("settings");
     fake.askEvents.emit([]);
     fake.resourceEvents.emit({ type: "listing-changed", server: "demo" });
+    fake.bundleEvents.emit("/tmp/x.mcpb");
     await new Promise((r) => setTimeout(r, 10));
     expect(got).toEqual([
       ["onStatus", status],
@@ -86,6 +92,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
       ["onMenu", "settings"],
       ["onAsks", []],
       ["onResources", { type: "listing-changed", server: "demo" }],
+      ["onBundle", "/tmp/x.mcpb"],
     ]);
   });
 });

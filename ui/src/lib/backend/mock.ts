@@ -30,6 +30,13 @@ import type {
   FoundSource,
   ImportPlan,
   ImportSource,
+  InstallRequest,
+  Installed,
+  OutdatedReport,
+  PlanView,
+  SearchHit,
+  SearchResults,
+  ServerSecretsView,
   OnConflict,
   Scope,
   ConversationSummary,
@@ -537,6 +544,113 @@ export class MockBackend implements Backend {
     const rest = this.rules.filter((r) => r.tool !== tool);
     this.rules = permission ? [...rest, { tool, permission }].sort((a, b) => (a.tool < b.tool ? -1 : 1)) : rest;
     return this.rules;
+  }
+
+  /** The registries' servers `searchServers` looks in (by name or title, as the registry does). */
+  registryHits: SearchHit[] = [];
+  /** Notes every search answers with ("registry unreachable; showing results from …"). */
+  searchNotes: string[] = [];
+  /** When set, searches wait for it to resolve (to test what the window does meanwhile). */
+  searchGate: Promise<void> | null = null;
+  async searchServers(query: string, limit: number): Promise<SearchResults> {
+    this.#record("searchServers", query, limit);
+    if (this.searchGate) await this.searchGate;
+    const q = query.toLowerCase();
+    const hits = this.registryHits.filter((h) => h.name.toLowerCase().includes(q) || (h.title ?? "").toLowerCase().includes(q));
+    return { hits: hits.slice(0, limit), notes: this.searchNotes, problems: [], unreadable: 0 };
+  }
+  /** Versions by registry name, newest first. */
+  versions: Record<string, string[]> = {};
+  async serverVersions(_registry: string, name: string) {
+    return this.versions[name] ?? [];
+  }
+  /** The plan `planInstall`, `planUpdate` and `planBundle` answer (the core makes it). */
+  installPlan: PlanView | null = null;
+  /** What `previewInstall` answers for the answers given (the core fills the plan): the plan as it is by default. */
+  preview: (answers: Record<string, string>) => PlanView = () => {
+    if (!this.installPlan) throw new BackendError("changed-on-disk", "this install is no longer shown; search and open the server again");
+    return this.installPlan;
+  };
+  async planInstall(request: InstallRequest) {
+    this.#record("planInstall", request);
+    if (!this.installPlan) throw new BackendError("not-found", `no server named "${request.name}"`);
+    return this.installPlan;
+  }
+  async planUpdate(server: string) {
+    this.#record("planUpdate", server);
+    if (!this.installPlan) throw new BackendError("not-found", `server "${server}" was not installed from a registry`);
+    return this.installPlan;
+  }
+  /** What the bundle picker answers. */
+  pickedBundle: string | null = null;
+  async pickBundle() {
+    this.#record("pickBundle");
+    return this.pickedBundle;
+  }
+  async planBundle(path: string, scope: Scope | null) {
+    this.#record("planBundle", path, scope);
+    if (!this.installPlan) throw new BackendError("unsupported", `installing the bundle "${path}" is not supported`);
+    return this.installPlan;
+  }
+  /** What the path picker answers. */
+  pickedPath: string | null = null;
+  async pickPath(directory: boolean) {
+    this.#record("pickPath", directory);
+    return this.pickedPath;
+  }
+  /** The bundle the app was opened with (taken once). */
+  openedWith: string | null = null;
+  async openedBundle() {
+    const b = this.openedWith;
+    this.openedWith = null;
+    return b;
+  }
+  async previewInstall(planId: number, answers: Record<string, string>) {
+    this.#record("previewInstall", planId, answers);
+    return this.preview(answers);
+  }
+  async commitInstall(planId: number, answers: Record<string, string>, shown: string): Promise<Installed> {
+    this.#record("commitInstall", planId, answers, shown);
+    const p = this.installPlan!.plan;
+    return {
+      name: p.name,
+      scope: p.scope,
+      path: p.path,
+      entry: p.entry,
+      target: p.target,
+      secrets: p.variables.filter((v) => v.secret && answers[v.name]).map((v) => v.name),
+      secretsIn: "the system keychain (Secret Service)",
+      replaced: p.replaces !== null,
+      warnings: [],
+      notes: [],
+    };
+  }
+  outdated: OutdatedReport = { outdated: [], checked: 0, problems: [], notes: [] };
+  async outdatedServers() {
+    return this.outdated;
+  }
+  /** Each server's secrets: whether set (the fake keeps no values either). */
+  secretStates: Record<string, ServerSecretsView> = {};
+  async serverSecrets(server: string) {
+    const s = this.secretStates[server];
+    if (!s) throw new BackendError("not-found", `no server named "${server}"`);
+    return s;
+  }
+  async setServerSecret(server: string, name: string, value: string) {
+    this.#record("setServerSecret", server, name, value.length > 0 ? "(a value)" : "");
+    const st = this.secretStates[server]?.secrets.find((x) => x.name === name);
+    if (st) st.set = true;
+  }
+  async removeServerSecret(server: string, name: string) {
+    this.#record("removeServerSecret", server, name);
+    const st = this.secretStates[server]?.secrets.find((x) => x.name === name);
+    const was = st?.set === true;
+    if (st) st.set = false;
+    return was;
+  }
+  readonly bundleEvents = listeners<string>();
+  onBundle(cb: (path: string) => void) {
+    return this.bundleEvents.add(cb);
   }
 
   async samplingGrants() {

@@ -21,6 +21,11 @@ import type {
   ConnectionCheck,
   FoundSource,
   ImportPlan,
+  Installed,
+  OutdatedReport,
+  PlanView,
+  SearchResults,
+  ServerSecretsView,
   ConversationSummary,
   HeldToolEntry,
   LogFollowDto,
@@ -57,6 +62,7 @@ export const EVENTS = {
   asks: "asks-changed",
   resources: "resources-changed",
   views: "views",
+  bundle: "bundle-opened",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -198,4 +204,20 @@ export const tauriBackend: Backend = {
   testProvider: (change) => call<ConnectionCheck>("test_provider", { change }),
   permissionRules: () => call<PermissionRule[]>("permission_rules"),
   setPermission: (tool, permission) => call<PermissionRule[]>("set_permission", { tool, permission }),
+
+  searchServers: (query, limit) => call<SearchResults>("search_servers", { query, limit }),
+  serverVersions: (registry, name) => call<string[]>("server_versions", { registry, name }),
+  planInstall: (request) => call<PlanView>("plan_install", { request }),
+  planUpdate: (server) => call<PlanView>("plan_update", { server }),
+  pickBundle: () => call<string | null>("pick_bundle"),
+  planBundle: (path, scope) => call<PlanView>("plan_bundle", { path, scope }),
+  pickPath: (directory) => call<string | null>("pick_path", { directory }),
+  openedBundle: () => call<string | null>("opened_bundle"),
+  previewInstall: (planId, answers) => call<PlanView>("preview_install", { planId, answers }),
+  commitInstall: (planId, answers, shown) => call<Installed>("commit_install", { planId, answers, shown }),
+  outdatedServers: () => call<OutdatedReport>("outdated_servers"),
+  serverSecrets: (server) => call<ServerSecretsView>("server_secrets", { server }),
+  setServerSecret: (server, name, value) => call<void>("set_server_secret", { server, name, value }),
+  removeServerSecret: (server, name) => call<boolean>("remove_server_secret", { server, name }),
+  onBundle: (cb) => on<string>(EVENTS.bundle, cb),
 };

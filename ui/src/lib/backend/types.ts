@@ -24,6 +24,12 @@ import type {
   FoundSource,
   ImportPlan,
   ImportSource,
+  InstallRequest,
+  Installed,
+  OutdatedReport,
+  PlanView,
+  SearchResults,
+  ServerSecretsView,
   OnConflict,
   Scope,
   ConversationSummary,
@@ -271,4 +277,41 @@ export interface Backend {
   permissionRules(): Promise<PermissionRule[]>;
   /** Sets (or with null revokes) the rule for a tool name or pattern; the rules as they are now. */
   setPermission(tool: string, permission: ToolPermission | null): Promise<PermissionRule[]>;
+
+  /**
+   * Searches the configured registries (at most `limit` results; a larger limit is the next
+   * page). Hits are labelled with their registry; `notes` say when a registry answered from
+   * its kept answers ("registry unreachable; showing results from …").
+   */
+  searchServers(query: string, limit: number): Promise<SearchResults>;
+  /** The versions of a registry server, newest first. */
+  serverVersions(registry: string, name: string): Promise<string[]>;
+  /** The plan of an install (the exact entry, the values it asks for); nothing is written. */
+  planInstall(request: InstallRequest): Promise<PlanView>;
+  /** The plan that updates an installed registry server (old and new entry). */
+  planUpdate(server: string): Promise<PlanView>;
+  /** The native file picker for a bundle (`.mcpb`); null when cancelled. */
+  pickBundle(): Promise<string | null>;
+  /** The plan of installing a bundle file into `scope` (null: the user scope). */
+  planBundle(path: string, scope: Scope | null): Promise<PlanView>;
+  /** The native picker for a value that is a path (a folder when `directory`); null when cancelled. */
+  pickPath(directory: boolean): Promise<string | null>;
+  /** The bundle the app was opened with from the file manager (once). */
+  openedBundle(): Promise<string | null>;
+  /** Plan `planId` with `answers` in, as it would be written (secret values never come back). */
+  previewInstall(planId: number, answers: Record<string, string>): Promise<PlanView>;
+  /**
+   * Writes plan `planId` with `answers` when `shown` is the digest of the entry the user saw;
+   * it counts as approved as shown, and the server starts.
+   */
+  commitInstall(planId: number, answers: Record<string, string>, shown: string): Promise<Installed>;
+  /** Installed registry servers with a newer version. */
+  outdatedServers(): Promise<OutdatedReport>;
+  /** Which secrets of a server's entry are set (never their values). */
+  serverSecrets(server: string): Promise<ServerSecretsView>;
+  setServerSecret(server: string, name: string, value: string): Promise<void>;
+  /** True when a value was kept. */
+  removeServerSecret(server: string, name: string): Promise<boolean>;
+  /** A bundle (`.mcpb`) was dropped on the window: its path. */
+  onBundle(cb: (path: string) => void): Promise<Unlisten>;
 }
