@@ -259,7 +259,7 @@ pub fn registry_page(data: &[u8]) {
             let plain: BTreeMap<&str, &str> = vars.iter().map(|v| (v.as_str(), "v")).collect();
             let entry = built.template.render(&Values {
                 plain,
-                secret: Vec::new(),
+                ..Values::default()
             });
             match &built.template {
                 Template::Stdio { command, args, .. } => {
