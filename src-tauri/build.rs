@@ -77,6 +77,9 @@ const COMMANDS: &[&str] = &[
     "send_pending",
     "discard_pending",
     "save_download",
+    "list_tasks",
+    "cancel_task",
+    "task_result",
 ];
 
 fn main() {

@@ -30,6 +30,9 @@ pub mod events {
     /// [`harness9::host::apps::ViewEvent`]: a view is torn down, views' pending messages
     /// changed, a view set the model's context, or a view is throttled.
     pub const VIEWS: &str = "views";
+    /// `TaskEvent | null`: an MCP task started, its status changed, or it ended (with
+    /// its result); `null` when events were missed (fetch the table again).
+    pub const TASKS: &str = "tasks-changed";
 }
 
 /// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,
@@ -203,6 +206,11 @@ pub fn typescript_bindings() -> String {
         harness9::host::apps::TeardownReason::decl(&cfg),
         harness9::host::apps::PendingMessage::decl(&cfg),
         harness9::host::apps::ViewEvent::decl(&cfg),
+        harness9::host::tasks::TaskState::decl(&cfg),
+        harness9::host::tasks::TaskRecord::decl(&cfg),
+        harness9::tools::tasks::TaskOrigin::decl(&cfg),
+        harness9::host::tasks::TaskEvent::decl(&cfg),
+        harness9::host::tasks::CancelOutcome::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

@@ -17,6 +17,7 @@ mod icons;
 mod recent;
 mod resources;
 mod session;
+mod tasks;
 mod views;
 
 use std::path::PathBuf;
@@ -146,6 +147,9 @@ fn main() {
         commands::send_pending,
         commands::discard_pending,
         commands::save_download,
+        commands::list_tasks,
+        commands::cancel_task,
+        commands::task_result,
     ]);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
