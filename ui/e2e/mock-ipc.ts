@@ -112,6 +112,10 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
     (b, a) => b.completeResource(a.server, a.uriTemplate, a.variable, a.value, a.context),
   ],
   saveResource: ["save_resource", (b, a) => b.saveResource(a.server, a.uri)],
+
+  listTasks: ["list_tasks", (b) => b.listTasks()],
+  cancelTask: ["cancel_task", (b, a) => b.cancelTask(a.server, a.taskId)],
+  taskResult: ["task_result", (b, a) => b.taskResult(a.server, a.taskId)],
 };
 
 /** Commands of src-tauri that are no Backend method of their own. */
@@ -130,6 +134,7 @@ const EVENT_NAMES: { [M in EventMethod]: [string, boolean] } = {
   onConfigChanged: [EVENTS.configChanged, true],
   onResources: [EVENTS.resources, true],
   onViews: [EVENTS.views, true],
+  onTasks: [EVENTS.tasks, true],
   onProjectChanged: [EVENTS.projectChanged, false],
   onMenu: [EVENTS.menu, false],
 };

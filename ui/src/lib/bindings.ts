@@ -777,3 +777,13 @@ message: string, } | { "type": "pending_messages", messages: Array<PendingMessag
  * What the model will read, shortened for display.
  */
 preview: string, } | { "type": "throttled", viewId: string, server: string, message: string, };
+
+export type TaskState = "working" | "input_required" | "cancel_requested" | "completed" | "failed" | "cancelled" | "expired" | "lost";
+
+export type TaskRecord = { server: string, tool: string, arguments: JsonValue, taskId: string, era: Era, createdMs: number, ttlMs: number | null, state: TaskState, message: string | null, updatedMs: number, error?: string, origin?: TaskOrigin, local: boolean, canCancel: boolean, };
+
+export type TaskOrigin = { conversationId: string, callId: string, name: string, };
+
+export type TaskEvent = { "type": "started", task: TaskRecord, } | { "type": "status", server: string, taskId: string, state: TaskState, message: string | null, } | { "type": "ended", task: TaskRecord, result: CallToolResult | null, };
+
+export type CancelOutcome = "cancelled" | "requested";
