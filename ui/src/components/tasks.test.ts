@@ -6,7 +6,8 @@ import { afterEach, describe, expect, test } from "vitest";
 import ChatPane from "./ChatPane.svelte";
 import StatusBar from "./StatusBar.svelte";
 import TasksPanel from "./TasksPanel.svelte";
-import type { CallToolResult, TaskEvent, TaskRecord } from "../lib/bindings";
+import ToolDetail from "./ToolDetail.svelte";
+import type { CallToolResult, TaskEvent, TaskRecord, ToolDetail as Detail, ToolEntry } from "../lib/bindings";
 import { applyTaskEvent, duration, ttlLeft } from "../lib/tasks.svelte";
 import { $, render, settle, setup, type } from "../test/render";
 
@@ -204,5 +205,73 @@ describe("a chat call that runs as a task", () => {
     await settle();
     expect($(target, "tool-card-task").textContent).toContain("completed");
     expect(target.querySelector("[data-testid=tool-card-late]")).toBeNull();
+  });
+});
+
+describe("a call made by hand that runs as a task", () => {
+  const tool: ToolEntry & Detail = {
+    name: "mcp__everything__simulate-research-query",
+    server: "everything",
+    tool: "simulate-research-query",
+    description: "Research",
+    readOnly: false,
+    title: null,
+    marks: [],
+    icons: [],
+    hasView: false,
+    appOnly: false,
+    inputSchema: { type: "object", properties: { topic: { type: "string" } } },
+    hints: {
+      readOnlyHint: null,
+      destructiveHint: null,
+      idempotentHint: null,
+      openWorldHint: null,
+      readOnly: false,
+      destructive: false,
+      idempotent: false,
+      openWorld: false,
+      marks: [],
+    },
+  };
+
+  test("shows its task, and goes on when the tool's view closes; a plain call is cancelled", async () => {
+    const { backend, app } = await started();
+    app.status = {
+      revision: 0,
+      servers: [
+        {
+          name: "everything",
+          transport: "stdio",
+          scope: "project",
+          target: "everything",
+          state: { status: "connected", tools: 1, protocolVersion: "2025-11-25", serverName: "e", serverVersion: "1", era: "legacy" },
+          restart: null,
+          heldTools: 0,
+          signedIn: null,
+        },
+      ],
+      configError: null,
+    };
+    backend.toolGate = new Promise(() => {});
+    // A task of the same tool that was running before this call is not this call's.
+    backend.taskEvents.emit({ type: "started", task: record("earlier") });
+    const r = render(ToolDetail, { tool, detail: tool }, app);
+    $(r.target, "run-tool").click();
+    await settle();
+    expect(r.target.querySelector("[data-testid=tool-task]")).toBeNull();
+    backend.taskEvents.emit({ type: "started", task: record("mine", { createdMs: T0 + 1 }) });
+    backend.taskEvents.emit({ type: "status", server: "everything", taskId: "mine", state: "working", message: "Gathering sources..." });
+    await settle();
+    expect($(r.target, "tool-task").textContent).toContain("Runs as task mine: working — Gathering sources...");
+    r.destroy();
+    expect(backend.calls.some((c) => c[0] === "cancelToolCall")).toBe(false);
+
+    // Once its task ended, closing cancels as for any call (nothing is left to go on).
+    backend.taskEvents.emit({ type: "ended", task: record("mine", { createdMs: T0 + 1, state: "completed" }), result: answer });
+    const again = render(ToolDetail, { tool, detail: tool }, app);
+    $(again.target, "run-tool").click();
+    await settle();
+    again.destroy();
+    expect(backend.calls.at(-1)?.[0]).toBe("cancelToolCall");
   });
 });

@@ -108,6 +108,8 @@ export class TasksState {
   /** Tasks running (or waiting for the user, or asked to cancel). */
   running = $derived(this.list.filter((t) => !isEnded(t.state)).length);
 
+  /** When the window heard of each task's start ({@link stamp}), by key. */
+  #started = new Map<string, number>();
   #timer: ReturnType<typeof setInterval> | null = null;
   /** Bumped on reset: answers for an earlier project are dropped. */
   #generation = 0;
@@ -136,6 +138,7 @@ export class TasksState {
       return;
     }
     this.now = Date.now();
+    if (e.type === "started" && !this.#started.has(taskKey(e.task))) this.#started.set(taskKey(e.task), stamp());
     this.list = applyTaskEvent(this.list, e, this.now);
     if (e.type === "ended") {
       const error = e.result ? null : (e.task.error ?? `the task ended ${STATE_WORDS[e.task.state]} without a result`);
@@ -149,6 +152,7 @@ export class TasksState {
     this.#generation++;
     this.list = [];
     this.outcomes = {};
+    this.#started.clear();
     this.#clock();
   }
 
@@ -160,6 +164,14 @@ export class TasksState {
   /** The task a chat's tool call started, if any. */
   forCall(callId: string, conversationId: string | null): TaskRecord | undefined {
     return this.list.find((t) => t.origin?.callId === callId && (conversationId === null || t.origin.conversationId === conversationId));
+  }
+
+  /**
+   * The task a call made by hand started: one of its server and tool, not the chat's, that
+   * the window heard start after `since` (a {@link stamp} taken as the call began).
+   */
+  startedSince(server: string, tool: string, since: number): TaskRecord | undefined {
+    return this.list.find((t) => !t.origin && t.server === server && t.tool === tool && (this.#started.get(taskKey(t)) ?? 0) > since);
   }
 
   outcome(t: TaskRecord): TaskOutcome | undefined {
