@@ -405,6 +405,7 @@ mod surface_tests {
             events::MENU,
             events::ASKS,
             events::VIEWS,
+            events::TASKS,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();
