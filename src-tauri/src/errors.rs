@@ -556,9 +556,7 @@ mod tests {
 
     #[test]
     fn a_task_error_crosses_with_its_code() {
-        let e = BridgeError::from(TaskServiceError::CannotCancel {
-            server: "s".into(),
-        });
+        let e = BridgeError::from(TaskServiceError::CannotCancel { server: "s".into() });
         assert_eq!(
             (e.code, e.detail.as_deref()),
             (ErrorCode::Unsupported, Some("cannot-cancel"))

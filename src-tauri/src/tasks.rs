@@ -24,7 +24,11 @@ pub async fn cancel(harness: &Harness, server: &str, task_id: &str) -> BridgeRes
 
 /// A finished task's result (at once for a task that ended in this run; else the server
 /// is asked).
-pub async fn result(harness: &Harness, server: &str, task_id: &str) -> BridgeResult<CallToolResult> {
+pub async fn result(
+    harness: &Harness,
+    server: &str,
+    task_id: &str,
+) -> BridgeResult<CallToolResult> {
     Ok(harness.task_result(server, task_id).await?)
 }
 
