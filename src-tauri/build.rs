@@ -91,6 +91,9 @@ const COMMANDS: &[&str] = &[
     "server_secrets",
     "set_server_secret",
     "remove_server_secret",
+    "list_tasks",
+    "cancel_task",
+    "task_result",
 ];
 
 fn main() {

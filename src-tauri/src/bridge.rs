@@ -32,6 +32,9 @@ pub mod events {
     pub const VIEWS: &str = "views";
     /// `string`: the path of a bundle (`.mcpb`) dropped on the window; its install opens.
     pub const BUNDLE: &str = "bundle-opened";
+    /// `TaskEvent | null`: an MCP task started, its status changed, or it ended (with
+    /// its result); `null` when events were missed (fetch the table again).
+    pub const TASKS: &str = "tasks-changed";
 }
 
 /// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,
@@ -229,6 +232,11 @@ pub fn typescript_bindings() -> String {
         harness9::install::OutdatedReport::decl(&cfg),
         harness9::install::SecretState::decl(&cfg),
         crate::plans::ServerSecretsView::decl(&cfg),
+        harness9::host::tasks::TaskState::decl(&cfg),
+        harness9::host::tasks::TaskRecord::decl(&cfg),
+        harness9::tools::tasks::TaskOrigin::decl(&cfg),
+        harness9::host::tasks::TaskEvent::decl(&cfg),
+        harness9::host::tasks::CancelOutcome::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from src-tauri/src/bridge.rs by ts-rs. Do not edit by hand:\n\

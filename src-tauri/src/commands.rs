@@ -716,3 +716,31 @@ pub async fn save_download(
     let harness = state.harness().await?;
     crate::views::save_download(&app, &harness, &download_id, names).await
 }
+
+// ---- MCP tasks ---------------------------------------------------------------------------
+
+/// The project's MCP tasks, newest first.
+#[tauri::command]
+pub async fn list_tasks(state: S<'_>) -> BridgeResult<Vec<harness9::host::tasks::TaskRecord>> {
+    Ok(crate::tasks::list(&*state.harness().await?))
+}
+
+/// Cancels a running task.
+#[tauri::command]
+pub async fn cancel_task(
+    state: S<'_>,
+    server: String,
+    task_id: String,
+) -> BridgeResult<harness9::host::tasks::CancelOutcome> {
+    crate::tasks::cancel(&*state.harness().await?, &server, &task_id).await
+}
+
+/// A finished task's result.
+#[tauri::command]
+pub async fn task_result(
+    state: S<'_>,
+    server: String,
+    task_id: String,
+) -> BridgeResult<harness9::mcp::CallToolResult> {
+    crate::tasks::result(&*state.harness().await?, &server, &task_id).await
+}

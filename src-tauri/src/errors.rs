@@ -27,11 +27,13 @@ use harness9::host::asks::{AskError, ReplyError};
 use harness9::host::catalog::FeatureError;
 use harness9::host::pins::AcceptError;
 use harness9::host::signin::SignInError;
+use harness9::host::tasks::TaskServiceError;
 use harness9::inspect::EditError;
 use harness9::install::{InstallError, RegistryError, SecretError, SourceError};
 use harness9::links::LinkRefused;
-use harness9::manager::PauseError;
+use harness9::manager::{PauseError, Unavailable};
 use harness9::mcp::auth::AuthError;
+use harness9::mcp::client::TaskError;
 
 /// What went wrong, as a closed set the UI can branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -524,6 +526,52 @@ impl WireCode for PermissionError {
     }
 }
 
+impl WireCode for Unavailable {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            Unavailable::Unknown { .. } => ErrorCode::NotFound,
+            Unavailable::NotConnected { .. } => ErrorCode::NotConnected,
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for TaskError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            TaskError::Unknown { .. } => ErrorCode::NotFound,
+            TaskError::Cancelled { .. } => ErrorCode::Cancelled,
+            TaskError::Client(_)
+            | TaskError::Expired { .. }
+            | TaskError::Backwards { .. }
+            | TaskError::Failed { .. }
+            | TaskError::NotFinished { .. }
+            | TaskError::Invalid { .. } => ErrorCode::RequestFailed,
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
+impl WireCode for TaskServiceError {
+    fn wire_code(&self) -> ErrorCode {
+        match self {
+            TaskServiceError::Server(e) => e.wire_code(),
+            TaskServiceError::UnknownTask { .. } => ErrorCode::NotFound,
+            // Cancelling a task that has ended: nothing is left to cancel.
+            TaskServiceError::Ended { .. } => ErrorCode::InvalidArguments,
+            TaskServiceError::CannotCancel { .. } => ErrorCode::Unsupported,
+            TaskServiceError::Task(e) => e.wire_code(),
+        }
+    }
+    fn detail(&self) -> Option<&'static str> {
+        Some(self.code())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,6 +610,23 @@ mod tests {
         assert_eq!(
             (e.code, e.detail.as_deref()),
             (ErrorCode::Io, Some("credentials-failed"))
+        );
+    }
+
+    #[test]
+    fn a_task_error_crosses_with_its_code() {
+        let e = BridgeError::from(TaskServiceError::CannotCancel { server: "s".into() });
+        assert_eq!(
+            (e.code, e.detail.as_deref()),
+            (ErrorCode::Unsupported, Some("cannot-cancel"))
+        );
+        let e = BridgeError::from(TaskServiceError::Task(TaskError::Unknown {
+            task_id: "t".into(),
+            detail: "gone".into(),
+        }));
+        assert_eq!(
+            (e.code, e.detail.as_deref()),
+            (ErrorCode::NotFound, Some("unknown-task"))
         );
     }
 }

@@ -19,6 +19,7 @@ mod plans;
 mod recent;
 mod resources;
 mod session;
+mod tasks;
 mod views;
 
 use std::path::PathBuf;
@@ -163,6 +164,9 @@ fn main() {
         install::server_secrets,
         install::set_server_secret,
         install::remove_server_secret,
+        commands::list_tasks,
+        commands::cancel_task,
+        commands::task_result,
     ]);
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_opener::init())
@@ -445,6 +449,7 @@ mod surface_tests {
             events::ASKS,
             events::VIEWS,
             events::BUNDLE,
+            events::TASKS,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();

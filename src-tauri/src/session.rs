@@ -217,6 +217,7 @@ impl AppState {
             crate::asks::forward(emitter.clone(), &harness),
             crate::resources::forward(emitter.clone(), &harness),
             crate::views::forward(emitter.clone(), &harness),
+            crate::tasks::forward(emitter.clone(), &harness),
         ];
         if let Some(w) = &watcher {
             tasks.push(forward_config(emitter.clone(), w));
@@ -227,6 +228,8 @@ impl AppState {
             tokio::spawn(async move {
                 painted.await;
                 starter.start(None).await;
+                // Tasks of an earlier run: an HTTP server's are followed again.
+                starter.resume_tasks().await;
             })
             .abort_handle(),
         );

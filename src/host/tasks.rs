@@ -115,6 +115,10 @@ struct Entry {
     follower: Option<AbortHandle>,
     /// [`Tasks::finish`] took it (it ends once).
     ending: bool,
+    /// No call waits for it any more (its wait ran out, or it was taken up from the
+    /// stored table): its end is a late result for its conversation. A task that ends while
+    /// its call still waits gives the call its result, and no late one.
+    detached: bool,
 }
 
 struct Inner {
@@ -218,6 +222,7 @@ impl Tasks {
         for record in stored {
             table.entry(record.key()).or_insert_with(|| Entry {
                 ending: record.state.is_ended(),
+                detached: true,
                 record,
                 end: watch::channel(None).0,
                 follower: None,
@@ -291,6 +296,7 @@ impl Tasks {
                     end: watch::channel(None).0,
                     follower: None,
                     ending: false,
+                    detached: false,
                 },
             );
         }
@@ -300,6 +306,20 @@ impl Tasks {
         });
         self.spawn_follower(&record, Some((started.client, task.clone())));
         record
+    }
+
+    /// The call that started a task stops waiting for it: its end becomes a late result.
+    /// False when the task is already ending (the call then waits for that end).
+    fn detach(&self, key: &TaskKey) -> bool {
+        let mut table = self.inner.table.lock();
+        match table.get_mut(key) {
+            Some(e) if e.ending => false,
+            Some(e) => {
+                e.detached = true;
+                true
+            }
+            None => true,
+        }
     }
 
     /// Waits until the task ends (`None`: it is not in the table).
@@ -477,7 +497,7 @@ impl Tasks {
     /// delivered.
     async fn finish(&self, key: &TaskKey, end: TaskEnd) {
         let end = Arc::new(end);
-        let record = {
+        let (record, detached) = {
             let mut table = self.inner.table.lock();
             let Some(e) = table.get_mut(key) else {
                 return;
@@ -490,10 +510,10 @@ impl Tasks {
             e.record.error = end.error.as_ref().map(ToString::to_string);
             e.record.updated_ms = now_ms();
             e.follower = None;
-            e.record.clone()
+            (e.record.clone(), e.detached)
         };
         let (store, project) = (self.inner.store.clone(), self.inner.project.clone());
-        let claim = record.origin.is_some().then(|| record.key());
+        let claim = (record.origin.is_some() && detached).then(|| record.key());
         let put = record.clone();
         let claimed = tokio::task::spawn_blocking(move || {
             if let Err(e) = store.put(&project, vec![put]) {
@@ -644,6 +664,16 @@ impl TaskHost for Tasks {
                     task_id: key.task_id.clone(),
                     detail: "it left the task list".into(),
                 })),
+                Err(_) if !tasks.detach(&key) => {
+                    // It is ending right now: the call gets its result.
+                    match tasks.wait(&key).await {
+                        Some(end) => TaskWait::Ended(end_result(&key, &end)),
+                        None => TaskWait::Ended(Err(TaskError::Unknown {
+                            task_id: key.task_id.clone(),
+                            detail: "it left the task list".into(),
+                        })),
+                    }
+                }
                 Err(_) => {
                     let now = tasks.get(&key).unwrap_or(record);
                     TaskWait::Running {

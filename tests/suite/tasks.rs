@@ -139,6 +139,13 @@ async fn a_models_task_ends_in_its_turn_or_comes_back_later_as_a_late_result() {
         (late[0].call_id.as_str(), late[0].state.as_str()),
         (call_id.as_str(), "completed")
     );
+    // The quick one gave its call the result in its turn: it is no late result too.
+    let file = conversation_file(project.data.path(), engine.conversation_id())
+        .expect("the conversation's file");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lates: Vec<&str> = text.lines().filter(|l| l.contains("\"late\":{")).collect();
+    assert_eq!(lates.len(), 1, "{lates:?}");
+    assert!(lates[0].contains(&call_id), "{}", lates[0]);
     // The next message takes it to the model, after the user's text.
     let events = run(&reopened, "what came back?").await;
     assert_eq!(completed(&events), "thanks");
@@ -151,6 +158,22 @@ async fn a_models_task_ends_in_its_turn_or_comes_back_later_as_a_late_result() {
     assert!(sent.contains("the late one"), "{sent}");
     assert!(reopened.late_results().is_empty(), "taken by the message");
     h.shutdown().await;
+}
+
+/// The file of conversation `id` under the data folder `dir`.
+fn conversation_file(dir: &std::path::Path, id: &str) -> Option<std::path::PathBuf> {
+    let name = format!("{id}.jsonl");
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = conversation_file(&path, id) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name.as_str()) {
+            return Some(path);
+        }
+    }
+    None
 }
 
 #[tokio::test]

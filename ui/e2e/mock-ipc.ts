@@ -127,6 +127,9 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   serverSecrets: ["server_secrets", (b, a) => b.serverSecrets(a.server)],
   setServerSecret: ["set_server_secret", (b, a) => b.setServerSecret(a.server, a.name, a.value)],
   removeServerSecret: ["remove_server_secret", (b, a) => b.removeServerSecret(a.server, a.name)],
+  listTasks: ["list_tasks", (b) => b.listTasks()],
+  cancelTask: ["cancel_task", (b, a) => b.cancelTask(a.server, a.taskId)],
+  taskResult: ["task_result", (b, a) => b.taskResult(a.server, a.taskId)],
 };
 
 /** Commands of src-tauri that are no Backend method of their own. */
@@ -145,6 +148,7 @@ const EVENT_NAMES: { [M in EventMethod]: [string, boolean] } = {
   onConfigChanged: [EVENTS.configChanged, true],
   onResources: [EVENTS.resources, true],
   onViews: [EVENTS.views, true],
+  onTasks: [EVENTS.tasks, true],
   onProjectChanged: [EVENTS.projectChanged, false],
   onMenu: [EVENTS.menu, false],
   onBundle: [EVENTS.bundle, false],

@@ -392,6 +392,38 @@ describe("server-everything in the app: what a server asks of the user, and what
     assert.match(text, new RegExp(`file://${project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
   });
 
+  test("tasks: a tool that requires a task runs as one; the status bar counts it, the tasks view shows its status, cancels one, and shows a finished one's result", async () => {
+    const tasksRunning = async () => (await session.findAll("[data-testid=tasks-running]")).length > 0;
+    const working = "[data-testid=task-row][data-state=working]";
+    // simulate-research-query requires a task (4 stages of about a second each): the first
+    // is cancelled from the tasks view as soon as it shows.
+    await runTool("simulate-research-query", { topic: "tides" });
+    const count = await session.waitFor("[data-testid=tasks-running]", "the running task in the status bar");
+    await session.click(count);
+    await session.click(await session.waitFor(`${working} [data-testid=task-cancel]`, "the task's Cancel button"));
+    await session.waitFor("[data-testid=task-row][data-state=cancelled]", "the cancelled task");
+    for (let i = 0; i < 50 && (await tasksRunning()); i++) await sleep(100);
+    assert.equal(await tasksRunning(), false, "no task runs after the cancel");
+
+    // The second runs to its end: its status while it runs, then its result.
+    await runTool("simulate-research-query", { topic: "tides" });
+    const second = await session.waitFor("[data-testid=tasks-running]", "the second task in the status bar");
+    assert.equal(await session.text(second), "1 task running");
+    await session.click(second);
+    const message = await session.waitFor(`${working} [data-testid=task-message]`, "the task's status message", async (el) => (await session.text(el)).length > 0);
+    assert.match(await session.text(message), /Gathering sources|Analyzing content|Synthesizing findings|Generating report/);
+    assert.match(await session.text(await session.find(working)), /simulate-research-query\s+everything/);
+    assert.match(await session.text(await session.find(`${working} [data-testid=task-elapsed]`)), /^\d+ s$/);
+    await session.screenshot("12a-task-running");
+    const done = "[data-testid=task-row][data-state=completed]";
+    await session.click(await session.waitFor(`${done} [data-testid=task-toggle-result]`, "the finished task", undefined, 30_000));
+    const result = await session.waitFor(`${done} [data-testid=tool-result]`, "its result");
+    assert.match(await session.text(result), /Research Report: tides/);
+    assert.equal((await session.findAll("[data-testid=task-row]")).length, 2);
+    assert.equal(await tasksRunning(), false);
+    await session.screenshot("12b-task-result");
+  });
+
   test("resources: list, preview, a template filled in, updates of a subscribed resource", async () => {
     // The server sends updates of subscribed resources every 5 s once this is on.
     await runTool("toggle-subscriber-updates");

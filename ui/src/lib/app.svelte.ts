@@ -15,8 +15,9 @@ import type {
 import { BackendError, type Backend, type Unlisten } from "./backend/types";
 import { ChatSession } from "./chat.svelte";
 import { LEFT, LiveViews } from "./views/live";
+import { TasksState } from "./tasks.svelte";
 
-export type View = "tools" | "server" | "settings" | "chat";
+export type View = "tools" | "server" | "settings" | "chat" | "tasks";
 export type Theme = "system" | "light" | "dark";
 
 export interface Notice {
@@ -34,6 +35,8 @@ export class AppState {
   readonly chat: ChatSession;
   /** The MCP Apps views shown in the window (torn down before what holds them goes). */
   readonly views = new LiveViews();
+  /** The project's MCP tasks (the core's table, kept current). */
+  readonly tasks: TasksState;
 
   project = $state<ProjectInfo | null>(null);
   /** True until the first answer about the open project. */
@@ -76,6 +79,7 @@ export class AppState {
   constructor(backend: Backend) {
     this.backend = backend;
     this.chat = new ChatSession(backend, this.views);
+    this.tasks = new TasksState(backend);
     try {
       const t = globalThis.localStorage?.getItem(THEME_KEY);
       if (t === "light" || t === "dark" || t === "system") this.theme = t;
@@ -91,6 +95,7 @@ export class AppState {
       await b.onStatus((s) => this.#setStatus(s)),
       await b.onToolsChanged(() => this.#scheduleTools()),
       await b.onProjectChanged((p) => void this.#projectOpened(p)),
+      await b.onTasks((e) => this.tasks.apply(e)),
     );
     void b.recentProjects().then((r) => (this.recent = r), () => {});
     try {
@@ -106,6 +111,7 @@ export class AppState {
   destroy(): void {
     for (const u of this.#unlisten.splice(0)) u();
     if (this.#toolsTimer) clearTimeout(this.#toolsTimer);
+    this.tasks.destroy();
   }
 
   async #projectOpened(p: ProjectInfo): Promise<void> {
@@ -122,9 +128,10 @@ export class AppState {
       this.chatOpened = false;
       this.tools = [];
       this.chat.reset();
+      this.tasks.reset();
     }
     try {
-      const [status] = await Promise.all([this.backend.getStatus(), this.refreshTools()]);
+      const [status] = await Promise.all([this.backend.getStatus(), this.refreshTools(), this.tasks.load()]);
       this.#setStatus(status);
     } catch (e) {
       this.notify(e);
@@ -219,6 +226,10 @@ export class AppState {
     this.#navigate(() => (this.view = "settings"));
   }
 
+  showTasks(): void {
+    this.#navigate(() => (this.view = "tasks"));
+  }
+
   showChat(): void {
     this.#navigate(() => {
       this.chatOpened = true;
@@ -255,7 +266,7 @@ export class AppState {
       this.selectTool(null);
       return true;
     }
-    if (this.view === "server") {
+    if (this.view === "server" || this.view === "tasks") {
       this.showTools();
       return true;
     }

@@ -1073,3 +1073,57 @@ export type ServerSecretsView = {
  * The scope of the entry they belong to.
  */
 scope: Scope, secrets: Array<SecretState>, };
+
+export type TaskState = "working" | "input_required" | "cancel_requested" | "completed" | "failed" | "cancelled" | "expired" | "lost";
+
+export type TaskRecord = { server: string, 
+/**
+ * The tool's raw name on its server.
+ */
+tool: string, arguments: JsonValue, taskId: string, era: Era, 
+/**
+ * When it was created (ms since the epoch, our clock).
+ */
+createdMs: number, 
+/**
+ * Its time to live in ms from creation; `null`: unlimited.
+ */
+ttlMs: number | null, state: TaskState, 
+/**
+ * The server's last status message.
+ */
+message: string | null, 
+/**
+ * When its state or message last changed (ms since the epoch).
+ */
+updatedMs: number, 
+/**
+ * Why it ended without a result, when it did.
+ */
+error?: string, 
+/**
+ * The model's tool call that started it, if any (its late result goes there).
+ */
+origin?: TaskOrigin, 
+/**
+ * Its server runs over stdio: the task ends with the server's process.
+ */
+local: boolean, 
+/**
+ * The server takes `tasks/cancel` (legacy servers declare it).
+ */
+canCancel: boolean, };
+
+export type TaskOrigin = { conversationId: string, 
+/**
+ * The tool call's id in the conversation.
+ */
+callId: string, 
+/**
+ * The model-facing tool name of the call.
+ */
+name: string, };
+
+export type TaskEvent = { "type": "started", task: TaskRecord, } | { "type": "status", server: string, taskId: string, state: TaskState, message: string | null, } | { "type": "ended", task: TaskRecord, result: CallToolResult | null, };
+
+export type CancelOutcome = "cancelled" | "requested";

@@ -17,6 +17,7 @@ import type {
 } from "./bindings";
 import { BackendError, type Backend } from "./backend/types";
 import { LEFT, type LiveViews } from "./views/live";
+import { stamp } from "./tasks.svelte";
 
 /** A tool call as its card shows it. */
 export interface ToolCard {
@@ -38,6 +39,12 @@ export interface ToolCard {
   partial: JsonValue | null;
   /** The call's interactive view (MCP Apps), once it returned a result. */
   view: CallView | null;
+  /**
+   * When the window learned how the call ended (a `stamp()`; 0 for a call of the saved
+   * history, null while it runs): an MCP task of the call that ends after this gives its
+   * late result, one that ended before it gave the call its result.
+   */
+  ended: number | null;
 }
 
 export type ChatEntry =
@@ -174,6 +181,7 @@ export class ChatSession {
           viewTool: null,
           partial: null,
           view: h.view ?? null,
+          ended: 0,
         };
     }
   }
@@ -306,6 +314,7 @@ export class ChatSession {
       viewTool: null,
       partial: null,
       view: null,
+      ended: null,
     });
     return this.entries[this.entries.length - 1] as ToolCard;
   }
@@ -368,6 +377,7 @@ export class ChatSession {
         card.durationMs = e.durationMs;
         card.progress = null;
         card.view = e.view ?? null;
+        card.ended = stamp();
         break;
       }
       case "notice":

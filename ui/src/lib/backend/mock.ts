@@ -66,6 +66,7 @@ import type {
   TimedResult,
 } from "../bindings";
 import type { PendingMessage, ViewCall, ViewEvent, ViewOpened, ViewReply } from "../bindings";
+import type { CallToolResult, CancelOutcome, TaskEvent, TaskRecord } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
 type Listener<T> = (v: T) => void;
@@ -535,6 +536,31 @@ export class MockBackend implements Backend {
     this.#record("testProvider", change ? { ...change, apiKey: change.apiKey ? "<key>" : null } : null);
     return this.connection;
   }
+  /** The project's task table, newest first (a test keeps it and pushes the events). */
+  tasks: TaskRecord[] = [];
+  /** Finished tasks' results, by `server/taskId` (none: `taskResult` fails as the core would). */
+  taskResults: Record<string, CallToolResult> = {};
+  /** What the next `cancelTask` answers. */
+  cancelOutcome: CancelOutcome = "cancelled";
+  readonly taskEvents = listeners<TaskEvent | null>();
+
+  async listTasks() {
+    return this.tasks;
+  }
+  async cancelTask(server: string, taskId: string): Promise<CancelOutcome> {
+    this.#record("cancelTask", server, taskId);
+    return this.cancelOutcome;
+  }
+  async taskResult(server: string, taskId: string): Promise<CallToolResult> {
+    this.#record("taskResult", server, taskId);
+    const r = this.taskResults[`${server}/${taskId}`];
+    if (!r) throw new BackendError("not-found", `there is no task ${taskId} of server "${server}" in this project's task list`);
+    return r;
+  }
+  onTasks(cb: (e: TaskEvent | null) => void) {
+    return this.taskEvents.add(cb);
+  }
+
   async permissionRules() {
     return this.rules;
   }

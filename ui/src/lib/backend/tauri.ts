@@ -49,6 +49,10 @@ import type {
   ViewEvent,
   ViewOpened,
   ViewReply,
+  CallToolResult,
+  CancelOutcome,
+  TaskEvent,
+  TaskRecord,
 } from "../bindings";
 import { BackendError, type Backend, type LogFollow, type Unlisten } from "./types";
 
@@ -63,6 +67,7 @@ export const EVENTS = {
   resources: "resources-changed",
   views: "views",
   bundle: "bundle-opened",
+  tasks: "tasks-changed",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -202,6 +207,10 @@ export const tauriBackend: Backend = {
   saveProviderSettings: (change) => call<ProviderView>("save_provider_settings", { change }),
   forgetProviderKey: (provider) => call<ProviderView>("forget_provider_key", { provider }),
   testProvider: (change) => call<ConnectionCheck>("test_provider", { change }),
+  listTasks: () => call<TaskRecord[]>("list_tasks"),
+  cancelTask: (server, taskId) => call<CancelOutcome>("cancel_task", { server, taskId }),
+  taskResult: (server, taskId) => call<CallToolResult>("task_result", { server, taskId }),
+  onTasks: (cb) => onProject<TaskEvent | null>(EVENTS.tasks, cb),
   permissionRules: () => call<PermissionRule[]>("permission_rules"),
   setPermission: (tool, permission) => call<PermissionRule[]>("set_permission", { tool, permission }),
 

@@ -60,6 +60,10 @@ import type {
   ViewEvent,
   ViewOpened,
   ViewReply,
+  CallToolResult,
+  CancelOutcome,
+  TaskEvent,
+  TaskRecord,
 } from "../bindings";
 
 export type Unlisten = () => void;
@@ -273,6 +277,15 @@ export interface Backend {
   forgetProviderKey(provider: ProviderKind): Promise<ProviderView>;
   /** One minimal request to the provider: of `change` before it is kept, else of the saved settings. */
   testProvider(change: ProviderChange | null): Promise<ConnectionCheck>;
+  /** The project's MCP tasks (running and recent), newest first. */
+  listTasks(): Promise<TaskRecord[]>;
+  /** Cancels a running task (`requested`: the server stops it when it gets to it). */
+  cancelTask(server: string, taskId: string): Promise<CancelOutcome>;
+  /** A finished task's result. */
+  taskResult(server: string, taskId: string): Promise<CallToolResult>;
+  /** A task started, changed or ended; `null` when events were missed (fetch the list again). */
+  onTasks(cb: (e: TaskEvent | null) => void): Promise<Unlisten>;
+
   /** The project's remembered tool permission rules. */
   permissionRules(): Promise<PermissionRule[]>;
   /** Sets (or with null revokes) the rule for a tool name or pattern; the rules as they are now. */
