@@ -53,6 +53,7 @@ pub struct SecretState {
     /// A value is kept; `None` when the store could not be asked (it says why in `error`).
     pub set: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub error: Option<String>,
 }
 

@@ -227,7 +227,7 @@ describe("updates and secrets in the settings", () => {
   test("an entry's secrets show as set or not, are changed through a password field, and removed", async () => {
     const { app, backend } = setup();
     await app.init();
-    backend.secretStates.weather = { scope: "local", secrets: [{ name: "API_KEY", set: true, error: null }, { name: "OTHER", set: false, error: null }] };
+    backend.secretStates.weather = { scope: "local", secrets: [{ name: "API_KEY", set: true }, { name: "OTHER", set: false }] };
     const dl = document.createElement("dl");
     const r = render(ServerSecrets, { name: "weather" }, app);
     cleanups.push(r.destroy);

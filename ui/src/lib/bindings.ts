@@ -1066,7 +1066,7 @@ export type SecretState = { name: string,
 /**
  * A value is kept; `None` when the store could not be asked (it says why in `error`).
  */
-set: boolean | null, error: string | null, };
+set: boolean | null, error?: string, };
 
 export type ServerSecretsView = { 
 /**

@@ -163,6 +163,16 @@ export function fieldType(v: PlanVariable): FieldType {
   return "text";
 }
 
+/** The bounds a number variable declares, as shown beside its name ("" when none). */
+export function rangeText(v: PlanVariable): string {
+  const min = v.min ?? null;
+  const max = v.max ?? null;
+  if (min !== null && max !== null) return ` · ${min} to ${max}`;
+  if (min !== null) return ` · at least ${min}`;
+  if (max !== null) return ` · at most ${max}`;
+  return "";
+}
+
 /**
  * The values a form starts with: each plain variable's value from the plan (given at an
  * earlier install) or its default; secrets start empty (a kept one stays unless typed).

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { MockBackend } from "./backend/mock";
 import type { SearchHit } from "./bindings";
 import { planWith, variable } from "../test/plans";
-import { PAGE_SIZE, RegistrySearch, SEARCH_DELAY_MS, answersOf, fieldType, initialValues, missingValues, registryLabel } from "./registry.svelte";
+import { PAGE_SIZE, RegistrySearch, SEARCH_DELAY_MS, answersOf, fieldType, initialValues, missingValues, rangeText, registryLabel } from "./registry.svelte";
 
 const REG = "http://127.0.0.1:9/";
 
@@ -132,6 +132,13 @@ describe("the install form's values", () => {
     const p = planWith(vars, { values: { CITY: "Oslo" } });
     expect(initialValues(p)).toEqual({ API_KEY: "", REGION: "eu", UNITS: "", VERBOSE: "false", CITY: "Oslo" });
     expect(vars.map(fieldType)).toEqual(["password", "text", "select", "checkbox", "text"]);
+  });
+
+  test("a number's declared bounds are shown beside its name", () => {
+    expect(rangeText(variable("PORT", { format: "number", min: 1, max: 65535 }))).toBe(" · 1 to 65535");
+    expect(rangeText(variable("N", { format: "number", min: 0 }))).toBe(" · at least 0");
+    expect(rangeText(variable("N", { format: "number", max: 10 }))).toBe(" · at most 10");
+    expect(rangeText(variable("CITY"))).toBe("");
   });
 
   test("required values without a value are missing, unless a secret is kept", () => {
