@@ -98,27 +98,8 @@ impl Installer {
             .clone()
             .unwrap_or_else(|| plan::local_name(&m.name));
         servers::check_name(&name)?;
-        let (me, scope, name2) = (self.clone(), req.scope, name.clone());
-        let secret_names: Vec<String> = built
-            .variables
-            .iter()
-            .filter(|v| v.secret)
-            .map(|v| v.name.clone())
-            .collect();
-        let (existing, provenance, kept) = tokio::task::spawn_blocking(move || {
-            let existing = servers::entry_of(&me.files, scope, &name2)?;
-            let provenance = me.installed.get(scope, &me.project, &name2);
-            let kept: Vec<String> = me
-                .secrets
-                .states(scope, &name2, &secret_names)
-                .into_iter()
-                .filter(|s| s.set == Some(true))
-                .map(|s| s.name)
-                .collect();
-            Ok::<_, InstallError>((existing, provenance, kept))
-        })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+        let scope = req.scope;
+        let (existing, provenance, kept) = self.now_under(scope, &name, &built.variables).await?;
         let replaces = match existing {
             None => None,
             Some(entry) => match &provenance {

@@ -54,6 +54,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::config::servers::{self, ServerEditError};
 use crate::config::{Scope, ScopeFiles};
@@ -252,6 +253,38 @@ impl Installer {
             .collect())
     }
 
+    /// What `scope` holds under `name` now: its entry, where it was installed from, and
+    /// which of `variables`' secrets have a value kept (read off the runtime threads: the
+    /// scope's file and the credential store).
+    async fn now_under(
+        &self,
+        scope: Scope,
+        name: &str,
+        variables: &[PlanVariable],
+    ) -> Result<(Option<Value>, Option<Provenance>, Vec<String>), InstallError> {
+        let me = self.clone();
+        let name = name.to_string();
+        let secret_names: Vec<String> = variables
+            .iter()
+            .filter(|v| v.secret)
+            .map(|v| v.name.clone())
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let existing = servers::entry_of(&me.files, scope, &name)?;
+            let provenance = me.installed.get(scope, &me.project, &name);
+            let kept: Vec<String> = me
+                .secrets
+                .states(scope, &name, &secret_names)
+                .into_iter()
+                .filter(|s| s.set == Some(true))
+                .map(|s| s.name)
+                .collect();
+            Ok((existing, provenance, kept))
+        })
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    }
+
     /// The plan of one registry server version. Asks the registries; reads the scope's file
     /// and the credential store (off the runtime threads).
     pub async fn plan(&self, req: &RegistryInstall) -> Result<InstallPlan, InstallError> {
@@ -268,28 +301,8 @@ impl Installer {
             .clone()
             .unwrap_or_else(|| plan::local_name(&record.name));
         servers::check_name(&name)?;
-        let (me, scope, record_name) = (self.clone(), req.scope, record.name.clone());
-        let secret_names: Vec<String> = built
-            .variables
-            .iter()
-            .filter(|v| v.secret)
-            .map(|v| v.name.clone())
-            .collect();
-        let name2 = name.clone();
-        let (existing, provenance, kept) = tokio::task::spawn_blocking(move || {
-            let existing = servers::entry_of(&me.files, scope, &name2)?;
-            let provenance = me.installed.get(scope, &me.project, &name2);
-            let kept: Vec<String> = me
-                .secrets
-                .states(scope, &name2, &secret_names)
-                .into_iter()
-                .filter(|s| s.set == Some(true))
-                .map(|s| s.name)
-                .collect();
-            Ok::<_, InstallError>((existing, provenance, kept))
-        })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+        let (scope, record_name) = (req.scope, record.name.clone());
+        let (existing, provenance, kept) = self.now_under(scope, &name, &built.variables).await?;
         let replaces = match existing {
             None => None,
             Some(entry) => match &provenance {
