@@ -96,10 +96,6 @@ fn a_symlink_planted_at_the_temp_path_is_not_followed() {
     assert!(grants.is_granted(dir.path(), "fx", "fp"));
 }
 
-async fn wait_for_ask(h: &harness9::Harness) -> harness9::host::asks::Ask {
-    next_ask(&mut h.subscribe_asks(), |_| true).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     let p = Project::new(&json!({"mcpServers": {"fx": {"command": fixture_bin()}}}));
@@ -119,11 +115,14 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     h.start(None).await;
     h.manager().wait_settled(Duration::from_secs(30)).await;
     let _watch = h.watch_config().unwrap();
+    // A front end watches the asks before any call: with nobody watching, an ask is
+    // refused at once.
+    let mut asks = h.subscribe_asks();
     let h = Arc::new(h);
     let call = |h: &Arc<harness9::Harness>| spawn_call(h, "fx", "server_request", json!({}));
     // "Always for this server", then a request that asks nobody.
     let caller = call(&h);
-    let ask = wait_for_ask(&h).await;
+    let ask = next_ask(&mut asks, |_| true).await;
     h.answer_ask(
         ask.id,
         AskAnswer::Approve(SamplingChoice {
@@ -143,7 +142,7 @@ async fn a_revoke_in_the_cli_is_honoured_by_a_running_session() {
     let o = p.cli(&["mcp", "sampling", "--revoke", "fx"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let caller = call(&h);
-    let ask = wait_for_ask(&h).await;
+    let ask = next_ask(&mut asks, |_| true).await;
     assert!(matches!(ask.kind, AskKind::Sampling { .. }), "{ask:?}");
     h.answer_ask(ask.id, AskAnswer::Refuse(String::new()))
         .unwrap();
