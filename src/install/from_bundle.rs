@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::bundle::{archive, compat, config, manifest, BundleInfo, DeclaredItem};
 use super::bundle::{Compatibility, RuntimeCheck};
-use super::plan::{self, InstallPlan, PlanSource, Replaced};
-use super::{InstallError, Installer, PackageKind};
-use crate::config::servers::{self, ServerEditError};
+use super::plan::{self, InstallPlan, PlanSource};
+use super::{Draft, InstallError, Installer, PackageKind};
 use crate::config::Scope;
 
 /// What to install from a bundle file.
@@ -97,32 +96,6 @@ impl Installer {
             .local_name
             .clone()
             .unwrap_or_else(|| plan::local_name(&m.name));
-        servers::check_name(&name)?;
-        let scope = req.scope;
-        let (existing, provenance, kept) = self.now_under(scope, &name, &built.variables).await?;
-        let replaces = match existing {
-            None => None,
-            Some(entry) => match &provenance {
-                Some(p) if p.name == m.name && p.bundle.is_some() => Some(Replaced {
-                    target: plan::target_of(&name, &entry),
-                    entry,
-                    version: Some(p.version.clone()),
-                }),
-                _ => {
-                    return Err(InstallError::Edit(ServerEditError::Exists {
-                        name: name.clone(),
-                        scope,
-                        path: self.files.path(scope).display().to_string(),
-                    }))
-                }
-            },
-        };
-        let values = provenance
-            .map(|p| p.values)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(k, _)| built.variables.iter().any(|v| &v.name == k && !v.secret))
-            .collect();
         let mut notes = Vec::new();
         if !read.bundle.signed {
             notes.push("the bundle is not signed".to_string());
@@ -147,35 +120,30 @@ impl Installer {
             files: u32::try_from(read.scanned.files.len()).unwrap_or(u32::MAX),
             unpacked_bytes: read.scanned.unpacked,
         };
-        let mut plan = InstallPlan {
-            source: PlanSource {
-                registry: file.display().to_string(),
-                name: m.name.clone(),
-                version: m.version.clone(),
-                title: m.display_name.clone(),
-                description: crate::truncate::prefix(&m.description, 4096).to_string(),
-                repository: m.repository.as_ref().map(|r| r.url.clone()),
-                website: m.homepage.clone(),
-                package: Some(PackageKind::Mcpb),
+        let bundle_name = m.name.clone();
+        self.finish_plan(
+            Draft {
+                source: PlanSource {
+                    registry: file.display().to_string(),
+                    name: m.name.clone(),
+                    version: m.version.clone(),
+                    title: m.display_name.clone(),
+                    description: crate::truncate::prefix(&m.description, 4096).to_string(),
+                    repository: m.repository.as_ref().map(|r| r.url.clone()),
+                    website: m.homepage.clone(),
+                    package: Some(PackageKind::Mcpb),
+                },
+                name,
+                scope: req.scope,
+                template: built.template,
+                variables: built.variables,
+                warnings: built.warnings,
+                notes,
+                bundle: Some(info),
             },
-            name,
-            scope: req.scope,
-            path: self.files.path(req.scope).display().to_string(),
-            entry: serde_json::Value::Null,
-            target: String::new(),
-            variables: built.variables,
-            values,
-            kept_secrets: kept,
-            replaces,
-            warnings: built.warnings,
-            notes,
-            digest: String::new(),
-            template: built.template,
-            bundle: Some(info),
-            secrets: Default::default(),
-        };
-        plan.render();
-        Ok(plan)
+            |p| p.name == bundle_name && p.bundle.is_some(),
+        )
+        .await
     }
 
     async fn compatibility(

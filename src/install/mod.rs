@@ -300,64 +300,88 @@ impl Installer {
             .local_name
             .clone()
             .unwrap_or_else(|| plan::local_name(&record.name));
-        servers::check_name(&name)?;
-        let (scope, record_name) = (req.scope, record.name.clone());
-        let (existing, provenance, kept) = self.now_under(scope, &name, &built.variables).await?;
-        let replaces = match existing {
-            None => None,
-            Some(entry) => match &provenance {
-                Some(p) if p.name == record_name => Some(Replaced {
-                    target: plan::target_of(&name, &entry),
-                    entry,
-                    version: Some(p.version.clone()),
-                }),
-                _ => {
-                    return Err(InstallError::Edit(ServerEditError::Exists {
-                        name: name.clone(),
-                        scope,
-                        path: self.files.path(scope).display().to_string(),
-                    }))
-                }
-            },
-        };
         let mut notes: Vec<String> = found.note.into_iter().collect();
         if let Some(s) = &found.listed.status {
             if s != "active" {
                 notes.push(format!("the registry marks this server {s}"));
             }
         }
+        let record_name = record.name.clone();
+        self.finish_plan(
+            Draft {
+                source: PlanSource {
+                    registry: found.registry.clone(),
+                    name: record.name.clone(),
+                    version: record.version.clone(),
+                    title: record.title.clone(),
+                    description: record.description.clone(),
+                    repository: record.repository.as_ref().map(|r| r.url.clone()),
+                    website: record.website_url.clone(),
+                    package: built.package,
+                },
+                name,
+                scope: req.scope,
+                template: built.template,
+                variables: built.variables,
+                warnings: built.warnings,
+                notes,
+                bundle: None,
+            },
+            |p| p.name == record_name,
+        )
+        .await
+    }
+
+    /// The plan of a draft, checked against what its scope holds under its name now: an
+    /// entry installed from the same source (`same_source`) is replaced, any other entry
+    /// is refused; the values given at the last install are offered again.
+    async fn finish_plan(
+        &self,
+        d: Draft,
+        same_source: impl Fn(&Provenance) -> bool,
+    ) -> Result<InstallPlan, InstallError> {
+        servers::check_name(&d.name)?;
+        let (existing, provenance, kept) = self.now_under(d.scope, &d.name, &d.variables).await?;
+        let replaces = match existing {
+            None => None,
+            Some(entry) => match &provenance {
+                Some(p) if same_source(p) => Some(Replaced {
+                    target: plan::target_of(&d.name, &entry),
+                    entry,
+                    version: Some(p.version.clone()),
+                }),
+                _ => {
+                    return Err(InstallError::Edit(ServerEditError::Exists {
+                        name: d.name,
+                        scope: d.scope,
+                        path: self.files.path(d.scope).display().to_string(),
+                    }))
+                }
+            },
+        };
         // Offer again what was given at the last install.
         let values = provenance
             .map(|p| p.values)
             .unwrap_or_default()
             .into_iter()
-            .filter(|(k, _)| built.variables.iter().any(|v| &v.name == k && !v.secret))
+            .filter(|(k, _)| d.variables.iter().any(|v| &v.name == k && !v.secret))
             .collect();
         let mut plan = InstallPlan {
-            source: PlanSource {
-                registry: found.registry.clone(),
-                name: record.name.clone(),
-                version: record.version.clone(),
-                title: record.title.clone(),
-                description: record.description.clone(),
-                repository: record.repository.as_ref().map(|r| r.url.clone()),
-                website: record.website_url.clone(),
-                package: built.package,
-            },
-            name,
-            scope,
-            path: self.files.path(scope).display().to_string(),
+            source: d.source,
+            path: self.files.path(d.scope).display().to_string(),
+            name: d.name,
+            scope: d.scope,
             entry: serde_json::Value::Null,
             target: String::new(),
-            variables: built.variables,
+            variables: d.variables,
             values,
             kept_secrets: kept,
             replaces,
-            warnings: built.warnings,
-            notes,
+            warnings: d.warnings,
+            notes: d.notes,
             digest: String::new(),
-            template: built.template,
-            bundle: None,
+            template: d.template,
+            bundle: d.bundle,
             secrets: Default::default(),
         };
         plan.render();
@@ -505,6 +529,19 @@ impl Installer {
             _ => Vec::new(),
         }
     }
+}
+
+/// What a plan is made of before it is checked against its scope
+/// ([`Installer::finish_plan`]).
+struct Draft {
+    source: PlanSource,
+    name: String,
+    scope: Scope,
+    template: template::Template,
+    variables: Vec<PlanVariable>,
+    warnings: Vec<String>,
+    notes: Vec<String>,
+    bundle: Option<BundleInfo>,
 }
 
 #[cfg(test)]
