@@ -184,9 +184,7 @@ fn main() {
             }
             // Its MCP Apps views hear that they go before the window does.
             tauri::WindowEvent::CloseRequested { api, .. } => {
-                if quit::hold(window.app_handle(), 0) {
-                    api.prevent_close();
-                }
+                quit::close_requested(window.app_handle(), api);
             }
             _ => {}
         })
@@ -246,11 +244,7 @@ fn main() {
             code: Some(code),
             api,
             ..
-        } => {
-            if quit::hold(handle, code) {
-                api.prevent_exit();
-            }
-        }
+        } => quit::exit_requested(handle, code, &api),
         RunEvent::Exit => {
             // Leave no server process behind.
             let state = handle.state::<AppState>();

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, CloseRequestApi, Emitter, ExitRequestApi, Manager};
 
 use crate::bridge::events;
 use crate::session::AppState;
@@ -86,9 +86,23 @@ impl Quit {
     }
 }
 
-/// A request to close the window or exit with `code`: true when it must be held (the
-/// caller prevents it); the app exits once the window's views are torn down.
-pub fn hold(app: &AppHandle, code: i32) -> bool {
+/// The window's close button: held while views are torn down.
+pub fn close_requested(app: &AppHandle, api: &CloseRequestApi) {
+    if hold(app, 0) {
+        api.prevent_close();
+    }
+}
+
+/// An exit asked for (File → Quit) with `code`: held while views are torn down.
+pub fn exit_requested(app: &AppHandle, code: i32, api: &ExitRequestApi) {
+    if hold(app, code) {
+        api.prevent_exit();
+    }
+}
+
+/// A request to close the window or exit with `code`: true when it must be held; the app
+/// exits once the window's views are torn down.
+fn hold(app: &AppHandle, code: i32) -> bool {
     let views_live = app.state::<AppState>().views_live();
     match app.state::<Quit>().request(views_live, code) {
         Step::Go => false,
