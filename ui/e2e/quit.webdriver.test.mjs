@@ -11,6 +11,7 @@
 // - three views in the chat, the close button: each records `teardown app-closed`, the
 //   app exits, its server with it;
 // - one view in the tool panel, File > Quit: the same;
+// - a view that never answers its teardown: the app exits anyway, once the view's time is up;
 // - no view: the window closes at once.
 // How long each took from the close to the process's end is printed.
 //
@@ -83,11 +84,26 @@ function recorded() {
 }
 
 /**
- * Starts the app on the project, its server trusted and connected, and its tools allowed
- * (the model's call of show_file, the views' calls of record).
+ * Runs `body` with the app started on the project, its server trusted and connected, and
+ * its tools allowed (the model's call of show_file, the views' calls of record); the
+ * WebDriver session ends after it, passed or failed.
  */
-async function launch() {
+async function withApp(body) {
   const session = await Session.create(`http://127.0.0.1:${PORT}`, { "tauri:options": { application: APP } });
+  try {
+    await body(await ready(session));
+  } finally {
+    await session.close().catch(() => {});
+    // The next test starts an app of its own: none of this one may be left.
+    const deadline = Date.now() + 10_000;
+    while (appProcesses().some(alive) && Date.now() < deadline) await sleep(100);
+    for (const pid of appProcesses().filter(alive)) process.kill(pid, "SIGKILL");
+  }
+}
+
+/** Waits for the fixture server to connect (approving it when asked) and allows its tools. */
+
+async function ready(session) {
   const deadline = Date.now() + 30_000;
   while ((await session.findAll("[data-testid=chip-quit][data-status=connected]")).length === 0) {
     const approve = await session.findAll("[data-testid=approve-all]");
@@ -131,55 +147,72 @@ async function serversGone() {
 }
 
 describe("quitting with live MCP Apps views", () => {
-  test("the close button: three views in the chat each hear `app-closed` before the app exits", async () => {
-    const { session, pid } = await launch();
-    const from = recorded().length;
-    await session.click(await session.find("[data-testid=nav-chat]"));
-    const card = "[data-testid=tool-card][data-tool=mcp__quit__show_file]";
-    for (let i = 1; i <= 3; i++) {
-      await session.type(await session.waitFor("[data-testid=chat-input]", "the chat input"), `Show the quitter ${i}\uE007`);
-      await session.waitFor(card, `view ${i} to be live`, async () => (await session.findAll(`${card} [data-testid=view][data-live="1"]`)).length === i);
-      await session.waitFor("[data-testid=chat-send]", `the end of turn ${i}`);
-    }
-    const live = await liveViews(3, from);
-    await session.screenshot("quit-1-three-views");
+  test("the close button: three views in the chat each hear `app-closed` before the app exits", () =>
+    withApp(async ({ session, pid }) => {
+      const from = recorded().length;
+      await session.click(await session.find("[data-testid=nav-chat]"));
+      const card = "[data-testid=tool-card][data-tool=mcp__quit__show_file]";
+      for (let i = 1; i <= 3; i++) {
+        await session.type(await session.waitFor("[data-testid=chat-input]", "the chat input"), `Show the quitter ${i}\uE007`);
+        await session.waitFor(card, `view ${i} to be live`, async () => (await session.findAll(`${card} [data-testid=view][data-live="1"]`)).length === i);
+        await session.waitFor("[data-testid=chat-send]", `the end of turn ${i}`);
+      }
+      const live = await liveViews(3, from);
+      await session.screenshot("quit-1-three-views");
 
-    const ms = await closeAndTime(pid);
-    console.log(`quit with 3 live views (close button): the app was gone ${ms} ms after the close`);
-    const heard = recorded().slice(from).filter((w) => w[0] === "teardown");
-    assert.deepEqual(heard.map((w) => w[1]), ["app-closed", "app-closed", "app-closed"], "each view heard why it goes");
-    assert.deepEqual(heard.map((w) => w[2]).sort(), [...live].sort(), "every live view heard it");
-    assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
-    await serversGone();
-    await session.close().catch(() => {});
-  });
+      const ms = await closeAndTime(pid);
+      console.log(`quit with 3 live views (close button): the app was gone ${ms} ms after the close`);
+      const heard = recorded().slice(from).filter((w) => w[0] === "teardown");
+      assert.deepEqual(heard.map((w) => w[1]), ["app-closed", "app-closed", "app-closed"], "each view heard why it goes");
+      assert.deepEqual(heard.map((w) => w[2]).sort(), [...live].sort(), "every live view heard it");
+      assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
+      await serversGone();
+    }));
 
-  test("File > Quit (Ctrl+Q): the view in the tool panel hears `app-closed` before the app exits", async () => {
-    const { session, pid } = await launch();
-    const from = recorded().length;
-    await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
-    await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
-    await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
-    await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
-    const live = await liveViews(1, from);
+  test("File > Quit (Ctrl+Q): the view in the tool panel hears `app-closed` before the app exits", () =>
+    withApp(async ({ session, pid }) => {
+      const from = recorded().length;
+      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
+      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
+      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
+      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
+      const live = await liveViews(1, from);
 
-    const ms = await closeAndTime(pid, { keys: true });
-    console.log(`quit with 1 live view (File > Quit): the app was gone ${ms} ms after Ctrl+Q`);
-    const heard = recorded().slice(from).filter((w) => w[0] === "teardown");
-    assert.deepEqual(heard, [["teardown", "app-closed", live[0]]]);
-    assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after Ctrl+Q`);
-    await serversGone();
-    await session.close().catch(() => {});
-  });
+      const ms = await closeAndTime(pid, { keys: true });
+      console.log(`quit with 1 live view (File > Quit): the app was gone ${ms} ms after Ctrl+Q`);
+      const heard = recorded().slice(from).filter((w) => w[0] === "teardown");
+      assert.deepEqual(heard, [["teardown", "app-closed", live[0]]]);
+      assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after Ctrl+Q`);
+      await serversGone();
+    }));
 
-  test("no view: the window closes at once", async () => {
-    const { session, pid } = await launch();
-    const from = recorded().length;
-    const ms = await closeAndTime(pid);
-    console.log(`quit with no view (close button): the app was gone ${ms} ms after the close`);
-    assert.deepEqual(recorded().slice(from), []);
-    assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
-    await serversGone();
-    await session.close().catch(() => {});
-  });
+  test("a view that never answers its teardown does not keep the app", () =>
+    withApp(async ({ session, pid }) => {
+      const from = recorded().length;
+      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
+      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
+      await session.click(await session.waitFor("[data-testid=raw-toggle]", "Edit as JSON"));
+      const args = await session.waitFor("[data-testid=raw-args]", "the arguments as JSON");
+      await session.clear(args);
+      await session.type(args, '{"note": "silent"}');
+      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
+      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
+      await liveViews(1, from);
+
+      const ms = await closeAndTime(pid);
+      console.log(`quit with 1 view that never answers (close button): the app was gone ${ms} ms after the close`);
+      assert.deepEqual(recorded().slice(from).filter((w) => w[0] === "teardown").map((w) => w[1]), ["app-closed"], "the view was asked");
+      assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
+      await serversGone();
+    }));
+
+  test("no view: the window closes at once", () =>
+    withApp(async ({ pid }) => {
+      const from = recorded().length;
+      const ms = await closeAndTime(pid);
+      console.log(`quit with no view (close button): the app was gone ${ms} ms after the close`);
+      assert.deepEqual(recorded().slice(from), []);
+      assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
+      await serversGone();
+    }));
 });
