@@ -12,6 +12,8 @@
 //   app exits, its server with it;
 // - one view in the tool panel, File > Quit: the same;
 // - a view that never answers its teardown: the app exits anyway, once the view's time is up;
+// - the window's page hangs as the app quits (it never says it is done): the app exits after
+//   its own wait;
 // - no view: the window closes at once.
 // How long each took from the close to the process's end is printed.
 //
@@ -202,6 +204,26 @@ describe("quitting with live MCP Apps views", () => {
       const ms = await closeAndTime(pid);
       console.log(`quit with 1 view that never answers (close button): the app was gone ${ms} ms after the close`);
       assert.deepEqual(recorded().slice(from).filter((w) => w[0] === "teardown").map((w) => w[1]), ["app-closed"], "the view was asked");
+      assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
+      await serversGone();
+    }));
+
+  test("a window that hangs does not keep the app: it exits after its own wait", () =>
+    withApp(async ({ session, pid }) => {
+      const from = recorded().length;
+      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
+      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
+      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
+      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
+      await liveViews(1, from);
+      // The app's page hangs (busy for 20 s) as soon as it hears that the app quits: it
+      // never tells the backend it is done.
+      await session.run(
+        "const i = window.__TAURI_INTERNALS__; return i.invoke('plugin:event|listen', { event: 'quitting', target: { kind: 'Any' }, handler: i.transformCallback(() => { const end = Date.now() + 20000; while (Date.now() < end); }) })",
+      );
+
+      const ms = await closeAndTime(pid);
+      console.log(`quit with the window's page hung (close button): the app was gone ${ms} ms after the close`);
       assert.ok(ms < EXIT_MS, `the app exited ${ms} ms after its window was closed`);
       await serversGone();
     }));
