@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "pick_folder",
     "recent_projects",
     "report_painted",
+    "quit_ready",
     "get_status",
     "pending_approvals",
     "approve",

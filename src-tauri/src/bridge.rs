@@ -35,6 +35,9 @@ pub mod events {
     /// `TaskEvent | null`: an MCP task started, its status changed, or it ended (with
     /// its result); `null` when events were missed (fetch the table again).
     pub const TASKS: &str = "tasks-changed";
+    /// `null`: the app is closing; the window tears its MCP Apps views down, then calls
+    /// `quit_ready` ([`crate::quit`]).
+    pub const QUITTING: &str = "quitting";
 }
 
 /// How an event of one open project crosses ([`ProjectEmitter`]): the project's folder,

@@ -63,6 +63,12 @@ pub fn report_painted(state: S<'_>, page_ms: f64) -> f64 {
     state.startup.painted(page_ms)
 }
 
+/// The window tore its views down after [`events::QUITTING`]: the app closes now.
+#[tauri::command]
+pub fn quit_ready(app: AppHandle) {
+    crate::quit::ready(&app);
+}
+
 // ---- servers -----------------------------------------------------------------------------
 
 #[tauri::command]

@@ -2,7 +2,7 @@
 //!
 //! Opens DIR (or `HARNESS9_PROJECT`, or the bundled example project) and shows its MCP
 //! servers. The window paints at once; the project opens and its servers start behind it.
-//! Quitting stops every server.
+//! Quitting tears its MCP Apps views down first (quit.rs), then stops every server.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
@@ -16,6 +16,7 @@ mod folders;
 mod icons;
 mod install;
 mod plans;
+mod quit;
 mod recent;
 mod resources;
 mod session;
@@ -85,6 +86,7 @@ fn main() {
         commands::pick_folder,
         commands::recent_projects,
         commands::report_painted,
+        commands::quit_ready,
         commands::get_status,
         commands::pending_approvals,
         commands::approve,
@@ -172,19 +174,30 @@ fn main() {
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
         .manage(AppState::default())
-        // A bundle dropped on the window starts its install (the window asks for its plan).
-        .on_window_event(|window, event| {
-            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+        .manage(quit::Quit::default())
+        .on_window_event(|window, event| match event {
+            // A bundle dropped on the window starts its install (the window asks for its plan).
+            tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
                 if let Some(p) = paths.iter().find(|p| install_arg(p.as_os_str())) {
                     let _ = window.emit(events::BUNDLE, p.display().to_string());
                 }
             }
+            // Its MCP Apps views hear that they go before the window does.
+            tauri::WindowEvent::CloseRequested { api, .. } => {
+                quit::close_requested(window.app_handle(), api);
+            }
+            _ => {}
         })
         .menu(build_menu)
         .on_menu_event(|app, event| {
             let action = match event.id().as_ref() {
                 "open-folder" => Some(MenuAction::OpenFolder),
                 "settings" => Some(MenuAction::Settings),
+                // Exits through `ExitRequested` below (the views hear it first).
+                "quit" => {
+                    app.exit(0);
+                    None
+                }
                 _ => None,
             };
             if let Some(action) = action {
@@ -224,18 +237,29 @@ fn main() {
         .build(context)
         .expect("build the harness9 desktop app");
 
-    app.run(|handle, event| {
-        if let RunEvent::Exit = event {
+    app.run(|handle, event| match event {
+        // File → Quit (or any exit asked for): the views hear it first. Without a code,
+        // the last window is already gone, and its views with it.
+        RunEvent::ExitRequested {
+            code: Some(code),
+            api,
+            ..
+        } => quit::exit_requested(handle, code, &api),
+        RunEvent::Exit => {
             // Leave no server process behind.
             let state = handle.state::<AppState>();
             tauri::async_runtime::block_on(state.shutdown());
         }
+        _ => {}
     });
 }
 
 fn build_menu(app: &tauri::AppHandle) -> tauri::Result<Menu<tauri::Wry>> {
     let open = MenuItem::with_id(app, "open-folder", "Open Folder…", true, None::<&str>)?;
     let settings = MenuItem::with_id(app, "settings", "Settings (.mcp.json)", true, None::<&str>)?;
+    // Not the predefined Quit: GTK menus leave that one disabled, and this one goes through
+    // the views' teardown ([`quit`]).
+    let quit = MenuItem::with_id(app, "quit", "Quit", true, Some("CmdOrCtrl+Q"))?;
     let file = Submenu::with_items(
         app,
         "File",
@@ -244,7 +268,7 @@ fn build_menu(app: &tauri::AppHandle) -> tauri::Result<Menu<tauri::Wry>> {
             &open,
             &settings,
             &PredefinedMenuItem::separator(app)?,
-            &PredefinedMenuItem::quit(app, Some("Quit"))?,
+            &quit,
         ],
     )?;
     Menu::with_items(app, &[&file])
@@ -450,6 +474,7 @@ mod surface_tests {
             events::VIEWS,
             events::BUNDLE,
             events::TASKS,
+            events::QUITTING,
             crate::resources::RESOURCES_EVENT,
         ];
         emitted.sort_unstable();

@@ -148,6 +148,17 @@ impl AppState {
         }
     }
 
+    /// Whether the open project shows MCP Apps views ([`crate::quit`]). Answered without
+    /// waiting: while a project is being opened or closed (the slot is locked for that),
+    /// none is shown, as the window tears a project's views down before it asks for
+    /// another, and the new one has none yet.
+    pub fn views_live(&self) -> bool {
+        self.session.try_read().is_ok_and(|slot| {
+            slot.as_ref()
+                .is_some_and(|s| !s.harness.live_views().is_empty())
+        })
+    }
+
     pub async fn open_session(&self) -> BridgeResult<Arc<Session>> {
         self.session().await.ok_or_else(BridgeError::no_project)
     }

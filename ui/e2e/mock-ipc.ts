@@ -28,6 +28,7 @@ const COMMANDS: { [M in CommandMethod]: [string, (b: Backend, a: Args) => unknow
   pickFolder: ["pick_folder", (b) => b.pickFolder()],
   recentProjects: ["recent_projects", (b) => b.recentProjects()],
   reportPainted: ["report_painted", (b, a) => b.reportPainted(a.pageMs)],
+  readyToQuit: ["quit_ready", (b) => b.readyToQuit()],
 
   getStatus: ["get_status", (b) => b.getStatus()],
   pendingApprovals: ["pending_approvals", (b) => b.pendingApprovals()],
@@ -152,6 +153,7 @@ const EVENT_NAMES: { [M in EventMethod]: [string, boolean] } = {
   onProjectChanged: [EVENTS.projectChanged, false],
   onMenu: [EVENTS.menu, false],
   onBundle: [EVENTS.bundle, false],
+  onQuitting: [EVENTS.quitting, false],
 };
 
 /**

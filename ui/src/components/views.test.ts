@@ -2,8 +2,8 @@
 // origin (never srcdoc) with the sandbox and no more, a view that cannot be shown leaves a
 // placeholder, Close asks the core and the frame goes on its teardown, pending messages
 // wait with Send and Discard, a view's link ask shows the host first; what takes views away
-// (leaving a conversation, opening another project) tears them down before it happens; in
-// the chat, a call's view opens while the model writes the call.
+// (leaving a conversation, opening another project, quitting) tears them down before it
+// happens; in the chat, a call's view opens while the model writes the call.
 
 import { afterEach, describe, expect, test } from "vitest";
 import ViewFrame from "./ViewFrame.svelte";
@@ -94,6 +94,28 @@ describe("views", () => {
     // Every view still registered heard it before the project was opened.
     expect(order.filter((o) => o.startsWith("manual "))).toEqual([`manual project-closed (${calls})`, "manual gone"]);
     expect(backend.calls.findIndex((c) => c[0] === "openProject")).toBeGreaterThanOrEqual(calls);
+  });
+
+  test("quitting: every view hears it, all at once, and only then the window says it is done", async () => {
+    const { backend, app } = setup();
+    await app.init();
+    const order: string[] = [];
+    for (const [viewId, conversationId] of [["chat1", "c1"], ["manual", null]] as const) {
+      app.views.add({
+        viewId,
+        conversationId,
+        tearDown: async (reason) => {
+          order.push(`${viewId} ${reason}`);
+          await settle(5);
+          order.push(`${viewId} gone`);
+        },
+      });
+    }
+    backend.quitEvents.emit(null);
+    await until(() => backend.calls.some((c) => c[0] === "readyToQuit"));
+    expect(order).toEqual(["chat1 app-closed", "manual app-closed", "chat1 gone", "manual gone"]);
+    expect(backend.calls.at(-1)).toEqual(["readyToQuit"]);
+    app.destroy();
   });
 
   test("closing the tool panel's tool or showing another panel asks its view first; the latest navigation wins", async () => {

@@ -96,6 +96,7 @@ export class AppState {
       await b.onToolsChanged(() => this.#scheduleTools()),
       await b.onProjectChanged((p) => void this.#projectOpened(p)),
       await b.onTasks((e) => this.tasks.apply(e)),
+      await b.onQuitting(() => void this.quit()),
     );
     void b.recentProjects().then((r) => (this.recent = r), () => {});
     try {
@@ -302,6 +303,15 @@ export class AppState {
     } catch (e) {
       this.notify(e);
     }
+  }
+
+  /**
+   * The app is closing: every view hears it and answers (all at once, bounded: `leaveAll`),
+   * then the backend closes the window.
+   */
+  async quit(): Promise<void> {
+    await this.views.leaveAll(LEFT.quit);
+    await this.backend.readyToQuit().catch(() => {});
   }
 
   // ---- approvals ------------------------------------------------------------------

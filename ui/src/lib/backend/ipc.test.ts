@@ -83,6 +83,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
     fake.askEvents.emit([]);
     fake.resourceEvents.emit({ type: "listing-changed", server: "demo" });
     fake.bundleEvents.emit("/tmp/x.mcpb");
+    fake.quitEvents.emit(null);
     await new Promise((r) => setTimeout(r, 10));
     expect(got).toEqual([
       ["onStatus", status],
@@ -93,6 +94,7 @@ describe("tauri.ts over the fake's IPC adapter", () => {
       ["onAsks", []],
       ["onResources", { type: "listing-changed", server: "demo" }],
       ["onBundle", "/tmp/x.mcpb"],
+      ["onQuitting", null],
     ]);
   });
 });

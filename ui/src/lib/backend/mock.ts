@@ -192,6 +192,13 @@ export class MockBackend implements Backend {
   async reportPainted(_pageMs: number) {
     return 1;
   }
+  readonly quitEvents = listeners<null>();
+  onQuitting(cb: () => void) {
+    return this.quitEvents.add(() => cb());
+  }
+  async readyToQuit() {
+    this.#record("readyToQuit");
+  }
   async getStatus() {
     return this.status;
   }

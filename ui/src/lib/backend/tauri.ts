@@ -68,6 +68,7 @@ export const EVENTS = {
   views: "views",
   bundle: "bundle-opened",
   tasks: "tasks-changed",
+  quitting: "quitting",
 } as const;
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -100,6 +101,8 @@ export const tauriBackend: Backend = {
   pickFolder: () => call<string | null>("pick_folder"),
   recentProjects: () => call<string[]>("recent_projects"),
   reportPainted: (pageMs) => call<number>("report_painted", { pageMs }),
+  onQuitting: (cb) => on<null>(EVENTS.quitting, () => cb()),
+  readyToQuit: () => call<void>("quit_ready"),
 
   getStatus: () => call<StatusSnapshot>("get_status"),
   pendingApprovals: () => call<ApprovalRequest[]>("pending_approvals"),

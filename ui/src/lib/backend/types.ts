@@ -109,6 +109,10 @@ export interface Backend {
    * returns ms since the process started.
    */
   reportPainted(pageMs: number): Promise<number>;
+  /** The app is closing (its window or File → Quit): tear the views down, then call `readyToQuit`. */
+  onQuitting(cb: () => void): Promise<Unlisten>;
+  /** The views are torn down after `onQuitting`: the app closes now. */
+  readyToQuit(): Promise<void>;
 
   getStatus(): Promise<StatusSnapshot>;
   pendingApprovals(): Promise<ApprovalRequest[]>;

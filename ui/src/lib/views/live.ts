@@ -1,7 +1,14 @@
 // The views shown in the window, so that whatever takes them away (leaving a conversation,
-// opening another project) first asks each one to tear down (`ui/resource-teardown`, with
-// its time limit) and only then lets its frame go. A view's frame registers here while it
-// is open and leaves when it is gone.
+// opening another project, quitting the app) first asks each one to tear down
+// (`ui/resource-teardown`, with its time limit) and only then lets its frame go. A view's
+// frame registers here while it is open and leaves when it is gone.
+
+/**
+ * The longest quitting waits for the views to answer, all of them at once (each also has
+ * its own limit, `TEARDOWN_TIMEOUT_MS`). The backend waits a little longer for the window
+ * (`QUIT_WAIT` in src-tauri/src/quit.rs, 3 s) before it closes anyway.
+ */
+export const QUIT_TEARDOWN_MS = 2000;
 
 /** One open view, as its frame registers it. */
 export interface LiveView {
@@ -18,6 +25,8 @@ export const LEFT = {
   project: { reason: "project-closed", message: "the project was closed" },
   /** The tool panel's tool was closed, or another panel shown. */
   panel: { reason: "closed", message: "its tool's panel was closed" },
+  /** The window was closed, or the app quit. */
+  quit: { reason: "app-closed", message: "the app is closing" },
 } as const;
 
 export class LiveViews {
@@ -58,6 +67,20 @@ export class LiveViews {
         return done;
       }),
     );
+  }
+
+  /**
+   * Tears every view down at once, waiting at most `limitMs` in all (quitting: the window
+   * goes whether or not a view answers). True when every view answered or ran out of its
+   * own time within the limit.
+   */
+  async leaveAll(why: { reason: string; message: string }, limitMs = QUIT_TEARDOWN_MS): Promise<boolean> {
+    if (this.#views.size === 0) return true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), limitMs)));
+    const done = await Promise.race([this.leave(() => true, why).then(() => true as const), late]);
+    clearTimeout(timer);
+    return done;
   }
 
   #going = new Map<LiveView, Promise<void>>();

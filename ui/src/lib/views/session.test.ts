@@ -1,10 +1,11 @@
 // The view bridge against a fake window and frame: what a view sends counts only from its
 // own frame and origin, nothing goes to it before it is initialized, the input goes once
 // and before the result, replies go to its exact origin, and teardown waits (a while) for
-// the view.
+// the view; quitting tears every view down at once, within a bound.
 
-import { describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import type { CallToolResult } from "../bindings";
+import { LEFT, LiveViews } from "./live";
 import { ViewSession, type ViewBackend, type ViewScreen } from "./session";
 import type { ViewReply } from "./types";
 
@@ -310,5 +311,80 @@ describe("the view bridge", () => {
     await mute.session.teardown();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
     expect(mute.listeners.size).toBe(0);
+  });
+});
+
+describe("quitting: every view torn down at once, bounded", () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** A view the window shows: its bridge is live (initialized). */
+  async function liveSession() {
+    const t = setup();
+    await t.session.start();
+    t.send(initialize);
+    await tick();
+    t.send(initialized);
+    await tick();
+    return t;
+  }
+
+  const teardownOf = (t: ReturnType<typeof setup>) => t.posted.find((p) => p.message.method === "ui/resource-teardown")?.message;
+
+  test("a view that answers, one that never does and a frame that hangs: all asked at once, done within the bound", async () => {
+    const answers = await liveSession();
+    const silent = await liveSession();
+    const views = new LiveViews();
+    const gone: string[] = [];
+    for (const [id, t] of [["answers", answers], ["silent", silent]] as const) {
+      views.add({
+        viewId: id,
+        conversationId: null,
+        tearDown: async (reason) => {
+          await t.session.teardown(reason);
+          gone.push(id);
+        },
+      });
+    }
+    // A frame whose teardown never ends (a bug, a page that hangs the window's side).
+    views.add({ viewId: "hung", conversationId: "c1", tearDown: () => new Promise(() => {}) });
+
+    vi.useFakeTimers();
+    let finished: boolean | null = null;
+    const quitting = views.leaveAll(LEFT.quit, 500).then((ok) => (finished = ok));
+    await vi.advanceTimersByTimeAsync(0);
+    // Both live views were asked at once, and hear why.
+    expect(teardownOf(answers)?.params).toEqual({ reason: "app-closed" });
+    expect(teardownOf(silent)?.params).toEqual({ reason: "app-closed" });
+
+    answers.send({ jsonrpc: "2.0", id: teardownOf(answers)!.id, result: {} });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gone).toEqual(["answers"]);
+    // The silent view's frame goes at its own limit (200 ms here).
+    await vi.advanceTimersByTimeAsync(200);
+    expect(gone).toEqual(["answers", "silent"]);
+    expect(silent.listeners.size).toBe(0);
+    expect(finished).toBe(null);
+    // The hung one does not keep the app: done at the bound, saying not all answered.
+    await vi.advanceTimersByTimeAsync(300);
+    await quitting;
+    expect(finished).toBe(false);
+  });
+
+  test("views that all answer end the wait at once; no view: done at once", async () => {
+    const views = new LiveViews();
+    vi.useFakeTimers();
+    expect(await views.leaveAll(LEFT.quit, 500)).toBe(true);
+    vi.useRealTimers();
+
+    const a = await liveSession();
+    const b = await liveSession();
+    for (const [id, t] of [["a", a], ["b", b]] as const) views.add({ viewId: id, conversationId: null, tearDown: (r) => t.session.teardown(r) });
+    vi.useFakeTimers();
+    const quitting = views.leaveAll(LEFT.quit, 500);
+    await vi.advanceTimersByTimeAsync(0);
+    for (const t of [a, b]) t.send({ jsonrpc: "2.0", id: teardownOf(t)!.id, result: {} });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await quitting).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
