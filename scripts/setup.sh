@@ -220,7 +220,8 @@ setup_python() {
 # Chromium for the mocked-UI layer, ImageMagick/x11-apps for screenshots of the window.
 DESKTOP_APT=(libwebkit2gtk-4.1-dev libgtk-3-dev libsoup-3.0-dev librsvg2-dev
     libayatana-appindicator3-dev build-essential pkg-config libssl-dev file
-    xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core imagemagick x11-apps chromium)
+    xvfb xauth webkit2gtk-driver dbus-x11 fonts-dejavu-core imagemagick x11-apps chromium
+    libx11-6 libxtst6)
 
 setup_desktop() {
     need_apt "${DESKTOP_APT[@]}"
