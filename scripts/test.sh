@@ -56,4 +56,4 @@ bash scripts/deb-test.sh target/debug
 echo "test: the built UI in headless Chromium, IPC mocked" >&2
 node --test ui/e2e/chromium.test.mjs
 echo "test: the real app under Xvfb via tauri-driver + WebKitWebDriver (and MCP Apps views)" >&2
-xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 ui/e2e/webdriver.test.mjs ui/e2e/apps.webdriver.test.mjs ui/e2e/quit.webdriver.test.mjs
+xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 ui/e2e/webdriver.test.mjs ui/e2e/apps.webdriver.test.mjs ui/e2e/quit.webdriver.test.mjs ui/e2e/download.webdriver.test.mjs
