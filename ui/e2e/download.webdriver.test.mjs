@@ -121,6 +121,7 @@ describe("a view's download goes through the native save dialog", () => {
     console.log(`save dialog "${dialog.title}": waited for ${dialog.waitedMs} ms, gone ${dialog.goneMs} ms after Return`);
     assert.deepEqual(heard, {}, "the view hears the file was saved");
     assert.deepEqual(filesUnder(saves), ["report-copy.bin"], "only the file picked is written");
+    assert.deepEqual([...offered.subarray(0, 256)], [...Array(256).keys()], "the view offered every byte value");
     const written = readFileSync(target);
     assert.ok(written.equals(offered), `the file holds the view's ${offered.length} bytes (it has ${written.length})`);
     // The server's log says what the view offered.
