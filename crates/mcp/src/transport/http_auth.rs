@@ -109,6 +109,6 @@ impl Shared {
     }
 }
 
-fn is_redirect(status: StatusCode) -> bool {
+pub(crate) fn is_redirect(status: StatusCode) -> bool {
     matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
 }
