@@ -5,14 +5,14 @@
 //! nothing on the server, so one whose answer did not come may be sent again.
 //!
 //! Invariants:
-//! - only `tasks/get`, only on Streamable HTTP through the lean client and without an
-//!   authorizer (whose refusals and sign-ins go request by request); at most
+//! - only `tasks/get`, only on Streamable HTTP through the lean client; at most
 //!   [`MAX_PIPELINED`] polls at once; with no connection that has shown it can carry them
 //!   idle, the polls go one by one, as every other request;
 //! - a poll whose answer did not come (the write failed, the server closed after some
-//!   answers, an answer ended the connection with `Connection: close`, was cut, or was a
-//!   redirect) is sent once more, on its own, as any request is sent, and fails then as
-//!   any request fails;
+//!   answers, an answer ended the connection with `Connection: close`) is sent once more,
+//!   on its own, as any request is sent, and fails then as any request fails; so is a poll
+//!   answered with a refusal the authorizer may cure (`401`, `403` for a scope) or a
+//!   redirect, which are handled there, request by request;
 //! - each poll of a batch is in the connection's `inflight` under the batch's task:
 //!   cancelling one (or its answer arriving elsewhere) does not end the others' exchange,
 //!   and its answer, still read in turn, is handed on as a late one.
@@ -21,9 +21,11 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::http_auth::{is_redirect, is_refusal};
 use super::http_conn::Shared;
 use super::{Outbound, OutboundKind};
 use crate::http::h1::MAX_PIPELINED;
+use crate::http::limits;
 use crate::http::wire::Exchange;
 
 /// The request sent together with others when it can: it only reads the server's state.
@@ -60,7 +62,7 @@ pub(crate) async fn gather_polls(
 impl Shared {
     /// Whether polls may be sent together on this connection.
     pub(crate) fn pipelines(&self) -> bool {
-        self.wire.is_some() && self.auth.is_none() && self.legacy().is_none()
+        self.wire.is_some() && self.legacy().is_none()
     }
 
     /// Starts the exchange of one request in a task of its own, registered in `inflight`.
@@ -103,6 +105,10 @@ impl Shared {
             }
         }
         let _unregister = Unregister(&self);
+        if let Some(auth) = &self.auth {
+            // A token about to expire is refreshed first, as for any request.
+            auth.before_request(&self.client).await;
+        }
         let snap = self.snapshot();
         let Some(wire) = self.wire.as_ref() else {
             return self.send_again(polls);
@@ -120,11 +126,17 @@ impl Shared {
         let mut polls = polls.into_iter();
         while let Some(out) = polls.next() {
             match answers.next().await {
-                Ok(resp) if !super::http_auth::is_redirect(resp.status()) => {
-                    self.answered(out, &snap, resp).await;
+                // A refusal the authorizer may cure, or a redirect: the poll is sent again
+                // on its own, where they are handled as for any request.
+                Ok(resp) if self.auth.is_some() && is_refusal(&resp) => {
+                    limits::drain_ack(resp).await;
+                    self.send_again(vec![out]);
                 }
-                // A redirect is followed as for any request: sent on its own.
-                Ok(_) => self.send_again(vec![out]),
+                Ok(resp) if is_redirect(resp.status()) => {
+                    limits::drain_ack(resp).await;
+                    self.send_again(vec![out]);
+                }
+                Ok(resp) => self.answered(out, &snap, resp).await,
                 Err(_) => {
                     self.send_again(std::iter::once(out).chain(polls).collect());
                     return;
