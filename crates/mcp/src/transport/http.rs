@@ -24,7 +24,10 @@
 //!   ends the connection with the reason, like a stdio server exiting.
 //! - An SSE answer that ends before the response is resumed with `GET` + `Last-Event-ID`
 //!   after the server's `retry:` delay; the response may arrive on the resumed stream.
-//! - A cancellation also drops the HTTP exchange of the cancelled request.
+//! - A cancellation also drops the HTTP exchange of the cancelled request (not that of
+//!   the polls sent together with it, [`super::http_pipeline`]).
+//! - Polls (`tasks/get`) queued together go together, written back to back on one
+//!   kept-alive connection ([`super::http_pipeline`]); every other message goes alone.
 //! - Header values from `.mcp.json` and the session id are never logged or put in a
 //!   message (they are marked sensitive, so even `Debug` hides them).
 //! - The receiver yields `Inbound::Closed` exactly once, after every message.

@@ -13,9 +13,7 @@ use reqwest::StatusCode;
 use tokio::time::Instant;
 
 use super::head::{Framing, Head};
-use super::{
-    quoted, Pipelining, Pool, WireConn, WireError, MAX_CHUNK_LINE, MAX_TRAILER_BYTES,
-};
+use super::{quoted, Pipelining, Pool, WireConn, WireError, MAX_CHUNK_LINE, MAX_TRAILER_BYTES};
 
 /// The media type of an event stream, which may stay open for long.
 const EVENT_STREAM: &[u8] = b"text/event-stream";

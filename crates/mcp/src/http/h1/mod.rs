@@ -5,7 +5,8 @@
 //! transport as [`HttpResponse`](super::wire::HttpResponse)s and
 //! [`HttpError`](super::wire::HttpError)s ([`super::wire`]), which wrap this client's own
 //! [`WireResponse`] and [`WireError`]. Reading a response head is [`head`]'s, reading its
-//! body [`body`]'s.
+//! body [`body`]'s; several requests written back to back on one connection (HTTP/1.1
+//! pipelining, for polls) are [`pipeline`]'s.
 //!
 //! What a server cannot do to it (the invariants):
 //! - make it buffer without bound: a head is at most [`MAX_HEAD_BYTES`] with at most
@@ -48,8 +49,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use body::{Home, WireBody};
 pub(crate) use body::WireResponse;
+use body::{Home, WireBody};
 pub(crate) use pipeline::{Pipeline, MAX_PIPELINED};
 
 /// The largest response head (status line and headers) read.

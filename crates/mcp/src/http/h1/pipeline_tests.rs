@@ -130,7 +130,10 @@ const OK_R0: &str = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr0";
 #[tokio::test]
 async fn requests_go_back_to_back_on_a_proven_connection_and_are_answered_in_order() {
     let (url, server) = serve(vec![vec![
-        Answer { after: 1, bytes: OK_R0 },
+        Answer {
+            after: 1,
+            bytes: OK_R0,
+        },
         // Nothing is answered before the three pipelined requests have all arrived.
         Answer {
             after: 4,
@@ -144,7 +147,10 @@ async fn requests_go_back_to_back_on_a_proven_connection_and_are_answered_in_ord
             after: 4,
             bytes: "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
         },
-        Answer { after: 5, bytes: OK_R0 },
+        Answer {
+            after: 5,
+            bytes: OK_R0,
+        },
     ]])
     .await;
     let w = wire(&url);
@@ -180,7 +186,10 @@ async fn requests_go_back_to_back_on_a_proven_connection_and_are_answered_in_ord
 #[tokio::test]
 async fn a_server_that_closes_after_some_answers_leaves_the_rest_unanswered() {
     let (url, server) = serve(vec![vec![
-        Answer { after: 1, bytes: OK_R0 },
+        Answer {
+            after: 1,
+            bytes: OK_R0,
+        },
         Answer {
             after: 4,
             bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr1",
@@ -200,7 +209,11 @@ async fn a_server_that_closes_after_some_answers_leaves_the_rest_unanswered() {
     let e = line.next().await.err().expect("b is never answered");
     assert_eq!(e.to_string(), "connection closed before message completed");
     let e = line.next().await.err().expect("nor is c");
-    assert!(e.to_string().starts_with("connection closed before a pipelined answer"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("connection closed before a pipelined answer"),
+        "{e}"
+    );
     assert!(w.pool.idle.lock().is_empty());
     drop(line);
     let seen = server.await.unwrap();
@@ -210,7 +223,10 @@ async fn a_server_that_closes_after_some_answers_leaves_the_rest_unanswered() {
 #[tokio::test]
 async fn an_answer_with_connection_close_ends_the_pipeline_after_its_body() {
     let (url, server) = serve(vec![vec![
-        Answer { after: 1, bytes: OK_R0 },
+        Answer {
+            after: 1,
+            bytes: OK_R0,
+        },
         Answer {
             after: 3,
             bytes: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nr1",
@@ -227,8 +243,16 @@ async fn an_answer_with_connection_close_ends_the_pipeline_after_its_body() {
         .unwrap();
     let mut r = line.next().await.unwrap();
     assert_eq!(body_of(&mut r).await.unwrap(), "r1");
-    let e = line.next().await.err().expect("b is not read after a close");
-    assert!(e.to_string().starts_with("connection closed before a pipelined answer"), "{e}");
+    let e = line
+        .next()
+        .await
+        .err()
+        .expect("b is not read after a close");
+    assert!(
+        e.to_string()
+            .starts_with("connection closed before a pipelined answer"),
+        "{e}"
+    );
     assert!(w.pool.idle.lock().is_empty());
     drop(line);
     server.await.unwrap();
@@ -281,9 +305,13 @@ async fn only_an_http11_answer_framed_and_kept_alive_proves_a_connection() {
         },
         Answer {
             after: 2,
-            bytes: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 2\r\n\r\nr0",
+            bytes:
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 2\r\n\r\nr0",
         },
-        Answer { after: 3, bytes: OK_R0 },
+        Answer {
+            after: 3,
+            bytes: OK_R0,
+        },
     ]])
     .await;
     let w = wire(&url);
@@ -303,7 +331,14 @@ async fn only_an_http11_answer_framed_and_kept_alive_proves_a_connection() {
 
 #[tokio::test]
 async fn a_pipeline_whose_answers_stall_times_out_and_loses_its_connection() {
-    let (url, server) = serve(vec![vec![Answer { after: 1, bytes: OK_R0 }, Stall]]).await;
+    let (url, server) = serve(vec![vec![
+        Answer {
+            after: 1,
+            bytes: OK_R0,
+        },
+        Stall,
+    ]])
+    .await;
     let w = wire(&url);
     alone(&w, "first").await;
     let timeout = Some(Duration::from_millis(200));
