@@ -237,7 +237,7 @@ impl Shared {
             return;
         }
         if !status.is_success() {
-            let reason = describe_status(&self, resp).await;
+            let reason = describe_status(self, resp).await;
             self.fail_request(id, &reason);
             return;
         }
