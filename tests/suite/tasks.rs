@@ -553,3 +553,50 @@ async fn a_stdio_servers_running_task_is_lost_when_harness9_quits() {
         TaskState::Lost
     );
 }
+
+/// How many requests the HTTP fixture found waiting behind another (pipelined).
+async fn pipelined(server: &LoopbackServer) -> u64 {
+    let stats: Value = reqwest::get(server.url("/stats"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    stats["http/pipelined"].as_u64().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn polls_due_together_go_on_one_connection_and_every_task_gets_its_own_result() {
+    // A server that keeps its connections; one that closes each after three answers (the
+    // polls left unanswered are sent again); one that answers polls with event streams
+    // (their connections are not pipelined again).
+    let cases: [(&[&str], bool); 3] = [
+        (&[], true),
+        (&["--close-after", "3"], false),
+        (&["--sse-polls"], false),
+    ];
+    for (flags, always_pipelined) in cases {
+        let server = http_fixture(&[&["--poll-ms", "500"], flags].concat());
+        let project = Project::new(&json!({"mcpServers": {
+            "tf": {"type": "http", "url": server.url("/mcp")}
+        }}));
+        let h = project.started().await;
+        wait_for_tool(h.registry(), "tf", "slow").await;
+        let calls = (0..20).map(|i| {
+            let args = json!({"ms": 1500, "text": format!("done {i}")});
+            h.call_tool("tf", "slow", args, task_call(&h))
+        });
+        let results = futures::future::join_all(calls).await;
+        let texts: Vec<String> = results
+            .into_iter()
+            .map(|r| r.map(|r| r.to_text()).unwrap_or_else(|e| e.to_string()))
+            .collect();
+        let expected: Vec<String> = (0..20).map(|i| format!("done {i}")).collect();
+        assert_eq!(texts, expected, "{flags:?}");
+        if always_pipelined {
+            // Twenty polls due together, at most eight under way: several went together.
+            assert!(pipelined(&server).await > 0, "{flags:?}");
+        }
+        h.shutdown().await;
+    }
+}

@@ -39,8 +39,10 @@ pub const TTL_GRACE: Duration = Duration::from_secs(5);
 /// Most input request keys of one task remembered as answered.
 pub const MAX_INPUT_KEYS: usize = 1024;
 /// Polls of followed tasks one connection has under way at once; the others wait their
-/// turn (many tasks due together would otherwise open as many HTTP connections).
-pub const MAX_POLLS_IN_FLIGHT: usize = 8;
+/// turn (many tasks due together would otherwise open as many HTTP connections). As many
+/// as the HTTP transport writes back to back on one connection, so that the polls due on
+/// one tick of the grid go in one write.
+pub const MAX_POLLS_IN_FLIGHT: usize = 16;
 /// Polls are due on this grid of the runtime's clock (a due time is rounded up to it), so
 /// the polls of many tasks wake the runtime together instead of one by one.
 pub const POLL_GRID: Duration = Duration::from_millis(100);

@@ -2,7 +2,8 @@
 //! target, headers, body) goes out either through reqwest or, for the server's own URL when
 //! it is plain `http://` with no proxy configured (a local server, the usual case), through
 //! the lean HTTP/1.1 client of [`super::h1`]. Either way the caller gets an
-//! [`HttpResponse`] (status, headers, body read chunk by chunk) or an [`HttpError`].
+//! [`HttpResponse`] (status, headers, body read chunk by chunk) or an [`HttpError`]. Polls
+//! may go several at once on one connection ([`Exchange::pipeline`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 
-use super::h1::{Wire, WireError, WireRequest, WireResponse};
+use super::h1::{Pipeline, Wire, WireError, WireRequest, WireResponse};
 
 /// Where an exchange goes.
 #[derive(Clone, Debug)]
@@ -86,16 +87,35 @@ impl Exchange {
 
     /// The request through the lean client (to the server's own URL).
     pub(crate) async fn send_lean(&self, wire: &Wire) -> Result<HttpResponse, HttpError> {
-        let req = WireRequest {
+        match wire.send(self.lean()).await {
+            Ok(r) => Ok(r.into()),
+            Err(e) => Err(HttpError::Wire(e)),
+        }
+    }
+
+    fn lean(&self) -> WireRequest<'_> {
+        WireRequest {
             method: &self.method,
             configured: &self.configured,
             own: &self.own,
             body: self.body.as_deref(),
             timeout: self.timeout,
-        };
-        match wire.send(req).await {
-            Ok(r) => Ok(r.into()),
-            Err(e) => Err(HttpError::Wire(e)),
+        }
+    }
+
+    /// Several POSTs to the server's own URL through the lean client, written back to back
+    /// on one connection that has shown it can carry them (HTTP/1.1 pipelining, for
+    /// requests that are safe to send again); the first one's timeout covers them all.
+    /// `None`: nothing was sent (no such connection is idle; send them one by one).
+    pub(crate) async fn pipeline(
+        exchanges: &[Exchange],
+        wire: &Wire,
+    ) -> Option<Result<Answers, HttpError>> {
+        let reqs: Vec<WireRequest<'_>> = exchanges.iter().map(Exchange::lean).collect();
+        let timeout = exchanges.first().and_then(|e| e.timeout);
+        match wire.pipeline(&reqs, timeout).await? {
+            Ok(line) => Some(Ok(Answers(line))),
+            Err(e) => Some(Err(HttpError::Wire(e))),
         }
     }
 
@@ -121,6 +141,20 @@ impl Exchange {
             req = req.timeout(t);
         }
         req
+    }
+}
+
+/// The answers to pipelined requests ([`Exchange::pipeline`]), in the order they were sent.
+pub(crate) struct Answers(Pipeline);
+
+impl Answers {
+    /// The next answer; each one must be read whole (or dropped) before the next is asked
+    /// for. An error: it did not come, nor will the ones after it.
+    pub(crate) async fn next(&mut self) -> Result<HttpResponse, HttpError> {
+        match self.0.next().await {
+            Ok(r) => Ok(r.into()),
+            Err(e) => Err(HttpError::Wire(e)),
+        }
     }
 }
 

@@ -24,7 +24,10 @@
 //!   ends the connection with the reason, like a stdio server exiting.
 //! - An SSE answer that ends before the response is resumed with `GET` + `Last-Event-ID`
 //!   after the server's `retry:` delay; the response may arrive on the resumed stream.
-//! - A cancellation also drops the HTTP exchange of the cancelled request.
+//! - A cancellation also drops the HTTP exchange of the cancelled request (not that of
+//!   the polls sent together with it, [`super::http_pipeline`]).
+//! - Polls (`tasks/get`) queued together go together, written back to back on one
+//!   kept-alive connection ([`super::http_pipeline`]); every other message goes alone.
 //! - Header values from `.mcp.json` and the session id are never logged or put in a
 //!   message (they are marked sensitive, so even `Debug` hides them).
 //! - The receiver yields `Inbound::Closed` exactly once, after every message.
@@ -42,6 +45,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use super::http_conn::{HttpSpec, TransportKind, ACK_TIMEOUT, TRANSPORT_ERROR_CODE};
 use super::http_conn::{LegacySession, Mode, Shared};
+use super::http_pipeline::{gather_polls, is_poll};
 use super::{
     Connection, Inbound, Outbound, OutboundKind, TransportError, TransportReceiver, TransportSender,
 };
@@ -242,11 +246,16 @@ impl TransportReceiver for HttpReceiver {
 /// Takes outbound messages in order and starts their HTTP exchanges.
 async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Outbound>, mode: Mode) {
     let mut closing = shared.closing.subscribe();
+    // A message taken while gathering polls, next in turn.
+    let mut held: Option<Outbound> = None;
     loop {
-        let next = tokio::select! {
-            biased;
-            _ = closing.wait_for(|c| *c) => None,
-            m = queue.recv() => m,
+        let next = match held.take() {
+            Some(m) => Some(m),
+            None => tokio::select! {
+                biased;
+                _ = closing.wait_for(|c| *c) => None,
+                m = queue.recv() => m,
+            },
         };
         let Some(out) = next else { break };
         if shared.closed.load(Ordering::Acquire) {
@@ -293,19 +302,16 @@ async fn drive(shared: Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Outbound>
                     shared.clone().start_get_stream();
                 }
             }
-            OutboundKind::Request { id, .. } => {
-                let id = *id;
-                let mut inflight = shared.inflight.lock();
-                let task = tokio::spawn(shared.clone().post_request(out));
-                inflight.insert(id, task.abort_handle());
+            OutboundKind::Request { .. } if is_poll(&out) && shared.pipelines() => {
+                let (polls, after) = gather_polls(out, &mut queue, &shared).await;
+                held = after;
+                shared.start_polls(polls);
             }
+            OutboundKind::Request { .. } => shared.spawn_request(out),
             OutboundKind::Notification {
                 cancels: Some(rid), ..
             } => {
-                let task = shared.inflight.lock().remove(rid);
-                if let Some(t) = task {
-                    t.abort();
-                }
+                shared.drop_exchange(*rid);
                 // Modern: closing the request's stream (above) is the cancellation.
                 if !out.era.modern {
                     tokio::spawn(shared.clone().post_other(out));

@@ -65,12 +65,7 @@ impl Shared {
             let used = ex.get(&AUTHORIZATION).cloned();
             let mut resp = self.execute(ex).await?;
             let status = resp.status().as_u16();
-            let refused = match status {
-                401 => true,
-                403 => challenge::bearer(resp.headers()).is_some_and(|c| c.is_insufficient_scope()),
-                _ => false,
-            };
-            if !refused {
+            if !is_refusal(&resp) {
                 return Ok(resp);
             }
             if attempts >= MAX_AUTH_ATTEMPTS {
@@ -109,6 +104,15 @@ impl Shared {
     }
 }
 
-fn is_redirect(status: StatusCode) -> bool {
+/// A refusal the authorizer may cure (a sign-in, a new token, a wider scope).
+pub(crate) fn is_refusal(resp: &HttpResponse) -> bool {
+    match resp.status().as_u16() {
+        401 => true,
+        403 => challenge::bearer(resp.headers()).is_some_and(|c| c.is_insufficient_scope()),
+        _ => false,
+    }
+}
+
+pub(crate) fn is_redirect(status: StatusCode) -> bool {
     matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
 }

@@ -206,11 +206,10 @@ impl Shared {
             return;
         }
         if let Some(id) = id {
-            let task = self.inflight.lock().remove(&id);
-            if let Some(t) = task {
-                if owner != Some(id) {
-                    t.abort();
-                }
+            if owner == Some(id) {
+                self.inflight.lock().remove(&id);
+            } else {
+                self.drop_exchange(id);
             }
         }
         // Counted before it can be taken, so the count never goes below zero.
@@ -230,6 +229,18 @@ impl Shared {
         }
         let _ = self.inbound.send(Inbound::Closed(mask_urls_in(&reason)));
         self.abort_all();
+    }
+
+    /// Drops the HTTP exchange of request `id` (cancelled, or answered on another
+    /// stream). An exchange that carries other requests too (pipelined polls) goes on for
+    /// them; the answer to `id` is still read there, and handed on as a late one.
+    pub(crate) fn drop_exchange(&self, id: u64) {
+        let mut inflight = self.inflight.lock();
+        if let Some(t) = inflight.remove(&id) {
+            if !inflight.values().any(|other| other.id() == t.id()) {
+                t.abort();
+            }
+        }
     }
 
     pub(crate) fn abort_all(&self) {

@@ -37,7 +37,11 @@ fn event_value(id: &str) -> HeaderValue {
 }
 
 impl Shared {
-    fn post_builder(&self, out: &Outbound, session: Option<&SessionSnapshot>) -> Exchange {
+    pub(crate) fn post_builder(
+        &self,
+        out: &Outbound,
+        session: Option<&SessionSnapshot>,
+    ) -> Exchange {
         self.request(reqwest::Method::POST, Target::Own, session, Some(&out.era))
             .header(ACCEPT, ACCEPT_POST)
             .header(CONTENT_TYPE, JSON_VALUE)
@@ -190,7 +194,6 @@ impl Shared {
         }
         let id = out.request_id().unwrap_or_default();
         let _unregister = Unregister(&self, id);
-        let modern = out.era.modern;
         let snap = self.snapshot();
         let resp = match self.send(|| self.post_builder(&out, Some(&snap))).await {
             Ok(r) => r,
@@ -201,6 +204,14 @@ impl Shared {
                 return;
             }
         };
+        self.answered(out, &snap, resp).await;
+    }
+
+    /// Reads the answer `resp` to the request `out`, POSTed under `snap`, and hands it on
+    /// (or fails the request, or reports the session lost, or resumes a cut stream).
+    pub(crate) async fn answered(&self, out: Outbound, snap: &SessionSnapshot, resp: HttpResponse) {
+        let id = out.request_id().unwrap_or_default();
+        let modern = out.era.modern;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && snap.id.is_some() {
             limits::drain_ack(resp).await;
@@ -226,7 +237,7 @@ impl Shared {
             return;
         }
         if !status.is_success() {
-            let reason = describe_status(&self, resp).await;
+            let reason = describe_status(self, resp).await;
             self.fail_request(id, &reason);
             return;
         }

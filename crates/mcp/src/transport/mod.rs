@@ -17,6 +17,7 @@ mod http_answer;
 mod http_auth;
 mod http_conn;
 mod http_exchange;
+mod http_pipeline;
 pub mod mcp_headers;
 pub mod memory;
 pub mod sse;

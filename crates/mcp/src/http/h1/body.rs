@@ -1,7 +1,9 @@
 //! Reading a response body as its head frames it, piece by piece as it arrives: so many
 //! bytes, chunks, or up to the end of the connection. The connection goes back to the pool
-//! only after the whole body, when the server keeps it alive and sent nothing more; after
-//! any error the body lets its connection go (closed), so nothing half read is ever reused.
+//! only after the whole body, when the server keeps it alive and sent nothing more (or,
+//! inside a pipeline, back to the pipeline, whose next answers may follow in its buffer);
+//! after any error the body lets its connection go (closed), so nothing half read is ever
+//! reused. An answer read whole also says whether its connection can be pipelined.
 
 use std::sync::Arc;
 
@@ -11,7 +13,10 @@ use reqwest::StatusCode;
 use tokio::time::Instant;
 
 use super::head::{Framing, Head};
-use super::{quoted, Pool, WireConn, WireError, MAX_CHUNK_LINE, MAX_TRAILER_BYTES};
+use super::{quoted, Pipelining, Pool, WireConn, WireError, MAX_CHUNK_LINE, MAX_TRAILER_BYTES};
+
+/// The media type of an event stream, which may stay open for long.
+const EVENT_STREAM: &[u8] = b"text/event-stream";
 
 /// A response of the lean client.
 pub(crate) struct WireResponse {
@@ -23,6 +28,24 @@ pub(crate) struct WireResponse {
 impl WireResponse {
     pub(super) fn new(head: Head, mut body: WireBody) -> WireResponse {
         body.keep_alive = head.keep_alive;
+        let event_stream = head
+            .headers
+            .get(reqwest::header::CONTENT_TYPE)
+            .is_some_and(|v| {
+                v.as_bytes()
+                    .trim_ascii_start()
+                    .get(..EVENT_STREAM.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(EVENT_STREAM))
+            });
+        if let Some(conn) = body.conn.as_mut() {
+            if event_stream {
+                conn.pipelining = Pipelining::Refused;
+            }
+        }
+        body.proves = head.http11
+            && head.keep_alive
+            && !event_stream
+            && matches!(head.framing, Framing::Length(_) | Framing::Chunked);
         body.state = match head.framing {
             Framing::Length(n) => State::Length(n),
             Framing::Chunked => State::Chunk(Chunk::Size),
@@ -86,19 +109,31 @@ pub(super) struct WireBody {
     conn: Option<WireConn>,
     state: State,
     keep_alive: bool,
+    /// Read whole, this answer shows its connection can carry pipelined requests
+    /// ([`Pipelining::Proven`]).
+    proves: bool,
     deadline: Option<Instant>,
-    /// Where the connection goes back.
-    pool: Arc<Pool>,
+    /// Where the connection goes once the body is read whole.
+    home: Home,
+}
+
+/// Where a connection goes after an answer read whole.
+pub(super) enum Home {
+    /// Back to the pool, when nothing came after the answer.
+    Pool(Arc<Pool>),
+    /// Back to the pipeline it came from, whose next answers may already be in its buffer.
+    Line(Arc<parking_lot::Mutex<Option<WireConn>>>),
 }
 
 impl WireBody {
-    pub(super) fn new(conn: WireConn, deadline: Option<Instant>, pool: Arc<Pool>) -> WireBody {
+    pub(super) fn new(conn: WireConn, deadline: Option<Instant>, home: Home) -> WireBody {
         WireBody {
             conn: Some(conn),
             state: State::Done,
             keep_alive: false,
+            proves: false,
             deadline,
-            pool,
+            home,
         }
     }
 
@@ -181,9 +216,19 @@ impl WireBody {
 
     /// The body was read whole: the connection goes back to the pool if it may.
     fn release(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
-        if self.keep_alive && conn.buf.is_empty() {
-            self.pool.checkin(conn);
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        if !self.keep_alive {
+            return;
+        }
+        if self.proves && conn.pipelining == Pipelining::Unknown {
+            conn.pipelining = Pipelining::Proven;
+        }
+        match &self.home {
+            Home::Pool(pool) if conn.buf.is_empty() => pool.checkin(conn),
+            Home::Pool(_) => {}
+            Home::Line(slot) => *slot.lock() = Some(conn),
         }
     }
 }

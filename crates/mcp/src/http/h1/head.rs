@@ -26,6 +26,8 @@ pub(super) struct Head {
     /// Whether the connection may carry another request after this answer.
     pub(super) keep_alive: bool,
     pub(super) framing: Framing,
+    /// An HTTP/1.1 answer (not 1.0).
+    pub(super) http11: bool,
 }
 
 /// Reads the final response head to a request made with `method`.
@@ -125,6 +127,7 @@ pub(super) fn parse(bytes: &Bytes, method: &Method) -> Result<Head, WireError> {
         headers,
         keep_alive,
         framing,
+        http11: version == 1,
     })
 }
 

@@ -5,7 +5,8 @@
 //! transport as [`HttpResponse`](super::wire::HttpResponse)s and
 //! [`HttpError`](super::wire::HttpError)s ([`super::wire`]), which wrap this client's own
 //! [`WireResponse`] and [`WireError`]. Reading a response head is [`head`]'s, reading its
-//! body [`body`]'s.
+//! body [`body`]'s; several requests written back to back on one connection (HTTP/1.1
+//! pipelining, for polls) are [`pipeline`]'s.
 //!
 //! What a server cannot do to it (the invariants):
 //! - make it buffer without bound: a head is at most [`MAX_HEAD_BYTES`] with at most
@@ -29,6 +30,9 @@
 
 mod body;
 mod head;
+mod pipeline;
+#[cfg(test)]
+mod pipeline_tests;
 #[cfg(test)]
 mod tests;
 
@@ -45,8 +49,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use body::WireBody;
 pub(crate) use body::WireResponse;
+use body::{Home, WireBody};
+pub(crate) use pipeline::{Pipeline, MAX_PIPELINED};
 
 /// The largest response head (status line and headers) read.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -175,11 +180,25 @@ impl Pool {
     fn checkout(&self) -> Option<WireConn> {
         loop {
             let conn = self.idle.lock().pop()?;
-            let mut probe = [0u8; 1];
-            match conn.stream.try_read(&mut probe) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Some(conn),
-                // Closed (0), broken, or bytes nobody asked for: not reusable.
-                _ => continue,
+            if conn.still_open() {
+                return Some(conn);
+            }
+        }
+    }
+
+    /// The most recently used idle connection that has shown it can carry pipelined
+    /// requests ([`Pipelining::Proven`]), when one is still open.
+    fn checkout_proven(&self) -> Option<WireConn> {
+        loop {
+            let conn = {
+                let mut idle = self.idle.lock();
+                let at = idle
+                    .iter()
+                    .rposition(|c| c.pipelining == Pipelining::Proven)?;
+                idle.remove(at)
+            };
+            if conn.still_open() {
+                return Some(conn);
             }
         }
     }
@@ -286,22 +305,32 @@ impl Wire {
         let head = head::read(&mut conn, req.method).await?;
         Ok(WireResponse::new(
             head,
-            WireBody::new(conn, deadline, self.pool.clone()),
+            WireBody::new(conn, deadline, Home::Pool(self.pool.clone())),
         ))
     }
 
     /// The request head: request line, our headers, the request's, the body's length;
     /// with room for `more` bytes after it.
     fn head(&self, req: &WireRequest<'_>, more: usize) -> Result<Vec<u8>, WireError> {
-        let own = |name: &HeaderName| req.own.iter().any(|(n, _)| n == name);
-        let has = |name: &HeaderName| req.configured.contains_key(name) || own(name);
+        let mut out = Vec::with_capacity(self.head_room(req) + more);
+        self.write_head(req, &mut out)?;
+        Ok(out)
+    }
+
+    /// About how many bytes the head of `req` takes (room to make before writing it).
+    fn head_room(&self, req: &WireRequest<'_>) -> usize {
         let lines: usize = (req.configured.iter())
             .chain(req.own.iter().map(|(n, v)| (n, v)))
             .map(|(n, v)| n.as_str().len() + v.len() + 4)
             .sum();
         // Request line, host, user agent, the headers, the length, the empty line.
-        let room = 64 + self.target.len() + self.host_line.len() + self.agent_line.len();
-        let mut out = Vec::with_capacity(room + lines + more);
+        64 + self.target.len() + self.host_line.len() + self.agent_line.len() + lines
+    }
+
+    /// Appends the request head of `req` to `out`.
+    fn write_head(&self, req: &WireRequest<'_>, out: &mut Vec<u8>) -> Result<(), WireError> {
+        let own = |name: &HeaderName| req.own.iter().any(|(n, _)| n == name);
+        let has = |name: &HeaderName| req.configured.contains_key(name) || own(name);
         out.extend_from_slice(req.method.as_str().as_bytes());
         out.push(b' ');
         out.extend_from_slice(self.target.as_bytes());
@@ -315,21 +344,21 @@ impl Wire {
         }
         for (name, value) in req.configured {
             if !frames_body(name) && !own(name) {
-                header_line(&mut out, name.as_str(), value.as_bytes())?;
+                header_line(out, name.as_str(), value.as_bytes())?;
             }
         }
         for (name, value) in req.own {
             if !frames_body(name) {
-                header_line(&mut out, name.as_str(), value.as_bytes())?;
+                header_line(out, name.as_str(), value.as_bytes())?;
             }
         }
         if let Some(b) = req.body {
             out.extend_from_slice(b"content-length: ");
-            crate::protocol::jsonrpc::write_u64(&mut out, b.len() as u64);
+            crate::protocol::jsonrpc::write_u64(out, b.len() as u64);
             out.extend_from_slice(b"\r\n");
         }
         out.extend_from_slice(b"\r\n");
-        Ok(out)
+        Ok(())
     }
 
     async fn connect(&self) -> Result<WireConn, WireError> {
@@ -355,6 +384,7 @@ impl Wire {
         Ok(WireConn {
             stream,
             buf: BytesMut::with_capacity(READ_ROOM),
+            pipelining: Pipelining::Unknown,
         })
     }
 }
@@ -382,9 +412,31 @@ struct WireConn {
     stream: TcpStream,
     /// What was read from the server and not handed on yet.
     buf: BytesMut,
+    pipelining: Pipelining,
+}
+
+/// Whether a connection may carry several requests written back to back
+/// ([`pipeline`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pipelining {
+    /// No answer read whole on it yet.
+    Unknown,
+    /// An HTTP/1.1 answer framed by its length or chunks, kept alive, was read whole on it
+    /// (and no event stream).
+    Proven,
+    /// It carried an event stream: never pipelined (a stream may stay open for long).
+    Refused,
 }
 
 impl WireConn {
+    /// Whether the server has neither closed the idle connection nor sent on it
+    /// unasked.
+    fn still_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        // Closed (0), broken, or bytes nobody asked for: not reusable.
+        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
     /// Writes a request: its head (with the body when `rest` is `None`), then `rest`.
     async fn write(&mut self, head: &[u8], rest: Option<&[u8]>) -> std::io::Result<()> {
         self.stream.write_all(head).await?;
