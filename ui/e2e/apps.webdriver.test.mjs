@@ -32,11 +32,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
-import { APP, ELEMENT, SHOTS, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
+import { APP, APPS_FIXTURE, checkReady, ELEMENT, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
 import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_APPS_PORT ?? 4446);
-const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
+const FIXTURE = APPS_FIXTURE;
 const HOSTILE = path.join(ROOT, "ui", "e2e", "views", "hostile.html");
 const PROBE = path.join(ROOT, "ui", "e2e", "views", "probe.html");
 const MARKER = "hostile-marker-7f3a";
@@ -56,10 +56,7 @@ let commandLog;
 let model;
 
 before(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) throw new Error("no display: run this test under Xvfb");
-  if (!existsSync(APP)) throw new Error(`${APP} is missing: build it with \`npm run build && cargo build -p harness9-desktop\``);
-  if (!existsSync(FIXTURE)) throw new Error(`${FIXTURE} is missing: build it with \`cargo build -p harness9-fixtures\``);
+  checkReady();
   const tmp = mkdtempSync(path.join(os.tmpdir(), "h9-apps-e2e-"));
   project = path.join(tmp, "project");
   mkdirSync(project);

@@ -17,15 +17,15 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { ROOT } from "./serve.mjs";
-import { APP, ELEMENT, SHOTS, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
+import { APP, APPS_FIXTURE, checkReady, ELEMENT, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_DOWNLOAD_PORT ?? 4454);
-const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
+const FIXTURE = APPS_FIXTURE;
 const DOWNLOADER = path.join(ROOT, "ui", "e2e", "views", "downloader.html");
 const KEYS = path.join(ROOT, "ui", "e2e", "x11-keys.py");
 /** The title of GTK's save dialog (the app gives it none of its own). */
@@ -38,10 +38,8 @@ let saves;
 let pid;
 
 before(async () => {
-  mkdirSync(SHOTS, { recursive: true });
+  checkReady();
   if (!process.env.DISPLAY) throw new Error("no X display: run this test under Xvfb (the save dialog is driven through X11)");
-  if (!existsSync(APP)) throw new Error(`${APP} is missing: build it with \`npm run build && cargo build -p harness9-desktop\``);
-  if (!existsSync(FIXTURE)) throw new Error(`${FIXTURE} is missing: build it with \`cargo build -p harness9-fixtures\``);
   // Lowercase letters, digits and `-` only: the path is typed key by key into the dialog.
   tmp = path.join(os.tmpdir(), `h9-download-e2e-${randomBytes(4).toString("hex")}`);
   const project = path.join(tmp, "project");

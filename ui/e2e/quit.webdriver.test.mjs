@@ -26,11 +26,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
-import { APP, SHOTS, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
+import { APP, APPS_FIXTURE, checkReady, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
 import { startAnthropicStub } from "./anthropic-stub.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_QUIT_PORT ?? 4448);
-const FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
+const FIXTURE = APPS_FIXTURE;
 const QUITTER = path.join(ROOT, "ui", "e2e", "views", "quitter.html");
 const CLOSE_WINDOW = path.join(ROOT, "ui", "e2e", "close-window.py");
 /** The longest the app may take to exit once its window is closed. */
@@ -42,10 +42,7 @@ let record;
 let model;
 
 before(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) throw new Error("no display: run this test under Xvfb");
-  if (!existsSync(APP)) throw new Error(`${APP} is missing: build it with \`npm run build && cargo build -p harness9-desktop\``);
-  if (!existsSync(FIXTURE)) throw new Error(`${FIXTURE} is missing: build it with \`cargo build -p harness9-fixtures\``);
+  checkReady();
   const tmp = mkdtempSync(path.join(os.tmpdir(), "h9-quit-e2e-"));
   project = path.join(tmp, "project");
   mkdirSync(project);

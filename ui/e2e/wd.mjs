@@ -1,13 +1,13 @@
 // The WebDriver side of the desktop app's end-to-end tests: a minimal W3C client (plain
 // fetch, classic protocol), starting tauri-driver (which starts WebKitWebDriver and the
-// app), and looking at the processes the app leaves. Used by webdriver.test.mjs and
-// apps.webdriver.test.mjs.
+// app), and looking at the processes the app leaves. Used by the `*.webdriver.test.mjs`
+// files.
 //
 // Env: APP_BINARY (default target/debug/harness9-desktop), TAURI_DRIVER (default
 // .deps/tauri-driver/bin/tauri-driver, then PATH).
 
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
@@ -15,6 +15,17 @@ import { ROOT } from "./serve.mjs";
 export const SHOTS = path.join(ROOT, "out", "screenshots");
 export const APP = path.resolve(process.env.APP_BINARY ?? path.join(ROOT, "target", "debug", "harness9-desktop"));
 export const WAIT_MS = 30_000;
+/** The repository's MCP Apps fixture server, found beside the app. */
+export const APPS_FIXTURE = path.join(path.dirname(APP), "mcp-apps-fixture");
+
+/** Fails at once, saying what to run, when there is no display or the app or the apps
+ * fixture is not built; makes the screenshot folder. */
+export function checkReady() {
+  mkdirSync(SHOTS, { recursive: true });
+  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) throw new Error("no display: run this test under Xvfb");
+  if (!existsSync(APP)) throw new Error(`${APP} is missing: build it with \`npm run build && cargo build -p harness9-desktop\``);
+  if (!existsSync(APPS_FIXTURE)) throw new Error(`${APPS_FIXTURE} is missing: build it with \`cargo build -p harness9-fixtures\``);
+}
 
 export function driverBinary() {
   if (process.env.TAURI_DRIVER) return process.env.TAURI_DRIVER;
