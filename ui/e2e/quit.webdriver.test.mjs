@@ -127,6 +127,22 @@ async function liveViews(n, from) {
   }
 }
 
+/** Runs the fixture's `show_file` from its tool panel (with `args` as JSON when given)
+ * until its view is live; the view's id, as it recorded it. */
+async function viewFromToolPanel(session, from, args) {
+  await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
+  await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
+  if (args) {
+    await session.click(await session.waitFor("[data-testid=raw-toggle]", "Edit as JSON"));
+    const field = await session.waitFor("[data-testid=raw-args]", "the arguments as JSON");
+    await session.clear(field);
+    await session.type(field, args);
+  }
+  await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
+  await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
+  return liveViews(1, from);
+}
+
 /** Closes the window as a user does (`keys`: Ctrl+Q instead of the close button); resolves to the ms until the process is gone. */
 async function closeAndTime(pid, { keys = false } = {}) {
   const started = performance.now();
@@ -171,11 +187,7 @@ describe("quitting with live MCP Apps views", () => {
   test("File > Quit (Ctrl+Q): the view in the tool panel hears `app-closed` before the app exits", () =>
     withApp(async ({ session, pid }) => {
       const from = recorded().length;
-      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
-      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
-      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
-      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
-      const live = await liveViews(1, from);
+      const live = await viewFromToolPanel(session, from);
 
       const ms = await closeAndTime(pid, { keys: true });
       console.log(`quit with 1 live view (File > Quit): the app was gone ${ms} ms after Ctrl+Q`);
@@ -188,15 +200,7 @@ describe("quitting with live MCP Apps views", () => {
   test("a view that never answers its teardown does not keep the app", () =>
     withApp(async ({ session, pid }) => {
       const from = recorded().length;
-      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
-      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
-      await session.click(await session.waitFor("[data-testid=raw-toggle]", "Edit as JSON"));
-      const args = await session.waitFor("[data-testid=raw-args]", "the arguments as JSON");
-      await session.clear(args);
-      await session.type(args, '{"note": "silent"}');
-      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
-      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
-      await liveViews(1, from);
+      await viewFromToolPanel(session, from, '{"note": "silent"}');
 
       const ms = await closeAndTime(pid);
       console.log(`quit with 1 view that never answers (close button): the app was gone ${ms} ms after the close`);
@@ -208,11 +212,7 @@ describe("quitting with live MCP Apps views", () => {
   test("a window that hangs does not keep the app: it exits after its own wait", () =>
     withApp(async ({ session, pid }) => {
       const from = recorded().length;
-      await session.click(await session.waitFor("[data-testid=chip-quit][data-status=connected]", "quit to connect"));
-      await session.click(await session.waitFor('[data-tool="mcp__quit__show_file"]', "the tool show_file"));
-      await session.click(await session.waitFor("[data-testid=run-tool]", "the Run button"));
-      await session.waitFor('[data-testid=view][data-server=quit][data-live="1"]', "the view to be live");
-      await liveViews(1, from);
+      await viewFromToolPanel(session, from);
       // The app's page hangs (busy for 20 s) as soon as it hears that the app quits: it
       // never tells the backend it is done.
       await session.run(
