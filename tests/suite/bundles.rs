@@ -11,21 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::support::bins::{external, python_server, servers_dir};
-use super::support::home::Home;
-
-fn text(o: &std::process::Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn run(h: &Home, args: &[&str], env: &[(&str, &str)], code: i32) -> (String, String) {
-    let o = h.run_env(args, env);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}\n{out}\n{err}");
-    (out, err)
-}
+use super::support::home::{texts, Home};
 
 /// Packs `tests/servers/bundles/NAME` with the official packer into `out`.
 fn pack(mcpb: &Path, name: &str, out: &Path) -> PathBuf {
@@ -37,7 +23,7 @@ fn pack(mcpb: &Path, name: &str, out: &Path) -> PathBuf {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(o.status.success(), "{:?}", texts(&o));
     file
 }
 
@@ -90,8 +76,7 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
     let home = h.home.display().to_string();
 
     // The project scope is refused: the files live in this user's data folder.
-    let (_, err) = run(
-        &h,
+    let (_, err) = h.expect(
         &["mcp", "install", &node_arg, "--scope", "project", "--yes"],
         &e,
         2,
@@ -101,15 +86,14 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
         "harness9: a bundle's entry goes in the user or the local scope, not the project scope: its files live in your data folder, which others' checkouts do not have\n"
     );
     // Without its required secret, in a script: nothing is written or unpacked.
-    let (_, err) = run(&h, &["mcp", "install", &node_arg, "--yes"], &e, 2);
+    let (_, err) = h.expect(&["mcp", "install", &node_arg, "--yes"], &e, 2);
     assert_eq!(
         err,
         "harness9: these values are required: token; give them with -e NAME=VALUE (or answer when asked)\n"
     );
     assert!(!bundles_dir(&h).exists());
 
-    let (out, err) = run(
-        &h,
+    let (out, err) = h.expect(
         &[
             "mcp",
             "install",
@@ -179,9 +163,9 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
         .contains("tok-123"));
 
     // It starts, lists its tools, and gets the secret, the folders and its folder.
-    let (out, _) = run(&h, &["mcp", "tools", "node-notes"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "tools", "node-notes"], &e, 0);
     assert!(out.contains("mcp__node-notes__how_started"), "{out}");
-    let (out, _) = run(&h, &["mcp", "call", "node-notes", "how_started"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "call", "node-notes", "how_started"], &e, 0);
     let start = out.find('{').unwrap();
     let got: Value = serde_json::from_str(out[start..].trim()).unwrap();
     assert_eq!(got["args"], json!(["/srv/a", "/srv/b c"]));
@@ -191,16 +175,15 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
     // The Python bundle: the SDK's server, run by the python on the servers' PATH.
     let py = pack(&mcpb, "py-clock", packed.path());
     let py_arg = py.display().to_string();
-    let (out, _) = run(
-        &h,
+    let (out, _) = h.expect(
         &["mcp", "install", &py_arg, "--scope", "local", "--yes"],
         &e,
         0,
     );
     assert!(out.contains("  Tools: now, zone\n"), "{out}");
-    let (out, _) = run(&h, &["mcp", "tools", "py-clock"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "tools", "py-clock"], &e, 0);
     assert!(out.contains("mcp__py-clock__now"), "{out}");
-    let (out, _) = run(&h, &["mcp", "call", "py-clock", "zone"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "call", "py-clock", "zone"], &e, 0);
     assert!(out.contains("UTC"), "{out}");
 
     // A newer version replaces its own entry (an update) and its folder.
@@ -215,10 +198,9 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
         .arg(packed.path().join("newer.mcpb"))
         .output()
         .unwrap();
-    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(o.status.success(), "{:?}", texts(&o));
     let newer_arg = packed.path().join("newer.mcpb").display().to_string();
-    let (out, _) = run(
-        &h,
+    let (out, _) = h.expect(
         &[
             "mcp",
             "install",
@@ -237,11 +219,11 @@ fn node_and_python_bundles_install_start_and_go_with_their_entry() {
     assert!(dir.join("server/index.js").is_file());
 
     // Removing the entry removes its files and its secret.
-    run(&h, &["mcp", "remove", "node-notes"], &e, 0);
+    h.expect(&["mcp", "remove", "node-notes"], &e, 0);
     assert!(!dir.exists());
     assert!(!credentials(&h).contains("tok-123"));
     assert!(bundles_dir(&h).join("py-clock@0.4.1").is_dir());
-    run(&h, &["mcp", "remove", "py-clock"], &e, 0);
+    h.expect(&["mcp", "remove", "py-clock"], &e, 0);
     assert_eq!(std::fs::read_dir(bundles_dir(&h)).unwrap().count(), 0);
 }
 
@@ -354,7 +336,7 @@ fn hostile_bundles_are_refused_and_nothing_is_written() {
         } else {
             zip_file(dir.path(), name, entries)
         };
-        let (_, err) = run(&h, &["mcp", "install", &file, "--yes"], &e, 1);
+        let (_, err) = h.expect(&["mcp", "install", &file, "--yes"], &e, 1);
         if reason.is_empty() {
             assert!(
                 err.starts_with(&format!(
@@ -382,7 +364,7 @@ fn hostile_bundles_are_refused_and_nothing_is_written() {
             server(),
         ],
     );
-    let (_, err) = run(&h, &["mcp", "install", &file, "--yes"], &e, 1);
+    let (_, err) = h.expect(&["mcp", "install", &file, "--yes"], &e, 1);
     assert_eq!(
         err,
         "harness9: \"evil\" does not run here: it runs on darwin, win32 only, and this is linux\n"

@@ -32,21 +32,6 @@ fn env<'a>(registries: &'a str, path: &'a str) -> Vec<(&'a str, &'a str)> {
     ]
 }
 
-fn text(o: &std::process::Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// Runs and expects exit code `code`; returns stdout and stderr.
-fn run(h: &Home, args: &[&str], env: &[(&str, &str)], code: i32) -> (String, String) {
-    let o = h.run_env(args, env);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}\n{out}\n{err}");
-    (out, err)
-}
-
 fn credentials(h: &Home) -> String {
     std::fs::read_to_string(h.home.join(".local/share/harness9/credentials.json"))
         .unwrap_or_default()
@@ -68,7 +53,7 @@ fn search_follows_pages_labels_registries_and_answers_from_the_cache() {
     );
     let both = format!("{} {}", a.url, b.url);
     let path = std::env::var("PATH").unwrap();
-    let (out, err) = run(&h, &["mcp", "search"], &env(&both, &path), 0);
+    let (out, err) = h.expect(&["mcp", "search"], &env(&both, &path), 0);
     assert_eq!(err, "");
     let (au, bu) = (&a.url.clone(), &b.url.clone());
     assert_eq!(
@@ -87,8 +72,7 @@ fn search_follows_pages_labels_registries_and_answers_from_the_cache() {
     assert_eq!(a.requests(), 2);
 
     // Search and limit, as JSON.
-    let (out, _) = run(
-        &h,
+    let (out, _) = h.expect(
         &["mcp", "search", "time", "--limit", "1", "--json"],
         &env(&both, &path),
         0,
@@ -104,7 +88,7 @@ fn search_follows_pages_labels_registries_and_answers_from_the_cache() {
     // The same search again: from the cache, without asking.
     let before = a.requests();
     let started = Instant::now();
-    run(&h, &["mcp", "search"], &env(&both, &path), 0);
+    h.expect(&["mcp", "search"], &env(&both, &path), 0);
     assert_eq!(a.requests(), before, "answered from the cache");
     eprintln!("warm search through the CLI: {:?}", started.elapsed());
 
@@ -118,15 +102,14 @@ fn search_follows_pages_labels_registries_and_answers_from_the_cache() {
         v["fetchedAt"] = json!(v["fetchedAt"].as_u64().unwrap() - 3 * 3600);
         std::fs::write(&p, v.to_string()).unwrap();
     }
-    let (out, err) = run(&h, &["mcp", "search"], &env(&both, &path), 0);
+    let (out, err) = h.expect(&["mcp", "search"], &env(&both, &path), 0);
     assert_eq!(
         err,
         format!("harness9: registry unreachable ({au}); showing results from 3 h ago\n")
     );
     assert_eq!(out.lines().count(), 6);
     // A search never asked before: nothing to show.
-    let (out, err) = run(
-        &h,
+    let (out, err) = h.expect(
         &["mcp", "search", "air", "--registry", au],
         &env(&both, &path),
         1,
@@ -144,7 +127,7 @@ fn search_follows_pages_labels_registries_and_answers_from_the_cache() {
 fn no_registry_configured_says_what_to_set() {
     let h = Home::new();
     let path = std::env::var("PATH").unwrap();
-    let (_, err) = run(&h, &["mcp", "search", "x"], &[("PATH", &path)], 2);
+    let (_, err) = h.expect(&["mcp", "search", "x"], &[("PATH", &path)], 2);
     assert_eq!(
         err,
         format!(
@@ -158,7 +141,7 @@ fn no_registry_configured_says_what_to_set() {
         &h.config().join("harness9/settings.json"),
         &json!({"registries": [r.url]}).to_string(),
     );
-    let (out, _) = run(&h, &["mcp", "search", "cyphrex"], &[("PATH", &path)], 0);
+    let (out, _) = h.expect(&["mcp", "search", "cyphrex"], &[("PATH", &path)], 0);
     assert!(out.contains("io.github.getcyphrex/cyphrex-mcp"), "{out}");
 }
 
@@ -173,14 +156,13 @@ fn hostile_registries_stop_with_a_clear_error() {
         ("many-pages", "kept sending pages: stopped after 100; narrow the search or use --limit"),
     ] {
         let r = Registry::start(&[], 100, Some(mode));
-        let (out, err) = run(&h, &["mcp", "search", mode], &env(&r.url, &path), 1);
+        let (out, err) = h.expect(&["mcp", "search", mode], &env(&r.url, &path), 1);
         assert_eq!(out, "");
         assert_eq!(err, format!("harness9: registry {} {want}\n", r.url), "{mode}");
     }
     // An install from a registry that answers garbage writes nothing.
     let r = Registry::start(&[], 100, Some("garbage"));
-    let (_, err) = run(
-        &h,
+    let (_, err) = h.expect(
         &[
             "mcp",
             "install",
@@ -227,13 +209,12 @@ fn an_npm_package_installs_starts_and_gets_its_secret_at_start_only() {
     let name = "io.github.modelcontextprotocol/server-everything";
 
     // Without the required secret, in a script: nothing is written.
-    let (_, err) = run(&h, &["mcp", "install", name, "--yes"], &e, 2);
+    let (_, err) = h.expect(&["mcp", "install", name, "--yes"], &e, 2);
     assert_eq!(
         err,
         "harness9: these values are required: EVERYTHING_TOKEN; give them with -e NAME=VALUE (or answer when asked)\n"
     );
-    let (out, err) = run(
-        &h,
+    let (out, err) = h.expect(
         &[
             "mcp",
             "install",
@@ -274,11 +255,11 @@ fn an_npm_package_installs_starts_and_gets_its_secret_at_start_only() {
     assert!(!std::fs::read_to_string(&local).unwrap().contains("tok-123"));
 
     // It starts (through npx), lists its tools, and its environment has the secret.
-    let (out, _) = run(&h, &["mcp", "tools", "server-everything"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "tools", "server-everything"], &e, 0);
     assert!(out.contains("mcp__server-everything__get-env"), "{out}");
-    let (out, _) = run(&h, &["mcp", "call", "server-everything", "get-env"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "call", "server-everything", "get-env"], &e, 0);
     assert!(out.contains("tok-123"), "{out}");
-    let (out, _) = run(&h, &["mcp", "get", "server-everything"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "get", "server-everything"], &e, 0);
     assert!(
         out.ends_with(&format!(
             "  Secrets (a file readable only by you: {}):\n    EVERYTHING_TOKEN: set\n",
@@ -288,8 +269,7 @@ fn an_npm_package_installs_starts_and_gets_its_secret_at_start_only() {
     );
 
     // Without its value, it does not start, and says how to set it.
-    run(
-        &h,
+    h.expect(
         &[
             "mcp",
             "secret",
@@ -301,7 +281,7 @@ fn an_npm_package_installs_starts_and_gets_its_secret_at_start_only() {
         0,
     );
     assert!(!credentials(&h).contains("tok-123"));
-    let (out, _) = run(&h, &["mcp", "list", "--json"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "list", "--json"], &e, 0);
     let rows: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         rows[0]["error"],
@@ -339,8 +319,7 @@ fn a_pypi_package_and_a_remote_install_and_start() {
     let e = env(&r.url, &path);
 
     // The remote: its secret header reaches the server (which refuses requests without it).
-    run(
-        &h,
+    h.expect(
         &[
             "mcp",
             "install",
@@ -357,12 +336,11 @@ fn a_pypi_package_and_a_remote_install_and_start() {
         json!({"type": "http", "url": format!("{}/bearer/json", http.base),
                "headers": {"Authorization": "${input:Authorization}"}})
     );
-    let (out, _) = run(&h, &["mcp", "tools", "remote-echo"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "tools", "remote-echo"], &e, 0);
     assert!(out.contains("mcp__remote-echo__echo"), "{out}");
 
     if let Some((python, script)) = &py {
-        let (out, _) = run(
-            &h,
+        let (out, _) = h.expect(
             &["mcp", "install", "io.github.example/py-sdk-server", "--yes"],
             &e,
             0,
@@ -379,7 +357,7 @@ fn a_pypi_package_and_a_remote_install_and_start() {
             out.contains("Warning: the record passes options to uvx itself: --from; check them\n"),
             "{out}"
         );
-        let (out, _) = run(&h, &["mcp", "tools", "py-sdk-server"], &e, 0);
+        let (out, _) = h.expect(&["mcp", "tools", "py-sdk-server"], &e, 0);
         assert!(out.contains("mcp__py-sdk-server__echo"), "{out}");
     }
     drop(http);
@@ -404,7 +382,7 @@ fn oci_commands_hostile_records_and_bundles() {
     let path = std::env::var("PATH").unwrap();
     let e = env(&r.url, &path);
     // Control characters are shown escaped, absurd lengths cut.
-    let (out, _) = run(&h, &["mcp", "search", "evil/ansi"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "search", "evil/ansi"], &e, 0);
     let row = out.lines().nth(1).unwrap();
     // 80 characters of the description as sent (the last one `…`), each control escaped.
     assert!(
@@ -414,12 +392,11 @@ fn oci_commands_hostile_records_and_bundles() {
         )),
         "{row}"
     );
-    let (out, _) = run(&h, &["mcp", "search", "evil/ansi", "--json"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "search", "evil/ansi", "--json"], &e, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["hits"][0]["description"].as_str().unwrap().len(), 1024);
     // OCI: docker run, the variables passed by name, the image pinned.
-    let (out, _) = run(
-        &h,
+    let (out, _) = h.expect(
         &[
             "mcp",
             "install",
@@ -447,8 +424,7 @@ fn oci_commands_hostile_records_and_bundles() {
     );
     assert!(!credentials(&h).contains("pat1"), "a dry run keeps nothing");
 
-    let (_, err) = run(
-        &h,
+    let (_, err) = h.expect(
         &[
             "mcp",
             "install",
@@ -465,8 +441,7 @@ fn oci_commands_hostile_records_and_bundles() {
         "harness9: \"io.github.evil/option\" cannot be installed safely: its npm package name \"--package=evil\" is not a valid npm name\n"
     );
     // Shell metacharacters are one argument, shown quoted as it runs (no shell).
-    let (out, _) = run(
-        &h,
+    let (out, _) = h.expect(
         &[
             "mcp",
             "install",
@@ -485,8 +460,7 @@ fn oci_commands_hostile_records_and_bundles() {
     assert!(!h.home.join(".local/share/harness9/projects").exists());
 
     // A registry's bundles: not yet (a bundle file installs).
-    let (_, err) = run(
-        &h,
+    let (_, err) = h.expect(
         &[
             "mcp",
             "install",
@@ -512,8 +486,7 @@ fn outdated_and_update_show_the_change_and_project_entries_are_approved_as_shown
     let path = runners.dir.path().display().to_string();
     let e = env(&r.url, &path);
     let name = "io.github.domdomegg/airtable-mcp-server";
-    run(
-        &h,
+    h.expect(
         &[
             "mcp",
             "install",
@@ -529,7 +502,7 @@ fn outdated_and_update_show_the_change_and_project_entries_are_approved_as_shown
         &e,
         0,
     );
-    let (out, _) = run(&h, &["mcp", "outdated"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "outdated"], &e, 0);
     assert_eq!(
         out,
         format!(
@@ -541,11 +514,11 @@ fn outdated_and_update_show_the_change_and_project_entries_are_approved_as_shown
     );
     // Approved as shown: it does not wait for approval (it fails: npx cannot fetch offline
     // here, or is missing).
-    let (out, _) = run(&h, &["mcp", "list", "--json"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "list", "--json"], &e, 0);
     assert_ne!(list_statuses(&out)[0].1, "awaiting-approval");
 
     // An update shows the old and new command and needs confirming.
-    let (out, err) = run(&h, &["mcp", "update", "airtable-mcp-server"], &e, 1);
+    let (out, err) = h.expect(&["mcp", "update", "airtable-mcp-server"], &e, 1);
     assert!(
         out.contains(
             "  - npx -y airtable-mcp-server@1.7.2\n  + npx -y airtable-mcp-server@1.7.3\n"
@@ -560,27 +533,21 @@ fn outdated_and_update_show_the_change_and_project_entries_are_approved_as_shown
         err,
         "harness9: nothing was written: check the entry above, then run again with --yes to write it\n"
     );
-    run(
-        &h,
-        &["mcp", "update", "airtable-mcp-server", "--yes"],
-        &e,
-        0,
-    );
+    h.expect(&["mcp", "update", "airtable-mcp-server", "--yes"], &e, 0);
     assert_eq!(
         h.json(&h.project_file())["mcpServers"]["airtable-mcp-server"]["args"],
         json!(["-y", "airtable-mcp-server@1.7.3"])
     );
-    let (out, _) = run(&h, &["mcp", "outdated"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "outdated"], &e, 0);
     assert_eq!(
         out,
         "All 1 server(s) installed from a registry are up to date.\n"
     );
-    let (out, _) = run(&h, &["mcp", "list", "--json"], &e, 0);
+    let (out, _) = h.expect(&["mcp", "list", "--json"], &e, 0);
     assert_ne!(list_statuses(&out)[0].1, "awaiting-approval");
     // A name the scope has, not from this registry server: refused.
     h.ok(&["mcp", "add", "time-mcp-pypi", "--", "other"]);
-    let (_, err) = run(
-        &h,
+    let (_, err) = h.expect(
         &[
             "mcp",
             "install",

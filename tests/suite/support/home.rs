@@ -81,6 +81,14 @@ impl Home {
             .unwrap()
     }
 
+    /// [`Home::run_env`], expecting exit code `code`; returns stdout and stderr.
+    pub fn expect(&self, args: &[&str], env: &[(&str, &str)], code: i32) -> (String, String) {
+        let o = self.run_env(args, env);
+        let (out, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}\n{out}\n{err}");
+        (out, err)
+    }
+
     /// Runs and expects success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let o = self.run(args);
@@ -109,4 +117,12 @@ impl Home {
     pub fn json(&self, path: &Path) -> Value {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
+}
+
+/// What a process wrote on stdout and stderr, as text.
+pub fn texts(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
