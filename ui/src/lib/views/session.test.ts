@@ -204,6 +204,40 @@ describe("the view bridge", () => {
     expect(t.resized).toEqual([[null, 480]]);
   });
 
+  test("a request sent right after initialized reaches the core after it, however slow the core is to take it", async () => {
+    // Each message is its own invoke; the core refuses anything before `initialized`.
+    let initializedTaken = false;
+    const arrived: string[] = [];
+    const t = setup();
+    const slow: ViewBackend = {
+      request: async (_v, method) => {
+        arrived.push(method);
+        if (method === "ui/initialize") return { kind: "answer", result: INIT_ANSWER };
+        if (method === "ui/notifications/initialized") {
+          await new Promise((r) => setTimeout(r, 30));
+          initializedTaken = true;
+          return { kind: "noted" };
+        }
+        if (!initializedTaken) throw new Error(`the view sent ${method} before it was initialized`);
+        if (method === "ui/request-display-mode") return { kind: "displayMode", mode: "fullscreen" };
+        return { kind: "noted" };
+      },
+    };
+    const s = new ViewSession({
+      viewId: VIEW, origin: ORIGIN, host: t.host, frame: () => t.frame as unknown as Window,
+      arguments: {}, backend: slow, screen: { resize() {}, displayMode() {}, download: async () => false, context: () => ({}) },
+    });
+    await s.start();
+    t.send(initialize);
+    await tick();
+    t.send(initialized);
+    t.send({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width: 300, height: 120 } });
+    t.send({ jsonrpc: "2.0", id: 2, method: "ui/request-display-mode", params: { mode: "fullscreen" } });
+    await new Promise((r) => setTimeout(r, 80));
+    expect(arrived).toEqual(["ui/initialize", "ui/notifications/initialized", "ui/notifications/size-changed", "ui/request-display-mode"]);
+    expect(t.posted.find((p) => p.message.id === 2)?.message.result).toEqual({ mode: "fullscreen" });
+  });
+
   test("a download goes to the save dialog; full screen is shown and the view told", async () => {
     const offered: unknown[] = [];
     const modes: Array<"inline" | "fullscreen" | "pip"> = [];

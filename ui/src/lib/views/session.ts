@@ -118,6 +118,13 @@ export class ViewSession {
   #outcome: Outcome | null = null;
   #outcomeSent = false;
   #closed = false;
+  /**
+   * The view's notifications (`initialized` first), handed to the core one after another.
+   * Each invoke is its own request, and two in flight may reach the core in either order:
+   * a request the view sends right after `initialized` would be refused as early. So every
+   * message waits until the notifications before it are with the core.
+   */
+  #noted: Promise<unknown> = Promise.resolve();
 
   constructor(opts: ViewSessionOptions) {
     this.#opts = opts;
@@ -183,6 +190,7 @@ export class ViewSession {
   async #forward(method: string, params: unknown): Promise<Record<string, unknown>> {
     let reply: ViewReply;
     try {
+      await this.#noted;
       reply = await this.#opts.backend.request(this.viewId, method, params ?? {});
     } catch (e) {
       throw new ViewRpcError(e);
@@ -211,12 +219,13 @@ export class ViewSession {
     }
     for (const [event, method] of Object.entries(NOTIFICATIONS)) {
       bridge.addEventListener(event as keyof typeof NOTIFICATIONS, (params: unknown) => {
-        this.#forward(method, params).catch(() => {});
+        this.#noted = this.#forward(method, params).catch(() => {});
       });
     }
     bridge.addEventListener("initialized", (params) => {
       // The transport lets host messages out from now on; input first, then the outcome.
-      void this.#opts.backend.request(this.viewId, "ui/notifications/initialized", params ?? {}).catch(() => {});
+      const before = this.#noted;
+      this.#noted = before.then(() => this.#opts.backend.request(this.viewId, "ui/notifications/initialized", params ?? {})).catch(() => {});
       this.#opts.screen.initialized?.();
       this.#initialized = true;
       this.#flush();
