@@ -39,6 +39,7 @@ mod modern;
 mod mrtr;
 mod notify;
 mod pages;
+mod polls;
 mod recover;
 mod reply;
 mod served;
@@ -62,11 +63,12 @@ use crate::transport::{Connection, EraHeaders, Inbound, Outbound, OutboundKind, 
 #[doc(hidden)]
 pub use cache::{parsed_reuse, reuse};
 pub use cache::{MAX_CACHE_BYTES, MAX_TTL as MAX_CACHE_TTL};
-pub use follow::{Follow, MAX_POLL_FAILURES, POLL_TIMEOUT, TTL_GRACE};
+pub use follow::{Follow, MAX_POLL_FAILURES, TTL_GRACE};
 pub use listen::{ACK_TIMEOUT as LISTEN_ACK_TIMEOUT, MAX_LISTEN_FAILURES};
 pub use modern::{ConnectOptions, Reopen};
 #[doc(hidden)]
 pub use mrtr::{plainly_complete, ResultHeader};
+pub use polls::{MAX_POLLS_IN_FLIGHT, POLL_GRID, POLL_TIMEOUT};
 use reply::{IdMap, Params, Reply, ReplyBody, ReplyError};
 pub use tasks::{CallOutcome, TaskCall, TaskError, MAX_LISTENED_TASKS};
 
@@ -206,8 +208,8 @@ struct Inner {
     sends_era_headers: bool,
     /// Starting a new session when the transport lost its own ([`recover`]).
     recovery: recover::Recovery,
-    /// Polls of followed tasks under way at once ([`follow::MAX_POLLS_IN_FLIGHT`]).
-    task_polls: tokio::sync::Semaphore,
+    /// The polls of the followed tasks ([`polls`]).
+    polls: Arc<polls::Polls>,
 }
 
 /// A live connection to one server, after a successful handshake.
@@ -535,7 +537,7 @@ impl Inner {
             listening: listen::Listening::default(),
             cache: cache::ListCache::default(),
             task_notes: tasks::TaskNotes::default(),
-            task_polls: tokio::sync::Semaphore::new(follow::MAX_POLLS_IN_FLIGHT),
+            polls: Arc::default(),
             log_level: std::sync::atomic::AtomicU8::new(level_code(era::DEFAULT_LOG_LEVEL)),
             version: OnceLock::new(),
             tool_headers: Mutex::default(),

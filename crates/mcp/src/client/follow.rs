@@ -1,6 +1,8 @@
-//! Following one task to its end, in the connection's generation: polls `tasks/get` at the
-//! server's interval (clamped, [`poll_interval`](crate::protocol::tasks::poll_interval)),
-//! learns sooner from status notifications (never instead of polling), answers what the
+//! Following one task to its end, in the connection's generation: its `tasks/get` polls,
+//! at the server's interval (clamped, [`poll_interval`](crate::protocol::tasks::poll_interval)),
+//! are made by the connection's poller ([`super::polls`]), which wakes the follower only
+//! when an answer says something; it learns sooner from status notifications (never
+//! instead of polling), answers what the
 //! task asks (legacy: `tasks/result` is called early, and the server's requests arrive on
 //! it tagged with the task; modern: `inputRequests`, answered with `tasks/update` once per
 //! key), and collects the result (legacy `tasks/result`; modern inline in `tasks/get`).
@@ -21,6 +23,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Map, Value};
 
+use super::polls::{on_grid, POLL_TIMEOUT};
 use super::tasks::{outcome_parts, TaskError};
 use super::{Client, ClientError};
 use crate::protocol::era::Era;
@@ -30,40 +33,16 @@ use crate::protocol::types::CallToolResult;
 
 /// Polls that fail in a row (timeouts, invalid answers) before following gives up.
 pub const MAX_POLL_FAILURES: u32 = 5;
-/// How long one poll (`tasks/get`) may take.
-pub const POLL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a finished legacy task's `tasks/result` may still take.
 pub const RESULT_AFTER_END: Duration = Duration::from_secs(300);
 /// Time past a task's time to live before it counts as expired (clocks and polls differ).
 pub const TTL_GRACE: Duration = Duration::from_secs(5);
 /// Most input request keys of one task remembered as answered.
 pub const MAX_INPUT_KEYS: usize = 1024;
-/// Polls of followed tasks one connection has under way at once; the others wait their
-/// turn (many tasks due together would otherwise open as many HTTP connections). As many
-/// as the HTTP transport writes back to back on one connection, so that the polls due on
-/// one tick of the grid go in one write.
-pub const MAX_POLLS_IN_FLIGHT: usize = 16;
-/// Polls are due on this grid of the runtime's clock (a due time is rounded up to it), so
-/// the polls of many tasks wake the runtime together instead of one by one.
-pub const POLL_GRID: Duration = Duration::from_millis(100);
 
-/// The first instant on [`POLL_GRID`] at or after `after`.
-fn on_grid(after: tokio::time::Instant) -> tokio::time::Instant {
-    let base = *GRID_BASE.get_or_init(tokio::time::Instant::now);
-    let since = after.saturating_duration_since(base);
-    let grid = POLL_GRID.as_nanos();
-    let steps = since.as_nanos().div_ceil(grid);
-    let nanos = u64::try_from(steps.saturating_mul(grid)).unwrap_or(u64::MAX);
-    base + Duration::from_nanos(nanos)
-}
-
-/// The origin of the poll grid (the first poll of the process).
-static GRID_BASE: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
-
-/// When the next poll of a task is due: one interval after the poll that was due at
-/// `due` (so polls keep their pace), never before now, on the grid.
-fn next_poll_of(task: &Task, due: tokio::time::Instant) -> tokio::time::Instant {
-    on_grid((due + task.poll_interval()).max(tokio::time::Instant::now()))
+/// When the first poll of a task is due: one interval from now, on the grid.
+fn first_poll_of(task: &Task) -> tokio::time::Instant {
+    on_grid(tokio::time::Instant::now() + task.poll_interval())
 }
 
 /// What following a task starts from.
@@ -103,16 +82,22 @@ impl Client {
             FuturesUnordered::new();
         let mut asked: HashSet<String> = HashSet::new();
         let mut failures = 0u32;
-        let mut next_poll = next_poll_of(&task, tokio::time::Instant::now());
         if self.era == Era::Legacy
             && (task.status == TaskStatus::InputRequired || task.status.is_terminal())
         {
             result = Some(self.result_call(&id));
         }
-        if self.era == Era::Modern && task.status.is_terminal() {
-            // A task born finished: its result comes with `tasks/get`.
-            next_poll = tokio::time::Instant::now();
-        }
+        // The polls: made by the connection's poller, which wakes us only with news. A
+        // legacy task is polled until it ends (then `tasks/result` has the rest); a modern
+        // one until we have its result, and a task born finished at once.
+        let first = if self.era == Era::Modern && task.status.is_terminal() {
+            tokio::time::Instant::now()
+        } else {
+            first_poll_of(&task)
+        };
+        let mut polling =
+            (self.era == Era::Modern || ended.is_none()).then(|| self.start_polling(&task, first));
+        let mut listening = true;
         loop {
             let age = born.elapsed();
             if let Some(ttl) = task.ttl_ms.map(Duration::from_millis) {
@@ -120,15 +105,14 @@ impl Client {
                     return Err(TaskError::Expired { task_id: id, ttl });
                 }
             }
-            let ttl_left = task.ttl_ms.map(|ttl| {
-                (Duration::from_millis(ttl) + TTL_GRACE).saturating_sub(age)
-                    + Duration::from_millis(10)
-            });
-            let poll_at = match ttl_left {
-                Some(left) => next_poll.min(tokio::time::Instant::now() + left),
-                None => next_poll,
+            // Woken to see the task expire (the check above).
+            let expires = match (task.ttl_ms, ended) {
+                (Some(ttl), None) => {
+                    Some(born + Duration::from_millis(ttl) + TTL_GRACE + Duration::from_millis(10))
+                }
+                _ => None,
             };
-            // What woke us: a poll is due, a notice came, an answer is ready.
+            // What woke us: a poll said something, a notice came, an answer is ready.
             let mut noticed = false;
             let fresh: Option<Result<TaskSnapshot, TaskError>> = tokio::select! {
                 r = async { result.as_mut().expect("checked").await }, if result.is_some() => {
@@ -150,33 +134,36 @@ impl Client {
                     self.send_input(&id, key, answer).await?;
                     None
                 }
-                changed = notices.rx.changed() => {
+                changed = notices.rx.changed(), if listening => {
                     let value = match changed {
                         Ok(()) => notices.rx.borrow_and_update().clone(),
-                        // The connection is going: the next poll says why.
-                        Err(_) => None,
-                    };
-                    match value {
-                        Some(v) => match TaskSnapshot::from_wire(&v) {
-                            Ok(s) => {
-                                noticed = true;
-                                Some(Ok(s))
-                            }
-                            // A notice we cannot read is no news.
-                            Err(_) => None,
-                        },
-                        None => {
-                            // Nothing will come any more: poll from now on.
-                            tokio::time::sleep_until(poll_at).await;
-                            next_poll = next_poll_of(&task, next_poll);
-                            Some(self.poll_task(&id).await)
+                        Err(_) => {
+                            // The connection is going: the polls say why.
+                            listening = false;
+                            None
                         }
+                    };
+                    match value.map(|v| TaskSnapshot::from_wire(&v)) {
+                        Some(Ok(s)) => {
+                            noticed = true;
+                            Some(Ok(s))
+                        }
+                        // A notice we cannot read is no news.
+                        Some(Err(_)) | None => None,
                     }
                 }
-                _ = tokio::time::sleep_until(poll_at), if ended.is_none() || self.era == Era::Modern => {
-                    next_poll = next_poll_of(&task, next_poll);
-                    Some(self.poll_task(&id).await)
-                }
+                polled = async {
+                    match polling.as_ref() {
+                        Some(p) => p.answers.next().await,
+                        None => std::future::pending().await,
+                    }
+                }, if polling.is_some() => Some(polled),
+                _ = async {
+                    match expires {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                }, if expires.is_some() => None,
             };
             let snapshot = match fresh {
                 None => continue,
@@ -229,6 +216,11 @@ impl Client {
                 outcome,
             } = snapshot;
             task = now;
+            if noticed {
+                if let Some(p) = &polling {
+                    p.know(&task);
+                }
+            }
             if news {
                 on_status(&task);
             }
@@ -244,6 +236,8 @@ impl Client {
                     }
                     if task.status.is_terminal() && result_deadline.is_none() {
                         result_deadline = Some(tokio::time::Instant::now() + RESULT_AFTER_END);
+                        // `tasks/result` has the rest.
+                        polling = None;
                     }
                 }
                 Era::Modern => {
@@ -251,7 +245,9 @@ impl Client {
                         match outcome_parts(&task, outcome.as_ref()) {
                             // A notice may leave the result out: `tasks/get` has it.
                             Err(TaskError::Invalid { .. }) if noticed => {
-                                next_poll = tokio::time::Instant::now();
+                                if let Some(p) = &polling {
+                                    p.soon();
+                                }
                                 continue;
                             }
                             other => return other,
@@ -266,13 +262,6 @@ impl Client {
                 }
             }
         }
-    }
-
-    /// One poll (`tasks/get`), in turn with the connection's other polls
-    /// ([`MAX_POLLS_IN_FLIGHT`]).
-    async fn poll_task(&self, id: &str) -> Result<TaskSnapshot, TaskError> {
-        let _turn = self.inner.task_polls.acquire().await;
-        self.get_task(id, Some(POLL_TIMEOUT)).await
     }
 
     /// Legacy `tasks/result`, without a timeout (the task may take long), as a future of

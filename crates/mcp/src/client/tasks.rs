@@ -245,14 +245,7 @@ impl Client {
         task_id: &str,
         timeout: Option<Duration>,
     ) -> Result<TaskSnapshot, TaskError> {
-        let body = self.task_body("tasks/get", task_id, None, timeout).await?;
-        // The usual answer is read straight from its text; any other through a value.
-        if let Some(snapshot) = TaskSnapshot::from_text(body.get()) {
-            return Ok(snapshot);
-        }
-        let value: Value = body.parse("tasks/get").map_err(TaskError::Client)?;
-        drop(body);
-        TaskSnapshot::from_wire(&value).map_err(|e| TaskError::invalid(task_id, e))
+        self.inner.get_task(task_id, timeout).await
     }
 
     /// The task's result: legacy `tasks/result`, which waits until the task is finished
@@ -352,24 +345,7 @@ impl Client {
         extra: Option<(&str, Value)>,
         timeout: Option<Duration>,
     ) -> Result<ReplyBody, TaskError> {
-        let params = match extra {
-            // The usual request (a poll): written as text, no value built.
-            None => Params::Task { task_id },
-            Some((k, v)) => {
-                let mut params = Map::with_capacity(2);
-                params.insert("taskId".into(), Value::String(task_id.to_string()));
-                params.insert(k.into(), v);
-                Params::Value(Value::Object(params))
-            }
-        };
-        let opts = RequestOptions {
-            timeout,
-            ..RequestOptions::default()
-        };
-        self.inner
-            .request(method, params, opts, true)
-            .await
-            .map_err(|e| TaskError::of(task_id, e))
+        self.inner.task_body(method, task_id, extra, timeout).await
     }
 
     /// Starts taking status notifications of one task.
@@ -491,5 +467,50 @@ pub(super) fn outcome_parts(
                 task.status.word()
             ),
         }),
+    }
+}
+
+impl Inner {
+    /// [`Client::get_task`], for the poller, which holds the connection's insides (a
+    /// [`Client`] it held would close the connection when it goes).
+    pub(super) async fn get_task(
+        &self,
+        task_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<TaskSnapshot, TaskError> {
+        let body = self.task_body("tasks/get", task_id, None, timeout).await?;
+        // The usual answer is read straight from its text; any other through a value.
+        if let Some(snapshot) = TaskSnapshot::from_text(body.get()) {
+            return Ok(snapshot);
+        }
+        let value: Value = body.parse("tasks/get").map_err(TaskError::Client)?;
+        drop(body);
+        TaskSnapshot::from_wire(&value).map_err(|e| TaskError::invalid(task_id, e))
+    }
+
+    async fn task_body(
+        &self,
+        method: &str,
+        task_id: &str,
+        extra: Option<(&str, Value)>,
+        timeout: Option<Duration>,
+    ) -> Result<ReplyBody, TaskError> {
+        let params = match extra {
+            // The usual request (a poll): written as text, no value built.
+            None => Params::Task { task_id },
+            Some((k, v)) => {
+                let mut params = Map::with_capacity(2);
+                params.insert("taskId".into(), Value::String(task_id.to_string()));
+                params.insert(k.into(), v);
+                Params::Value(Value::Object(params))
+            }
+        };
+        let opts = RequestOptions {
+            timeout,
+            ..RequestOptions::default()
+        };
+        self.request(method, params, opts, true)
+            .await
+            .map_err(|e| TaskError::of(task_id, e))
     }
 }
