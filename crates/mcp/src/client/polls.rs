@@ -148,6 +148,15 @@ impl State {
     }
 }
 
+#[cfg(test)]
+impl Polls {
+    /// No task is polled and the poller has ended.
+    pub(super) fn idle(&self) -> bool {
+        let st = self.state.lock();
+        st.tasks.is_empty() && !st.running
+    }
+}
+
 /// A followed task's place among the polls; it leaves them when dropped.
 pub(super) struct Polling {
     polls: Arc<Polls>,

@@ -496,3 +496,71 @@ async fn a_flood_of_notices_is_coalesced_and_other_tasks_notices_are_dropped() {
         "the slot goes with the follower"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn one_poller_polls_many_tasks_at_their_pace_and_leaves_the_connection_open() {
+    // 50 tasks: each is working for its first three polls (the status message changes once,
+    // at the second), then completed.
+    let polls: Arc<parking_lot::Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
+    let p = polls.clone();
+    let client = connect(
+        false,
+        serde_json::from_str(LEGACY_CAPS).unwrap(),
+        None,
+        Box::new(move |method, params| match method {
+            "tasks/get" => {
+                let id = params["taskId"].as_str().unwrap().to_string();
+                let mut polls = p.lock();
+                let n = polls.entry(id.clone()).or_default();
+                *n += 1;
+                let mut t = task(&id, if *n > 3 { "completed" } else { "working" });
+                if *n >= 2 {
+                    t["statusMessage"] = json!("half way");
+                }
+                ok(t)
+            }
+            "tasks/result" => ok(text_result("done")),
+            "ping" => ok(json!({})),
+            other => panic!("unexpected {other}"),
+        }),
+    )
+    .await;
+    let start = tokio::time::Instant::now();
+    let heard = Arc::new(AtomicUsize::new(0));
+    let follows = (0..50).map(|i| {
+        let heard = heard.clone();
+        let client = &client;
+        async move {
+            let mut count = |_: &Task| {
+                heard.fetch_add(1, Ordering::SeqCst);
+            };
+            client
+                .follow_task(started(task(&format!("m{i}"), "working")), &mut count)
+                .await
+        }
+    });
+    for r in futures::future::join_all(follows).await {
+        assert_eq!(r.unwrap().to_text(), "done");
+    }
+    // Four polls each, at the server's 500 ms (on the 100 ms grid): about 2 s in all.
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(2000) && took < Duration::from_millis(2500),
+        "{took:?}"
+    );
+    assert!(polls.lock().values().all(|&n| n == 4), "{:?}", polls.lock());
+    // Each follower heard the two changes (the message, then completed), nothing more.
+    assert_eq!(heard.load(Ordering::SeqCst), 100);
+    // The poller has gone and the connection is open.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        client.inner.polls.idle(),
+        "the poller ends with the last follower"
+    );
+    assert_eq!(client.closed_reason(), None);
+    let again = client
+        .get_task("m0", Some(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    assert_eq!(again.task.status, TaskStatus::Completed);
+}
