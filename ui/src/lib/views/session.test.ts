@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
 import type { CallToolResult } from "../bindings";
 import { LEFT, LiveViews } from "./live";
-import { ViewSession, type ViewBackend, type ViewScreen } from "./session";
+import { MAX_WAITING_NOTIFICATIONS, ViewSession, type ViewBackend, type ViewScreen } from "./session";
 import type { ViewReply } from "./types";
 
 const ORIGIN = "h9view://demo1";
@@ -236,6 +236,21 @@ describe("the view bridge", () => {
     await new Promise((r) => setTimeout(r, 80));
     expect(arrived).toEqual(["ui/initialize", "ui/notifications/initialized", "ui/notifications/size-changed", "ui/request-display-mode"]);
     expect(t.posted.find((p) => p.message.id === 2)?.message.result).toEqual({ mode: "fullscreen" });
+  });
+
+  test("a flood of notifications waits in a bounded queue; a request after it still reaches the core", async () => {
+    const t = setup((method) => (method === "tools/call" ? { kind: "answer", result: { content: [] } } : { kind: "noted" }));
+    await t.session.start();
+    t.send(initialize);
+    await tick();
+    t.send(initialized);
+    for (let i = 0; i < 10_000; i++) t.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: i } });
+    t.send({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "get-time", arguments: {} } });
+    await new Promise((r) => setTimeout(r, 200));
+    const logged = t.calls.filter(([m]) => m === "notifications/message").length;
+    expect(logged).toBeGreaterThan(0);
+    expect(logged).toBeLessThanOrEqual(MAX_WAITING_NOTIFICATIONS);
+    expect(t.posted.find((p) => p.message.id === 9)?.message.result).toEqual({ content: [] });
   });
 
   test("a download goes to the save dialog; full screen is shown and the view told", async () => {

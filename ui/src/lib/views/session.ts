@@ -20,6 +20,12 @@ import type { DisplayMode, DownloadOffer, ViewReply } from "./types";
 /** How long a view has to answer its teardown before its frame goes anyway. */
 export const TEARDOWN_TIMEOUT_MS = 1500;
 
+/**
+ * Notifications of one view waiting for the core at most; a view that sends more at once
+ * loses the newest (the core would refuse such a flood anyway, and says so).
+ */
+export const MAX_WAITING_NOTIFICATIONS = 64;
+
 /** The core's side of a view: every message it sends, checked and answered. */
 export interface ViewBackend {
   request(viewId: string, method: string, params: unknown): Promise<ViewReply>;
@@ -125,6 +131,8 @@ export class ViewSession {
    * message waits until the notifications before it are with the core.
    */
   #noted: Promise<unknown> = Promise.resolve();
+  /** Notifications in `#noted` not yet with the core. */
+  #waiting = 0;
 
   constructor(opts: ViewSessionOptions) {
     this.#opts = opts;
@@ -219,7 +227,11 @@ export class ViewSession {
     }
     for (const [event, method] of Object.entries(NOTIFICATIONS)) {
       bridge.addEventListener(event as keyof typeof NOTIFICATIONS, (params: unknown) => {
-        this.#noted = this.#forward(method, params).catch(() => {});
+        if (this.#waiting >= MAX_WAITING_NOTIFICATIONS) return;
+        this.#waiting++;
+        this.#noted = this.#forward(method, params)
+          .catch(() => {})
+          .finally(() => this.#waiting--);
       });
     }
     bridge.addEventListener("initialized", (params) => {
