@@ -333,19 +333,10 @@ impl Client {
         extra: Option<(&str, Value)>,
         timeout: Option<Duration>,
     ) -> Result<Value, TaskError> {
-        let body = self.task_body(method, task_id, extra, timeout).await?;
+        let body = (self.inner)
+            .task_body(method, task_id, extra, timeout)
+            .await?;
         body.parse(method).map_err(TaskError::Client)
-    }
-
-    /// One request about task `task_id`, its result as received.
-    async fn task_body(
-        &self,
-        method: &str,
-        task_id: &str,
-        extra: Option<(&str, Value)>,
-        timeout: Option<Duration>,
-    ) -> Result<ReplyBody, TaskError> {
-        self.inner.task_body(method, task_id, extra, timeout).await
     }
 
     /// Starts taking status notifications of one task.
@@ -488,6 +479,7 @@ impl Inner {
         TaskSnapshot::from_wire(&value).map_err(|e| TaskError::invalid(task_id, e))
     }
 
+    /// One request about task `task_id`, its result as received.
     async fn task_body(
         &self,
         method: &str,
