@@ -32,7 +32,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "./serve.mjs";
-import { APP, APPS_FIXTURE, checkReady, ELEMENT, Session, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
+import { APP, APPS_FIXTURE, checkReady, ELEMENT, Session, WAIT_MS, alive, appProcesses, processesIn, sleep, startDriver } from "./wd.mjs";
 import { ANSWER, startAnthropicStub } from "./anthropic-stub.mjs";
 
 const PORT = Number(process.env.WEBDRIVER_APPS_PORT ?? 4446);
@@ -135,8 +135,11 @@ async function frameHeight(frame) {
   return session.run("return arguments[0].getBoundingClientRect().height", { [ELEMENT]: frame });
 }
 
-/** Answers an ask of a view for a tool call with "Allow once", when one comes. */
-async function allowIfAsked(ms = 3000) {
+/**
+ * Answers an ask of a view for a tool call with "Allow once" if one comes before `done()`
+ * holds (at most `ms`: a loaded machine may take seconds to show the ask).
+ */
+async function allowIfAsked(done, ms = WAIT_MS) {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const dialogs = await session.findAll("[data-testid=ask-dialog] [data-testid=ask-approve]");
@@ -144,6 +147,7 @@ async function allowIfAsked(ms = 3000) {
       await session.click(dialogs[0]);
       return true;
     }
+    if (await done()) return false;
     await sleep(150);
   }
   return false;
@@ -215,7 +219,12 @@ describe("MCP Apps views in the desktop app", () => {
     await sleep(300);
     await session.click(button);
     await session.leaveFrames();
-    await allowIfAsked();
+    await allowIfAsked(async () => {
+      await session.enterFrame(await liveView("basic"));
+      const now = await session.text(await session.find("#server-time"));
+      await session.leaveFrames();
+      return now !== first;
+    });
     await session.enterFrame(await liveView("basic"));
     await session.waitFor("#server-time", "the new time", async (el) => (await session.text(el)) !== first);
     await session.leaveFrames();
