@@ -201,7 +201,7 @@ describe("MCP Apps views in the desktop app", () => {
     const other = appTheme === "dark" ? "light" : "dark";
     await session.click(await session.find(`[data-testid=theme] option[value=${other}]`));
     await session.enterFrame(await liveView("basic"));
-    const until = Date.now() + 5000;
+    const until = Date.now() + 15_000;
     let now = await session.run("return document.documentElement.getAttribute('data-theme')");
     while (now !== other && Date.now() < until) {
       await sleep(100);
