@@ -127,7 +127,16 @@ async function liveView(server) {
 async function enterView(server) {
   await session.leaveFrames();
   const view = await session.find(`[data-testid=view][data-server=${server}]`);
-  await session.run("arguments[0].scrollIntoView({ block: 'start' })", { [ELEMENT]: view });
+  // Until it stays put: the card above may still grow after the view came, and a click at
+  // where the frame was lands outside it.
+  let last = null;
+  for (let i = 0; i < 30; i++) {
+    await session.run("arguments[0].scrollIntoView({ block: 'start' })", { [ELEMENT]: view });
+    await sleep(150);
+    const top = await session.run("return Math.round(arguments[0].getBoundingClientRect().top)", { [ELEMENT]: view });
+    if (top === last) break;
+    last = top;
+  }
   await session.enterFrame(await liveView(server));
 }
 
