@@ -23,7 +23,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use serde_json::{json, Map, Value};
 
-use super::polls::{on_grid, POLL_TIMEOUT};
+use super::polls::POLL_TIMEOUT;
 use super::tasks::{outcome_parts, TaskError};
 use super::{Client, ClientError};
 use crate::protocol::era::Era;
@@ -39,11 +39,6 @@ pub const RESULT_AFTER_END: Duration = Duration::from_secs(300);
 pub const TTL_GRACE: Duration = Duration::from_secs(5);
 /// Most input request keys of one task remembered as answered.
 pub const MAX_INPUT_KEYS: usize = 1024;
-
-/// When the first poll of a task is due: one interval from now, on the grid.
-fn first_poll_of(task: &Task) -> tokio::time::Instant {
-    on_grid(tokio::time::Instant::now() + task.poll_interval())
-}
 
 /// What following a task starts from.
 #[derive(Debug, Clone)]
@@ -90,13 +85,9 @@ impl Client {
         // The polls: made by the connection's poller, which wakes us only with news. A
         // legacy task is polled until it ends (then `tasks/result` has the rest); a modern
         // one until we have its result, and a task born finished at once.
-        let first = if self.era == Era::Modern && task.status.is_terminal() {
-            tokio::time::Instant::now()
-        } else {
-            first_poll_of(&task)
-        };
-        let mut polling =
-            (self.era == Era::Modern || ended.is_none()).then(|| self.start_polling(&task, first));
+        let born_finished = self.era == Era::Modern && task.status.is_terminal();
+        let mut polling = (self.era == Era::Modern || ended.is_none())
+            .then(|| self.start_polling(&task, born_finished));
         let mut listening = true;
         loop {
             let age = born.elapsed();

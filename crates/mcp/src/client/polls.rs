@@ -20,13 +20,12 @@
 //!   are dropped (a later poll says the same).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
-use std::time::Duration;
-
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use futures::task::{ArcWake, AtomicWaker};
 use parking_lot::Mutex;
@@ -54,7 +53,7 @@ pub const QUEUE: usize = 4;
 pub type Polled = Result<TaskSnapshot, TaskError>;
 
 /// The first instant on [`POLL_GRID`] at or after `after`.
-pub fn on_grid(after: Instant) -> Instant {
+fn on_grid(after: Instant) -> Instant {
     let base = *GRID_BASE.get_or_init(Instant::now);
     let since = after.saturating_duration_since(base);
     let grid = POLL_GRID.as_nanos();
@@ -166,9 +165,14 @@ pub(super) struct Polling {
 }
 
 impl Client {
-    /// Puts `task` among the polls, its first poll due at `first` (on the grid, unless it
-    /// is due at once).
-    pub(super) fn start_polling(&self, task: &Task, first: Instant) -> Polling {
+    /// Puts `task` among the polls, its first poll due one interval from now on the grid,
+    /// or `at_once`.
+    pub(super) fn start_polling(&self, task: &Task, at_once: bool) -> Polling {
+        let first = if at_once {
+            Instant::now()
+        } else {
+            on_grid(Instant::now() + task.poll_interval())
+        };
         let polls = self.inner.polls.clone();
         let answers = Arc::new(Answers::default());
         let start = {

@@ -220,24 +220,26 @@ export class ViewSession {
     }
   }
 
+  /** Hands one notification to the core after those before it (at most [`MAX_WAITING_NOTIFICATIONS`] wait). */
+  #note(method: string, params: unknown) {
+    if (this.#waiting >= MAX_WAITING_NOTIFICATIONS) return;
+    this.#waiting++;
+    this.#noted = this.#forward(method, params)
+      .catch(() => {})
+      .finally(() => this.#waiting--);
+  }
+
   #wire(bridge: AppBridge) {
     const b = bridge as unknown as Record<string, unknown>;
     for (const [setter, method] of Object.entries(REQUESTS)) {
       b[setter] = (params: unknown) => this.#forward(method, params);
     }
     for (const [event, method] of Object.entries(NOTIFICATIONS)) {
-      bridge.addEventListener(event as keyof typeof NOTIFICATIONS, (params: unknown) => {
-        if (this.#waiting >= MAX_WAITING_NOTIFICATIONS) return;
-        this.#waiting++;
-        this.#noted = this.#forward(method, params)
-          .catch(() => {})
-          .finally(() => this.#waiting--);
-      });
+      bridge.addEventListener(event as keyof typeof NOTIFICATIONS, (params: unknown) => this.#note(method, params));
     }
     bridge.addEventListener("initialized", (params) => {
       // The transport lets host messages out from now on; input first, then the outcome.
-      const before = this.#noted;
-      this.#noted = before.then(() => this.#opts.backend.request(this.viewId, "ui/notifications/initialized", params ?? {})).catch(() => {});
+      this.#note("ui/notifications/initialized", params);
       this.#opts.screen.initialized?.();
       this.#initialized = true;
       this.#flush();
